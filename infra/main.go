@@ -1,0 +1,33 @@
+// Command infra is Nodewright's CDK app: `cdk synth` / `cdk deploy` run it (see cdk.json).
+//
+// Context values (cdk.json or -c key=value):
+//
+//	clusterName  the EKS cluster Nodewright manages (required)
+//	account      AWS account to deploy into (default: CDK_DEFAULT_ACCOUNT; empty = environment-agnostic)
+//	region       AWS region (default: CDK_DEFAULT_REGION)
+//
+// cdk-nag's AwsSolutions checks run on every synth; a finding fails the synth unless it is suppressed
+// with a written reason next to the resource.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+)
+
+func main() {
+	defer jsii.Close()
+	app := awscdk.NewApp(nil)
+	props, err := stackPropsFromContext(app)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "nodewright infra:", err)
+		os.Exit(1)
+	}
+	NewNodewrightStack(app, props.StackName(), props)
+	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
+	app.Synth(nil)
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// StackProps configures the Nodewright stack for one cluster.
+type StackProps struct {
+	awscdk.StackProps
+	// ClusterName is the EKS cluster this deployment manages.
+	ClusterName string
+}
+
+// clusterNamePattern is EKS's rule for cluster names.
+var clusterNamePattern = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$`)
+
+// StackName is the CloudFormation stack name for the cluster.
+func (p StackProps) StackName() string { return "Nodewright-" + p.ClusterName }
+
+// stackPropsFromContext reads the app's context values and validates them.
+func stackPropsFromContext(app awscdk.App) (StackProps, error) {
+	str := func(key, env string) string {
+		if v, ok := app.Node().TryGetContext(jsii.String(key)).(string); ok && v != "" {
+			return v
+		}
+		return os.Getenv(env)
+	}
+	p := StackProps{ClusterName: str("clusterName", "")}
+	if err := p.validate(); err != nil {
+		return p, err
+	}
+	if account, region := str("account", "CDK_DEFAULT_ACCOUNT"), str("region", "CDK_DEFAULT_REGION"); account != "" || region != "" {
+		p.Env = &awscdk.Environment{}
+		if account != "" {
+			p.Env.Account = jsii.String(account)
+		}
+		if region != "" {
+			p.Env.Region = jsii.String(region)
+		}
+	}
+	p.Description = jsii.String("Nodewright: serverless node autoscaling for EKS cluster " + p.ClusterName)
+	return p, nil
+}
+
+func (p StackProps) validate() error {
+	if p.ClusterName == "" {
+		return fmt.Errorf("context value clusterName is required: set it in cdk.json or pass -c clusterName=NAME")
+	}
+	if !clusterNamePattern.MatchString(p.ClusterName) {
+		return fmt.Errorf("context value clusterName %q is not a valid EKS cluster name (%s)", p.ClusterName, clusterNamePattern)
+	}
+	return nil
+}

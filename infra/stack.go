@@ -1,0 +1,34 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// NodewrightStack holds everything one cluster's Nodewright needs. Each concern is its own construct.
+type NodewrightStack struct {
+	awscdk.Stack
+	State  *StateTable
+	Queues *Queues
+}
+
+// NewNodewrightStack builds the stack for props.ClusterName.
+func NewNodewrightStack(scope constructs.Construct, id string, props StackProps) *NodewrightStack {
+	stack := awscdk.NewStack(scope, jsii.String(id), &props.StackProps)
+	awscdk.Tags_Of(stack).Add(jsii.String("nodewright.sh/cluster"), jsii.String(props.ClusterName), nil)
+
+	s := &NodewrightStack{Stack: stack}
+	s.State = NewStateTable(stack, "State")
+	s.Queues = NewQueues(stack, "Queues")
+
+	output(stack, "StateTableName", s.State.Table.TableName())
+	output(stack, "ProvisioningQueueUrl", s.Queues.Provisioning.QueueUrl())
+	output(stack, "InterruptionQueueUrl", s.Queues.Interruption.QueueUrl())
+	output(stack, "TerminationQueueUrl", s.Queues.Termination.QueueUrl())
+	return s
+}
+
+func output(stack awscdk.Stack, id string, value *string) {
+	awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Value: value})
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// synth builds the stack the way main does (cdk-nag included) and returns its template and annotations.
+func synth(t *testing.T) (assertions.Template, assertions.Annotations) {
+	t.Helper()
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]interface{}{"clusterName": "unit"}})
+	props, err := stackPropsFromContext(app)
+	require.NoError(t, err)
+	stack := NewNodewrightStack(app, props.StackName(), props)
+	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
+	return assertions.Template_FromStack(stack.Stack, nil), assertions.Annotations_FromStack(stack.Stack)
+}
+
+func TestStack(t *testing.T) {
+	template, annotations := synth(t)
+
+	t.Run("state table is on demand, recoverable, expiring, encrypted and retained", func(t *testing.T) {
+		template.ResourceCountIs(jsii.String("AWS::DynamoDB::Table"), jsii.Number(1))
+		template.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]interface{}{
+			"BillingMode": "PAY_PER_REQUEST",
+			"KeySchema": []interface{}{
+				map[string]interface{}{"AttributeName": "pk", "KeyType": "HASH"},
+				map[string]interface{}{"AttributeName": "sk", "KeyType": "RANGE"},
+			},
+			"PointInTimeRecoverySpecification": map[string]interface{}{"PointInTimeRecoveryEnabled": true},
+			"TimeToLiveSpecification":          map[string]interface{}{"AttributeName": "ttl", "Enabled": true},
+			"SSESpecification":                 map[string]interface{}{"SSEEnabled": true},
+			"DeletionProtectionEnabled":        true,
+		})
+		template.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]interface{}{
+			"DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",
+		})
+	})
+
+	t.Run("three work queues, each with a dead-letter queue", func(t *testing.T) {
+		template.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(6))
+		queues := template.FindResources(jsii.String("AWS::SQS::Queue"), nil)
+		var work, dead, fifo int
+		for id, q := range *queues {
+			res := *q
+			props, _ := res["Properties"].(map[string]interface{})
+			require.NotNil(t, props, id)
+			assert.Equal(t, true, props["SqsManagedSseEnabled"], "%s must use SSE", id)
+			if props["FifoQueue"] == true {
+				fifo++
+			}
+			if redrive, ok := props["RedrivePolicy"].(map[string]interface{}); ok {
+				work++
+				assert.NotNil(t, redrive["deadLetterTargetArn"], id)
+				assert.NotNil(t, redrive["maxReceiveCount"], id)
+			} else {
+				dead++
+				assert.Equal(t, "Retain", res["DeletionPolicy"], "dead-letter queue %s is retained", id)
+				assert.EqualValues(t, 14*24*3600, props["MessageRetentionPeriod"], "dead-letter queue %s keeps 14 days", id)
+			}
+		}
+		assert.Equal(t, 3, work)
+		assert.Equal(t, 3, dead)
+		assert.Equal(t, 2, fifo, "the provisioning queue and its dead-letter queue are FIFO")
+	})
+
+	t.Run("every queue denies requests without TLS", func(t *testing.T) {
+		template.ResourceCountIs(jsii.String("AWS::SQS::QueuePolicy"), jsii.Number(6))
+		policies := template.FindResources(jsii.String("AWS::SQS::QueuePolicy"), map[string]interface{}{
+			"Properties": map[string]interface{}{"PolicyDocument": map[string]interface{}{
+				"Statement": assertions.Match_ArrayWith(&[]interface{}{assertions.Match_ObjectLike(&map[string]interface{}{
+					"Effect":    "Deny",
+					"Action":    "sqs:*",
+					"Principal": map[string]interface{}{"AWS": "*"},
+					"Condition": map[string]interface{}{"Bool": map[string]interface{}{"aws:SecureTransport": "false"}},
+				})}),
+			}},
+		})
+		assert.Len(t, *policies, 6)
+	})
+
+	t.Run("cdk-nag AwsSolutions finds nothing unsuppressed", func(t *testing.T) {
+		errs := annotations.FindError(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*")))
+		warns := annotations.FindWarning(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*")))
+		for _, m := range append(*errs, *warns...) {
+			finding, _ := json.Marshal(m)
+			t.Errorf("cdk-nag: %s", finding)
+		}
+	})
+}
+
+func TestStackPropsValidation(t *testing.T) {
+	cases := []struct {
+		name    string
+		cluster string
+		wantErr string
+	}{
+		{name: "missing", cluster: "", wantErr: "clusterName is required"},
+		{name: "bad characters", cluster: "my cluster!", wantErr: "not a valid EKS cluster name"},
+		{name: "leading dash", cluster: "-prod", wantErr: "not a valid EKS cluster name"},
+		{name: "valid", cluster: "prod-eu_1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := StackProps{ClusterName: tc.cluster}.validate()
+			if tc.wantErr == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+		})
+	}
+}
+
+// TestNagCatchesAnUnsafeQueue proves the cdk-nag check above can fail: a queue without a dead-letter queue
+// or TLS policy is reported.
+func TestNagCatchesAnUnsafeQueue(t *testing.T) {
+	app := awscdk.NewApp(nil)
+	stack := awscdk.NewStack(app, jsii.String("Unsafe"), nil)
+	awssqs.NewQueue(stack, jsii.String("Bare"), nil)
+	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(nil), nil)
+	errs := assertions.Annotations_FromStack(stack).FindError(jsii.String("*"),
+		assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-SQS[34].*")))
+	assert.Len(t, *errs, 2, "a bare queue lacks a DLQ (SQS3) and a TLS-only policy (SQS4)")
+}
