@@ -39,6 +39,16 @@ func TestStack(t *testing.T) {
 			"TimeToLiveSpecification":          map[string]interface{}{"AttributeName": "ttl", "Enabled": true},
 			"SSESpecification":                 map[string]interface{}{"SSEEnabled": true},
 			"DeletionProtectionEnabled":        true,
+			"GlobalSecondaryIndexes": []interface{}{
+				map[string]interface{}{"IndexName": "byInstance",
+					"KeySchema":  []interface{}{map[string]interface{}{"AttributeName": "instanceId", "KeyType": "HASH"}},
+					"Projection": map[string]interface{}{"ProjectionType": "ALL"}},
+				map[string]interface{}{"IndexName": "byLifecycle",
+					"KeySchema": []interface{}{
+						map[string]interface{}{"AttributeName": "lifecycle", "KeyType": "HASH"},
+						map[string]interface{}{"AttributeName": "sk", "KeyType": "RANGE"}},
+					"Projection": map[string]interface{}{"ProjectionType": "ALL"}},
+			},
 		})
 		template.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]interface{}{
 			"DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",

@@ -5,13 +5,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
-)
 
-// State table key and TTL attribute names; the state adapter in shared/ uses the same names.
-const (
-	StateTablePartitionKey = "pk"
-	StateTableSortKey      = "sk"
-	StateTableTTLAttribute = "ttl"
+	"github.com/nodewright/nodewright/shared/state"
 )
 
 // StateTable is the single DynamoDB table that holds claims, leases, dedupe records, unavailable
@@ -22,21 +17,37 @@ type StateTable struct {
 	Table awsdynamodb.Table
 }
 
-// NewStateTable creates the table: on demand, point-in-time recovery, TTL, AWS-managed KMS encryption,
-// deletion protection, retained on stack deletion.
+// NewStateTable creates the table with the schema of shared/state (keys, TTL attribute, indexes): on
+// demand, point-in-time recovery, AWS-managed KMS encryption, deletion protection, retained on stack
+// deletion.
 func NewStateTable(scope constructs.Construct, id string) *StateTable {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	table := awsdynamodb.NewTable(c, jsii.String("Table"), &awsdynamodb.TableProps{
-		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String(StateTablePartitionKey), Type: awsdynamodb.AttributeType_STRING},
-		SortKey:      &awsdynamodb.Attribute{Name: jsii.String(StateTableSortKey), Type: awsdynamodb.AttributeType_STRING},
+		PartitionKey: stringAttr(state.PartitionKey),
+		SortKey:      stringAttr(state.SortKey),
 		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
 		Encryption:          awsdynamodb.TableEncryption_AWS_MANAGED,
-		TimeToLiveAttribute: jsii.String(StateTableTTLAttribute),
+		TimeToLiveAttribute: jsii.String(state.TTLAttribute),
 		DeletionProtection:  jsii.Bool(true),
 		RemovalPolicy:       awscdk.RemovalPolicy_RETAIN,
 	})
+	for _, gsi := range state.CreateTableInput("").GlobalSecondaryIndexes {
+		props := &awsdynamodb.GlobalSecondaryIndexProps{IndexName: gsi.IndexName, ProjectionType: awsdynamodb.ProjectionType_ALL}
+		for _, k := range gsi.KeySchema {
+			if k.KeyType == "HASH" {
+				props.PartitionKey = stringAttr(*k.AttributeName)
+			} else {
+				props.SortKey = stringAttr(*k.AttributeName)
+			}
+		}
+		table.AddGlobalSecondaryIndex(props)
+	}
 	return &StateTable{Construct: c, Table: table}
+}
+
+func stringAttr(name string) *awsdynamodb.Attribute {
+	return &awsdynamodb.Attribute{Name: jsii.String(name), Type: awsdynamodb.AttributeType_STRING}
 }

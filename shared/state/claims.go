@@ -1,0 +1,222 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+const claimPartition = "CLAIM"
+
+// DeletedClaimRetention is how long a deleted claim's record stays readable (for explain and audits).
+const DeletedClaimRetention = 7 * 24 * time.Hour
+
+// Claim is the record of one NodeClaim: what was asked for, what was launched, and where it is in its life.
+type Claim struct {
+	Name          string    `dynamodbav:"name"`
+	NodePool      string    `dynamodbav:"nodePool"`
+	NodeClass     string    `dynamodbav:"nodeClass,omitempty"`
+	Lifecycle     Lifecycle `dynamodbav:"lifecycle"`
+	Version       int64     `dynamodbav:"version"`
+	TemplateHash  string    `dynamodbav:"templateHash,omitempty"`
+	NodeClassHash string    `dynamodbav:"nodeClassHash,omitempty"`
+
+	// Requests is what the scheduler packed onto the claim (resource name → quantity).
+	Requests map[string]string `dynamodbav:"requests,omitempty"`
+	// InstanceTypes are the options handed to the launch, cheapest first.
+	InstanceTypes []string `dynamodbav:"instanceTypes,omitempty"`
+
+	// Filled by the launch.
+	InstanceID   string  `dynamodbav:"instanceId,omitempty"` // sparse key of IndexByInstance
+	InstanceType string  `dynamodbav:"instanceType,omitempty"`
+	Zone         string  `dynamodbav:"zone,omitempty"`
+	CapacityType string  `dynamodbav:"capacityType,omitempty"`
+	PricePerHour float64 `dynamodbav:"pricePerHour,omitempty"`
+	ProviderID   string  `dynamodbav:"providerId,omitempty"`
+	// Filled by registration.
+	NodeName string `dynamodbav:"nodeName,omitempty"`
+	// DisruptionReason says why the claim is draining or terminating (Drifted, Expired, Interrupted, ...).
+	DisruptionReason string `dynamodbav:"disruptionReason,omitempty"`
+
+	CreatedAt     time.Time  `dynamodbav:"createdAt"`
+	LaunchedAt    *time.Time `dynamodbav:"launchedAt,omitempty"`
+	RegisteredAt  *time.Time `dynamodbav:"registeredAt,omitempty"`
+	InitializedAt *time.Time `dynamodbav:"initializedAt,omitempty"`
+	DrainingAt    *time.Time `dynamodbav:"drainingAt,omitempty"`
+	TerminatingAt *time.Time `dynamodbav:"terminatingAt,omitempty"`
+	DeletedAt     *time.Time `dynamodbav:"deletedAt,omitempty"`
+
+	// TTL is set when the claim is deleted, so the record expires after DeletedClaimRetention.
+	TTL int64 `dynamodbav:"ttl,omitempty"`
+}
+
+// CreateClaim writes a new claim record (lifecycle pending, version 1). It is the first side effect of a
+// launch: the claim exists before EC2 is called. ErrAlreadyExists if a claim of that name exists.
+func (s *Store) CreateClaim(ctx context.Context, c Claim) (Claim, error) {
+	if c.Name == "" || c.NodePool == "" {
+		return Claim{}, fmt.Errorf("creating claim: name and nodePool are required: %w", ErrInvalid)
+	}
+	if c.Lifecycle == "" {
+		c.Lifecycle = Pending
+	}
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = s.now().UTC()
+	}
+	c.Version = 1
+	item, err := marshalItem(claimPartition, c.Name, c)
+	if err != nil {
+		return Claim{}, err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                aws.String(s.table),
+		Item:                     item,
+		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+		ExpressionAttributeNames: map[string]string{"#pk": PartitionKey},
+	})
+	if err := mapCondition(err, ErrAlreadyExists, "creating claim %s", c.Name); err != nil {
+		return Claim{}, err
+	}
+	return c, nil
+}
+
+// GetClaim reads a claim (strongly consistent). ErrNotFound if there is none.
+func (s *Store) GetClaim(ctx context.Context, name string) (Claim, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), Key: key(claimPartition, name), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return Claim{}, fmt.Errorf("reading claim %s: %w", name, err)
+	}
+	if out.Item == nil {
+		return Claim{}, fmt.Errorf("claim %s: %w", name, ErrNotFound)
+	}
+	var c Claim
+	if err := attributevalue.UnmarshalMap(out.Item, &c); err != nil {
+		return Claim{}, fmt.Errorf("decoding claim %s: %w", name, err)
+	}
+	return c, nil
+}
+
+// PutClaim writes c if the stored version is still c.Version, and returns it with the next version.
+// ErrConflict if someone else wrote in between; ErrInvalid for a lifecycle move that is not allowed.
+func (s *Store) PutClaim(ctx context.Context, old, c Claim) (Claim, error) {
+	if c.Name != old.Name || c.Version != old.Version {
+		return Claim{}, fmt.Errorf("claim %s: name and version must not change in an update: %w", old.Name, ErrInvalid)
+	}
+	if old.Lifecycle != c.Lifecycle {
+		if !old.Lifecycle.CanMoveTo(c.Lifecycle) {
+			return Claim{}, fmt.Errorf("claim %s: lifecycle %s → %s is not allowed: %w", c.Name, old.Lifecycle, c.Lifecycle, ErrInvalid)
+		}
+		s.stamp(&c)
+	}
+	c.Version = old.Version + 1
+	item, err := marshalItem(claimPartition, c.Name, c)
+	if err != nil {
+		return Claim{}, err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 aws.String(s.table),
+		Item:                      item,
+		ConditionExpression:       aws.String("#v = :v"),
+		ExpressionAttributeNames:  map[string]string{"#v": "version"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":v": num(old.Version)},
+	})
+	if err := mapCondition(err, ErrConflict, "updating claim %s", c.Name); err != nil {
+		return Claim{}, err
+	}
+	return c, nil
+}
+
+// UpdateClaim reads the claim, applies mutate and writes it back with optimistic locking, re-reading and
+// re-applying up to 5 times on a conflict. mutate may return an error to abandon the update.
+func (s *Store) UpdateClaim(ctx context.Context, name string, mutate func(*Claim) error) (Claim, error) {
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		old, err := s.GetClaim(ctx, name)
+		if err != nil {
+			return Claim{}, err
+		}
+		c := old
+		if err := mutate(&c); err != nil {
+			return Claim{}, err
+		}
+		updated, err := s.PutClaim(ctx, old, c)
+		if err == nil || !IsConflict(err) {
+			return updated, err
+		}
+		lastErr = err
+	}
+	return Claim{}, lastErr
+}
+
+// stamp records when the claim entered its lifecycle state.
+func (s *Store) stamp(c *Claim) {
+	now := s.now().UTC()
+	switch c.Lifecycle {
+	case Launched:
+		c.LaunchedAt = &now
+	case Registered:
+		c.RegisteredAt = &now
+	case Initialized:
+		c.InitializedAt = &now
+	case Draining:
+		c.DrainingAt = &now
+	case Terminating:
+		c.TerminatingAt = &now
+	case Deleted:
+		c.DeletedAt = &now
+		c.TTL = now.Add(DeletedClaimRetention).Unix()
+	}
+}
+
+// ListClaims returns every claim record, deleted ones included until they expire.
+func (s *Store) ListClaims(ctx context.Context) ([]Claim, error) {
+	claims, err := queryAll[Claim](ctx, s.db, s.partition(claimPartition, ""))
+	if err != nil {
+		return nil, fmt.Errorf("listing claims: %w", err)
+	}
+	return claims, nil
+}
+
+// ClaimsInLifecycle returns the claims in one lifecycle state. It reads a global secondary index, which is
+// eventually consistent: a claim that just moved may still show in its old state for a moment.
+func (s *Store) ClaimsInLifecycle(ctx context.Context, l Lifecycle) ([]Claim, error) {
+	claims, err := queryAll[Claim](ctx, s.db, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(IndexByLifecycle),
+		KeyConditionExpression:    aws.String("#l = :l"),
+		ExpressionAttributeNames:  map[string]string{"#l": attrLifecycle},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":l": str(string(l))},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s claims: %w", l, err)
+	}
+	return claims, nil
+}
+
+// ClaimByInstance finds the claim of an EC2 instance. ErrNotFound when no claim has that instance id.
+func (s *Store) ClaimByInstance(ctx context.Context, instanceID string) (Claim, error) {
+	claims, err := queryAll[Claim](ctx, s.db, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(IndexByInstance),
+		KeyConditionExpression:    aws.String("#i = :i"),
+		ExpressionAttributeNames:  map[string]string{"#i": attrInstanceID},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":i": str(instanceID)},
+	})
+	if err != nil {
+		return Claim{}, fmt.Errorf("finding claim of instance %s: %w", instanceID, err)
+	}
+	switch len(claims) {
+	case 0:
+		return Claim{}, fmt.Errorf("claim of instance %s: %w", instanceID, ErrNotFound)
+	case 1:
+		return claims[0], nil
+	}
+	return Claim{}, errors.New("instance " + instanceID + " is recorded on more than one claim")
+}

@@ -1,0 +1,27 @@
+// Package state is the DynamoDB adapter for everything Nodewright remembers between invocations: NodeClaim
+// records and their lifecycle, leases (single writer), event deduplication, unavailable offerings, the
+// disruption-budget ledger, decision records and configuration items.
+//
+// One table per cluster (the CDK stack creates it; CreateTableInput describes the same schema for tests and
+// the local sandbox). Keys are strings "pk"/"sk"; "ttl" (epoch seconds) lets DynamoDB expire items, and
+// because DynamoDB deletes expired items lazily (up to days later) every read and condition here also
+// treats an item whose ttl has passed as absent.
+//
+// Access patterns:
+//
+//	item                   pk                          sk                         notes
+//	NodeClaim record       CLAIM                       <claim name>               Query pk=CLAIM lists all; version for optimistic locking
+//	  by instance id       GSI byInstance: instanceId                             set once the instance exists
+//	  by lifecycle state   GSI byLifecycle: lifecycle  sk                         e.g. every claim still "launched"
+//	lease                  LEASE                       <lease name>               holder, expiresAt (ms), fencing token
+//	dedupe marker          DEDUPE#<scope>#<id>         DEDUPE                     one partition per event id; ttl
+//	unavailable offering   UNAVAILABLE                 <capacity>#<type>#<zone>   ttl (3 minutes for capacity errors)
+//	budget counter         BUDGET                      <node pool>                inFlight disruptions
+//	budget reservation     BUDGET#<node pool>          <claim name>               one per disrupted claim
+//	decision record        DECISION#<subject>          <unix ms>#<id>             ttl (14 days); subject = pod, claim, node pool
+//	configuration          CONFIG                      <kind>#<name>              version, hash, spec JSON
+//
+// Conflicts of optimistic locking are ErrConflict, a create that finds the item is ErrAlreadyExists; the
+// IsX helpers in errors.go test for them. Throttling is retried by the SDK's retryer with more attempts
+// than the default (see New). The store never calls time.Now directly: the clock is an Option.
+package state

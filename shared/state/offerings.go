@@ -1,0 +1,67 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+const unavailablePartition = "UNAVAILABLE"
+
+// UnavailableCapacityTTL is how long an offering stays out after an insufficient-capacity error.
+const UnavailableCapacityTTL = 3 * time.Minute
+
+// Offering is one place an instance type can be bought: type × zone × capacity type.
+type Offering struct {
+	InstanceType string `dynamodbav:"instanceType"`
+	Zone         string `dynamodbav:"zone"`
+	CapacityType string `dynamodbav:"capacityType"`
+}
+
+func (o Offering) String() string { return o.CapacityType + "#" + o.InstanceType + "#" + o.Zone }
+
+// UnavailableOffering is an offering taken out of consideration until Until.
+type UnavailableOffering struct {
+	Offering
+	Reason  string `dynamodbav:"reason"`
+	UntilMS int64  `dynamodbav:"until"`
+	TTL     int64  `dynamodbav:"ttl"`
+}
+
+// Until is when the offering may be tried again.
+func (u UnavailableOffering) Until() time.Time { return time.UnixMilli(u.UntilMS) }
+
+// MarkUnavailable takes an offering out for ttl, for every invocation that reads the table. Marking it
+// again extends the window.
+func (s *Store) MarkUnavailable(ctx context.Context, o Offering, reason string, ttl time.Duration) error {
+	until := s.now().Add(ttl)
+	item, err := marshalItem(unavailablePartition, o.String(), UnavailableOffering{
+		Offering: o, Reason: reason, UntilMS: until.UnixMilli(), TTL: until.Unix() + 1,
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
+		return fmt.Errorf("marking %s unavailable: %w", o, err)
+	}
+	return nil
+}
+
+// UnavailableOfferings returns the offerings still out now.
+func (s *Store) UnavailableOfferings(ctx context.Context) ([]UnavailableOffering, error) {
+	all, err := queryAll[UnavailableOffering](ctx, s.db, s.partition(unavailablePartition, ""))
+	if err != nil {
+		return nil, fmt.Errorf("reading unavailable offerings: %w", err)
+	}
+	now := s.now().UnixMilli()
+	live := all[:0]
+	for _, u := range all {
+		if u.UntilMS > now {
+			live = append(live, u)
+		}
+	}
+	return live, nil
+}
