@@ -1,0 +1,76 @@
+package apis_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/nodewright/nodewright/shared/apis"
+)
+
+// TestNotSupportedYet checks that each setting Karpenter marks new or gated, and that Nodewright does not
+// implement yet, is refused with the "not supported yet" message even when it is otherwise valid.
+func TestNotSupportedYet(t *testing.T) {
+	npCases := []struct {
+		name, path string
+		mutate     func(*apis.NodePool)
+	}{
+		{"static replicas", "spec.replicas", func(np *apis.NodePool) {
+			np.Spec.Replicas = ptr(int64(3))
+			np.Spec.Weight = nil
+			np.Spec.Limits = nil
+		}},
+		{"balanced consolidation", "spec.disruption.consolidationPolicy", func(np *apis.NodePool) {
+			np.Spec.Disruption.ConsolidationPolicy = apis.ConsolidationPolicyBalanced
+		}},
+	}
+	for _, c := range npCases {
+		t.Run(c.name, func(t *testing.T) {
+			np := baseNodePool(t)
+			c.mutate(np)
+			errs := apis.ValidateNodePool(np)
+			require.Len(t, errs, 1)
+			assert.Equal(t, c.path, errs[0].Field)
+			assert.Equal(t, field.ErrorTypeForbidden, errs[0].Type)
+			assert.True(t, strings.HasPrefix(errs[0].Detail, apis.NotSupportedYet), errs[0].Detail)
+		})
+	}
+	ncCases := []struct {
+		name, path string
+		mutate     func(*apis.EC2NodeClass)
+	}{
+		{"placement group", "spec.placementGroupSelector", func(nc *apis.EC2NodeClass) {
+			nc.Spec.PlacementGroupSelector = &apis.PlacementGroupSelector{Name: ptr("cluster-pg")}
+		}},
+		{"ip prefixes", "spec.ipPrefixCount", func(nc *apis.EC2NodeClass) { nc.Spec.IPPrefixCount = ptr(int32(1)) }},
+		{"network interfaces", "spec.networkInterfaces", func(nc *apis.EC2NodeClass) {
+			nc.Spec.NetworkInterfaces = []*apis.NetworkInterface{{InterfaceType: apis.InterfaceTypeInterface}}
+		}},
+		{"connection tracking", "spec.connectionTracking", func(nc *apis.EC2NodeClass) {
+			nc.Spec.ConnectionTracking = &apis.ConnectionTracking{UDPTimeout: ptr(int32(45))}
+		}},
+		{"cpu options", "spec.cpuOptions", func(nc *apis.EC2NodeClass) {
+			nc.Spec.CPUOptions = &apis.CPUOptions{NestedVirtualization: ptr("enabled")}
+		}},
+		{"kubelet pass-through field", "spec.kubelet.enableSystemLogQuery", func(nc *apis.EC2NodeClass) {
+			nc.Spec.Kubelet["enableSystemLogQuery"] = []byte("true")
+		}},
+		{"kubelet maxPods expression", "spec.kubelet.maxPods", func(nc *apis.EC2NodeClass) {
+			nc.Spec.Kubelet["maxPods"] = []byte(`"max_pods"`)
+		}},
+	}
+	for _, c := range ncCases {
+		t.Run(c.name, func(t *testing.T) {
+			nc := baseEC2NodeClass(t)
+			c.mutate(nc)
+			errs := apis.ValidateEC2NodeClass(nc)
+			require.Len(t, errs, 1)
+			assert.Equal(t, c.path, errs[0].Field)
+			assert.Equal(t, field.ErrorTypeForbidden, errs[0].Type)
+			assert.True(t, strings.HasPrefix(errs[0].Detail, apis.NotSupportedYet), errs[0].Detail)
+		})
+	}
+}
