@@ -3,6 +3,7 @@
 // Context values (cdk.json or -c key=value):
 //
 //	clusterName  the EKS cluster Nodewright manages (required)
+//	manifests    file or folder of Karpenter v1 NodePool/EC2NodeClass YAML (required; validated at synth)
 //	account      AWS account to deploy into (default: CDK_DEFAULT_ACCOUNT; empty = environment-agnostic)
 //	region       AWS region (default: CDK_DEFAULT_REGION)
 //

@@ -7,6 +7,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/nodewright/nodewright/shared/state"
 )
 
 // StackProps configures the Nodewright stack for one cluster.
@@ -14,6 +16,8 @@ type StackProps struct {
 	awscdk.StackProps
 	// ClusterName is the EKS cluster this deployment manages.
 	ClusterName string
+	// Config is the validated NodePools and EC2NodeClasses to deploy into the state table.
+	Config []state.ConfigItem
 }
 
 // clusterNamePattern is EKS's rule for cluster names.
@@ -33,6 +37,14 @@ func stackPropsFromContext(app awscdk.App) (StackProps, error) {
 	p := StackProps{ClusterName: str("clusterName", "")}
 	if err := p.validate(); err != nil {
 		return p, err
+	}
+	path := str("manifests", "")
+	if path == "" {
+		return p, fmt.Errorf("context value manifests is required: a file or folder of NodePool and EC2NodeClass YAML")
+	}
+	var err error
+	if p.Config, err = LoadConfig(path); err != nil {
+		return p, fmt.Errorf("context value manifests (%s): %w", path, err)
 	}
 	if account, region := str("account", "CDK_DEFAULT_ACCOUNT"), str("region", "CDK_DEFAULT_REGION"); account != "" || region != "" {
 		p.Env = &awscdk.Environment{}

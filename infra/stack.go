@@ -11,6 +11,7 @@ type NodewrightStack struct {
 	awscdk.Stack
 	State  *StateTable
 	Queues *Queues
+	Config *ConfigDeployment
 }
 
 // NewNodewrightStack builds the stack for props.ClusterName.
@@ -21,6 +22,7 @@ func NewNodewrightStack(scope constructs.Construct, id string, props StackProps)
 	s := &NodewrightStack{Stack: stack}
 	s.State = NewStateTable(stack, "State")
 	s.Queues = NewQueues(stack, "Queues")
+	s.Config = NewConfigDeployment(stack, "Config", s.State.Table, props.Config)
 
 	output(stack, "StateTableName", s.State.Table.TableName())
 	output(stack, "ProvisioningQueueUrl", s.Queues.Provisioning.QueueUrl())

@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -16,7 +19,7 @@ import (
 // synth builds the stack the way main does (cdk-nag included) and returns its template and annotations.
 func synth(t *testing.T) (assertions.Template, assertions.Annotations) {
 	t.Helper()
-	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]interface{}{"clusterName": "unit"}})
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]interface{}{"clusterName": "unit", "manifests": "manifests"}})
 	props, err := stackPropsFromContext(app)
 	require.NoError(t, err)
 	stack := NewNodewrightStack(app, props.StackName(), props)
@@ -97,6 +100,28 @@ func TestStack(t *testing.T) {
 		assert.Len(t, *policies, 6)
 	})
 
+	t.Run("each configuration object is written into the state table", func(t *testing.T) {
+		writes := template.FindResources(jsii.String("Custom::AWS"), nil)
+		require.Len(t, *writes, 2, "the sample holds one NodePool and one EC2NodeClass")
+		var keys []string
+		for _, r := range *writes {
+			res := *r
+			create, ok := res["Properties"].(map[string]interface{})["Create"]
+			require.True(t, ok)
+			body := jsonString(t, create)
+			assert.Contains(t, body, `updateItem`)
+			assert.Contains(t, body, `ADD version :one`, "every change gets the next version")
+			assert.Contains(t, body, `specHash`)
+			for _, k := range []string{"NodePool#default", "EC2NodeClass#default"} {
+				if strings.Contains(body, k) {
+					keys = append(keys, k)
+				}
+			}
+			assert.Contains(t, jsonString(t, res["Properties"].(map[string]interface{})["Delete"]), `deleteItem`)
+		}
+		assert.ElementsMatch(t, []string{"NodePool#default", "EC2NodeClass#default"}, keys)
+	})
+
 	t.Run("cdk-nag AwsSolutions finds nothing unsuppressed", func(t *testing.T) {
 		errs := annotations.FindError(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*")))
 		warns := annotations.FindWarning(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*")))
@@ -105,6 +130,44 @@ func TestStack(t *testing.T) {
 			t.Errorf("cdk-nag: %s", finding)
 		}
 	})
+}
+
+func jsonString(t *testing.T, v interface{}) string {
+	t.Helper()
+	switch v := v.(type) {
+	case string:
+		return v
+	case map[string]interface{}: // CloudFormation Fn::Join around tokens
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		return string(b)
+	}
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestSynthFailsOnInvalidManifests(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte(`apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: bad}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: Matches, values: [spot]}
+`), 0o600))
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]interface{}{"clusterName": "unit", "manifests": dir}})
+	_, err := stackPropsFromContext(app)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `NodePool/bad: spec.template.spec.requirements[0].operator: Unsupported value: "Matches"`)
+
+	app = awscdk.NewApp(&awscdk.AppProps{Context: &map[string]interface{}{"clusterName": "unit"}})
+	_, err = stackPropsFromContext(app)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "manifests is required")
 }
 
 func TestStackPropsValidation(t *testing.T) {

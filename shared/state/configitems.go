@@ -18,9 +18,12 @@ const configPartition = "CONFIG"
 type ConfigItem struct {
 	Kind string `dynamodbav:"kind"`
 	Name string `dynamodbav:"name"`
-	// Hash is the object's drift hash; an apply whose hash is unchanged writes nothing.
-	Hash string `dynamodbav:"hash"`
-	// Spec is the object as JSON.
+	// DriftHash is the object's drift hash (NodePool template hash or EC2NodeClass static hash); claims
+	// launched from an older hash have drifted.
+	DriftHash string `dynamodbav:"driftHash"`
+	// SpecHash is a digest of Spec; an apply whose SpecHash is unchanged writes nothing.
+	SpecHash string `dynamodbav:"specHash"`
+	// Spec is the validated, defaulted object as JSON.
 	Spec      string    `dynamodbav:"spec"`
 	Version   int64     `dynamodbav:"version"`
 	UpdatedAt time.Time `dynamodbav:"updatedAt"`

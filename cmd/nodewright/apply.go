@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/nodewright/nodewright/shared/apis/manifest"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+func init() {
+	register("apply", command{summary: "validate manifests and write them into a deployed state table", run: runApply})
+}
+
+// loadAWSConfig is replaced in tests to point the command at moto.
+var loadAWSConfig = func(ctx context.Context, region string) (aws.Config, error) {
+	var opts []func(*awsconfig.LoadOptions) error
+	if region != "" {
+		opts = append(opts, awsconfig.WithRegion(region))
+	}
+	return awsconfig.LoadDefaultConfig(ctx, opts...)
+}
+
+// runApply validates like `nodewright validate` and, when everything is valid, makes the configuration in
+// the state table match: new objects created, changed ones written with the next version, unchanged ones
+// left alone, and with --prune objects missing from the files deleted. For quick changes between deploys;
+// the next `cdk deploy` writes the manifests its context names.
+func runApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fset := flag.NewFlagSet("nodewright apply", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	var files fileList
+	fset.Var(&files, "f", "manifest `FILE`, DIR or - for stdin; repeatable")
+	table := fset.String("table", os.Getenv("NODEWRIGHT_STATE_TABLE"), "state table `NAME` (the stack output StateTableName; env NODEWRIGHT_STATE_TABLE)")
+	region := fset.String("region", "", "AWS `REGION` (default: from the AWS configuration)")
+	prune := fset.Bool("prune", false, "delete stored NodePools and EC2NodeClasses that the files do not contain")
+	fset.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: nodewright apply -f FILE|DIR|- [-f ...] --table NAME [--region REGION] [--prune]")
+		fset.PrintDefaults()
+	}
+	if err := fset.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if len(files) == 0 || *table == "" || fset.NArg() > 0 {
+		fset.Usage()
+		return 2
+	}
+	objs, problems := manifest.Check(stdin, files...)
+	if len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintln(stderr, p)
+		}
+		fmt.Fprintf(stderr, "%d %s found; nothing applied\n", len(problems), plural(len(problems), "problem", "problems"))
+		return 1
+	}
+	items, err := state.ConfigItemsFrom(objs)
+	if err != nil {
+		fmt.Fprintln(stderr, "nodewright apply:", err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg, err := loadAWSConfig(ctx, *region)
+	if err != nil {
+		fmt.Fprintln(stderr, "nodewright apply: loading AWS configuration:", err)
+		return 1
+	}
+	store := state.New(state.NewClient(cfg), *table)
+	res, err := store.ApplyConfig(ctx, items, *prune)
+	if err != nil {
+		fmt.Fprintln(stderr, "nodewright apply:", err)
+		return 1
+	}
+	for _, line := range []struct {
+		verb string
+		ids  []string
+	}{{"created", res.Created}, {"updated", res.Updated}, {"unchanged", res.Unchanged}, {"deleted", res.Deleted}} {
+		for _, id := range line.ids {
+			fmt.Fprintf(stdout, "%s %s\n", strings.ToLower(id), line.verb)
+		}
+	}
+	return 0
+}
