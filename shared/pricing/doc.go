@@ -1,0 +1,8 @@
+// Package pricing knows what instance types cost per hour: on-demand prices from a table shipped with the
+// code (data/on-demand.json, with its source and date) and refreshed from the AWS Pricing API when it is
+// reachable, and spot prices per zone from EC2's DescribeSpotPriceHistory. Until a spot price is known the
+// spot offering is priced at on-demand, so it is never preferred on a guess.
+//
+// Prices are refreshed on a schedule (the lifecycle function), never per launch; a Provider is safe for
+// concurrent use.
+package pricing

@@ -1,0 +1,165 @@
+package pricing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// SpotPriceAPI is the EC2 call the provider uses; *ec2.Client satisfies it.
+type SpotPriceAPI interface {
+	DescribeSpotPriceHistory(ctx context.Context, in *ec2.DescribeSpotPriceHistoryInput, optFns ...func(*ec2.Options)) (*ec2.DescribeSpotPriceHistoryOutput, error)
+}
+
+var _ SpotPriceAPI = (*ec2.Client)(nil)
+
+// OnDemandSource fetches current on-demand prices for a region (the AWS Pricing API in production).
+type OnDemandSource interface {
+	OnDemandPrices(ctx context.Context, region string) (map[string]float64, error)
+}
+
+// ErrNoPrices is returned when a region has no on-demand prices at all.
+var ErrNoPrices = errors.New("no on-demand prices for region")
+
+type spotKey struct{ instanceType, zone string }
+
+// Provider answers price questions for one region.
+type Provider struct {
+	region string
+
+	mu              sync.RWMutex
+	onDemand        map[string]float64
+	onDemandSource  string
+	onDemandUpdated time.Time
+	spot            map[spotKey]float64
+	spotUpdated     time.Time
+}
+
+// NewProvider starts from the shipped table for region. A region the table does not cover starts empty
+// and needs RefreshOnDemand before it can price anything (ErrNoPrices until then).
+func NewProvider(region string) (*Provider, error) {
+	t, err := LoadStatic()
+	if err != nil {
+		return nil, err
+	}
+	p := &Provider{region: region, onDemand: map[string]float64{}, spot: map[spotKey]float64{}}
+	if prices, ok := t.Regions[region]; ok {
+		for k, v := range prices {
+			p.onDemand[k] = v
+		}
+		p.onDemandSource = "static table generated " + t.GeneratedAt
+	}
+	return p, nil
+}
+
+// OnDemand returns the on-demand hourly price of an instance type.
+func (p *Provider) OnDemand(instanceType string) (float64, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	v, ok := p.onDemand[instanceType]
+	return v, ok
+}
+
+// Spot returns the spot hourly price of an instance type in a zone; until a spot price has been seen it is
+// the on-demand price.
+func (p *Provider) Spot(instanceType, zone string) (float64, bool) {
+	p.mu.RLock()
+	v, ok := p.spot[spotKey{instanceType, zone}]
+	p.mu.RUnlock()
+	if ok {
+		return v, true
+	}
+	return p.OnDemand(instanceType)
+}
+
+// OnDemandSourceInfo says where the current on-demand prices came from.
+func (p *Provider) OnDemandSourceInfo() string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.onDemandSource
+}
+
+// RefreshOnDemand replaces on-demand prices with src's. On failure the previous prices stay and the error
+// is returned for the caller to log: stale prices beat no prices.
+func (p *Provider) RefreshOnDemand(ctx context.Context, src OnDemandSource, now time.Time) error {
+	prices, err := src.OnDemandPrices(ctx, p.region)
+	if err != nil {
+		return fmt.Errorf("refreshing on-demand prices for %s (keeping %s): %w", p.region, p.OnDemandSourceInfo(), err)
+	}
+	if len(prices) == 0 {
+		return fmt.Errorf("refreshing on-demand prices for %s: %w", p.region, ErrNoPrices)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.onDemand = prices
+	p.onDemandSource = "pricing API at " + now.UTC().Format(time.RFC3339)
+	p.onDemandUpdated = now
+	return nil
+}
+
+// RefreshSpot reads the latest Linux/UNIX spot price of every instance type in every zone of the region
+// (DescribeSpotPriceHistory with StartTime now returns the price in force, one per type and zone).
+func (p *Provider) RefreshSpot(ctx context.Context, api SpotPriceAPI, now time.Time) error {
+	latest := map[spotKey]struct {
+		price float64
+		at    time.Time
+	}{}
+	pager := ec2.NewDescribeSpotPriceHistoryPaginator(api, &ec2.DescribeSpotPriceHistoryInput{
+		StartTime:           aws.Time(now),
+		ProductDescriptions: []string{"Linux/UNIX", "Linux/UNIX (Amazon VPC)"},
+	})
+	for pager.HasMorePages() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("reading spot price history in %s: %w", p.region, err)
+		}
+		for _, sp := range page.SpotPriceHistory {
+			price, ok := parsePrice(sp)
+			if !ok {
+				continue
+			}
+			k := spotKey{string(sp.InstanceType), aws.ToString(sp.AvailabilityZone)}
+			at := aws.ToTime(sp.Timestamp)
+			if cur, seen := latest[k]; !seen || at.After(cur.at) {
+				latest[k] = struct {
+					price float64
+					at    time.Time
+				}{price, at}
+			}
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, v := range latest {
+		p.spot[k] = v.price
+	}
+	p.spotUpdated = now
+	return nil
+}
+
+// InstanceTypes lists the instance types with an on-demand price, sorted.
+func (p *Provider) InstanceTypes() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := make([]string, 0, len(p.onDemand))
+	for k := range p.onDemand {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func parsePrice(sp ec2types.SpotPrice) (float64, bool) {
+	var v float64
+	if _, err := fmt.Sscan(aws.ToString(sp.SpotPrice), &v); err != nil || v <= 0 {
+		return 0, false
+	}
+	return v, true
+}
