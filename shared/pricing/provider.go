@@ -42,20 +42,28 @@ type Provider struct {
 	spotUpdated     time.Time
 }
 
-// NewProvider starts from the shipped table for region. A region the table does not cover starts empty
-// and needs RefreshOnDemand before it can price anything (ErrNoPrices until then).
+// FallbackRegion's shipped prices stand in for a region the table does not cover until the Pricing API
+// answers (as Karpenter does): list prices differ a little between regions, but the order of instance
+// types by price — what the scheduler uses — barely does.
+const FallbackRegion = "us-east-1"
+
+// NewProvider starts from the shipped table for region, or FallbackRegion's for a region it does not
+// cover; OnDemandSourceInfo says which.
 func NewProvider(region string) (*Provider, error) {
 	t, err := LoadStatic()
 	if err != nil {
 		return nil, err
 	}
 	p := &Provider{region: region, onDemand: map[string]float64{}, spot: map[spotKey]float64{}}
-	if prices, ok := t.Regions[region]; ok {
-		for k, v := range prices {
-			p.onDemand[k] = v
-		}
-		p.onDemandSource = "static table generated " + t.GeneratedAt
+	source := region
+	prices, ok := t.Regions[region]
+	if !ok {
+		prices, source = t.Regions[FallbackRegion], FallbackRegion+" (fallback for "+region+")"
 	}
+	for k, v := range prices {
+		p.onDemand[k] = v
+	}
+	p.onDemandSource = "static table for " + source + " generated " + t.GeneratedAt
 	return p, nil
 }
 

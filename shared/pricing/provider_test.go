@@ -43,15 +43,18 @@ func TestSpotStartsAtOnDemand(t *testing.T) {
 	assert.False(t, ok)
 }
 
-func TestUncoveredRegionHasNoPricesUntilRefreshed(t *testing.T) {
-	p, err := NewProvider("ap-southeast-7")
+func TestUncoveredRegionFallsBackUntilRefreshed(t *testing.T) {
+	p, err := NewProvider("eu-west-1")
 	require.NoError(t, err)
-	_, ok := p.OnDemand("m5.large")
-	assert.False(t, ok)
-	require.NoError(t, p.RefreshOnDemand(context.Background(), fakeSource{prices: map[string]float64{"m5.large": 0.1}}, time.Now()))
+	assert.Contains(t, p.OnDemandSourceInfo(), "us-east-1 (fallback for eu-west-1)")
 	v, ok := p.OnDemand("m5.large")
+	require.True(t, ok)
+	assert.InDelta(t, 0.096, v, 1e-9)
+	require.NoError(t, p.RefreshOnDemand(context.Background(), fakeSource{prices: map[string]float64{"m5.large": 0.107}}, time.Now()))
+	v, ok = p.OnDemand("m5.large")
 	assert.True(t, ok)
-	assert.InDelta(t, 0.1, v, 1e-9)
+	assert.InDelta(t, 0.107, v, 1e-9)
+	assert.Contains(t, p.OnDemandSourceInfo(), "pricing API")
 }
 
 type fakeSource struct {
@@ -68,7 +71,7 @@ func TestFailedRefreshKeepsPrices(t *testing.T) {
 	require.NoError(t, err)
 	err = p.RefreshOnDemand(context.Background(), fakeSource{err: errors.New("endpoint unreachable")}, time.Now())
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "keeping static table")
+	assert.Contains(t, err.Error(), "keeping static table for us-east-1")
 	v, ok := p.OnDemand("m5.large")
 	assert.True(t, ok)
 	assert.InDelta(t, 0.096, v, 1e-9)
