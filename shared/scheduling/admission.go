@@ -1,0 +1,114 @@
+package scheduling
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// admission is what a NodePool offers a pod class for a new claim.
+type admission struct {
+	reqs   Requirements
+	front  []*candidate
+	within []*candidate // candidates inside the pool's remaining limits
+	fit    []*candidate // those that also hold the pod
+}
+
+// admit checks, without changing anything, whether a new claim of the pool could take a pod of class
+// c at step st, and says why not.
+func (s *solver) admit(ps *poolState, c *podClass, st *classStep) (*admission, *Rejection) {
+	if ps.preparedErr != nil {
+		return nil, ps.preparedErr
+	}
+	if r := ps.tolerates(c, st); r != nil {
+		return nil, r
+	}
+	n := ps.narrow(st)
+	if n.err != nil {
+		return nil, n.err
+	}
+	a := &admission{reqs: n.reqs, front: n.front}
+	var limited []string
+	for _, cand := range n.candidates {
+		if ex := ps.limits.exceededBy(cand.it.Capacity); ex != nil {
+			limited = ex
+			continue
+		}
+		a.within = append(a.within, cand)
+		if c.requests.Fits(cand.usable) && HostPortConflict(cand.ports, c.hostPorts) == nil {
+			a.fit = append(a.fit, cand)
+		}
+	}
+	if len(a.within) == 0 {
+		return nil, &Rejection{NodePool: ps.Name, Constraint: ConstraintLimits, Detail: fmt.Sprintf("limits exhausted (%v): no instance type fits the remaining limits", limited)}
+	}
+	if len(a.fit) == 0 {
+		for _, cand := range n.candidates {
+			if c.requests.Fits(cand.usable) {
+				return nil, &Rejection{NodePool: ps.Name, Constraint: ConstraintLimits, Detail: fmt.Sprintf(
+					"instance types that fit (e.g. %s) would exceed the remaining limits (%v)", cand.it.Name, ps.limits.exceededBy(cand.it.Capacity))}
+			}
+		}
+		r := shortfall(ps.Name, a.within, c.requests)
+		return nil, &r
+	}
+	if s.strict && ps.minValues {
+		if err := checkMinValues(a.fit, n.reqs); err != nil {
+			return nil, &Rejection{NodePool: ps.Name, Constraint: ConstraintMinValues, Detail: err.Error()}
+		}
+	}
+	return a, nil
+}
+
+// openClaim starts a new claim of the pool holding the pod, or returns nil when the pool cannot.
+func (s *solver) openClaim(ps *poolState, c *podClass, st *classStep, pod *corev1.Pod) *claim {
+	a, r := s.admit(ps, c, st)
+	if r != nil {
+		return nil
+	}
+	target := s.chooseTarget(ps, a, c, st)
+	cl := &claim{pool: ps, index: ps.claims, host: fmt.Sprintf("%s-%d", ps.Name, ps.claims), sigs: map[string]bool{}}
+	cl.hostPorts = append(cl.hostPorts, target.ports...)
+	ps.claims++
+	for _, cand := range a.fit {
+		cl.reserved = cl.reserved.Max(cand.it.Capacity)
+	}
+	ps.limits.subtract(cl.reserved)
+	cl.commit(c, st, pod, c.requests, a.reqs, a.within, target)
+	return cl
+}
+
+// diagnose lists why a pod of class c cannot be placed at step st: existing nodes summarised, then each
+// NodePool's first blocking constraint.
+func (s *solver) diagnose(c *podClass, st *classStep) []Rejection {
+	var out []Rejection
+	var nodes nodeRejections
+	for _, slot := range s.slots {
+		if con, detail := slot.canAdd(c, st); con != "" {
+			nodes.add(con, detail)
+		} else if !s.slotAllows(st, slot) {
+			nodes.add(ConstraintTopology, fmt.Sprintf("node %s: topology spread or pod (anti-)affinity", slot.name))
+		}
+	}
+	if r, ok := nodes.rejection(); ok {
+		out = append(out, r)
+	}
+	for _, ps := range s.pools {
+		if st.topo != nil && !s.topo.hostAllowed(st.topo, "") {
+			out = append(out, Rejection{NodePool: ps.Name, Constraint: ConstraintTopology, Detail: "required pod affinity on hostname needs a node that already runs a matching pod"})
+			continue
+		}
+		steps := s.newClaimSteps(st)
+		if len(steps) == 0 {
+			out = append(out, Rejection{NodePool: ps.Name, Constraint: ConstraintTopology, Detail: "no zone satisfies the pod's topology spread or pod (anti-)affinity"})
+			continue
+		}
+		if _, r := s.admit(ps, c, steps[len(steps)-1]); r != nil {
+			out = append(out, *r)
+		}
+	}
+	if len(s.pools) == 0 {
+		out = append(out, Rejection{Constraint: ConstraintNoNodePool, Detail: "no NodePool is configured"})
+	}
+	return out
+}

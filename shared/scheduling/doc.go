@@ -1,0 +1,88 @@
+// Package scheduling is Nodewright's pure scheduling core: given pending pods, existing nodes,
+// in-flight claims, NodePools, DaemonSets and an instance-type catalog, Solve decides which NodeClaims
+// to launch and where each pod goes, with Karpenter v1 semantics. The package imports only the standard
+// library, k8s.io/api and k8s.io/apimachinery (TestPureImports enforces it); it has no clients, no
+// clock, no randomness and no global mutable state, so the same Input always yields the same Plan,
+// whatever the order of the input slices.
+//
+// # Model
+//
+// Requirement and Requirements are the label algebra: In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte and
+// Lte over a set representation (finite set or complement, with integer bounds); intersection;
+// Karpenter's compatibility rule that a custom label a pod requires must be defined by the NodePool
+// while well-known labels (labels.go) may stay undefined; deprecated label keys normalised; minValues.
+// Pods contribute requests (PodRequests: init containers, sidecars, overhead), node-selector and
+// node-affinity requirements with Karpenter's relaxation order (RelaxationSteps), tolerations, host
+// ports, and topology rules (topology.go). InstanceType carries its labels as requirements, capacity,
+// allocatable (the AWS model in allocatable.go: VM memory overhead, kube-reserved CPU and memory,
+// eviction thresholds, ENI-limited pod density, maxPods, podsPerCore and reserved overrides) and
+// offerings (zone × capacity type × price × availability, minus Input.Unavailable).
+//
+// # Algorithm
+//
+//  1. NodePools are ordered by weight (heaviest first, ties by name Z→A). Each keeps the catalog's types
+//     that are compatible with its requirements and have an available offering; a type's usable
+//     resources are its allocatable minus the DaemonSet pods that would run on it (overhead per type).
+//  2. Identical pods (same namespace, controller and scheduling-relevant spec) form a class. Classes are
+//     ordered largest first (CPU, then memory, then creation time and name), which makes the result
+//     independent of input order. Decisions and failure reasons are computed per class.
+//  3. Existing capacity first: every pod that fits an existing node goes there (initialized nodes
+//     first, then uninitialized nodes and in-flight claims, by name; startup and ephemeral taints are
+//     ignored while a node initializes; room is net of bound pods and of daemons not yet running).
+//  4. The remaining pods are taken largest first. A pod joins an open claim that can take it, or opens
+//     a claim in the first NodePool (by weight) whose taints it tolerates, whose requirements it is
+//     compatible with and which has a type within its limits that holds it. All preferences start out
+//     as requirements; if nothing can take the pod it is relaxed one step in Karpenter's order (next
+//     required node-affinity OR-term, heaviest preferred pod affinity, heaviest preferred pod
+//     anti-affinity, heaviest preferred node affinity, one ScheduleAnyway spread constraint, then
+//     PreferNoSchedule taints) and retried; fully relaxed, it is reported with every NodePool's reason.
+//  5. A new claim is packed toward a target type. For each Pareto-efficient type (CPU and memory per
+//     dollar) that holds the pod, the solver simulates filling one node from the pending pods with the
+//     same requirements and scores the type by how much that node lowers the LP lower bound of the
+//     remaining demand per dollar (the pricing step of column generation); after 64 simulated pods the
+//     mix is extrapolated to the node's size. The best type is cached until the demand shrinks by 3%. The claim is then filled from all pending classes: each pick
+//     takes, among the largest 1024 fitting classes, the one that leaves the target's free CPU and
+//     memory closest to zero (norm-based greedy vector packing), so CPU-heavy and memory-heavy pods
+//     share nodes.
+//  6. When all pods are placed, each claim offers the cheapest types that hold its pods plus daemon
+//     overhead, sorted by the price of their cheapest available offering and truncated to
+//     MaxInstanceTypeOptions (60) while keeping minValues satisfied; its requirements gain
+//     instance-type and capacity-type In those options. ClaimPlan reports the offering a launch takes:
+//     capacity type by precedence (reserved, spot, on-demand), then the cheapest.
+//
+// NodePool limits subtract the capacity of existing nodes and in-flight claims first; each new claim
+// then reserves the largest capacity among the types that hold its first pod (Karpenter's pessimistic
+// rule), replaced at the end by the largest of its final options. minValues are enforced while packing
+// (MinValuesStrict) or lowered to what is achievable and flagged (MinValuesBestEffort).
+//
+// # Topology
+//
+// Topology spread constraints (maxSkew, minDomains, matchLabelKeys, nodeAffinityPolicy Honor for zone
+// requirements; ScheduleAnyway as a relaxable preference) and pod affinity and anti-affinity (required,
+// and preferred as relaxable preferences; namespaces; inverse anti-affinity of pods with required
+// terms, running or placed in this solve) are enforced on the zone and hostname keys. Zone-constrained
+// pods narrow a claim to the allowed zone with the fewest matching pods; each claim is its own
+// hostname domain and the hostname global minimum is 0, as in Karpenter. Pods running on existing
+// nodes and nominated to in-flight claims are counted. Zone spread is checked against the balanced
+// final distribution of the group's pods rather than after every pod (so a claim can take its zone's
+// share at once); if some of the group's pods then fail, repairSpread takes the excess back off the
+// claims and reports it, so the final plan always respects maxSkew.
+//
+// # Cost lower bound
+//
+// LowerBound solves min Σ price_t·x_t subject to Σ cpu_t·x_t ≥ CPU and Σ mem_t·x_t ≥ memory, x ≥ 0, over
+// usable resources at each type's cheapest price. With two constraints an optimal basic solution uses
+// at most two types, so it is solved exactly over singles and pairs of the Pareto front.
+// Plan.LowerBound sums that bound per NodePool for the pods placed on its new claims, and
+// Plan.CostRatio is the plan's price over it. The bound ignores that a pod cannot split across types,
+// so for uniform pods whose shape matches no type it is loose (about 14% on the realistic test
+// catalog); TestUniformPodsNearOptimum compares those with the exact per-pod optimum instead.
+//
+// # Not implemented
+//
+// Topology keys other than zone and hostname and namespaceSelector in pod affinity terms are reported
+// as ConstraintUnsupported when required (and relaxed away when preferred), as are DRA resource claims.
+// Also absent: volume topology and CSI attach limits, reserved-capacity (ODCR) accounting,
+// nodeTaintsPolicy Honor, cluster default spread constraints, NodeOverlays, static NodePools and
+// capacity buffers.
+package scheduling

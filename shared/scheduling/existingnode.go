@@ -1,0 +1,156 @@
+package scheduling
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// ExistingNode is a node already in the cluster, with the pods bound to it.
+type ExistingNode struct {
+	Node *corev1.Node
+	// Pods bound to the node; terminal and terminating pods are ignored.
+	Pods []*corev1.Pod
+	// NodePool is the managing NodePool, "" for nodes Nodewright does not manage.
+	NodePool string
+	// Initialized is false while the node boots; its startup and ephemeral taints are then ignored.
+	Initialized bool
+	// Allocatable and Capacity backfill the node's status while it is zero (from the NodeClaim).
+	Allocatable, Capacity Resources
+}
+
+// InFlightClaim is a NodeClaim launched by an earlier solve whose node has not registered yet. Its pods
+// are those nominated to it; it counts as capacity so pods waiting for it trigger nothing new.
+type InFlightClaim struct {
+	Name     string
+	NodePool string
+	// Labels are the labels its node will carry (single-valued requirements: zone, instance type...).
+	Labels                map[string]string
+	Taints, StartupTaints []corev1.Taint
+	Capacity, Allocatable Resources
+	Pods                  []*corev1.Pod
+}
+
+// nodeSlot is an existing node or in-flight claim as the solver fills it.
+type nodeSlot struct {
+	name        string
+	pool        string
+	initialized bool
+	reqs        Requirements
+	taints      []corev1.Taint
+	available   Resources
+	capacity    Resources
+	hostPorts   []HostPort
+	placed      []*corev1.Pod
+}
+
+func newNodeSlot(n ExistingNode, pools map[string]NodePool, daemons []*daemon) *nodeSlot {
+	node := n.Node
+	alloc, capacity := ResourcesFromList(node.Status.Allocatable), ResourcesFromList(node.Status.Capacity)
+	if alloc.IsZero() {
+		alloc = n.Allocatable
+	}
+	if capacity.IsZero() {
+		capacity = n.Capacity
+	}
+	var startup []corev1.Taint
+	if p, ok := pools[n.NodePool]; ok {
+		startup = p.StartupTaints
+	}
+	labels := node.Labels
+	reqs := RequirementsFromLabels(labels)
+	if _, ok := labels[LabelHostname]; !ok {
+		reqs.Add(&Requirement{Key: LabelHostname, values: []string{node.Name}})
+	}
+	s := &nodeSlot{
+		name: node.Name, pool: n.NodePool, initialized: n.Initialized, reqs: reqs,
+		taints: SchedulingTaints(node.Spec.Taints, startup, n.Initialized), capacity: capacity,
+	}
+	used := Resources{}
+	for _, p := range n.Pods {
+		if isTerminal(p) {
+			continue
+		}
+		used = used.Add(PodRequests(p))
+		s.hostPorts = append(s.hostPorts, PodHostPorts(p)...)
+	}
+	// Daemons that will land on the node but are not running yet still need room.
+	for _, d := range daemons {
+		if d.compatible(s.taints, reqs) && !d.runsOn(n.Pods) {
+			used = used.Add(d.requests)
+			s.hostPorts = append(s.hostPorts, d.hostPorts...)
+		}
+	}
+	s.available = alloc.Sub(used)
+	return s
+}
+
+func newInFlightSlot(c InFlightClaim, pools map[string]NodePool, daemons []*daemon) *nodeSlot {
+	labels := map[string]string{}
+	for k, v := range c.Labels {
+		labels[k] = v
+	}
+	if c.NodePool != "" {
+		labels[LabelNodePool] = c.NodePool
+	}
+	node := &corev1.Node{}
+	node.Name, node.Labels, node.Spec.Taints = c.Name, labels, c.Taints
+	s := newNodeSlot(ExistingNode{Node: node, Pods: c.Pods, NodePool: c.NodePool, Allocatable: c.Allocatable, Capacity: c.Capacity}, pools, daemons)
+	if _, ok := pools[c.NodePool]; !ok {
+		s.taints = SchedulingTaints(c.Taints, c.StartupTaints, false)
+	}
+	return s
+}
+
+// orderSlots puts initialized nodes first, then the rest, each by name.
+func orderSlots(slots []*nodeSlot) {
+	slices.SortStableFunc(slots, func(a, b *nodeSlot) int {
+		if a.initialized != b.initialized {
+			if a.initialized {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.name, b.name)
+	})
+}
+
+// canAdd returns nil when the pod class, at this relaxation step, fits the node, or what kept it off.
+func (s *nodeSlot) canAdd(c *podClass, step *classStep) (Constraint, string) {
+	if err := Tolerates(c.tols, s.taints, !step.TolerateAllPreferNoSchedule); err != nil {
+		return ConstraintTaint, fmt.Sprintf("node %s: %v", s.name, err)
+	}
+	if p := HostPortConflict(s.hostPorts, c.hostPorts); p != nil {
+		return ConstraintHostPort, fmt.Sprintf("node %s: host port %s in use", s.name, p)
+	}
+	if err := compatibleStrict(s.reqs, step.Requirements); err != nil {
+		return ConstraintRequirement, fmt.Sprintf("node %s: %v", s.name, err)
+	}
+	if !c.requests.Fits(s.available) {
+		return ConstraintResources, fmt.Sprintf("node %s: not enough %v", s.name, c.requests.Exceeding(s.available))
+	}
+	return "", ""
+}
+
+func (s *nodeSlot) add(c *podClass, pod *corev1.Pod) {
+	s.available = s.available.Sub(c.requests)
+	s.hostPorts = append(s.hostPorts, c.hostPorts...)
+	s.placed = append(s.placed, pod)
+}
+
+// compatibleStrict is Compatible for a concrete node: a key the pod requires with In, Exists or bounds
+// must be among the node's labels, well-known or not.
+func compatibleStrict(node, pod Requirements) error {
+	for key, req := range pod {
+		if _, ok := node[key]; ok {
+			continue
+		}
+		if allowsAbsence(req) {
+			continue
+		}
+		return &IncompatibleError{Key: key, Incoming: req.String()}
+	}
+	return node.Intersects(pod)
+}

@@ -1,0 +1,59 @@
+package scheduling
+
+import (
+	"cmp"
+	"slices"
+)
+
+// MaxInstanceTypeOptions is how many instance types, cheapest first, a claim hands to a launch (the AWS
+// provider's CreateFleet override limit).
+const MaxInstanceTypeOptions = 60
+
+// InstanceType is one launchable machine shape as the scheduler sees it.
+type InstanceType struct {
+	Name string
+	// Requirements are the labels a node of this type carries, as requirements: instance-type, arch,
+	// os, the AWS instance labels, and zone and capacity-type In the values of its offerings.
+	Requirements Requirements
+	// Capacity is what the machine has; Allocatable is what pods can request (capacity minus kube and
+	// system reservations and eviction thresholds).
+	Capacity    Resources
+	Allocatable Resources
+	Offerings   []Offering
+}
+
+// NewInstanceType builds an instance type from its labels, capacity, allocatable and offerings, adding
+// the instance-type label and zone and capacity-type requirements derived from the offerings.
+func NewInstanceType(name string, labels map[string]string, capacity, allocatable Resources, offerings []Offering) *InstanceType {
+	reqs := RequirementsFromLabels(labels)
+	reqs.Add(&Requirement{Key: LabelInstanceType, values: []string{name}})
+	var zones, cts []string
+	for _, o := range offerings {
+		zones = append(zones, o.Zone)
+		cts = append(cts, o.CapacityType)
+	}
+	reqs.Add(&Requirement{Key: LabelZone, values: sortedUnique(zones)}, &Requirement{Key: LabelCapacityType, values: sortedUnique(cts)})
+	return &InstanceType{Name: name, Requirements: reqs, Capacity: capacity, Allocatable: allocatable, Offerings: slices.Clone(offerings)}
+}
+
+// HasAvailableOffering reports whether some offering compatible with reqs is available.
+func (it *InstanceType) HasAvailableOffering(reqs Requirements, unavailable UnavailableOfferings) bool {
+	for i := range it.Offerings {
+		if it.compatibleOffering(&it.Offerings[i], reqs, unavailable) {
+			return true
+		}
+	}
+	return false
+}
+
+// OrderByPrice sorts instance types by the price of their cheapest available offering compatible with
+// reqs, then by name, so the order is deterministic. Types without such an offering go last.
+func OrderByPrice(types []*InstanceType, reqs Requirements, unavailable UnavailableOfferings) {
+	prices := make(map[*InstanceType]float64, len(types))
+	for _, it := range types {
+		prices[it] = it.cheapestPrice(reqs, unavailable)
+	}
+	slices.SortStableFunc(types, func(a, b *InstanceType) int {
+		return cmp.Or(cmp.Compare(prices[a], prices[b]), cmp.Compare(a.Name, b.Name))
+	})
+}

@@ -1,0 +1,118 @@
+package scheduling
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+)
+
+// Offering is one way to buy an instance type: a zone and capacity type at a price per hour.
+type Offering struct {
+	Zone         string  `json:"zone"`
+	CapacityType string  `json:"capacityType"`
+	Price        float64 `json:"price"`
+	Available    bool    `json:"available"`
+	// ReservationID names the capacity reservation of a reserved offering.
+	ReservationID string `json:"reservationID,omitempty"`
+}
+
+// OfferingKey identifies an offering of an instance type.
+type OfferingKey struct {
+	InstanceType string
+	Zone         string
+	CapacityType string
+}
+
+func (k OfferingKey) String() string {
+	return fmt.Sprintf("%s/%s/%s", k.InstanceType, k.Zone, k.CapacityType)
+}
+
+// UnavailableOfferings holds offerings recently found to have no capacity (insufficient capacity errors);
+// the solver treats them as unavailable whatever the catalog says.
+type UnavailableOfferings map[OfferingKey]bool
+
+// Has reports whether the offering is marked unavailable.
+func (u UnavailableOfferings) Has(k OfferingKey) bool { return u[k] }
+
+// capacityTypeRank orders capacity types by launch precedence: reserved, then spot, then on-demand.
+func capacityTypeRank(ct string) int {
+	switch ct {
+	case CapacityTypeReserved:
+		return 0
+	case CapacityTypeSpot:
+		return 1
+	case CapacityTypeOnDemand:
+		return 2
+	}
+	return 3
+}
+
+// CompareCapacityTypes orders capacity types by launch precedence (reserved < spot < on-demand).
+func CompareCapacityTypes(a, b string) int {
+	return cmp.Or(cmp.Compare(capacityTypeRank(a), capacityTypeRank(b)), cmp.Compare(a, b))
+}
+
+// compatibleOffering reports whether o can be used under reqs (zone and capacity type allowed) and is
+// available.
+func (it *InstanceType) compatibleOffering(o *Offering, reqs Requirements, unavailable UnavailableOfferings) bool {
+	if !o.Available || (len(unavailable) > 0 && unavailable.Has(OfferingKey{it.Name, o.Zone, o.CapacityType})) {
+		return false
+	}
+	if z, ok := reqs[LabelZone]; ok && !z.Has(o.Zone) {
+		return false
+	}
+	if c, ok := reqs[LabelCapacityType]; ok && !c.Has(o.CapacityType) {
+		return false
+	}
+	if o.ReservationID != "" {
+		if r, ok := reqs[LabelCapacityReservationID]; ok && !r.Has(o.ReservationID) {
+			return false
+		}
+	}
+	return true
+}
+
+// CheapestOffering returns the cheapest available offering compatible with reqs, ties broken by capacity
+// type precedence then zone; ok is false when there is none.
+func (it *InstanceType) CheapestOffering(reqs Requirements, unavailable UnavailableOfferings) (Offering, bool) {
+	best, found := Offering{}, false
+	for i := range it.Offerings {
+		o := &it.Offerings[i]
+		if !it.compatibleOffering(o, reqs, unavailable) {
+			continue
+		}
+		if !found || o.Price < best.Price || (o.Price == best.Price && cmp.Or(CompareCapacityTypes(o.CapacityType, best.CapacityType), cmp.Compare(o.Zone, best.Zone)) < 0) {
+			best, found = *o, true
+		}
+	}
+	return best, found
+}
+
+// LaunchOffering returns the offering a launch would use: the most preferred capacity type among the
+// compatible available offerings (reserved, then spot, then on-demand), and within it the cheapest.
+func (it *InstanceType) LaunchOffering(reqs Requirements, unavailable UnavailableOfferings) (Offering, bool) {
+	best, found := Offering{}, false
+	for i := range it.Offerings {
+		o := &it.Offerings[i]
+		if !it.compatibleOffering(o, reqs, unavailable) {
+			continue
+		}
+		if !found {
+			best, found = *o, true
+			continue
+		}
+		c := CompareCapacityTypes(o.CapacityType, best.CapacityType)
+		if c < 0 || (c == 0 && (o.Price < best.Price || (o.Price == best.Price && o.Zone < best.Zone))) {
+			best = *o
+		}
+	}
+	return best, found
+}
+
+// cheapestPrice returns the price of the cheapest compatible available offering, or +Inf.
+func (it *InstanceType) cheapestPrice(reqs Requirements, unavailable UnavailableOfferings) float64 {
+	if o, ok := it.CheapestOffering(reqs, unavailable); ok {
+		return o.Price
+	}
+	return math.Inf(1)
+}

@@ -1,0 +1,85 @@
+package scheduling
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func offeringType() *InstanceType {
+	return NewInstanceType("m5.large", map[string]string{LabelArch: "amd64"}, Resources{CPU: 2000}, Resources{CPU: 1900}, []Offering{
+		{Zone: "us-west-2a", CapacityType: CapacityTypeOnDemand, Price: 0.096, Available: true},
+		{Zone: "us-west-2a", CapacityType: CapacityTypeSpot, Price: 0.040, Available: true},
+		{Zone: "us-west-2b", CapacityType: CapacityTypeSpot, Price: 0.035, Available: false},
+		{Zone: "us-west-2c", CapacityType: CapacityTypeSpot, Price: 0.038, Available: true},
+		{Zone: "us-west-2c", CapacityType: CapacityTypeReserved, Price: 0.100, Available: true, ReservationID: "cr-1"},
+	})
+}
+
+func TestCheapestOffering(t *testing.T) {
+	it := offeringType()
+	tests := []struct {
+		name        string
+		reqs        Requirements
+		unavailable UnavailableOfferings
+		want        Offering
+		none        bool
+	}{
+		{name: "cheapest available", want: it.Offerings[3]},
+		{name: "zone restricted", reqs: NewRequirements(MustRequirement(LabelZone, OpIn, "us-west-2a")), want: it.Offerings[1]},
+		{name: "on-demand only", reqs: NewRequirements(MustRequirement(LabelCapacityType, OpIn, CapacityTypeOnDemand)), want: it.Offerings[0]},
+		{name: "marked unavailable", unavailable: UnavailableOfferings{{InstanceType: "m5.large", Zone: "us-west-2c", CapacityType: CapacityTypeSpot}: true}, want: it.Offerings[1]},
+		{name: "catalog says unavailable", reqs: NewRequirements(MustRequirement(LabelZone, OpIn, "us-west-2b"), MustRequirement(LabelCapacityType, OpIn, CapacityTypeSpot)), none: true},
+		{name: "reservation id must match", reqs: NewRequirements(MustRequirement(LabelCapacityType, OpIn, CapacityTypeReserved), MustRequirement(LabelCapacityReservationID, OpIn, "cr-2")), none: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reqs := tt.reqs
+			if reqs == nil {
+				reqs = Requirements{}
+			}
+			got, ok := it.CheapestOffering(reqs, tt.unavailable)
+			assert.Equal(t, !tt.none, ok)
+			assert.Equal(t, !tt.none, it.HasAvailableOffering(reqs, tt.unavailable))
+			if !tt.none {
+				assert.Equal(t, tt.want, got)
+			}
+		})
+	}
+}
+
+func TestLaunchOfferingPrecedence(t *testing.T) {
+	it := offeringType()
+	got, ok := it.LaunchOffering(Requirements{}, nil)
+	require.True(t, ok)
+	assert.Equal(t, CapacityTypeReserved, got.CapacityType, "reserved capacity is used first even when dearer")
+	got, _ = it.LaunchOffering(NewRequirements(MustRequirement(LabelCapacityType, OpNotIn, CapacityTypeReserved)), nil)
+	assert.Equal(t, Offering{Zone: "us-west-2c", CapacityType: CapacityTypeSpot, Price: 0.038, Available: true}, got)
+	got, _ = it.LaunchOffering(NewRequirements(MustRequirement(LabelCapacityType, OpIn, CapacityTypeOnDemand)), nil)
+	assert.Equal(t, CapacityTypeOnDemand, got.CapacityType)
+
+	assert.Negative(t, CompareCapacityTypes(CapacityTypeReserved, CapacityTypeSpot))
+	assert.Negative(t, CompareCapacityTypes(CapacityTypeSpot, CapacityTypeOnDemand))
+}
+
+func TestNewInstanceTypeRequirements(t *testing.T) {
+	it := offeringType()
+	assert.Equal(t, []string{"us-west-2a", "us-west-2b", "us-west-2c"}, it.Requirements.Get(LabelZone).Values())
+	assert.Equal(t, []string{CapacityTypeOnDemand, CapacityTypeReserved, CapacityTypeSpot}, it.Requirements.Get(LabelCapacityType).Values())
+	assert.Equal(t, []string{"m5.large"}, it.Requirements.Get(LabelInstanceType).Values())
+	assert.Equal(t, []string{"amd64"}, it.Requirements.Get(LabelArch).Values())
+}
+
+func TestOrderByPrice(t *testing.T) {
+	mk := func(name string, price float64, available bool) *InstanceType {
+		return NewInstanceType(name, nil, Resources{}, Resources{}, []Offering{{Zone: "a", CapacityType: CapacityTypeOnDemand, Price: price, Available: available}})
+	}
+	types := []*InstanceType{mk("c", 0.2, true), mk("gone", 0.01, false), mk("b", 0.1, true), mk("a", 0.2, true)}
+	OrderByPrice(types, Requirements{}, nil)
+	var names []string
+	for _, it := range types {
+		names = append(names, it.Name)
+	}
+	assert.Equal(t, []string{"b", "a", "c", "gone"}, names)
+}

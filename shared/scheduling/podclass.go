@@ -1,0 +1,135 @@
+package scheduling
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// podClass is a set of pods the solver treats as interchangeable: same namespace, same controller and
+// the same scheduling-relevant spec. Placement decisions and rejections are computed once per class.
+type podClass struct {
+	key       string
+	pods      []*corev1.Pod
+	requests  Resources
+	hostPorts []HostPort
+	tols      []corev1.Toleration
+	steps     []classStep
+	invalid   *Rejection
+	// next indexes the first pod not yet placed or failed; step the current relaxation step.
+	next, step int
+}
+
+// classStep is one relaxation step with a signature that identifies its requirements, the topology
+// preferences it still enforces, and its topology (nil when none concerns the class).
+type classStep struct {
+	Attempt
+	sig string
+	// base is sig before topology narrowed the step to a zone.
+	base string
+	soft softTerms
+	topo *classTopology
+}
+
+// classKey identifies pods with the same scheduling behaviour.
+func classKey(pod *corev1.Pod, requests Resources) string {
+	var b strings.Builder
+	b.WriteString(pod.Namespace)
+	b.WriteByte('|')
+	if ref := metav1.GetControllerOf(pod); ref != nil {
+		b.WriteString(ref.Kind + "/" + string(ref.UID) + "/" + ref.Name)
+	} else {
+		// Pods without a controller are never merged.
+		b.WriteString("pod/" + pod.Name + "/" + string(pod.UID))
+	}
+	b.WriteByte('|')
+	b.WriteString(requests.String())
+	spec := struct {
+		NodeSelector map[string]string                 `json:"ns,omitempty"`
+		Affinity     *corev1.Affinity                  `json:"a,omitempty"`
+		Tolerations  []corev1.Toleration               `json:"t,omitempty"`
+		Spread       []corev1.TopologySpreadConstraint `json:"s,omitempty"`
+		Ports        []HostPort                        `json:"p,omitempty"`
+		Labels       map[string]string                 `json:"l,omitempty"`
+	}{pod.Spec.NodeSelector, pod.Spec.Affinity, pod.Spec.Tolerations, pod.Spec.TopologySpreadConstraints, PodHostPorts(pod), pod.Labels}
+	if spec.NodeSelector != nil || spec.Affinity != nil || spec.Tolerations != nil || spec.Spread != nil || spec.Ports != nil || spec.Labels != nil {
+		data, _ := json.Marshal(spec)
+		b.WriteByte('|')
+		b.Write(data)
+	}
+	return b.String()
+}
+
+// comparePods orders pods deterministically: creation time, then namespace/name, then UID.
+func comparePods(a, b *corev1.Pod) int {
+	return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.UID, b.UID))
+}
+
+// buildClasses groups pods into classes and orders them largest first (CPU, then memory), as
+// first-fit-decreasing needs, with a deterministic tie-break independent of input order.
+func buildClasses(pods []*corev1.Pod, preferNoSchedule, ignorePreferences bool) []*podClass {
+	byKey := map[string]*podClass{}
+	for _, pod := range pods {
+		req := PodRequests(pod)
+		key := classKey(pod, req)
+		c, ok := byKey[key]
+		if !ok {
+			c = newPodClass(key, pod, req, preferNoSchedule, ignorePreferences)
+			byKey[key] = c
+		}
+		c.pods = append(c.pods, pod)
+	}
+	out := make([]*podClass, 0, len(byKey))
+	for _, c := range byKey {
+		slices.SortFunc(c.pods, comparePods)
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b *podClass) int {
+		return cmp.Or(cmp.Compare(b.requests.CPU, a.requests.CPU), cmp.Compare(b.requests.Memory, a.requests.Memory),
+			comparePods(a.pods[0], b.pods[0]), cmp.Compare(a.key, b.key))
+	})
+	return out
+}
+
+func newPodClass(key string, pod *corev1.Pod, req Resources, preferNoSchedule, ignorePreferences bool) *podClass {
+	c := &podClass{key: key, requests: req, hostPorts: PodHostPorts(pod), tols: pod.Spec.Tolerations}
+	if err := ValidatePod(pod); err != nil {
+		c.invalid = &Rejection{Constraint: ConstraintValidation, Detail: err.Error()}
+		return c
+	}
+	if detail := unsupportedConstraint(pod); detail != "" {
+		c.invalid = &Rejection{Constraint: ConstraintUnsupported, Detail: detail}
+		return c
+	}
+	steps, err := buildSteps(pod, preferNoSchedule, ignorePreferences)
+	if err != nil {
+		c.invalid = &Rejection{Constraint: ConstraintValidation, Detail: err.Error()}
+		return c
+	}
+	c.steps = steps
+	return c
+}
+
+// withoutPreferences returns a copy of the pod without preferred node affinity (PREFERENCE_POLICY=Ignore).
+func withoutPreferences(pod *corev1.Pod) *corev1.Pod {
+	aff := pod.Spec.Affinity
+	if aff == nil || aff.NodeAffinity == nil || len(aff.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) == 0 {
+		return pod
+	}
+	out := pod.DeepCopy()
+	out.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = nil
+	return out
+}
+
+// unsupportedConstraint names a hard pod constraint this solver does not model, so that such pods are
+// reported instead of being placed wrongly. Topology and pod-affinity forms are checked by topology.
+func unsupportedConstraint(pod *corev1.Pod) string {
+	if len(pod.Spec.ResourceClaims) > 0 {
+		return "dynamic resource allocation claims are not supported (Karpenter ignores DRA by default)"
+	}
+	return ""
+}

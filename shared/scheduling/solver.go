@@ -1,0 +1,254 @@
+package scheduling
+
+import (
+	"cmp"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Input is everything one solve looks at. The solver does not modify it.
+type Input struct {
+	// Pods to place. Callers usually pass the provisionable pods (IsProvisionable) and the pods of
+	// nodes being deleted.
+	Pods []*corev1.Pod
+	// Nodes are the cluster's nodes with their bound pods; InFlight the claims launched but not yet
+	// registered. Both are filled before anything new is launched.
+	Nodes    []ExistingNode
+	InFlight []InFlightClaim
+	// NodePools that may launch; order does not matter (weight decides).
+	NodePools  []NodePool
+	DaemonSets []*appsv1.DaemonSet
+	// InstanceTypes is the catalog for pools that do not bring their own.
+	InstanceTypes []*InstanceType
+	Unavailable   UnavailableOfferings
+	// MinValuesPolicy defaults to Strict.
+	MinValuesPolicy MinValuesPolicy
+	// IgnorePreferences drops preferred node affinity up front (Karpenter's PREFERENCE_POLICY=Ignore).
+	IgnorePreferences bool
+}
+
+// solver holds the state of one solve.
+type solver struct {
+	in      Input
+	pools   []*poolState
+	slots   []*nodeSlot
+	claims  []*claim
+	demand  demand
+	strict  bool
+	failed  []PodFailure
+	classes []*podClass
+	// pending are the valid classes that may still have pods to place, largest first.
+	pending []*podClass
+	// opened is the claim the last call to place created, if any, for fill.
+	opened *claim
+	topo   *topology
+	// zoneSteps caches relaxation steps narrowed to one zone for topology.
+	zoneSteps map[zoneStepKey]*classStep
+	// targets caches target instance types (see chooseTarget).
+	targets map[targetKey]cachedTarget
+}
+
+// Solve computes a plan. It returns an error only for malformed input (an unparsable NodePool
+// requirement); pods that cannot be placed are reported in Plan.Unschedulable.
+func Solve(in Input) (*Plan, error) {
+	s := &solver{in: in, strict: in.MinValuesPolicy != MinValuesBestEffort, targets: map[targetKey]cachedTarget{}}
+	daemons := newDaemons(in.DaemonSets)
+	byName := map[string]NodePool{}
+	for _, p := range in.NodePools {
+		byName[p.Name] = p
+	}
+	for _, p := range orderNodePools(in.NodePools) {
+		ps, err := newPoolState(p, in.InstanceTypes, daemons, in.Unavailable)
+		if err != nil {
+			return nil, err
+		}
+		s.pools = append(s.pools, ps)
+	}
+	for _, n := range in.Nodes {
+		slot := newNodeSlot(n, byName, daemons)
+		s.slots = append(s.slots, slot)
+	}
+	for _, c := range in.InFlight {
+		s.slots = append(s.slots, newInFlightSlot(c, byName, daemons))
+	}
+	orderSlots(s.slots)
+	for _, slot := range s.slots {
+		for _, ps := range s.pools {
+			if ps.Name == slot.pool {
+				ps.limits.subtract(slot.capacity)
+			}
+		}
+	}
+	classes := buildClasses(in.Pods, hasPreferNoScheduleTaint(in.NodePools), in.IgnorePreferences)
+	s.setupTopology(classes)
+	for _, c := range classes {
+		if c.invalid == nil {
+			n := float64(len(c.pods))
+			s.demand.cpu += n * float64(c.requests.CPU)
+			s.demand.memory += n * float64(c.requests.Memory)
+			s.demand.pods += n * float64(c.requests.Pods)
+		}
+	}
+	s.classes = classes
+	for _, c := range classes {
+		if c.invalid == nil {
+			s.pending = append(s.pending, c)
+		}
+	}
+	s.placeOnExisting()
+	for _, c := range classes {
+		s.placeClass(c)
+	}
+	s.repairSpread()
+	return s.plan(), nil
+}
+
+// placeOnExisting puts every pod that fits, at its first relaxation step, onto existing nodes and
+// in-flight claims, largest classes first. Pods that do not fit wait for placeClass.
+func (s *solver) placeOnExisting() {
+	if len(s.slots) == 0 {
+		return
+	}
+	for _, c := range s.classes {
+		if c.invalid != nil {
+			continue
+		}
+		st := &c.steps[0]
+		start := c.next
+		var done, rest []*corev1.Pod
+		cursor := 0
+		for _, pod := range c.pods[start:] {
+			placed := false
+			for ; cursor < len(s.slots); cursor++ {
+				if con, _ := s.slots[cursor].canAdd(c, st); con == "" && s.slotAllows(st, s.slots[cursor]) {
+					s.addToSlot(s.slots[cursor], c, st, pod)
+					s.consume(c)
+					placed = true
+					break
+				}
+			}
+			if st.topo != nil {
+				cursor = 0 // topology changes as pods land; rescan from the first node
+			}
+			if placed {
+				done = append(done, pod)
+			} else {
+				rest = append(rest, pod)
+			}
+		}
+		// Placed pods move before c.next, in order; the rest wait for placeClass.
+		c.pods = append(append(c.pods[:start:start], done...), rest...)
+	}
+}
+
+// placeClass places the remaining pods of one class. Each pod goes, at the class's current relaxation
+// step, to an existing node, an open claim, or a new claim; a new claim is then filled with the pods
+// of any class that pack best into it (fill). Once a pod cannot be placed even fully relaxed, no later
+// pod of the class can be either (capacity only shrinks), so they share its failure.
+func (s *solver) placeClass(c *podClass) {
+	if c.invalid != nil {
+		for _, pod := range c.pods {
+			s.failed = append(s.failed, newPodFailure(pod, "", []Rejection{*c.invalid}))
+		}
+		return
+	}
+	for c.next < len(c.pods) {
+		pod := c.pods[c.next]
+		placed := false
+		for ; c.step < len(c.steps); c.step++ {
+			slotCursor, claimCursor := 0, 0
+			if s.place(c, &c.steps[c.step], pod, &slotCursor, &claimCursor) {
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			last := &c.steps[len(c.steps)-1]
+			rejections := s.diagnose(c, last)
+			s.topo.forget(last.topo, len(c.pods)-c.next)
+			for _, p := range c.pods[c.next:] {
+				s.failed = append(s.failed, newPodFailure(p, last.Relaxed, rejections))
+			}
+			c.next = len(c.pods)
+			return
+		}
+		s.consume(c)
+		if s.opened != nil {
+			cl := s.opened
+			s.opened = nil
+			s.fill(cl)
+		}
+	}
+}
+
+// consume marks the next pod of c placed.
+func (s *solver) consume(c *podClass) {
+	c.next++
+	s.demand.cpu -= float64(c.requests.CPU)
+	s.demand.memory -= float64(c.requests.Memory)
+	s.demand.pods -= float64(c.requests.Pods)
+}
+
+// place tries existing nodes, then open claims, then a new claim per NodePool in weight order.
+func (s *solver) place(c *podClass, st *classStep, pod *corev1.Pod, slotCursor, claimCursor *int) bool {
+	for ; *slotCursor < len(s.slots); *slotCursor++ {
+		slot := s.slots[*slotCursor]
+		if con, _ := slot.canAdd(c, st); con == "" && s.slotAllows(st, slot) {
+			s.addToSlot(slot, c, st, pod)
+			return true
+		}
+	}
+	for ; *claimCursor < len(s.claims); *claimCursor++ {
+		cl := s.claims[*claimCursor]
+		if cl.pool.tolerates(c, st) != nil {
+			continue
+		}
+		if s.tryClaim(cl, c, st, pod) {
+			return true
+		}
+	}
+	for _, ps := range s.pools {
+		for _, zst := range s.newClaimSteps(st) {
+			if cl := s.openClaim(ps, c, zst, pod); cl != nil {
+				s.claims = append(s.claims, cl)
+				*claimCursor = len(s.claims) - 1
+				s.opened = cl
+				s.topo.record(zst.topo, cl.host, claimZone(cl))
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// plan finalises the claims and assembles the answer.
+func (s *solver) plan() *Plan {
+	p := &Plan{NewClaims: []ClaimPlan{}, ExistingNodes: []NodePlacement{}, Unschedulable: []PodFailure{}}
+	placed := map[*poolState]Resources{}
+	for _, cl := range s.claims {
+		cp, ok := s.finalize(cl)
+		if !ok {
+			continue
+		}
+		p.NewClaims = append(p.NewClaims, cp)
+		p.TotalPrice += cp.Price
+		placed[cl.pool] = placed[cl.pool].Add(cl.requests)
+	}
+	// The bound is summed per NodePool: each pool's pods over that pool's types and prices.
+	for _, ps := range s.pools {
+		if r, ok := placed[ps]; ok {
+			p.LowerBound += LowerBound(float64(r.CPU), float64(r.Memory), capacities(ps.candidates))
+		}
+	}
+	for _, slot := range s.slots {
+		if len(slot.placed) > 0 {
+			p.ExistingNodes = append(p.ExistingNodes, NodePlacement{Name: slot.name, Pods: slot.placed, PodNames: podNames(slot.placed)})
+		}
+	}
+	slices.SortFunc(p.ExistingNodes, func(a, b NodePlacement) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.failed, func(a, b PodFailure) int { return cmp.Compare(a.PodName, b.PodName) })
+	p.Unschedulable = append(p.Unschedulable, s.failed...)
+	return p
+}

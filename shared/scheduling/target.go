@@ -1,0 +1,142 @@
+package scheduling
+
+import (
+	"math"
+)
+
+// chooseTarget picks the instance type a new claim for class c is packed toward. For each
+// Pareto-efficient type that fits the pod, it simulates filling one
+// node from the pending pods that share the pod's requirements and tolerate the pool, and scores the
+// node by how much it lowers the LP lower bound of the remaining demand per dollar of its price. This
+// is the pricing step of column generation with the LP bound as the value of capacity: a type whose
+// shape or size strands capacity scores low even when its price per CPU is the best.
+func (s *solver) chooseTarget(ps *poolState, a *admission, c *podClass, st *classStep) *candidate {
+	// The choice changes slowly with the remaining demand: reuse it for the same pool and requirements
+	// until the demand has shrunk by a tenth, if the pod fits the cached target.
+	key := targetKey{pool: ps, sig: st.sig}
+	if cached, ok := s.targets[key]; ok && c.requests.Fits(cached.target.usable) &&
+		s.demand.cpu >= 0.97*cached.demand.cpu && s.demand.memory >= 0.97*cached.demand.memory {
+		return cached.target
+	}
+	target := s.computeTarget(ps, a, c, st)
+	s.targets[key] = cachedTarget{target: target, demand: s.demand}
+	return target
+}
+
+// simulatePicks bounds the pods a simulated fill places before extrapolating.
+const simulatePicks = 64
+
+// targetKey identifies a target choice: pool and pod requirements.
+type targetKey struct {
+	pool *poolState
+	sig  string
+}
+
+type cachedTarget struct {
+	target *candidate
+	demand demand
+}
+
+func (s *solver) computeTarget(ps *poolState, a *admission, c *podClass, st *classStep) *candidate {
+	options := make([]*candidate, 0, len(a.front)+1)
+	for _, cand := range a.front {
+		if c.requests.Fits(cand.usable) {
+			options = append(options, cand)
+		}
+	}
+	if len(options) == 0 {
+		// No efficient type holds the pod; the cheapest that does is as good a target as any.
+		return a.fit[0]
+	}
+	if len(options) == 1 {
+		return options[0]
+	}
+	caps := capacities(a.front)
+	if len(caps) == 0 {
+		caps = capacities(a.fit)
+	}
+	idx := make([]int, len(caps))
+	for i := range idx {
+		idx[i] = i
+	}
+	before := solveLP(s.demand.cpu, s.demand.memory, caps, idx).cost
+	peers := s.peers(ps, c, st)
+	var best *candidate
+	bestScore := math.Inf(-1)
+	for _, cand := range options {
+		packed := simulateFill(cand, c, peers)
+		after := solveLP(max(s.demand.cpu-float64(packed.CPU), 0), max(s.demand.memory-float64(packed.Memory), 0), caps, idx).cost
+		score := (before - after) / cand.price
+		if best == nil || score > bestScore+1e-12 || (math.Abs(score-bestScore) <= 1e-12 && cand.priceRank < best.priceRank) {
+			best, bestScore = cand, score
+		}
+	}
+	return best
+}
+
+// peers returns the pending classes a claim opened for c at step st could also take: same
+// requirements, and tolerating the pool's taints. The opening class comes first.
+func (s *solver) peers(ps *poolState, c *podClass, st *classStep) []*podClass {
+	out := []*podClass{c}
+	for _, k := range s.pending {
+		if k == c || k.next >= len(k.pods) || k.steps[k.step].base != st.base || ps.tolerates(k, &k.steps[k.step]) != nil {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// simulateFill packs one node of type cand the way fill would, without placing anything: the first pod
+// of the opening class, then repeatedly the fitting class that leaves the free room closest to zero.
+// It returns the packed requests.
+func simulateFill(cand *candidate, opening *podClass, peers []*podClass) Resources {
+	left := make([]int, len(peers))
+	live := make([]int, len(peers))
+	for i, k := range peers {
+		left[i] = len(k.pods) - k.next
+		live[i] = i
+	}
+	used := opening.requests
+	left[0]--
+	u := cand.usable
+	for picks := 0; ; picks++ {
+		if picks == simulatePicks {
+			// A node this large holds many pods: assume the mix so far repeats until a resource runs
+			// out, which estimates the packing's shape without simulating every pod.
+			f := math.Inf(1)
+			if used.CPU > 0 {
+				f = min(f, float64(u.CPU)/float64(used.CPU))
+			}
+			if used.Memory > 0 {
+				f = min(f, float64(u.Memory)/float64(used.Memory))
+			}
+			if math.IsInf(f, 1) || f <= 1 {
+				return used
+			}
+			return Resources{CPU: int64(float64(used.CPU) * f), Memory: int64(float64(used.Memory) * f)}
+		}
+		free := u.Sub(used)
+		best, bestScore, scanned, w, i := -1, 0.0, 0, 0, 0
+		for ; i < len(live) && scanned < fillScanLimit; i++ {
+			k := peers[live[i]]
+			if left[live[i]] == 0 || !k.requests.Fits(free) {
+				continue // never fits again: free room only shrinks
+			}
+			live[w] = live[i]
+			scanned++
+			dc := share(free.CPU-k.requests.CPU, u.CPU)
+			dm := share(free.Memory-k.requests.Memory, u.Memory)
+			if score := -(dc*dc + dm*dm); best < 0 || score > bestScore {
+				best, bestScore = w, score
+			}
+			w++
+		}
+		live = append(live[:w], live[i:]...)
+		if best < 0 {
+			return used
+		}
+		used = used.Add(peers[live[best]].requests)
+		left[live[best]]--
+	}
+}
