@@ -1,0 +1,131 @@
+package instance
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeEC2 answers CreateFleet with a canned result and records the input; it finds no existing instance.
+type fakeEC2 struct {
+	out  *ec2.CreateFleetOutput
+	err  error
+	last *ec2.CreateFleetInput
+}
+
+func (f *fakeEC2) CreateFleet(_ context.Context, in *ec2.CreateFleetInput, _ ...func(*ec2.Options)) (*ec2.CreateFleetOutput, error) {
+	f.last = in
+	return f.out, f.err
+}
+
+func (f *fakeEC2) TerminateInstances(context.Context, *ec2.TerminateInstancesInput, ...func(*ec2.Options)) (*ec2.TerminateInstancesOutput, error) {
+	return &ec2.TerminateInstancesOutput{}, nil
+}
+
+func (f *fakeEC2) DescribeInstances(context.Context, *ec2.DescribeInstancesInput, ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error) {
+	return &ec2.DescribeInstancesOutput{}, nil
+}
+
+func fleetError(code, instanceType, subnet string) ec2types.CreateFleetError {
+	return ec2types.CreateFleetError{ErrorCode: aws.String(code), ErrorMessage: aws.String(code + " happened"),
+		LaunchTemplateAndOverrides: &ec2types.LaunchTemplateAndOverridesResponse{Overrides: &ec2types.FleetLaunchTemplateOverrides{
+			InstanceType: ec2types.InstanceType(instanceType), SubnetId: aws.String(subnet)}}}
+}
+
+func request() Request {
+	return Request{Cluster: "demo", Claim: "default-abc", NodePool: "default", NodeClass: "default", CapacityType: CapacityTypeSpot,
+		Overrides: []Override{
+			{InstanceType: "m5.large", Zone: "us-east-1a", SubnetID: "subnet-a", LaunchTemplate: "lt-1", Price: 0.05},
+			{InstanceType: "m6i.large", Zone: "us-east-1b", SubnetID: "subnet-b", LaunchTemplate: "lt-2", Price: 0.04},
+			{InstanceType: "c5.large", Zone: "us-east-1a", SubnetID: "subnet-a", LaunchTemplate: "lt-1", Price: 0.03},
+		}}
+}
+
+func TestAllCapacityErrorsListTheOfferingsToMarkUnavailable(t *testing.T) {
+	f := &fakeEC2{out: &ec2.CreateFleetOutput{Errors: []ec2types.CreateFleetError{
+		fleetError("InsufficientInstanceCapacity", "m5.large", "subnet-a"),
+		fleetError("UnfulfillableCapacity", "m6i.large", "subnet-b"),
+	}}}
+	_, err := New(f, "demo").Launch(context.Background(), request())
+	require.True(t, IsInsufficientCapacity(err), "got %v", err)
+	var ice *InsufficientCapacityError
+	require.ErrorAs(t, err, &ice)
+	assert.Equal(t, []Offering{
+		{InstanceType: "m5.large", Zone: "us-east-1a", CapacityType: "spot"},
+		{InstanceType: "m6i.large", Zone: "us-east-1b", CapacityType: "spot"},
+	}, ice.Offerings, "zones come from the subnets the overrides named")
+	assert.Equal(t, []string{"InsufficientInstanceCapacity", "UnfulfillableCapacity"}, ice.Codes)
+}
+
+func TestNonCapacityFleetErrorIsClassified(t *testing.T) {
+	f := &fakeEC2{out: &ec2.CreateFleetOutput{Errors: []ec2types.CreateFleetError{
+		fleetError("InsufficientInstanceCapacity", "m5.large", "subnet-a"),
+		fleetError("InvalidLaunchTemplateName.NotFoundException", "c5.large", "subnet-a"),
+	}}}
+	_, err := New(f, "demo").Launch(context.Background(), request())
+	assert.Equal(t, KindLaunchTemplateNotFound, KindOf(err))
+	assert.False(t, IsInsufficientCapacity(err))
+}
+
+func TestAPIErrorsAreClassified(t *testing.T) {
+	cases := map[string]ErrorKind{
+		"RequestLimitExceeded":  KindThrottled,
+		"UnauthorizedOperation": KindUnauthorized,
+		"InstanceLimitExceeded": KindQuota,
+		"InternalError":         KindTransient,
+		"InvalidParameterValue": KindInvalidRequest,
+	}
+	for code, kind := range cases {
+		t.Run(code, func(t *testing.T) {
+			f := &fakeEC2{err: &smithy.GenericAPIError{Code: code, Message: "no"}}
+			_, err := New(f, "demo").Launch(context.Background(), request())
+			assert.Equal(t, kind, KindOf(err), "%v", err)
+		})
+	}
+}
+
+func TestFleetShape(t *testing.T) {
+	f := &fakeEC2{out: &ec2.CreateFleetOutput{Errors: []ec2types.CreateFleetError{fleetError("InsufficientInstanceCapacity", "c5.large", "subnet-a")}}}
+	_, _ = New(f, "demo").Launch(context.Background(), request())
+	in := f.last
+	require.NotNil(t, in)
+	assert.Equal(t, "default-abc", aws.ToString(in.ClientToken), "the claim name is the idempotency token")
+	assert.Equal(t, ec2types.FleetTypeInstant, in.Type)
+	assert.EqualValues(t, 1, aws.ToInt32(in.TargetCapacitySpecification.TotalTargetCapacity))
+	assert.Equal(t, ec2types.SpotAllocationStrategyPriceCapacityOptimized, in.SpotOptions.AllocationStrategy)
+	assert.Nil(t, in.OnDemandOptions)
+	require.Len(t, in.LaunchTemplateConfigs, 2, "one config per launch template")
+	assert.Equal(t, "lt-1", aws.ToString(in.LaunchTemplateConfigs[0].LaunchTemplateSpecification.LaunchTemplateName), "the template of the cheapest override first")
+	assert.Equal(t, ec2types.InstanceType("c5.large"), in.LaunchTemplateConfigs[0].Overrides[0].InstanceType)
+	assert.Len(t, in.TagSpecifications, 3, "instance, volume and fleet are tagged")
+
+	req := request()
+	req.CapacityType = CapacityTypeOnDemand
+	_, _ = New(f, "demo").Launch(context.Background(), req)
+	assert.Equal(t, ec2types.FleetOnDemandAllocationStrategyLowestPrice, f.last.OnDemandOptions.AllocationStrategy)
+}
+
+func TestInvalidRequestsNeverReachEC2(t *testing.T) {
+	many := request()
+	many.Overrides = nil
+	for i := 0; i < 61; i++ {
+		many.Overrides = append(many.Overrides, Override{InstanceType: fmt.Sprintf("m%d.large", i), Zone: "us-east-1a", SubnetID: "s", LaunchTemplate: "lt"})
+	}
+	reserved := request()
+	reserved.CapacityType = "reserved"
+	for name, req := range map[string]Request{"61 types": many, "unknown capacity type": reserved, "no claim": {Cluster: "demo"}} {
+		t.Run(name, func(t *testing.T) {
+			f := &fakeEC2{}
+			_, err := New(f, "demo").Launch(context.Background(), req)
+			assert.Equal(t, KindInvalidRequest, KindOf(err))
+			assert.Nil(t, f.last, "EC2 was not called")
+		})
+	}
+}

@@ -1,0 +1,235 @@
+package instance
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// EC2API is the part of EC2 the launcher uses; *ec2.Client satisfies it.
+type EC2API interface {
+	CreateFleet(ctx context.Context, in *ec2.CreateFleetInput, optFns ...func(*ec2.Options)) (*ec2.CreateFleetOutput, error)
+	TerminateInstances(ctx context.Context, in *ec2.TerminateInstancesInput, optFns ...func(*ec2.Options)) (*ec2.TerminateInstancesOutput, error)
+	ec2.DescribeInstancesAPIClient
+}
+
+var _ EC2API = (*ec2.Client)(nil)
+
+// Tag keys Nodewright puts on what it launches (Karpenter's, so existing tooling keeps working).
+const (
+	TagNodePool    = "karpenter.sh/nodepool"
+	TagNodeClaim   = "karpenter.sh/nodeclaim"
+	TagNodeClass   = "karpenter.k8s.aws/ec2nodeclass"
+	TagClusterName = "eks:eks-cluster-name"
+)
+
+// Capacity types.
+const (
+	CapacityTypeSpot     = "spot"
+	CapacityTypeOnDemand = "on-demand"
+)
+
+// MaxOverrideTypes is the most instance types one launch offers EC2.
+const MaxOverrideTypes = 60
+
+// Override is one instance type in one zone's subnet, through one launch template.
+type Override struct {
+	InstanceType   string
+	Zone           string
+	SubnetID       string
+	LaunchTemplate string
+	// Price orders the overrides; cheapest first.
+	Price float64
+}
+
+// Request is one claim's launch.
+type Request struct {
+	Cluster, Claim, NodePool, NodeClass string
+	CapacityType                        string
+	Overrides                           []Override
+	// Tags are the node class's tags; the ownership tags are added (and win on conflict).
+	Tags map[string]string
+	// Context is the node class's CreateFleet context (ODCR/targeting), if any.
+	Context string
+}
+
+// Instance is what EC2 says about a launched instance.
+type Instance struct {
+	ID, InstanceType, Zone, CapacityType, ImageID, State string
+	LaunchTime                                           time.Time
+	Tags                                                 map[string]string
+}
+
+// ProviderID is the Kubernetes Node's spec.providerID for the instance.
+func (i Instance) ProviderID() string { return "aws:///" + i.Zone + "/" + i.ID }
+
+// Launcher launches and terminates instances for one cluster.
+type Launcher struct {
+	ec2     EC2API
+	cluster string
+}
+
+// New returns a launcher for cluster.
+func New(api EC2API, cluster string) *Launcher { return &Launcher{ec2: api, cluster: cluster} }
+
+// Launch starts the claim's instance, or returns the one already launched for it. The error is an
+// InsufficientCapacityError when every override lacked capacity, a LaunchError otherwise.
+func (l *Launcher) Launch(ctx context.Context, req Request) (Instance, error) {
+	if err := validate(req); err != nil {
+		return Instance{}, err
+	}
+	if existing, ok, err := l.FindByClaim(ctx, req.Claim); err != nil || ok {
+		return existing, err
+	}
+	out, err := l.ec2.CreateFleet(ctx, l.fleetInput(req))
+	if err != nil {
+		return Instance{}, fromAPIError("creating fleet for claim "+req.Claim, err)
+	}
+	for _, inst := range out.Instances {
+		if len(inst.InstanceIds) == 0 {
+			continue
+		}
+		id := inst.InstanceIds[0]
+		got, err := l.describe(ctx, id)
+		if err != nil {
+			// The instance exists; report what the fleet said and let registration fill the rest.
+			return Instance{ID: id, InstanceType: string(inst.InstanceType), CapacityType: req.CapacityType,
+				Zone: aws.ToString(inst.LaunchTemplateAndOverrides.Overrides.AvailabilityZone)}, nil
+		}
+		return got, nil
+	}
+	return Instance{}, fleetErrors(req, out.Errors)
+}
+
+// fleetErrors turns the errors of a fleet that launched nothing into the caller's error.
+func fleetErrors(req Request, errs []ec2types.CreateFleetError) error {
+	if len(errs) == 0 {
+		return fmt.Errorf("creating fleet for claim %s: %w", req.Claim, &LaunchError{Kind: KindTransient, Code: "NoInstance", Message: "the fleet launched nothing and reported no error"})
+	}
+	zoneOfSubnet := map[string]string{}
+	for _, o := range req.Overrides {
+		zoneOfSubnet[o.SubnetID] = o.Zone
+	}
+	ice := &InsufficientCapacityError{}
+	seenCode := map[string]bool{}
+	for _, e := range errs {
+		code := aws.ToString(e.ErrorCode)
+		if !IsCapacityCode(code) {
+			return fmt.Errorf("creating fleet for claim %s: %w", req.Claim, &LaunchError{Kind: classify(code), Code: code, Message: aws.ToString(e.ErrorMessage)})
+		}
+		if !seenCode[code] {
+			seenCode[code] = true
+			ice.Codes = append(ice.Codes, code)
+		}
+		if e.LaunchTemplateAndOverrides != nil && e.LaunchTemplateAndOverrides.Overrides != nil {
+			o := e.LaunchTemplateAndOverrides.Overrides
+			zone := aws.ToString(o.AvailabilityZone)
+			if zone == "" {
+				zone = zoneOfSubnet[aws.ToString(o.SubnetId)]
+			}
+			ice.Offerings = append(ice.Offerings, Offering{InstanceType: string(o.InstanceType), Zone: zone, CapacityType: req.CapacityType})
+		}
+	}
+	return fmt.Errorf("creating fleet for claim %s: %w", req.Claim, ice)
+}
+
+func validate(req Request) error {
+	switch {
+	case req.Cluster == "" || req.Claim == "" || req.NodePool == "" || req.NodeClass == "":
+		return &LaunchError{Kind: KindInvalidRequest, Code: "MissingParameter", Message: "cluster, claim, node pool and node class are required"}
+	case req.CapacityType != CapacityTypeSpot && req.CapacityType != CapacityTypeOnDemand:
+		return &LaunchError{Kind: KindInvalidRequest, Code: "InvalidCapacityType", Message: fmt.Sprintf("capacity type %q is not spot or on-demand", req.CapacityType)}
+	case len(req.Overrides) == 0:
+		return &LaunchError{Kind: KindInvalidRequest, Code: "MissingParameter", Message: "no instance type to launch"}
+	case len(req.Claim) > 64:
+		return &LaunchError{Kind: KindInvalidRequest, Code: "InvalidClientToken", Message: "claim names longer than 64 characters cannot be a ClientToken"}
+	}
+	types := map[string]bool{}
+	for _, o := range req.Overrides {
+		types[o.InstanceType] = true
+	}
+	if len(types) > MaxOverrideTypes {
+		return &LaunchError{Kind: KindInvalidRequest, Code: "TooManyInstanceTypes", Message: fmt.Sprintf("%d instance types offered, at most %d", len(types), MaxOverrideTypes)}
+	}
+	return nil
+}
+
+// Tags returns the tags of the claim's instance, volumes and fleet.
+func (req Request) tags() map[string]string {
+	t := map[string]string{}
+	for k, v := range req.Tags {
+		t[k] = v
+	}
+	t["kubernetes.io/cluster/"+req.Cluster] = "owned"
+	t[TagClusterName] = req.Cluster
+	t[TagNodePool] = req.NodePool
+	t[TagNodeClass] = req.NodeClass
+	t[TagNodeClaim] = req.Claim
+	return t
+}
+
+func (l *Launcher) fleetInput(req Request) *ec2.CreateFleetInput {
+	// One launch template config per template, overrides cheapest first.
+	byTemplate := map[string][]ec2types.FleetLaunchTemplateOverridesRequest{}
+	var templates []string
+	overrides := append([]Override(nil), req.Overrides...)
+	sort.SliceStable(overrides, func(i, j int) bool { return overrides[i].Price < overrides[j].Price })
+	for _, o := range overrides {
+		if _, ok := byTemplate[o.LaunchTemplate]; !ok {
+			templates = append(templates, o.LaunchTemplate)
+		}
+		byTemplate[o.LaunchTemplate] = append(byTemplate[o.LaunchTemplate], ec2types.FleetLaunchTemplateOverridesRequest{
+			InstanceType: ec2types.InstanceType(o.InstanceType), SubnetId: aws.String(o.SubnetID),
+			AvailabilityZone: aws.String(o.Zone),
+		})
+	}
+	var configs []ec2types.FleetLaunchTemplateConfigRequest
+	for _, name := range templates {
+		configs = append(configs, ec2types.FleetLaunchTemplateConfigRequest{
+			LaunchTemplateSpecification: &ec2types.FleetLaunchTemplateSpecificationRequest{LaunchTemplateName: aws.String(name), Version: aws.String("$Latest")},
+			Overrides:                   byTemplate[name],
+		})
+	}
+	tags := tagList(req.tags())
+	in := &ec2.CreateFleetInput{
+		Type:                  ec2types.FleetTypeInstant,
+		ClientToken:           aws.String(req.Claim),
+		LaunchTemplateConfigs: configs,
+		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{
+			TotalTargetCapacity:       aws.Int32(1),
+			DefaultTargetCapacityType: ec2types.DefaultTargetCapacityType(req.CapacityType),
+		},
+		TagSpecifications: []ec2types.TagSpecification{
+			{ResourceType: ec2types.ResourceTypeInstance, Tags: tags},
+			{ResourceType: ec2types.ResourceTypeVolume, Tags: tags},
+			{ResourceType: ec2types.ResourceTypeFleet, Tags: tags},
+		},
+	}
+	if req.Context != "" {
+		in.Context = aws.String(req.Context)
+	}
+	if req.CapacityType == CapacityTypeSpot {
+		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyPriceCapacityOptimized}
+	} else {
+		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyLowestPrice}
+	}
+	return in
+}
+
+func tagList(m map[string]string) []ec2types.Tag {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]ec2types.Tag, len(keys))
+	for i, k := range keys {
+		out[i] = ec2types.Tag{Key: aws.String(k), Value: aws.String(m[k])}
+	}
+	return out
+}

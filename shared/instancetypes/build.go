@@ -1,0 +1,50 @@
+package instancetypes
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/nodewright/nodewright/shared/scheduling"
+)
+
+// Prices is what the catalog needs to price offerings; *pricing.Provider satisfies it.
+type Prices interface {
+	OnDemand(instanceType string) (float64, bool)
+	Spot(instanceType, zone string) (float64, bool)
+}
+
+// Build turns the catalog into the scheduler's instance types for one EC2NodeClass: labels and
+// allocatable from the AWS model under cfg, and an offering per zone (restricted to zones, the zones of
+// the node class's subnets; nil means all) and capacity type that has a price. Types left with no
+// offering are returned in skipped with the reason.
+func (c *Catalog) Build(cfg scheduling.NodeClassConfig, prices Prices, zones []string) (types []*scheduling.InstanceType, skipped map[string]string, err error) {
+	skipped = map[string]string{}
+	for _, t := range c.Types {
+		var offerings []scheduling.Offering
+		for _, z := range t.Zones {
+			if zones != nil && !slices.Contains(zones, z) {
+				continue
+			}
+			if t.OnDemand {
+				if p, ok := prices.OnDemand(t.Info.Name); ok {
+					offerings = append(offerings, scheduling.Offering{Zone: z, CapacityType: scheduling.CapacityTypeOnDemand, Price: p, Available: true})
+				}
+			}
+			if t.Spot {
+				if p, ok := prices.Spot(t.Info.Name, z); ok {
+					offerings = append(offerings, scheduling.Offering{Zone: z, CapacityType: scheduling.CapacityTypeSpot, Price: p, Available: true})
+				}
+			}
+		}
+		if len(offerings) == 0 {
+			skipped[t.Info.Name] = "no priced offering in the node class's zones"
+			continue
+		}
+		it, err := scheduling.NewAWSInstanceType(t.Info, cfg, offerings)
+		if err != nil {
+			return nil, nil, fmt.Errorf("building instance type %s: %w", t.Info.Name, err)
+		}
+		types = append(types, it)
+	}
+	return types, skipped, nil
+}
