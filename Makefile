@@ -53,7 +53,7 @@ kube-bin: ## build etcd, kube-apiserver, kube-scheduler, kube-controller-manager
 	@bash .ci/kube-bin.sh >/dev/null
 
 moto: ## make sure moto_server is available (pip installs it when missing)
-	@command -v moto_server >/dev/null || python3 -c 'import moto.server' 2>/dev/null || \
+	@python3 -c 'import moto.server, werkzeug.serving' 2>/dev/null || \
 		python3 -m pip install --quiet 'moto[server]'
 
 demo: ## the local sandbox demo (does not exist yet)

@@ -13,6 +13,9 @@
 //
 // Tests that share moto must not run in parallel with each other (Shared resets all state); a test that
 // needs isolation starts its own with Start. Under CI=true a moto that cannot start fails the test; elsewhere
-// the test is skipped with the reason. The binary is $MOTO_SERVER, else moto_server on PATH, else
-// `python3 -m moto.server`; `make test` installs moto with pip when none of those exists.
+// the test is skipped with the reason. moto runs as moto_server's own application under python3, with one
+// change (motoserver.py): requests are served one at a time, because moto's backends are not thread-safe
+// and AWS applies every call atomically — racing clients then test our conditional writes, not moto's
+// locking. $MOTO_SERVER may name another moto_server-compatible command. `make test` installs moto with
+// pip when python3 cannot import it.
 package awstest

@@ -2,6 +2,7 @@ package awstest
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"net/http"
 	"os"
@@ -36,13 +37,25 @@ func Start(ctx context.Context) (*Moto, error) {
 	if err != nil {
 		return nil, err
 	}
+	if path == "" { // the serializing launcher: written next to nothing else, removed with the server
+		script, err := os.CreateTemp("", "nodewright-moto-*.py")
+		if err != nil {
+			return nil, err
+		}
+		defer os.Remove(script.Name()) // python has read it once the server answers
+		if _, err := script.Write(launcher); err != nil {
+			return nil, err
+		}
+		script.Close()
+		path, args = args[0], []string{script.Name()}
+	}
 	var last error
 	for attempt := 0; attempt < 3; attempt++ { // a port found free can be taken before moto binds it
 		port, err := testenv.FreePort()
 		if err != nil {
 			return nil, err
 		}
-		m, err := startOn(ctx, path, append(args, "-H", "127.0.0.1", "-p", strconv.Itoa(port)), port)
+		m, err := startOn(ctx, path, hostPortArgs(path, args, port), port)
 		if err == nil {
 			return m, nil
 		}
@@ -69,20 +82,34 @@ func startOn(ctx context.Context, path string, args []string, port int) (*Moto, 
 	return m, nil
 }
 
-// command finds how to run moto_server.
+// launcher runs moto's server application with requests serialized (see motoserver.py for why).
+//
+//go:embed motoserver.py
+var launcher []byte
+
+// command finds how to run moto. By default it is python3 with moto installed running the serializing
+// launcher: path is "" and args[0] is the interpreter. $MOTO_SERVER names another moto_server-compatible
+// command (taking -H HOST -p PORT) instead.
 func command() (string, []string, error) {
 	if p := os.Getenv("MOTO_SERVER"); p != "" {
 		return p, nil, nil
 	}
-	if p, err := exec.LookPath("moto_server"); err == nil {
-		return p, nil, nil
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		return "", nil, fmt.Errorf("python3 not found: moto needs it (pip install 'moto[server]')")
 	}
-	if py, err := exec.LookPath("python3"); err == nil {
-		if exec.Command(py, "-c", "import moto.server").Run() == nil {
-			return py, []string{"-m", "moto.server"}, nil
-		}
+	if out, err := exec.Command(py, "-c", "import moto.server, werkzeug.serving").CombinedOutput(); err != nil {
+		return "", nil, fmt.Errorf("python3 cannot import moto's server: install it with pip install 'moto[server]' (make test does): %s", out)
 	}
-	return "", nil, fmt.Errorf("moto_server not found: install it with pip install 'moto[server]' (make test does)")
+	return "", []string{py}, nil
+}
+
+// hostPortArgs adds the listening address in the form the command takes.
+func hostPortArgs(path string, args []string, port int) []string {
+	if os.Getenv("MOTO_SERVER") == path && path != "" {
+		return append(args, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+	}
+	return append(args, "127.0.0.1", strconv.Itoa(port))
 }
 
 // Config returns an AWS configuration for DefaultRegion pointed at this server with dummy credentials.
