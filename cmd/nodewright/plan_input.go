@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nodewright/nodewright/shared/scheduling"
+)
+
+// kubeDoc is one Kubernetes object read from a file, as JSON, with where it came from.
+type kubeDoc struct {
+	where string // "file: document N" or "file: document N, items[i]"
+	kind  string
+	json  []byte
+}
+
+// typeMeta is what readKubeDocs needs to tell objects and lists apart.
+type typeMeta struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Items      []json.RawMessage `json:"items"`
+}
+
+// readKubeDocs reads multi-document YAML or a stream of JSON objects, as kubectl prints them, and
+// expands lists (List, PodList, ...) into their items. Items without a kind take the list's element kind.
+func readKubeDocs(path string) ([]kubeDoc, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var docs [][]byte
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		for {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				return nil, fmt.Errorf("%s: document %d: invalid JSON: %w", path, len(docs)+1, err)
+			}
+			docs = append(docs, raw)
+		}
+	} else {
+		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		for {
+			doc, err := r.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: document %d: %w", path, len(docs)+1, err)
+			}
+			j, err := yaml.YAMLToJSON(doc)
+			if err != nil {
+				return nil, fmt.Errorf("%s: document %d: invalid YAML: %w", path, len(docs)+1, err)
+			}
+			docs = append(docs, j)
+		}
+	}
+	var out []kubeDoc
+	for i, doc := range docs {
+		where := fmt.Sprintf("%s: document %d", path, i+1)
+		if t := bytes.TrimSpace(doc); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+			continue
+		}
+		var tm typeMeta
+		if err := json.Unmarshal(doc, &tm); err != nil {
+			return nil, fmt.Errorf("%s: not a Kubernetes object: %w", where, err)
+		}
+		if !strings.HasSuffix(tm.Kind, "List") {
+			out = append(out, kubeDoc{where: where, kind: tm.Kind, json: doc})
+			continue
+		}
+		element := strings.TrimSuffix(tm.Kind, "List")
+		for j, item := range tm.Items {
+			var itm typeMeta
+			if err := json.Unmarshal(item, &itm); err != nil {
+				return nil, fmt.Errorf("%s, items[%d]: not a Kubernetes object: %w", where, j, err)
+			}
+			kind := itm.Kind
+			if kind == "" {
+				kind = element
+			}
+			out = append(out, kubeDoc{where: fmt.Sprintf("%s, items[%d]", where, j), kind: kind, json: item})
+		}
+	}
+	return out, nil
+}
+
+// readKube decodes every object of a file as kind. An object of another kind is an error. Fields the
+// Go types do not know (a newer cluster's) are reported as warnings and otherwise ignored, so that
+// kubectl output from any recent version reads.
+func readKube[T any](path, kind string, warn func(string)) ([]*T, error) {
+	docs, err := readKubeDocs(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*T, 0, len(docs))
+	for _, d := range docs {
+		if d.kind != kind {
+			return nil, fmt.Errorf("%s: kind %q, want %s", d.where, d.kind, kind)
+		}
+		obj := new(T)
+		strict, err := sigsjson.UnmarshalStrict(d.json, obj, sigsjson.DisallowUnknownFields)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d.where, err)
+		}
+		for _, s := range strict {
+			warn(fmt.Sprintf("%s: %v (ignored)", d.where, s))
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
+func readPods(path string, warn func(string)) ([]*corev1.Pod, error) {
+	return readKube[corev1.Pod](path, "Pod", warn)
+}
+
+func readNodes(path string, warn func(string)) ([]*corev1.Node, error) {
+	return readKube[corev1.Node](path, "Node", warn)
+}
+
+func readDaemonSets(path string, warn func(string)) ([]*appsv1.DaemonSet, error) {
+	return readKube[appsv1.DaemonSet](path, "DaemonSet", warn)
+}
+
+// unavailableOffering is one entry of the --unavailable file.
+type unavailableOffering struct {
+	InstanceType string `json:"instanceType"`
+	Zone         string `json:"zone"`
+	CapacityType string `json:"capacityType"`
+}
+
+// readUnavailable reads a JSON list of offerings known to have no capacity.
+func readUnavailable(path string) (scheduling.UnavailableOfferings, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var list []unavailableOffering
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&list); err != nil {
+		return nil, fmt.Errorf("%s: want a JSON list of {instanceType, zone, capacityType}: %w", path, err)
+	}
+	out := scheduling.UnavailableOfferings{}
+	for i, u := range list {
+		if u.InstanceType == "" || u.Zone == "" || u.CapacityType == "" {
+			return nil, fmt.Errorf("%s: [%d]: instanceType, zone and capacityType are all required", path, i)
+		}
+		out[scheduling.OfferingKey{InstanceType: u.InstanceType, Zone: u.Zone, CapacityType: u.CapacityType}] = true
+	}
+	return out, nil
+}
+
+// isDaemonOrMirror reports pods the provisioner never provisions for: DaemonSet pods (their overhead is
+// counted per node) and static pods.
+func isDaemonOrMirror(p *corev1.Pod) bool {
+	for _, o := range p.OwnerReferences {
+		if o.Kind == "DaemonSet" || o.Kind == "Node" {
+			return true
+		}
+	}
+	return p.Annotations[corev1.MirrorPodAnnotationKey] != ""
+}
+
+func isFinished(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil
+}
+
+// splitPods separates pending pods (unbound, not finished, not daemon or static pods) from the pods
+// bound to each node, and warns about pods bound to nodes that are not in nodes.
+func splitPods(pods []*corev1.Pod, nodes []*corev1.Node, warn func(string)) (pending []*corev1.Pod, existing []scheduling.ExistingNode) {
+	byNode := map[string][]*corev1.Pod{}
+	known := map[string]bool{}
+	for _, n := range nodes {
+		known[n.Name] = true
+	}
+	missing := map[string]int{}
+	for _, p := range pods {
+		switch {
+		case isFinished(p):
+		case p.Spec.NodeName != "" && known[p.Spec.NodeName]:
+			byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
+		case p.Spec.NodeName != "":
+			missing[p.Spec.NodeName]++
+		case !isDaemonOrMirror(p):
+			pending = append(pending, p)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(missing)) {
+		warn(fmt.Sprintf("%d pod(s) bound to node %s, which is not in --nodes: ignored", missing[name], name))
+	}
+	for _, n := range nodes {
+		pool := n.Labels[scheduling.LabelNodePool]
+		existing = append(existing, scheduling.ExistingNode{
+			Node: n, Pods: byNode[n.Name], NodePool: pool,
+			Initialized: pool == "" || n.Labels[scheduling.LabelNodeInitalized] == "true",
+		})
+	}
+	return pending, existing
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/scheduling/schedulingtest"
+)
+
+func TestReadPods(t *testing.T) {
+	cases := []struct {
+		name     string
+		content  string
+		names    []string
+		warnings []string
+		wantErr  string
+	}{
+		{
+			name:    "multi-document YAML with an empty document",
+			content: "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: b}\n",
+			names:   []string{"a", "b"},
+		},
+		{
+			name:    "PodList whose items have no kind",
+			content: `{"apiVersion":"v1","kind":"PodList","items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]}`,
+			names:   []string{"a", "b"},
+		},
+		{
+			name:    "stream of JSON objects",
+			content: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}} {"apiVersion":"v1","kind":"Pod","metadata":{"name":"b"}}`,
+			names:   []string{"a", "b"},
+		},
+		{
+			name:     "unknown fields are warnings",
+			content:  "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  futureField: true\n",
+			names:    []string{"a"},
+			warnings: []string{`pods.yaml: document 1: unknown field "spec.futureField" (ignored)`},
+		},
+		{name: "another kind", content: "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n", wantErr: `pods.yaml: document 1: kind "Service", want Pod`},
+		{name: "List with a Node", content: "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: n}}\n", wantErr: `pods.yaml: document 1, items[0]: kind "Node", want Pod`},
+		{name: "bad YAML", content: "kind: Pod\nmetadata: [\n", wantErr: "pods.yaml: document 1"},
+		{name: "bad JSON", content: `{"kind":"Pod"} {"kind":`, wantErr: "pods.yaml: document 2: invalid JSON"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "pods.yaml")
+			require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o644))
+			var warnings []string
+			pods, err := readPods(path, func(s string) { warnings = append(warnings, s) })
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			var names []string
+			for _, p := range pods {
+				names = append(names, p.Name)
+			}
+			assert.Equal(t, tc.names, names)
+			for i, w := range tc.warnings {
+				require.Greater(t, len(warnings), i)
+				assert.Contains(t, warnings[i], w)
+			}
+		})
+	}
+}
+
+func TestReadSampleInputs(t *testing.T) {
+	pods, err := readPods(planFile("pods.yaml"), func(s string) { t.Error(s) })
+	require.NoError(t, err)
+	assert.Len(t, pods, 34)
+	nodes, err := readNodes(planFile("nodes.yaml"), func(s string) { t.Error(s) })
+	require.NoError(t, err)
+	require.Len(t, nodes, 1)
+	assert.Equal(t, "3920m", nodes[0].Status.Allocatable.Cpu().String())
+	ds, err := readDaemonSets(planFile("daemonsets.yaml"), func(s string) { t.Error(s) })
+	require.NoError(t, err)
+	assert.Len(t, ds, 2)
+	u, err := readUnavailable(planFile("unavailable.json"))
+	require.NoError(t, err)
+	assert.Equal(t, scheduling.UnavailableOfferings{{InstanceType: "c6g.8xlarge", Zone: "us-east-1a", CapacityType: "spot"}: true}, u)
+}
+
+func TestSplitPods(t *testing.T) {
+	node := func(name string, labels map[string]string) *corev1.Node {
+		return schedulingtest.Node(schedulingtest.NodeOptions{Name: name, Labels: labels, CPU: "4", Memory: "16Gi", Pods: 58})
+	}
+	managed := node("managed", map[string]string{scheduling.LabelNodePool: "default", scheduling.LabelNodeInitalized: "true"})
+	booting := node("booting", map[string]string{scheduling.LabelNodePool: "default"})
+	unmanaged := node("unmanaged", nil)
+
+	pending := schedulingtest.Pod(schedulingtest.PodOptions{Name: "pending"})
+	bound := schedulingtest.Pod(schedulingtest.PodOptions{Name: "bound", NodeName: "managed"})
+	elsewhere := schedulingtest.Pod(schedulingtest.PodOptions{Name: "elsewhere", NodeName: "gone"})
+	done := schedulingtest.Pod(schedulingtest.PodOptions{Name: "done"})
+	done.Status.Phase = corev1.PodSucceeded
+	daemon := schedulingtest.Pod(schedulingtest.PodOptions{Name: "daemon"})
+	daemon.OwnerReferences = []metav1.OwnerReference{{Kind: "DaemonSet", Name: "ds"}}
+	mirror := schedulingtest.Pod(schedulingtest.PodOptions{Name: "mirror"})
+	mirror.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "x"}
+
+	var warnings []string
+	got, existing := splitPods([]*corev1.Pod{pending, bound, elsewhere, done, daemon, mirror},
+		[]*corev1.Node{managed, booting, unmanaged}, func(s string) { warnings = append(warnings, s) })
+	assert.Equal(t, []*corev1.Pod{pending}, got)
+	require.Len(t, existing, 3)
+	cases := []struct {
+		name        string
+		node        scheduling.ExistingNode
+		pool        string
+		initialized bool
+		pods        int
+	}{
+		{name: "managed and initialized", node: existing[0], pool: "default", initialized: true, pods: 1},
+		{name: "managed and booting", node: existing[1], pool: "default", initialized: false},
+		{name: "not managed", node: existing[2], pool: "", initialized: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.pool, tc.node.NodePool)
+			assert.Equal(t, tc.initialized, tc.node.Initialized)
+			assert.Len(t, tc.node.Pods, tc.pods)
+		})
+	}
+	assert.Equal(t, []string{"1 pod(s) bound to node gone, which is not in --nodes: ignored"}, warnings)
+}

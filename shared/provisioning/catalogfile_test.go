@@ -1,0 +1,98 @@
+package provisioning
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nodewright/nodewright/shared/scheduling"
+)
+
+// m5xlarge is moto's m5.xlarge under the default node class.
+func m5xlarge(t *testing.T) *scheduling.InstanceType {
+	t.Helper()
+	info := scheduling.InstanceInfo{
+		Name: "m5.xlarge", VCPUs: 4, MemoryMiB: 16384, Architecture: "amd64", CPUManufacturer: "Intel",
+		MaxENIs: 4, IPv4PerENI: 15, Hypervisor: "nitro", NitroEnclaves: true,
+	}
+	it, err := scheduling.NewAWSInstanceType(info, scheduling.NodeClassConfig{}, []scheduling.Offering{
+		{Zone: "us-east-1a", CapacityType: scheduling.CapacityTypeOnDemand, Price: 0.192, Available: true},
+		{Zone: "us-east-1b", CapacityType: scheduling.CapacityTypeSpot, Price: 0.0714, Available: true},
+	})
+	require.NoError(t, err)
+	return it
+}
+
+func TestCatalogFromDescribesTheType(t *testing.T) {
+	f := CatalogFrom([]*scheduling.InstanceType{m5xlarge(t)})
+	require.Len(t, f.InstanceTypes, 1)
+	e := f.InstanceTypes[0]
+	assert.Equal(t, "m5.xlarge", e.Name)
+	assert.Equal(t, int64(4000), e.CPUMillis, "vCPUs as EC2 lists them")
+	assert.Equal(t, int64(16384), e.MemoryMiB, "memory as EC2 lists it, before VM overhead")
+	assert.Equal(t, int64(58), e.Pods, "ENI-limited: 4 × (15 − 1) + 2")
+	assert.Equal(t, "amd64", e.Arch)
+	assert.Equal(t, "linux", e.OS)
+	assert.Equal(t, "intel", e.Labels[scheduling.LabelInstanceCPUManufacturer])
+	assert.NotContains(t, e.Labels, scheduling.LabelZone, "zones come from the offerings")
+	assert.NotContains(t, e.Labels, scheduling.LabelInstanceType, "the type label comes from the name")
+	require.NotNil(t, e.Allocatable)
+	assert.Equal(t, ResourceAmounts{CPUMillis: 3920, MemoryMiB: 14162, EphemeralStorageMiB: 17408, Pods: 58}, *e.Allocatable)
+	assert.Len(t, e.Offerings, 2)
+}
+
+func TestCatalogRoundTrip(t *testing.T) {
+	want := m5xlarge(t)
+	var buf bytes.Buffer
+	require.NoError(t, WriteCatalog(&buf, CatalogFrom([]*scheduling.InstanceType{want})))
+	assert.True(t, strings.HasPrefix(buf.String(), "{\"instanceTypes\": [\n{\"name\":\"m5.xlarge\""), buf.String())
+
+	f, err := ReadCatalog("catalog.json", &buf)
+	require.NoError(t, err)
+	assert.False(t, f.ComputesAllocatable())
+	types, err := f.Build(scheduling.NodeClassConfig{})
+	require.NoError(t, err)
+	require.Len(t, types, 1)
+	assert.Equal(t, want, types[0])
+}
+
+func TestReadCatalog(t *testing.T) {
+	const offering = `{"zone":"us-east-1a","capacityType":"spot","price":0.1,"available":true}`
+	cases := []struct {
+		name    string
+		json    string
+		types   int
+		wantErr string
+	}{
+		{name: "object", json: `{"instanceTypes":[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"pods":29,"offerings":[` + offering + `]}]}`, types: 1},
+		{name: "bare array", json: ` [{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"pods":29,"offerings":[` + offering + `]}]`, types: 1},
+		{name: "not JSON", json: "instanceTypes: []", wantErr: "catalog.json: invalid catalog JSON"},
+		{name: "unknown field", json: `{"instanceTypes":[{"name":"a.large","vcpus":2}]}`, wantErr: `unknown field "vcpus"`},
+		{name: "empty", json: `{"instanceTypes":[]}`, wantErr: "catalog.json: no instance types"},
+		{name: "no name", json: `[{"cpuMillis":2000,"memoryMiB":4096,"offerings":[` + offering + `]}]`, wantErr: "instanceTypes[0] (): name is empty"},
+		{name: "no cpu", json: `[{"name":"a.large","memoryMiB":4096,"offerings":[` + offering + `]}]`, wantErr: "instanceTypes[0] (a.large): cpuMillis must be positive"},
+		{name: "no offerings", json: `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096}]`, wantErr: "(a.large): no offerings"},
+		{name: "bad capacity type", json: `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[{"zone":"z","capacityType":"cheap","price":1}]}]`, wantErr: `offerings[0]: capacityType "cheap" is not on-demand, spot or reserved`},
+		{name: "negative price", json: `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[{"zone":"z","capacityType":"spot","price":-1}]}]`, wantErr: "offerings[0]: price -1 is negative"},
+		{
+			name:    "duplicate",
+			json:    `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[` + offering + `]},{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[` + offering + `]}]`,
+			wantErr: `instanceTypes[1]: duplicate name "a.large"`,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := ReadCatalog("catalog.json", strings.NewReader(tc.json))
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Len(t, f.InstanceTypes, tc.types)
+		})
+	}
+}
