@@ -1,0 +1,15 @@
+// Package launchtemplate turns an EC2NodeClass, its resolution and a node's labels and taints into an EC2
+// launch template, and keeps those templates in the account.
+//
+// It has a pure part and an adapter part. The pure part renders node user data per AMI family
+// (UserData: AL2023 nodeadm NodeConfig in MIME, Bottlerocket TOML, AL2 bootstrap.sh in MIME, Custom
+// passthrough) and the launch template data (Data); it takes plain structs, uses no clients and no clock.
+// The adapter part (Provider) creates the templates through EC2: a template's name is
+// "nodewright/<cluster>/<hash of its data>", so equal inputs share one template, a change makes a new one,
+// and concurrent creators agree without coordination. DeleteUnused removes the cluster's templates
+// nothing refers to any more.
+//
+// Every node registers with the taint karpenter.sh/unregistered:NoExecute (plus the NodePool's taints and
+// startup taints) and the claim's labels; the lifecycle code removes the unregistered taint once the node
+// has joined, as Karpenter does.
+package launchtemplate
