@@ -3,6 +3,8 @@ package scheduling_test
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/nodewright/nodewright/shared/scheduling"
 	"github.com/nodewright/nodewright/shared/scheduling/schedulingtest"
 )
@@ -58,12 +60,25 @@ func benchmarkKarpenterMix(b *testing.B, pods int) {
 	b.ReportMetric(float64(len(plan.NewClaims)), "claims")
 }
 
-func BenchmarkSolveKarpenterMix1000Pods(b *testing.B) { benchmarkKarpenterMix(b, 1000) }
-func BenchmarkSolveKarpenterMix5000Pods(b *testing.B) { benchmarkKarpenterMix(b, 5000) }
+func BenchmarkSolveKarpenterMix1Pod(b *testing.B)      { benchmarkKarpenterMix(b, 1) }
+func BenchmarkSolveKarpenterMix100Pods(b *testing.B)   { benchmarkKarpenterMix(b, 100) }
+func BenchmarkSolveKarpenterMix1000Pods(b *testing.B)  { benchmarkKarpenterMix(b, 1000) }
+func BenchmarkSolveKarpenterMix5000Pods(b *testing.B)  { benchmarkKarpenterMix(b, 5000) }
+func BenchmarkSolveKarpenterMix20000Pods(b *testing.B) { benchmarkKarpenterMix(b, 20000) }
 
 func BenchmarkSolveRealistic5000Pods(b *testing.B) {
+	benchmarkRealistic(b, schedulingtest.DeploymentPods(schedulingtest.MixedWorkload(50)))
+}
+
+// BenchmarkSolveRealisticZoneSpread5000Pods is the same workload with every deployment spread over
+// zones (maxSkew 1).
+func BenchmarkSolveRealisticZoneSpread5000Pods(b *testing.B) {
+	benchmarkRealistic(b, zoneSpread(schedulingtest.DeploymentPods(schedulingtest.MixedWorkload(50))))
+}
+
+func benchmarkRealistic(b *testing.B, pods []*corev1.Pod) {
 	in := scheduling.Input{
-		Pods:          schedulingtest.DeploymentPods(schedulingtest.MixedWorkload(50)),
+		Pods:          pods,
 		NodePools:     []scheduling.NodePool{schedulingtest.NodePool("default")},
 		InstanceTypes: schedulingtest.RealisticInstanceTypes(),
 	}
