@@ -14,8 +14,9 @@ import (
 	"github.com/nodewright/nodewright/shared/scheduling"
 )
 
-// CatalogFile is the instance-type catalog as `nodewright plan --instance-types` reads it: a JSON object
-// {"instanceTypes": [...]}. Read also accepts a bare JSON array of entries.
+// CatalogFile is the instance-type catalog as `nodewright plan --instance-types` reads it and
+// `nodewright catalog export` writes it: a JSON array of entries (the format the scheduling issue fixes).
+// ReadCatalog also accepts the object form {"instanceTypes": [...]}.
 type CatalogFile struct {
 	InstanceTypes []CatalogEntry `json:"instanceTypes"`
 }
@@ -146,10 +147,10 @@ func (e CatalogEntry) check() error {
 	return nil
 }
 
-// WriteCatalog writes f as JSON with one instance type per line, so that diffs stay readable.
+// WriteCatalog writes f as a JSON array with one instance type per line, so that diffs stay readable.
 func WriteCatalog(w io.Writer, f *CatalogFile) error {
 	var buf bytes.Buffer
-	buf.WriteString("{\"instanceTypes\": [\n")
+	buf.WriteString("[\n")
 	for i, e := range f.InstanceTypes {
 		line, err := json.Marshal(e)
 		if err != nil {
@@ -161,7 +162,7 @@ func WriteCatalog(w io.Writer, f *CatalogFile) error {
 		}
 		buf.WriteByte('\n')
 	}
-	buf.WriteString("]}\n")
+	buf.WriteString("]\n")
 	_, err := w.Write(buf.Bytes())
 	return err
 }

@@ -48,7 +48,7 @@ func TestCatalogRoundTrip(t *testing.T) {
 	want := m5xlarge(t)
 	var buf bytes.Buffer
 	require.NoError(t, WriteCatalog(&buf, CatalogFrom([]*scheduling.InstanceType{want})))
-	assert.True(t, strings.HasPrefix(buf.String(), "{\"instanceTypes\": [\n{\"name\":\"m5.xlarge\""), buf.String())
+	assert.True(t, strings.HasPrefix(buf.String(), "[\n{\"name\":\"m5.xlarge\""), "the catalog is a JSON array, one type per line: %s", buf.String())
 
 	f, err := ReadCatalog("catalog.json", &buf)
 	require.NoError(t, err)
