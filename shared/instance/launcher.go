@@ -2,6 +2,7 @@ package instance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -56,6 +57,17 @@ type Request struct {
 	Tags map[string]string
 	// Context is the node class's CreateFleet context (ODCR/targeting), if any.
 	Context string
+	// ClientToken makes the CreateFleet call idempotent; empty means the claim name. A fallback attempt
+	// with other overrides needs a token of its own (EC2 refuses a token reused with other parameters).
+	ClientToken string
+}
+
+// token is the request's idempotency token.
+func (req Request) token() string {
+	if req.ClientToken != "" {
+		return req.ClientToken
+	}
+	return req.Claim
 }
 
 // Instance is what EC2 says about a launched instance.
@@ -63,6 +75,9 @@ type Instance struct {
 	ID, InstanceType, Zone, CapacityType, ImageID, State string
 	LaunchTime                                           time.Time
 	Tags                                                 map[string]string
+	// NoCapacity lists the offerings a fresh launch's fleet reported without capacity before it found
+	// one that had some; they should be marked unavailable like a failed launch's.
+	NoCapacity []Offering
 }
 
 // ProviderID is the Kubernetes Node's spec.providerID for the instance.
@@ -98,8 +113,14 @@ func (l *Launcher) Launch(ctx context.Context, req Request) (Instance, error) {
 		got, err := l.describe(ctx, id)
 		if err != nil {
 			// The instance exists; report what the fleet said and let registration fill the rest.
-			return Instance{ID: id, InstanceType: string(inst.InstanceType), CapacityType: req.CapacityType,
-				Zone: aws.ToString(inst.LaunchTemplateAndOverrides.Overrides.AvailabilityZone)}, nil
+			got = Instance{ID: id, InstanceType: string(inst.InstanceType), CapacityType: req.CapacityType}
+			if o := inst.LaunchTemplateAndOverrides; o != nil && o.Overrides != nil {
+				got.Zone = aws.ToString(o.Overrides.AvailabilityZone)
+			}
+		}
+		var ice *InsufficientCapacityError
+		if errors.As(fleetErrors(req, out.Errors), &ice) {
+			got.NoCapacity = ice.Offerings
 		}
 		return got, nil
 	}
@@ -146,8 +167,8 @@ func validate(req Request) error {
 		return &LaunchError{Kind: KindInvalidRequest, Code: "InvalidCapacityType", Message: fmt.Sprintf("capacity type %q is not spot or on-demand", req.CapacityType)}
 	case len(req.Overrides) == 0:
 		return &LaunchError{Kind: KindInvalidRequest, Code: "MissingParameter", Message: "no instance type to launch"}
-	case len(req.Claim) > 64:
-		return &LaunchError{Kind: KindInvalidRequest, Code: "InvalidClientToken", Message: "claim names longer than 64 characters cannot be a ClientToken"}
+	case len(req.token()) > 64:
+		return &LaunchError{Kind: KindInvalidRequest, Code: "InvalidClientToken", Message: "a ClientToken (the claim name by default) is at most 64 characters"}
 	}
 	types := map[string]bool{}
 	for _, o := range req.Overrides {
@@ -198,7 +219,7 @@ func (l *Launcher) fleetInput(req Request) *ec2.CreateFleetInput {
 	tags := tagList(req.tags())
 	in := &ec2.CreateFleetInput{
 		Type:                  ec2types.FleetTypeInstant,
-		ClientToken:           aws.String(req.Claim),
+		ClientToken:           aws.String(req.token()),
 		LaunchTemplateConfigs: configs,
 		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{
 			TotalTargetCapacity:       aws.Int32(1),

@@ -1,0 +1,144 @@
+package instance
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// ec2Wire is an EC2 endpoint that answers each query-protocol Action with a canned status and XML body,
+// as EC2 does, so the SDK's own decoding and retry logic run on real wire shapes.
+type ec2Wire struct {
+	answers map[string][]wireAnswer // by Action; the last answer repeats
+	calls   map[string]*atomic.Int32
+}
+
+type wireAnswer struct {
+	status int
+	body   string
+}
+
+func newEC2Wire(t *testing.T, answers map[string][]wireAnswer) (*ec2.Client, *ec2Wire) {
+	t.Helper()
+	w := &ec2Wire{answers: answers, calls: map[string]*atomic.Int32{}}
+	for action := range answers {
+		w.calls[action] = &atomic.Int32{}
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			http.Error(rw, err.Error(), http.StatusBadRequest)
+			return
+		}
+		action := r.Form.Get("Action")
+		list, ok := w.answers[action]
+		if !ok {
+			rw.WriteHeader(http.StatusBadRequest)
+			_, _ = rw.Write([]byte(errorXML("InvalidAction", "unexpected action "+action)))
+			return
+		}
+		n := int(w.calls[action].Add(1)) - 1
+		a := list[min(n, len(list)-1)]
+		rw.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+		rw.WriteHeader(a.status)
+		_, _ = rw.Write([]byte(a.body))
+	}))
+	t.Cleanup(srv.Close)
+	client := ec2.New(ec2.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
+		Credentials:      credentials.NewStaticCredentialsProvider("a", "b", ""),
+		RetryMaxAttempts: 3,
+	})
+	return client, w
+}
+
+func errorXML(code, message string) string {
+	return `<?xml version="1.0" encoding="UTF-8"?>
+<Response><Errors><Error><Code>` + code + `</Code><Message>` + message + `</Message></Error></Errors><RequestID>5f3b6c1e-0000-4000-8000-000000000000</RequestID></Response>`
+}
+
+const noInstances = `<?xml version="1.0" encoding="UTF-8"?>
+<DescribeInstancesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>r-1</requestId><reservationSet/></DescribeInstancesResponse>`
+
+// fleetXML is a CreateFleet answer with the given errorSet items and instance ids.
+func fleetXML(errorItems, instanceIDs string) string {
+	instances := ""
+	if instanceIDs != "" {
+		instances = `<item><launchTemplateAndOverrides><launchTemplateSpecification><launchTemplateName>lt-1</launchTemplateName><version>$Latest</version></launchTemplateSpecification>
+<overrides><instanceType>m5.large</instanceType><subnetId>subnet-b</subnetId><availabilityZone>us-east-1b</availabilityZone></overrides></launchTemplateAndOverrides>
+<lifecycle>spot</lifecycle><instanceIds><item>` + instanceIDs + `</item></instanceIds><instanceType>m5.large</instanceType></item>`
+	}
+	return `<?xml version="1.0" encoding="UTF-8"?>
+<CreateFleetResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>r-2</requestId><fleetId>fleet-0123</fleetId>
+<errorSet>` + errorItems + `</errorSet><fleetInstanceSet>` + instances + `</fleetInstanceSet></CreateFleetResponse>`
+}
+
+func fleetErrorItem(code, instanceType, subnet string) string {
+	return `<item><launchTemplateAndOverrides><launchTemplateSpecification><launchTemplateName>lt-1</launchTemplateName><version>$Latest</version></launchTemplateSpecification>
+<overrides><instanceType>` + instanceType + `</instanceType><subnetId>` + subnet + `</subnetId></overrides></launchTemplateAndOverrides>
+<lifecycle>spot</lifecycle><errorCode>` + code + `</errorCode><errorMessage>We currently do not have sufficient ` + instanceType + ` capacity.</errorMessage></item>`
+}
+
+func TestWireInsufficientAndUnfulfillableCapacity(t *testing.T) {
+	client, _ := newEC2Wire(t, map[string][]wireAnswer{
+		"DescribeInstances": {{200, noInstances}},
+		"CreateFleet": {{200, fleetXML(fleetErrorItem("InsufficientInstanceCapacity", "c5.large", "subnet-a")+
+			fleetErrorItem("UnfulfillableCapacity", "m5.large", "subnet-a"), "")}},
+	})
+	_, err := New(client, "demo").Launch(context.Background(), request())
+	var ice *InsufficientCapacityError
+	require.ErrorAs(t, err, &ice)
+	assert.ElementsMatch(t, []Offering{{"c5.large", "us-east-1a", "spot"}, {"m5.large", "us-east-1a", "spot"}}, ice.Offerings)
+}
+
+func TestWirePartialCapacityStillLaunches(t *testing.T) {
+	client, _ := newEC2Wire(t, map[string][]wireAnswer{
+		"DescribeInstances": {{200, noInstances}},
+		"CreateFleet":       {{200, fleetXML(fleetErrorItem("InsufficientInstanceCapacity", "c5.large", "subnet-a"), "i-0abc")}},
+	})
+	inst, err := New(client, "demo").Launch(context.Background(), request())
+	require.NoError(t, err)
+	assert.Equal(t, "i-0abc", inst.ID)
+	assert.Equal(t, []Offering{{"c5.large", "us-east-1a", "spot"}}, inst.NoCapacity, "the pool the fleet skipped is reported")
+}
+
+func TestWireThrottlingIsRetriedThenClassified(t *testing.T) {
+	client, w := newEC2Wire(t, map[string][]wireAnswer{
+		"DescribeInstances": {{200, noInstances}},
+		"CreateFleet":       {{503, errorXML("RequestLimitExceeded", "Request limit exceeded.")}},
+	})
+	_, err := New(client, "demo").Launch(context.Background(), request())
+	assert.Equal(t, KindThrottled, KindOf(err))
+	assert.EqualValues(t, 3, w.calls["CreateFleet"].Load(), "the SDK retries throttling with backoff before giving up")
+}
+
+func TestWireInvalidLaunchTemplate(t *testing.T) {
+	client, w := newEC2Wire(t, map[string][]wireAnswer{
+		"DescribeInstances": {{200, noInstances}},
+		"CreateFleet":       {{400, errorXML("InvalidLaunchTemplateName.NotFoundException", "The specified launch template, with template name lt-1, does not exist.")}},
+	})
+	_, err := New(client, "demo").Launch(context.Background(), request())
+	assert.Equal(t, KindLaunchTemplateNotFound, KindOf(err))
+	assert.Contains(t, err.Error(), "does not exist")
+	assert.EqualValues(t, 1, w.calls["CreateFleet"].Load(), "a missing template is not retried blindly")
+}
+
+func TestWireQuotaAndUnauthorized(t *testing.T) {
+	for code, kind := range map[string]ErrorKind{"InstanceLimitExceeded": KindQuota, "UnauthorizedOperation": KindUnauthorized} {
+		t.Run(code, func(t *testing.T) {
+			client, _ := newEC2Wire(t, map[string][]wireAnswer{
+				"DescribeInstances": {{200, noInstances}},
+				"CreateFleet":       {{400, errorXML(code, "no")}},
+			})
+			_, err := New(client, "demo").Launch(context.Background(), request())
+			assert.Equal(t, kind, KindOf(err))
+		})
+	}
+}
