@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/aws/aws-cdk-go/awscdk/v2 v2.270.0
+	github.com/aws/aws-lambda-go v1.55.1
 	github.com/aws/aws-sdk-go-v2 v1.47.7
 	github.com/aws/aws-sdk-go-v2/config v1.33.15
 	github.com/aws/aws-sdk-go-v2/credentials v1.20.15

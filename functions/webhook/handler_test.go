@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nodewright/nodewright/shared/podwebhook"
+)
+
+// recordingQueue keeps what the handler enqueues.
+type recordingQueue struct{ sent []*sqs.SendMessageInput }
+
+func (q *recordingQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	q.sent = append(q.sent, in)
+	return &sqs.SendMessageOutput{MessageId: aws.String("m-1")}, nil
+}
+
+func invoke(t *testing.T, q *recordingQueue, payload []byte) events.LambdaFunctionURLResponse {
+	t.Helper()
+	intake := &podwebhook.Intake{Cluster: "demo", QueueURL: "https://sqs/provisioning.fifo", Token: "3f9c2d7e61b04a8fa5d2c1e0b7a94f62",
+		Queue: q, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: time.Now}
+	out, err := lambda.NewHandler(handler(intake)).Invoke(context.Background(), payload)
+	require.NoError(t, err, "the handler never fails the invocation")
+	var res events.LambdaFunctionURLResponse
+	require.NoError(t, json.Unmarshal(out, &res))
+	return res
+}
+
+func TestFunctionURLSample(t *testing.T) {
+	payload, err := os.ReadFile("../../events/functionurl-admission-unschedulable.json")
+	require.NoError(t, err)
+	q := &recordingQueue{}
+	res := invoke(t, q, payload)
+	assert.Equal(t, 200, res.StatusCode)
+	assert.Equal(t, "application/json", res.Headers["Content-Type"])
+	assert.Contains(t, res.Body, `"allowed":true`)
+	require.Len(t, q.sent, 1)
+	assert.Equal(t, "demo", aws.ToString(q.sent[0].MessageGroupId))
+
+	// The same request with a base64 body, as a Function URL delivers non-text content types.
+	var req events.LambdaFunctionURLRequest
+	require.NoError(t, json.Unmarshal(payload, &req))
+	req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString([]byte(req.Body)), true
+	b64, err := json.Marshal(req)
+	require.NoError(t, err)
+	assert.Equal(t, 200, invoke(t, q, b64).StatusCode)
+
+	req.RawPath = "/webhook/guess"
+	bad, err := json.Marshal(req)
+	require.NoError(t, err)
+	assert.Equal(t, 401, invoke(t, q, bad).StatusCode)
+	assert.Len(t, q.sent, 2, "an unauthorized request enqueues nothing")
+
+	req.Body, req.RawPath = "%%%", "/webhook/3f9c2d7e61b04a8fa5d2c1e0b7a94f62"
+	garbled, err := json.Marshal(req)
+	require.NoError(t, err)
+	assert.Equal(t, 400, invoke(t, q, garbled).StatusCode)
+}

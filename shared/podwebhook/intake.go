@@ -1,0 +1,135 @@
+package podwebhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodewright/nodewright/shared/kube"
+)
+
+// Queue is the SQS call the intake makes; *sqs.Client satisfies it.
+type Queue interface {
+	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+}
+
+var _ Queue = (*sqs.Client)(nil)
+
+// MaxBodyBytes bounds a request body; larger requests are refused before they are read whole.
+const MaxBodyBytes = kube.MaxAdmissionReviewBytes
+
+// EnqueueTimeout bounds the SQS call: the API server's webhook timeout is short and the answer is
+// "allowed" whatever SQS does.
+const EnqueueTimeout = 2 * time.Second
+
+// Intake handles webhook requests for one cluster.
+type Intake struct {
+	Cluster  string
+	QueueURL string
+	// Token is the secret path segment the webhook URL carries (…/<token>).
+	Token string
+	Queue Queue
+	Log   *slog.Logger
+	Now   func() time.Time
+}
+
+// PodRef is the provisioning queue's message: which pod became unschedulable, and when it was seen.
+type PodRef struct {
+	Cluster         string    `json:"cluster"`
+	Namespace       string    `json:"namespace"`
+	Name            string    `json:"name"`
+	UID             string    `json:"uid"`
+	ResourceVersion string    `json:"resourceVersion"`
+	ObservedAt      time.Time `json:"observedAt"`
+}
+
+// Response is what the webhook answers, independent of the transport.
+type Response struct {
+	Status int
+	Body   []byte
+}
+
+// Handle answers one webhook request: 401 without the token, 413 for a body over MaxBodyBytes, 400 for a
+// body that is not a pod AdmissionReview (the API server's failurePolicy Ignore lets the pod through), and
+// otherwise 200 allowed — after enqueuing the pod when it is pending for lack of a node.
+func (in *Intake) Handle(ctx context.Context, path string, body []byte) Response {
+	if !in.authorized(path) {
+		return text(http.StatusUnauthorized, "unauthorized")
+	}
+	if len(body) > MaxBodyBytes {
+		return text(http.StatusRequestEntityTooLarge, "request body too large")
+	}
+	review, err := kube.DecodePodReview(bytes.NewReader(body), MaxBodyBytes)
+	if err != nil {
+		in.Log.WarnContext(ctx, "rejected admission review", "reason", err.Error())
+		return text(http.StatusBadRequest, "malformed AdmissionReview") // never echo internals
+	}
+	if pod := review.Pod; Unschedulable(pod) {
+		if err := in.enqueue(ctx, pod); err != nil {
+			in.Log.ErrorContext(ctx, "enqueue failed; the backstop will find the pod", "pod", pod.Namespace+"/"+pod.Name, "error", err.Error())
+		}
+	}
+	out, err := kube.AllowedResponse(review.UID)
+	if err != nil {
+		return text(http.StatusInternalServerError, "encoding response")
+	}
+	return Response{Status: http.StatusOK, Body: out}
+}
+
+// authorized compares the last path segment with the token in constant time.
+func (in *Intake) authorized(path string) bool {
+	got := path[strings.LastIndex(path, "/")+1:]
+	return in.Token != "" && subtle.ConstantTimeCompare([]byte(got), []byte(in.Token)) == 1
+}
+
+// Unschedulable reports whether kube-scheduler has marked the pod PodScheduled=False/Unschedulable and
+// it is still unbound and not finished: the pods a node launch can help.
+func Unschedulable(pod *corev1.Pod) bool {
+	if pod == nil || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil ||
+		pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
+		}
+	}
+	return false
+}
+
+func (in *Intake) enqueue(ctx context.Context, pod *corev1.Pod) error {
+	ref := PodRef{Cluster: in.Cluster, Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID),
+		ResourceVersion: pod.ResourceVersion, ObservedAt: in.Now().UTC()}
+	if ref.UID == "" {
+		return errors.New("pod has no uid")
+	}
+	body, err := json.Marshal(ref)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, EnqueueTimeout)
+	defer cancel()
+	_, err = in.Queue.SendMessage(ctx, &sqs.SendMessageInput{
+		QueueUrl:               aws.String(in.QueueURL),
+		MessageBody:            aws.String(string(body)),
+		MessageGroupId:         aws.String(in.Cluster),
+		MessageDeduplicationId: aws.String(ref.UID + "-" + ref.ResourceVersion),
+	})
+	if err != nil {
+		return fmt.Errorf("sending %s/%s to the provisioning queue: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}
+
+func text(status int, msg string) Response { return Response{Status: status, Body: []byte(msg)} }

@@ -1,0 +1,150 @@
+package podwebhook
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nodewright/nodewright/shared/awstest"
+)
+
+func TestMain(m *testing.M) { os.Exit(awstest.Main(m)) }
+
+const token = "3f9c2d7e61b04a8fa5d2c1e0b7a94f62"
+
+var observed = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+// sample is the AdmissionReview kube-apiserver sends when kube-scheduler marks a pod Unschedulable.
+func sample(t testing.TB) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../../events/admission-pod-unschedulable.json")
+	require.NoError(t, err)
+	return b
+}
+
+// withPodScheduled rewrites the sample's PodScheduled condition.
+func withPodScheduled(t testing.TB, status, reason string) []byte {
+	t.Helper()
+	var review map[string]any
+	require.NoError(t, json.Unmarshal(sample(t), &review))
+	obj := review["request"].(map[string]any)["object"].(map[string]any)
+	obj["status"].(map[string]any)["conditions"] = []any{map[string]any{"type": "PodScheduled", "status": status, "reason": reason}}
+	out, err := json.Marshal(review)
+	require.NoError(t, err)
+	return out
+}
+
+func newIntake(t testing.TB) (*Intake, *sqs.Client, string) {
+	t.Helper()
+	moto := awstest.Shared(t)
+	client := sqs.NewFromConfig(moto.Config())
+	q, err := client.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("provisioning.fifo"),
+		Attributes: map[string]string{"FifoQueue": "true"}})
+	require.NoError(t, err)
+	return &Intake{Cluster: "demo", QueueURL: aws.ToString(q.QueueUrl), Token: token, Queue: client,
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: func() time.Time { return observed }}, client, aws.ToString(q.QueueUrl)
+}
+
+func receiveAll(t *testing.T, client *sqs.Client, url string) []sqstypes.Message {
+	t.Helper()
+	out, err := client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10,
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll}})
+	require.NoError(t, err)
+	return out.Messages
+}
+
+func TestUnschedulablePodIsEnqueuedOnceAndAllowed(t *testing.T) {
+	in, client, url := newIntake(t)
+	for i := 0; i < 3; i++ { // the API server may call again for the same update
+		res := in.Handle(context.Background(), "/webhook/"+token, sample(t))
+		require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+		var review struct {
+			APIVersion string `json:"apiVersion"`
+			Response   struct {
+				UID     string `json:"uid"`
+				Allowed bool   `json:"allowed"`
+			} `json:"response"`
+		}
+		require.NoError(t, json.Unmarshal(res.Body, &review))
+		assert.Equal(t, "admission.k8s.io/v1", review.APIVersion)
+		assert.True(t, review.Response.Allowed)
+		assert.Equal(t, "6b7c1d2e-4f3a-4e8b-9c1d-0a2b3c4d5e6f", review.Response.UID)
+	}
+	msgs := receiveAll(t, client, url)
+	require.Len(t, msgs, 1, "the FIFO queue deduplicates by pod uid and resourceVersion")
+	assert.Equal(t, "demo", msgs[0].Attributes["MessageGroupId"], "one message group per cluster: a single provisioner")
+	var ref PodRef
+	require.NoError(t, json.Unmarshal([]byte(aws.ToString(msgs[0].Body)), &ref))
+	assert.Equal(t, "demo", ref.Cluster)
+	assert.Equal(t, "482913", ref.ResourceVersion)
+	assert.Equal(t, observed, ref.ObservedAt)
+	assert.NotEmpty(t, ref.Name)
+}
+
+func TestRequestsThatEnqueueNothing(t *testing.T) {
+	cases := []struct {
+		name   string
+		path   string
+		body   func(testing.TB) []byte
+		status int
+	}{
+		{"no token", "/webhook", sample, http.StatusUnauthorized},
+		{"wrong token", "/webhook/" + strings.Repeat("0", len(token)), sample, http.StatusUnauthorized},
+		{"token prefix only", "/webhook/" + token[:10], sample, http.StatusUnauthorized},
+		{"scheduled pod", "/webhook/" + token, func(t testing.TB) []byte { return withPodScheduled(t, "True", "") }, http.StatusOK},
+		{"gated pod", "/webhook/" + token, func(t testing.TB) []byte { return withPodScheduled(t, "False", "SchedulingGated") }, http.StatusOK},
+		{"malformed body", "/webhook/" + token, func(testing.TB) []byte { return []byte(`{"kind":"AdmissionReview"`) }, http.StatusBadRequest},
+		{"too large", "/webhook/" + token, func(testing.TB) []byte { return make([]byte, MaxBodyBytes+1) }, http.StatusRequestEntityTooLarge},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in, client, url := newIntake(t)
+			res := in.Handle(context.Background(), tc.path, tc.body(t))
+			assert.Equal(t, tc.status, res.Status, string(res.Body))
+			assert.Empty(t, receiveAll(t, client, url))
+			assert.NotContains(t, string(res.Body), "json:", "internal error text never reaches the caller")
+		})
+	}
+}
+
+func TestQueueFailureStillAllows(t *testing.T) {
+	in, _, _ := newIntake(t)
+	in.QueueURL = in.QueueURL + "-missing"
+	var logged strings.Builder
+	in.Log = slog.New(slog.NewJSONHandler(&logged, nil))
+	res := in.Handle(context.Background(), "/webhook/"+token, sample(t))
+	assert.Equal(t, http.StatusOK, res.Status)
+	assert.Contains(t, string(res.Body), `"allowed":true`)
+	assert.Contains(t, logged.String(), "enqueue failed")
+}
+
+// BenchmarkHandle measures one webhook request end to end against moto's SQS and reports the latency
+// percentiles (target: p99 ≤ 50 ms).
+func BenchmarkHandle(b *testing.B) {
+	in, _, _ := newIntake(b)
+	body := sample(b)
+	var lat []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if res := in.Handle(context.Background(), "/webhook/"+token, body); res.Status != http.StatusOK {
+			b.Fatalf("status %d", res.Status)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
