@@ -40,7 +40,7 @@ lint: ## gofmt, go vet and staticcheck (pinned as a tool in go.mod)
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 
-synth: $(CDK_STAMP) ## offline `cdk synth` into cdk.out/ with the pinned CDK CLI
+synth: $(CDK_STAMP) build ## offline `cdk synth` into cdk.out/ with the pinned CDK CLI (builds the functions first)
 	$(CDK) synth --no-notices --no-version-reporting --output cdk.out --quiet
 	@ls cdk.out/*.template.json
 

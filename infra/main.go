@@ -4,6 +4,7 @@
 //
 //	clusterName  the EKS cluster Nodewright manages (required)
 //	manifests    file or folder of Karpenter v1 NodePool/EC2NodeClass YAML (required; validated at synth)
+//	functionsDir folder of the functions' bootstraps (default dist; `make synth` builds them first)
 //	account      AWS account to deploy into (default: CDK_DEFAULT_ACCOUNT; empty = environment-agnostic)
 //	region       AWS region (default: CDK_DEFAULT_REGION)
 //

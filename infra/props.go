@@ -18,6 +18,8 @@ type StackProps struct {
 	ClusterName string
 	// Config is the validated NodePools and EC2NodeClasses to deploy into the state table.
 	Config []state.ConfigItem
+	// FunctionsDir holds the functions' bootstraps as `make build` writes them (<dir>/<fn>/bootstrap).
+	FunctionsDir string
 }
 
 // clusterNamePattern is EKS's rule for cluster names.
@@ -54,6 +56,9 @@ func stackPropsFromContext(app awscdk.App) (StackProps, error) {
 		if region != "" {
 			p.Env.Region = jsii.String(region)
 		}
+	}
+	if p.FunctionsDir = str("functionsDir", ""); p.FunctionsDir == "" {
+		p.FunctionsDir = "dist"
 	}
 	p.Description = jsii.String("Nodewright: serverless node autoscaling for EKS cluster " + p.ClusterName)
 	return p, nil

@@ -9,9 +9,10 @@ import (
 // NodewrightStack holds everything one cluster's Nodewright needs. Each concern is its own construct.
 type NodewrightStack struct {
 	awscdk.Stack
-	State  *StateTable
-	Queues *Queues
-	Config *ConfigDeployment
+	State   *StateTable
+	Queues  *Queues
+	Config  *ConfigDeployment
+	Webhook *Webhook
 }
 
 // NewNodewrightStack builds the stack for props.ClusterName.
@@ -23,11 +24,14 @@ func NewNodewrightStack(scope constructs.Construct, id string, props StackProps)
 	s.State = NewStateTable(stack, "State")
 	s.Queues = NewQueues(stack, "Queues")
 	s.Config = NewConfigDeployment(stack, "Config", s.State.Table, props.Config)
+	s.Webhook = NewWebhook(stack, "Webhook", props.ClusterName, props.FunctionsDir, s.Queues.Provisioning)
 
 	output(stack, "StateTableName", s.State.Table.TableName())
 	output(stack, "ProvisioningQueueUrl", s.Queues.Provisioning.QueueUrl())
 	output(stack, "InterruptionQueueUrl", s.Queues.Interruption.QueueUrl())
 	output(stack, "TerminationQueueUrl", s.Queues.Termination.QueueUrl())
+	output(stack, "WebhookFunctionUrl", s.Webhook.URL.Url())
+	output(stack, "WebhookTokenSecretArn", s.Webhook.Token.SecretArn())
 	return s
 }
 

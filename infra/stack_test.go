@@ -19,12 +19,24 @@ import (
 // synth builds the stack the way main does (cdk-nag included) and returns its template and annotations.
 func synth(t *testing.T) (assertions.Template, assertions.Annotations) {
 	t.Helper()
-	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]interface{}{"clusterName": "unit", "manifests": "manifests"}})
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]interface{}{"clusterName": "unit", "manifests": "manifests",
+		"functionsDir": fakeFunctions(t)}})
 	props, err := stackPropsFromContext(app)
 	require.NoError(t, err)
 	stack := NewNodewrightStack(app, props.StackName(), props)
 	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
 	return assertions.Template_FromStack(stack.Stack, nil), assertions.Annotations_FromStack(stack.Stack)
+}
+
+// fakeFunctions stands in for `make build`'s dist/: assertion tests check the template, not the binaries.
+func fakeFunctions(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, fn := range []string{"webhook"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, fn), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fn, "bootstrap"), []byte("not a real binary"), 0o755))
+	}
+	return dir
 }
 
 func TestStack(t *testing.T) {
@@ -120,6 +132,35 @@ func TestStack(t *testing.T) {
 			assert.Contains(t, jsonString(t, res["Properties"].(map[string]interface{})["Delete"]), `deleteItem`)
 		}
 		assert.ElementsMatch(t, []string{"NodePool#default", "EC2NodeClass#default"}, keys)
+	})
+
+	t.Run("the webhook function sends only to the provisioning queue, behind a Function URL", func(t *testing.T) {
+		template.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]interface{}{
+			"Runtime": "provided.al2023", "Architectures": []interface{}{"arm64"}, "Handler": "bootstrap",
+			"Environment": map[string]interface{}{"Variables": assertions.Match_ObjectLike(&map[string]interface{}{
+				"NODEWRIGHT_CLUSTER_NAME": "unit",
+			})},
+		})
+		template.HasResourceProperties(jsii.String("AWS::Lambda::Url"), map[string]interface{}{"AuthType": "NONE"})
+		policies := template.FindResources(jsii.String("AWS::IAM::Policy"), nil)
+		var webhookPolicy string
+		for id, p := range *policies {
+			if strings.HasPrefix(id, "WebhookHandlerRole") {
+				webhookPolicy = jsonString(t, (*p)["Properties"])
+			}
+		}
+		require.NotEmpty(t, webhookPolicy, "the webhook role has its own inline policy")
+		assert.Contains(t, webhookPolicy, "sqs:SendMessage")
+		assert.Contains(t, webhookPolicy, "QueuesProvisioning")
+		assert.NotContains(t, webhookPolicy, "QueuesInterruption")
+		assert.NotContains(t, webhookPolicy, "dynamodb:", "the webhook never touches the state table")
+		assert.NotContains(t, webhookPolicy, `"Resource":"*"`)
+		roles := template.FindResources(jsii.String("AWS::IAM::Role"), nil)
+		for id, r := range *roles {
+			if strings.HasPrefix(id, "WebhookHandlerRole") {
+				assert.Nil(t, (*r)["Properties"].(map[string]interface{})["ManagedPolicyArns"], "no AWS managed policy on the webhook role")
+			}
+		}
 	})
 
 	t.Run("cdk-nag AwsSolutions finds nothing unsuppressed", func(t *testing.T) {
