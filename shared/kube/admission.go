@@ -23,6 +23,9 @@ type PodReview struct {
 	UID         types.UID
 	Operation   admissionv1.Operation
 	SubResource string
+	// DryRun is set when the request will not be persisted; a webhook declaring sideEffects
+	// NoneOnDryRun must then do nothing outside the answer.
+	DryRun bool
 	// Pod is request.object: the pod as it will be stored.
 	Pod *corev1.Pod
 }
@@ -77,7 +80,8 @@ func DecodePodReview(body io.Reader, limit int64) (*PodReview, error) {
 	if pod.Name == "" {
 		return nil, malformed("field request.object.metadata.name is empty")
 	}
-	return &PodReview{UID: req.UID, Operation: req.Operation, SubResource: req.SubResource, Pod: &pod}, nil
+	return &PodReview{UID: req.UID, Operation: req.Operation, SubResource: req.SubResource,
+		DryRun: req.DryRun != nil && *req.DryRun, Pod: &pod}, nil
 }
 
 // AllowedResponse encodes the AdmissionReview response that allows the request with the given uid. The

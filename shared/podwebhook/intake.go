@@ -75,7 +75,7 @@ func (in *Intake) Handle(ctx context.Context, path string, body []byte) Response
 		in.Log.WarnContext(ctx, "rejected admission review", "reason", err.Error())
 		return text(http.StatusBadRequest, "malformed AdmissionReview") // never echo internals
 	}
-	if pod := review.Pod; Unschedulable(pod) {
+	if pod := review.Pod; Unschedulable(pod) && !review.DryRun { // sideEffects: NoneOnDryRun
 		if err := in.enqueue(ctx, pod); err != nil {
 			in.Log.ErrorContext(ctx, "enqueue failed; the backstop will find the pod", "pod", pod.Namespace+"/"+pod.Name, "error", err.Error())
 		}

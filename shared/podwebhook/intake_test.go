@@ -106,6 +106,9 @@ func TestRequestsThatEnqueueNothing(t *testing.T) {
 		{"token prefix only", "/webhook/" + token[:10], sample, http.StatusUnauthorized},
 		{"scheduled pod", "/webhook/" + token, func(t testing.TB) []byte { return withPodScheduled(t, "True", "") }, http.StatusOK},
 		{"gated pod", "/webhook/" + token, func(t testing.TB) []byte { return withPodScheduled(t, "False", "SchedulingGated") }, http.StatusOK},
+		{"dry run", "/webhook/" + token, func(t testing.TB) []byte {
+			return []byte(strings.Replace(string(sample(t)), `"dryRun": false`, `"dryRun": true`, 1))
+		}, http.StatusOK},
 		{"malformed body", "/webhook/" + token, func(testing.TB) []byte { return []byte(`{"kind":"AdmissionReview"`) }, http.StatusBadRequest},
 		{"too large", "/webhook/" + token, func(testing.TB) []byte { return make([]byte, MaxBodyBytes+1) }, http.StatusRequestEntityTooLarge},
 	}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/nodewright/nodewright/shared/footprint"
+)
+
+func init() {
+	register("manifests", command{summary: "print the RBAC and webhook registration Nodewright needs in the cluster", run: runManifests})
+}
+
+// runManifests prints, as multi-document YAML for kubectl apply, the ClusterRole and ClusterRoleBinding
+// for the functions' group and the ValidatingWebhookConfiguration pointing at the webhook URL (the stack
+// outputs WebhookFunctionUrl and, in Secrets Manager, the path token).
+func runManifests(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fset := flag.NewFlagSet("nodewright manifests", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	webhookURL := fset.String("webhook-url", "", "the webhook's full https `URL`, secret path token included")
+	caFile := fset.String("ca-bundle", "", "PEM `FILE` of the CA that signs the webhook's certificate (local sandbox only)")
+	fset.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: nodewright manifests --webhook-url https://<function-url-host>/webhook/<token> [--ca-bundle FILE]")
+		fset.PrintDefaults()
+	}
+	if err := fset.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *webhookURL == "" || fset.NArg() > 0 {
+		fset.Usage()
+		return 2
+	}
+	var ca []byte
+	if *caFile != "" {
+		var err error
+		if ca, err = os.ReadFile(*caFile); err != nil {
+			fmt.Fprintln(stderr, "nodewright manifests:", err)
+			return 1
+		}
+	}
+	vwc, err := footprint.ValidatingWebhookConfiguration(footprint.WebhookOptions{URL: *webhookURL, CABundle: ca})
+	if err != nil {
+		fmt.Fprintln(stderr, "nodewright manifests:", err)
+		return 1
+	}
+	for i, obj := range []any{footprint.ClusterRole(), footprint.ClusterRoleBinding(), vwc} {
+		out, err := yaml.Marshal(obj)
+		if err != nil {
+			fmt.Fprintln(stderr, "nodewright manifests:", err)
+			return 1
+		}
+		if i > 0 {
+			fmt.Fprintln(stdout, "---")
+		}
+		_, _ = stdout.Write(out)
+	}
+	return 0
+}

@@ -1,0 +1,156 @@
+package footprint
+
+import (
+	"context"
+	"encoding/pem"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodewright/nodewright/shared/kubetest"
+	"github.com/nodewright/nodewright/shared/podwebhook"
+)
+
+func TestMain(m *testing.M) { os.Exit(kubetest.Main(m)) }
+
+func TestRBACAllowsWhatTheFunctionsDoAndNothingElse(t *testing.T) {
+	ctx := context.Background()
+	cp := kubetest.Shared(t, kubetest.Options{})
+	rbac := cp.Client.RbacV1()
+	_, err := rbac.ClusterRoles().Create(ctx, ClusterRole(), metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = rbac.ClusterRoleBindings().Create(ctx, ClusterRoleBinding(), metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = rbac.ClusterRoleBindings().Delete(ctx, ClusterRoleName, metav1.DeleteOptions{})
+		_ = rbac.ClusterRoles().Delete(ctx, ClusterRoleName, metav1.DeleteOptions{})
+	})
+
+	can := func(group, resource, sub, verb string) bool {
+		t.Helper()
+		review, err := cp.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: "arn:aws:sts::123456789012:assumed-role/nodewright-functions/provisioner", Groups: []string{Group, "system:authenticated"},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Group: group, Resource: resource, Subresource: sub, Verb: verb, Namespace: "default"},
+			}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		return review.Status.Allowed
+	}
+	allowed := []struct{ group, resource, sub, verb string }{
+		{"", "pods", "", "list"}, {"", "pods", "eviction", "create"}, {"", "pods", "", "delete"},
+		{"", "nodes", "", "patch"}, {"", "nodes", "", "delete"}, {"", "events", "", "create"},
+		{"apps", "daemonsets", "", "list"}, {"policy", "poddisruptionbudgets", "", "watch"},
+		{"storage.k8s.io", "csinodes", "", "list"}, {"", "persistentvolumeclaims", "", "get"},
+	}
+	for _, a := range allowed {
+		assert.True(t, can(a.group, a.resource, a.sub, a.verb), "%s %s/%s %s should be allowed", a.verb, a.group, a.resource, a.sub)
+	}
+	denied := []struct{ group, resource, sub, verb string }{
+		{"", "secrets", "", "get"}, {"", "configmaps", "", "list"}, {"", "pods", "", "create"},
+		{"apps", "deployments", "", "update"}, {"", "namespaces", "", "delete"}, {"rbac.authorization.k8s.io", "clusterroles", "", "create"},
+		{"", "pods", "exec", "create"},
+	}
+	for _, d := range denied {
+		assert.False(t, can(d.group, d.resource, d.sub, d.verb), "%s %s/%s %s must be denied", d.verb, d.group, d.resource, d.sub)
+	}
+}
+
+// recordingQueue keeps what the webhook enqueues.
+type recordingQueue struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (q *recordingQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.sent = append(q.sent, *in.MessageBody)
+	return &sqs.SendMessageOutput{}, nil
+}
+
+func (q *recordingQueue) count() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.sent)
+}
+
+// TestAPIServerCallsTheWebhookOnlyForUnschedulablePods registers the webhook with the real API server
+// (so its CEL match conditions are compiled and run by it) and lets kube-scheduler mark a pod
+// Unschedulable: the API server calls the intake over HTTPS for that pod and for no other status update.
+func TestAPIServerCallsTheWebhookOnlyForUnschedulablePods(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp := kubetest.Shared(t, kubetest.Options{Scheduler: true})
+	c := cp.Client
+	ns := cp.Namespace(t)
+
+	queue := &recordingQueue{}
+	var calls atomic.Int32
+	intake := &podwebhook.Intake{Cluster: "local", QueueURL: "local", Token: "s3cr3t-path-token", Queue: queue,
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: time.Now}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		res := intake.Handle(r.Context(), r.URL.Path, body)
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(res.Status)
+		_, _ = w.Write(res.Body)
+	}))
+	t.Cleanup(srv.Close)
+	caBundle := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	vwc, err := ValidatingWebhookConfiguration(WebhookOptions{URL: srv.URL + "/webhook/s3cr3t-path-token", CABundle: caBundle})
+	require.NoError(t, err)
+	_, err = c.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, vwc, metav1.CreateOptions{})
+	require.NoError(t, err, "the API server accepts the configuration and compiles its match conditions")
+	t.Cleanup(func() {
+		_ = c.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), WebhookConfigName, metav1.DeleteOptions{})
+	})
+	time.Sleep(2 * time.Second) // the API server picks up webhook configurations from a watch
+
+	node := kubetest.ReadyNode(t, c, ns+"-node", nil)
+	pod := func(name, cpu string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "c", Image: "nginx", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}}}
+	}
+	_, err = c.CoreV1().Pods(ns).Create(ctx, pod("fits", "100m"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = c.CoreV1().Pods(ns).Create(ctx, pod("too-big", "64"), metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	for queue.count() == 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the API server never called the webhook for the unschedulable pod")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	fits, err := c.CoreV1().Pods(ns).Get(ctx, "fits", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, node, fits.Spec.NodeName)
+	// A status update of a bound pod (what a kubelet sends) is filtered out by the match conditions.
+	fits.Status.Phase = corev1.PodRunning
+	_, err = c.CoreV1().Pods(ns).UpdateStatus(ctx, fits, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	time.Sleep(time.Second)
+
+	queue.mu.Lock()
+	defer queue.mu.Unlock()
+	for _, m := range queue.sent {
+		assert.Contains(t, m, `"name":"too-big"`, "only the unschedulable pod is enqueued")
+	}
+	assert.EqualValues(t, len(queue.sent), calls.Load(), "the API server called the webhook for nothing else")
+}
