@@ -1,0 +1,113 @@
+package interruption
+
+import (
+	"sort"
+	"time"
+
+	"github.com/nodewright/nodewright/shared/interruption/messages"
+)
+
+// Step is one thing the interruption handler does for a claim, in the order Decide lists them.
+type Step string
+
+const (
+	// MarkOfferingUnavailable takes the interrupted spot offering (type × zone) out of the next solves.
+	MarkOfferingUnavailable Step = "MarkOfferingUnavailable"
+	// MarkDisrupted records the claim as draining with the message's kind as its reason.
+	MarkDisrupted Step = "MarkDisrupted"
+	// TaintNode puts karpenter.sh/disrupted:NoSchedule on the Node so nothing new lands there.
+	TaintNode Step = "TaintNode"
+	// LaunchReplacement solves for the Node's reschedulable pods as if they were pending and launches
+	// the result now — before the drain, not after it.
+	LaunchReplacement Step = "LaunchReplacement"
+	// StartTermination enqueues the drain and termination (with the message's deadline, if any).
+	StartTermination Step = "StartTermination"
+	// CleanUp skips the drain (the instance is already going): delete the Node and mark the claim deleted.
+	CleanUp Step = "CleanUp"
+	// RecordEvent only records a Kubernetes Event and a decision record.
+	RecordEvent Step = "RecordEvent"
+)
+
+// RebalancePolicy says what a rebalance recommendation does.
+type RebalancePolicy string
+
+const (
+	// RebalanceEventOnly records the recommendation and changes nothing (the default, as Karpenter).
+	RebalanceEventOnly RebalancePolicy = "event"
+	// RebalanceReplace replaces the node and then drains it, ahead of a likely interruption.
+	RebalanceReplace RebalancePolicy = "replace"
+)
+
+// ClaimPhase is how far a claim already is on its way out.
+type ClaimPhase string
+
+const (
+	Running     ClaimPhase = "running"     // launched, registered or initialized
+	Disrupted   ClaimPhase = "disrupted"   // draining: replacement launched, termination under way
+	Terminating ClaimPhase = "terminating" // instance termination under way
+)
+
+// Claim is what the handler knows about the claim of an instance.
+type Claim struct {
+	Name, InstanceID, CapacityType, InstanceType, Zone string
+	Phase                                              ClaimPhase
+}
+
+// Decision is what to do for one claim.
+type Decision struct {
+	Claim    string
+	Instance string
+	Steps    []Step
+	// Deadline is when the instance will be gone, when the message says (zero otherwise).
+	Deadline time.Time
+	Reason   messages.Kind
+}
+
+// Decide turns a message into the steps for each of its instances that is one of ours (claims is keyed
+// by instance id; other instances are not ours and are ignored). It is idempotent by construction: a
+// claim already disrupted gets no new disruption steps, so duplicates and reordered deliveries never act
+// twice; a termination notice still cleans up a claim in any phase.
+func Decide(msg messages.Message, claims map[string]Claim, rebalance RebalancePolicy) []Decision {
+	var deadline time.Time
+	if d, ok := msg.(messages.Deadliner); ok {
+		deadline = d.Deadline()
+	}
+	var out []Decision
+	for _, id := range msg.InstanceIDs() {
+		c, ours := claims[id]
+		if !ours {
+			continue
+		}
+		d := Decision{Claim: c.Name, Instance: id, Deadline: deadline, Reason: msg.Kind()}
+		switch msg.Kind() {
+		case messages.InstanceTerminatedKind:
+			d.Steps = []Step{CleanUp}
+		case messages.SpotInterruptionKind:
+			d.Steps = disrupt(c, MarkOfferingUnavailable)
+		case messages.ScheduledChangeKind, messages.InstanceStoppedKind, messages.CapacityReservationInterruptionKind:
+			d.Steps = disrupt(c)
+		case messages.RebalanceRecommendationKind:
+			if rebalance == RebalanceReplace {
+				d.Steps = disrupt(c)
+			} else {
+				d.Steps = []Step{RecordEvent}
+			}
+		}
+		if len(d.Steps) > 0 {
+			out = append(out, d)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Claim < out[j].Claim })
+	return out
+}
+
+// disrupt is replacement first, then drain — unless the claim is already on its way out.
+func disrupt(c Claim, first ...Step) []Step {
+	if c.Phase != Running {
+		return nil
+	}
+	if c.CapacityType != "spot" {
+		first = nil // only a spot interruption says anything about the offering's capacity
+	}
+	return append(first, MarkDisrupted, TaintNode, LaunchReplacement, StartTermination)
+}

@@ -1,0 +1,91 @@
+package interruption
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nodewright/nodewright/shared/interruption/messages"
+)
+
+func parseSample(t *testing.T, name string) messages.Message {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join("..", "..", "events", name))
+	require.NoError(t, err)
+	m, err := Parse(body)
+	require.NoError(t, err)
+	return m
+}
+
+// claimsFor makes every instance of the message one of ours, in the given phase and capacity type.
+func claimsFor(m messages.Message, phase ClaimPhase, capacityType string) map[string]Claim {
+	out := map[string]Claim{}
+	for _, id := range m.InstanceIDs() {
+		out[id] = Claim{Name: "claim-" + id, InstanceID: id, CapacityType: capacityType, InstanceType: "m5.large", Zone: "us-east-1a", Phase: phase}
+	}
+	return out
+}
+
+func TestDecideReplacementFirst(t *testing.T) {
+	replaceThenDrain := []Step{MarkDisrupted, TaintNode, LaunchReplacement, StartTermination}
+	cases := []struct {
+		sample       string
+		capacityType string
+		rebalance    RebalancePolicy
+		want         []Step
+	}{
+		{"interruption-spot-warning.json", "spot", RebalanceEventOnly, append([]Step{MarkOfferingUnavailable}, replaceThenDrain...)},
+		{"interruption-health-ec2-scheduled-change.json", "on-demand", RebalanceEventOnly, replaceThenDrain},
+		{"interruption-state-stopping.json", "on-demand", RebalanceEventOnly, replaceThenDrain},
+		{"interruption-capacity-reservation-warning.json", "reserved", RebalanceEventOnly, replaceThenDrain},
+		{"interruption-rebalance-recommendation.json", "spot", RebalanceEventOnly, []Step{RecordEvent}},
+		{"interruption-rebalance-recommendation.json", "spot", RebalanceReplace, replaceThenDrain},
+		{"interruption-state-terminated.json", "spot", RebalanceEventOnly, []Step{CleanUp}},
+		{"interruption-state-shutting-down.json", "on-demand", RebalanceEventOnly, []Step{CleanUp}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.sample+"/"+string(tc.rebalance), func(t *testing.T) {
+			m := parseSample(t, tc.sample)
+			got := Decide(m, claimsFor(m, Running, tc.capacityType), tc.rebalance)
+			require.Len(t, got, len(m.InstanceIDs()))
+			for _, d := range got {
+				assert.Equal(t, tc.want, d.Steps)
+				assert.Equal(t, m.Kind(), d.Reason)
+			}
+		})
+	}
+}
+
+func TestSpotDeadlineIsTheActionTime(t *testing.T) {
+	m := parseSample(t, "interruption-spot-warning.json")
+	got := Decide(m, claimsFor(m, Running, "spot"), RebalanceEventOnly)
+	require.Len(t, got, 1)
+	assert.Equal(t, m.StartTime().Add(2*time.Minute), got[0].Deadline)
+}
+
+func TestDuplicatesAndReorderingNeverActTwice(t *testing.T) {
+	spot := parseSample(t, "interruption-spot-warning.json")
+	// The claim is already disrupted (the first delivery acted): a duplicate or a later stopping notice
+	// asks for nothing more.
+	assert.Empty(t, Decide(spot, claimsFor(spot, Disrupted, "spot"), RebalanceEventOnly))
+	stopping := parseSample(t, "interruption-state-stopping.json")
+	assert.Empty(t, Decide(stopping, claimsFor(stopping, Terminating, "on-demand"), RebalanceEventOnly))
+	// A termination notice cleans up whatever phase the claim is in, even if it overtook the warning.
+	terminated := parseSample(t, "interruption-state-terminated.json")
+	for _, phase := range []ClaimPhase{Running, Disrupted, Terminating} {
+		got := Decide(terminated, claimsFor(terminated, phase, "spot"), RebalanceEventOnly)
+		require.Len(t, got, 1)
+		assert.Equal(t, []Step{CleanUp}, got[0].Steps)
+	}
+}
+
+func TestInstancesThatAreNotOursAreIgnored(t *testing.T) {
+	m := parseSample(t, "interruption-spot-warning-unknown-instance.json")
+	assert.Empty(t, Decide(m, map[string]Claim{"i-0000000000000000a": {Name: "other"}}, RebalanceEventOnly))
+	noop := parseSample(t, "interruption-state-running.json")
+	assert.Empty(t, Decide(noop, claimsFor(noop, Running, "spot"), RebalanceEventOnly))
+}
