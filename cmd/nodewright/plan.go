@@ -22,7 +22,7 @@ func init() {
 
 // planFlags are the plan command's inputs.
 type planFlags struct {
-	pods, nodePools, instanceTypes, nodes, daemonSets, unavailable, output string
+	pods, nodePools, instanceTypes, nodes, daemonSets, unavailable, volumes, namespaces, output string
 }
 
 // runPlan reads pods, NodePools and EC2NodeClasses, an instance-type catalog and optionally nodes,
@@ -38,10 +38,13 @@ func runPlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset.StringVar(&f.nodes, "nodes", "", "existing nodes `FILE`: a NodeList or multi-document Nodes; pods with spec.nodeName count on them")
 	fset.StringVar(&f.daemonSets, "daemonsets", "", "DaemonSets `FILE`, whose pods add overhead to every node they run on")
 	fset.StringVar(&f.unavailable, "unavailable", "", "JSON `FILE` listing {instanceType, zone, capacityType} offerings with no capacity")
+	fset.StringVar(&f.volumes, "volumes", "", "`FILE` of PersistentVolumeClaims, PersistentVolumes and StorageClasses (kubectl get pvc,pv,sc -A -o yaml); pods' volumes pin their zones")
+	fset.StringVar(&f.namespaces, "namespaces", "", "Namespaces `FILE` (kubectl get ns -o yaml) whose labels pod affinity namespaceSelectors match")
 	fset.StringVar(&f.output, "o", "table", "output `FORMAT`: table or json")
 	fset.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: nodewright plan --pods FILE --nodepools FILE --instance-types FILE [--nodes FILE]")
-		fmt.Fprintln(stderr, "                      [--daemonsets FILE] [--unavailable FILE] [-o table|json]")
+		fmt.Fprintln(stderr, "                      [--daemonsets FILE] [--unavailable FILE] [--volumes FILE]")
+		fmt.Fprintln(stderr, "                      [--namespaces FILE] [-o table|json]")
 		fmt.Fprintln(stderr)
 		fmt.Fprintln(stderr, "Runs Nodewright's scheduler once over the given pods and prints the NodeClaims it would launch,")
 		fmt.Fprintln(stderr, "the pods that go on existing nodes, and why any pod cannot be placed. Every unbound pod that is")
@@ -133,6 +136,18 @@ func planInput(f planFlags, objs apis.Objects, warn func(string)) (*scheduling.I
 	}
 	if f.unavailable != "" {
 		if in.Unavailable, err = readUnavailable(f.unavailable); err != nil {
+			return nil, err
+		}
+	}
+	if f.volumes != "" {
+		if err := readVolumes(f.volumes, in, warn); err != nil {
+			return nil, err
+		}
+	} else if usesClaims(in.Pods) {
+		warn("some pods mount persistent volume claims but --volumes was not given; they are reported unschedulable")
+	}
+	if f.namespaces != "" {
+		if in.Namespaces, err = readKube[corev1.Namespace](f.namespaces, "Namespace", warn); err != nil {
 			return nil, err
 		}
 	}

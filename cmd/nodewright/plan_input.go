@@ -14,6 +14,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -138,6 +139,51 @@ func readNodes(path string, warn func(string)) ([]*corev1.Node, error) {
 
 func readDaemonSets(path string, warn func(string)) ([]*appsv1.DaemonSet, error) {
 	return readKube[appsv1.DaemonSet](path, "DaemonSet", warn)
+}
+
+// readVolumes reads PersistentVolumeClaims, PersistentVolumes and StorageClasses from one file (as
+// `kubectl get pvc,pv,storageclass -A -o yaml` prints them) into the solver's input.
+func readVolumes(path string, in *scheduling.Input, warn func(string)) error {
+	docs, err := readKubeDocs(path)
+	if err != nil {
+		return err
+	}
+	for _, d := range docs {
+		var target any
+		switch d.kind {
+		case "PersistentVolumeClaim":
+			pvc := &corev1.PersistentVolumeClaim{}
+			in.PersistentVolumeClaims, target = append(in.PersistentVolumeClaims, pvc), pvc
+		case "PersistentVolume":
+			pv := &corev1.PersistentVolume{}
+			in.PersistentVolumes, target = append(in.PersistentVolumes, pv), pv
+		case "StorageClass":
+			sc := &storagev1.StorageClass{}
+			in.StorageClasses, target = append(in.StorageClasses, sc), sc
+		default:
+			return fmt.Errorf("%s: kind %q, want PersistentVolumeClaim, PersistentVolume or StorageClass", d.where, d.kind)
+		}
+		strict, err := sigsjson.UnmarshalStrict(d.json, target, sigsjson.DisallowUnknownFields)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.where, err)
+		}
+		for _, s := range strict {
+			warn(fmt.Sprintf("%s: %v (ignored)", d.where, s))
+		}
+	}
+	return nil
+}
+
+// usesClaims reports whether any pod mounts a persistent volume claim (directly or ephemeral).
+func usesClaims(pods []*corev1.Pod) bool {
+	for _, p := range pods {
+		for _, v := range p.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil || v.Ephemeral != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // unavailableOffering is one entry of the --unavailable file.

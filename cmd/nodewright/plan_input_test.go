@@ -132,3 +132,48 @@ func TestSplitPods(t *testing.T) {
 	}
 	assert.Equal(t, []string{"1 pod(s) bound to node gone, which is not in --nodes: ignored"}, warnings)
 }
+
+func TestReadVolumes(t *testing.T) {
+	content := `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: PersistentVolumeClaim
+  metadata: {name: data, namespace: default, annotations: {pv.kubernetes.io/bind-completed: "yes"}}
+  spec: {volumeName: pv-1}
+- apiVersion: v1
+  kind: PersistentVolume
+  metadata: {name: pv-1}
+  spec:
+    nodeAffinity:
+      required:
+        nodeSelectorTerms:
+        - matchExpressions: [{key: topology.ebs.csi.aws.com/zone, operator: In, values: [us-west-2b]}]
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: gp3}
+provisioner: ebs.csi.aws.com
+volumeBindingMode: WaitForFirstConsumer
+`
+	path := filepath.Join(t.TempDir(), "volumes.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	var in scheduling.Input
+	require.NoError(t, readVolumes(path, &in, func(s string) { t.Error(s) }))
+	require.Len(t, in.PersistentVolumeClaims, 1)
+	require.Len(t, in.PersistentVolumes, 1)
+	require.Len(t, in.StorageClasses, 1)
+	assert.Equal(t, "pv-1", in.PersistentVolumeClaims[0].Spec.VolumeName)
+
+	pod := schedulingtest.WithClaims(schedulingtest.Pod(schedulingtest.PodOptions{Name: "p", CPU: "1"}), "data")
+	in.Pods = []*corev1.Pod{pod}
+	in.NodePools = []scheduling.NodePool{schedulingtest.NodePool("default")}
+	in.InstanceTypes = schedulingtest.InstanceTypes(4)
+	plan, err := scheduling.Solve(in)
+	require.NoError(t, err)
+	require.Len(t, plan.NewClaims, 1)
+	assert.Equal(t, "us-west-2b", plan.NewClaims[0].Zone, "the offering follows the volume's zone")
+
+	require.NoError(t, os.WriteFile(path, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"), 0o644))
+	assert.ErrorContains(t, readVolumes(path, &in, func(string) {}), `kind "Pod", want PersistentVolumeClaim, PersistentVolume or StorageClass`)
+}

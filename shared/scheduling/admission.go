@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -27,7 +28,7 @@ func (s *solver) admit(ps *poolState, c *podClass, st *classStep) (*admission, *
 	if n.err != nil {
 		return nil, n.err
 	}
-	a := &admission{reqs: n.reqs, front: n.front}
+	a := &admission{reqs: n.reqs, front: n.front, within: make([]*candidate, 0, len(n.candidates)), fit: make([]*candidate, 0, len(n.candidates))}
 	var limited []string
 	for _, cand := range n.candidates {
 		if ex := ps.limits.exceededBy(cand.it.Capacity); ex != nil {
@@ -100,7 +101,8 @@ func (s *solver) diagnose(c *podClass, st *classStep) []Rejection {
 		}
 		steps := s.newClaimSteps(st)
 		if len(steps) == 0 {
-			out = append(out, Rejection{NodePool: ps.Name, Constraint: ConstraintTopology, Detail: "no zone satisfies the pod's topology spread or pod (anti-)affinity"})
+			detail := s.noDomainDetail(st)
+			out = append(out, Rejection{NodePool: ps.Name, Constraint: ConstraintTopology, Detail: detail})
 			continue
 		}
 		if _, r := s.admit(ps, c, steps[len(steps)-1]); r != nil {
@@ -111,4 +113,24 @@ func (s *solver) diagnose(c *podClass, st *classStep) []Rejection {
 		out = append(out, Rejection{Constraint: ConstraintNoNodePool, Detail: "no NodePool is configured"})
 	}
 	return out
+}
+
+// noDomainDetail explains why no combination of topology domains is left for a new claim.
+func (s *solver) noDomainDetail(st *classStep) string {
+	for _, key := range st.topo.keys {
+		domains, _ := s.topo.domainOptions(st.topo, key, s.topo.domainsOf(key))
+		if len(domains) == 0 {
+			if key == LabelZone {
+				return "no zone satisfies the pod's topology spread or pod (anti-)affinity"
+			}
+			return fmt.Sprintf("no %s domain satisfies the pod's topology spread or pod (anti-)affinity", key)
+		}
+		if own := st.Requirements[key]; own != nil {
+			allowed := slices.DeleteFunc(domains, func(d string) bool { return !own.Has(d) })
+			if len(allowed) == 0 {
+				return fmt.Sprintf("topology allows %s %v but the pod's node selection or volumes require %s", key, domains, own)
+			}
+		}
+	}
+	return "no domain satisfies the pod's topology spread or pod (anti-)affinity"
 }

@@ -132,6 +132,9 @@ func shortfall(pool string, cands []*candidate, requests Resources) Rejection {
 
 // tolerates checks the pool's taints against a pod class at a relaxation step.
 func (ps *poolState) tolerates(c *podClass, step *classStep) *Rejection {
+	if len(ps.Taints) == 0 {
+		return nil
+	}
 	if err := Tolerates(c.tols, ps.Taints, !step.TolerateAllPreferNoSchedule); err != nil {
 		return &Rejection{NodePool: ps.Name, Constraint: ConstraintTaint, Detail: err.Error()}
 	}

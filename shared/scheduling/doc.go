@@ -50,6 +50,12 @@
 //     instance-type and capacity-type In those options. ClaimPlan reports the offering a launch takes:
 //     capacity type by precedence (reserved, spot, on-demand), then the cheapest.
 //
+// Three caches keep a solve near linear without changing its result: classes with the same topology
+// share one classTopology, on which fill caches whether they may join the claim being filled until a
+// group it depends on changes (groups carry version counters); a class whose rules only tighten as
+// pods land resumes its scan of nodes and claims where its previous pod went; and claims at the front
+// whose hostname rules already refuse such a topology are skipped for good.
+//
 // NodePool limits subtract the capacity of existing nodes and in-flight claims first; each new claim
 // then reserves the largest capacity among the types that hold its first pod (Karpenter's pessimistic
 // rule), replaced at the end by the largest of its final options. minValues are enforced while packing
@@ -57,16 +63,37 @@
 //
 // # Topology
 //
-// Topology spread constraints (maxSkew, minDomains, matchLabelKeys, nodeAffinityPolicy Honor for zone
-// requirements; ScheduleAnyway as a relaxable preference) and pod affinity and anti-affinity (required,
-// and preferred as relaxable preferences; namespaces; inverse anti-affinity of pods with required
-// terms, running or placed in this solve) are enforced on the zone and hostname keys. Zone-constrained
-// pods narrow a claim to the allowed zone with the fewest matching pods; each claim is its own
-// hostname domain and the hostname global minimum is 0, as in Karpenter. Pods running on existing
-// nodes and nominated to in-flight claims are counted. Zone spread is checked against the balanced
-// final distribution of the group's pods rather than after every pod (so a claim can take its zone's
-// share at once); if some of the group's pods then fail, repairSpread takes the excess back off the
-// claims and reports it, so the final plan always respects maxSkew.
+// Topology spread constraints (maxSkew, minDomains, matchLabelKeys, nodeAffinityPolicy Honor and
+// Ignore, nodeTaintsPolicy Honor and Ignore; ScheduleAnyway as a relaxable preference) and pod
+// affinity and anti-affinity (required, and preferred as relaxable preferences; namespaces and
+// namespaceSelector over Input.Namespaces' labels; inverse anti-affinity of pods with required terms,
+// running or placed in this solve) are enforced on hostname and on any label key whose values are known
+// (topologydomains.go): zones and capacity types of available offerings, instance-type labels
+// (instance family, generation...), NodePool requirements and labels with finite values, and the labels
+// of existing nodes. A key with no known values is reported as unsupported rather than ignored. Each
+// claim is its own hostname domain and the hostname global minimum is 0, as in Karpenter. A pod with a
+// rule on another key narrows its claim to one value of that key: the allowed value with the fewest
+// matching pods, then (for keys other than zone) the cheapest, then by name; with rules on several keys
+// the combinations are tried in that order. An existing node without the key is in no domain, so it
+// cannot take a pod whose spread or affinity needs one. Pods running on existing nodes and nominated
+// to in-flight claims are counted. Spread is checked against the balanced final distribution of the
+// group's pods rather than after every pod (so a claim can take its domain's share at once); if some
+// of the group's pods then fail, repairSpread takes the excess back off the claims and reports it, so
+// the final plan always respects maxSkew. A pod that does not match its own spread selector only needs
+// its domain to be within maxSkew of the least-filled one, as in kube-scheduler. With nodeTaintsPolicy
+// Honor a spread is balanced only over the domains of nodes and NodePools whose taints its pods
+// tolerate, and pods on other nodes are not counted.
+//
+// # Volumes
+//
+// Pods' PersistentVolumeClaims (and generic ephemeral volumes) are resolved against
+// Input.PersistentVolumeClaims, PersistentVolumes and StorageClasses (volumetopology.go): a bound
+// volume's node affinity, or for a claim waiting for its first consumer its class's
+// allowedTopologies, is added to every relaxation step of the pod (hostname terms dropped; the EBS CSI
+// zone key normalised to topology.kubernetes.io/zone). OR-ed terms become alternatives tried in order
+// before any preference is relaxed. Volume zones narrow where a pod goes, not the domains its spread
+// constraints count. Missing, lost or deleting claims and volumes, unfinished bindings, missing
+// classes and unbound claims of Immediate classes make the pod unschedulable with the volume named.
 //
 // # Cost lower bound
 //
@@ -80,9 +107,7 @@
 //
 // # Not implemented
 //
-// Topology keys other than zone and hostname and namespaceSelector in pod affinity terms are reported
-// as ConstraintUnsupported when required (and relaxed away when preferred), as are DRA resource claims.
-// Also absent: volume topology and CSI attach limits, reserved-capacity (ODCR) accounting,
-// nodeTaintsPolicy Honor, cluster default spread constraints, NodeOverlays, static NodePools and
-// capacity buffers.
+// DRA resource claims are reported as ConstraintUnsupported. Also absent: CSI attach limits,
+// reserved-capacity (ODCR) accounting, cluster default spread constraints, NodeOverlays, static
+// NodePools and capacity buffers.
 package scheduling

@@ -18,7 +18,7 @@ func TestFillMixesShapes(t *testing.T) {
 			c.pods[i] = &corev1.Pod{}
 		}
 	}
-	s := &solver{pending: []*podClass{cpuHeavy, memHeavy}, topo: newTopology()}
+	s := &solver{pending: []*podClass{cpuHeavy, memHeavy}, topo: newTopology(nil)}
 	cl := &claim{pool: ps, reqs: Requirements{}, candidates: []*candidate{node}, target: node, sigs: map[string]bool{}}
 	cl.commit(cpuHeavy, &cpuHeavy.steps[0], cpuHeavy.pods[0], cpuHeavy.requests, cl.reqs, cl.candidates, node)
 	cpuHeavy.next = 1

@@ -17,6 +17,7 @@ func (s *solver) finalize(cl *claim) (ClaimPlan, bool) {
 		return ClaimPlan{}, false
 	}
 	options := cl.fitting()
+	fitCount := len(options)
 	// Order by the price the claim would pay: its zone and capacity-type requirements may rule out
 	// the pool's cheapest offerings.
 	prices := make(map[*candidate]float64, len(options))
@@ -84,7 +85,7 @@ func (s *solver) finalize(cl *claim) (ClaimPlan, bool) {
 		PodNames:            podNames(cl.pods),
 		MinValuesRelaxed:    relaxed,
 	}
-	cp.Why = s.why(cl, options, truncated, cp)
+	cp.Why = s.why(cl, options, fitCount, truncated, cp)
 	return cp, true
 }
 
@@ -122,7 +123,7 @@ func (s *solver) failClaim(cl *claim, c Constraint, detail string) {
 
 // why explains the claim: the pool chosen and those skipped, what the pods need, and how the instance
 // types were picked.
-func (s *solver) why(cl *claim, options []*candidate, truncated bool, cp ClaimPlan) string {
+func (s *solver) why(cl *claim, options []*candidate, fitCount int, truncated bool, cp ClaimPlan) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "nodepool %s (weight %d)", cl.pool.Name, cl.pool.Weight)
 	var skipped []string
@@ -136,7 +137,7 @@ func (s *solver) why(cl *claim, options []*candidate, truncated bool, cp ClaimPl
 		fmt.Fprintf(&b, " after heavier nodepools %s could not take the first pod", strings.Join(skipped, ", "))
 	}
 	fmt.Fprintf(&b, "; %d pod(s) request %s; packed toward %s, the type with the lowest cost for the remaining demand", len(cl.pods), cl.requests, cl.target.it.Name)
-	fmt.Fprintf(&b, "; %d of %d compatible instance types fit", len(cl.fitting()), len(cl.candidates))
+	fmt.Fprintf(&b, "; %d of %d compatible instance types fit", fitCount, len(cl.candidates))
 	if truncated {
 		fmt.Fprintf(&b, ", the %d cheapest are offered", len(options))
 	}

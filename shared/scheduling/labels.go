@@ -129,6 +129,8 @@ var labelAliases = map[string]string{
 	"beta.kubernetes.io/arch":                  LabelArch,
 	"beta.kubernetes.io/os":                    LabelOS,
 	"beta.kubernetes.io/instance-type":         LabelInstanceType,
+	// The EBS CSI driver's zone key, which AWS nodes carry with the zone's value.
+	"topology.ebs.csi.aws.com/zone": LabelZone,
 }
 
 // NormalizeLabel returns the current key for a deprecated label key, and key itself otherwise.

@@ -2,20 +2,26 @@ package scheduling
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
-// zoneStepKey identifies a relaxation step narrowed to one zone.
-type zoneStepKey struct {
-	step *classStep
-	zone string
+// narrowKey identifies a relaxation step narrowed to one domain of a topology key.
+type narrowKey struct {
+	step       *classStep
+	key, value string
 }
+
+// maxNarrowedSteps bounds the combinations of domains newClaimSteps tries for a pod with rules on
+// several topology keys.
+const maxNarrowedSteps = 64
 
 // setupTopology builds the topology groups of the pods to place and of the pods already running,
 // classifies every class, and counts the running pods. Classes needing forms that are not modelled are
 // marked invalid.
 func (s *solver) setupTopology(classes []*podClass) {
-	t := newTopology()
-	s.topo, s.zoneSteps = t, map[zoneStepKey]*classStep{}
+	t := newTopology(s.domainSource)
+	t.tolerated, t.nsLabels = s.toleratedDomains, namespaceLabels(s.in.Namespaces)
+	s.topo, s.narrowed = t, map[narrowKey]*classStep{}
 	owned := make([][][]*topoGroup, len(classes))
 	for i, c := range classes {
 		if c.invalid == nil {
@@ -30,44 +36,29 @@ func (s *solver) setupTopology(classes []*podClass) {
 	if len(t.order) == 0 {
 		return
 	}
-	zones := map[string]bool{}
-	for _, slot := range s.slots {
-		if z := slotZone(slot); z != "" {
-			zones[z] = true
-		}
-	}
-	for _, ps := range s.pools {
-		for _, c := range ps.candidates {
-			for _, o := range c.it.Offerings {
-				if c.it.compatibleOffering(&o, ps.reqs, ps.unavailable) {
-					zones[o.Zone] = true
-				}
-			}
-		}
-	}
-	t.zones = sortedKeys(zones)
 	for i, c := range classes {
 		if c.invalid == nil {
 			t.classify(c, owned[i])
 			if ct := c.steps[0].topo; ct != nil {
 				for _, g := range ct.matching {
 					g.pending += len(c.pods)
-					g.levelValid = false
+					g.changed()
 				}
 			}
 		}
 	}
 	for _, n := range s.in.Nodes {
-		zone := n.Node.Labels[LabelZone]
+		reqs := RequirementsFromLabels(n.Node.Labels)
 		for _, p := range n.Pods {
 			if !isTerminal(p) {
-				t.recordExisting(p, n.Node.Name, zone)
+				t.recordExisting(p, n.Node.Name, reqs, n.Node.Spec.Taints)
 			}
 		}
 	}
 	for _, c := range s.in.InFlight {
+		reqs := RequirementsFromLabels(c.Labels)
 		for _, p := range c.Pods {
-			t.recordExisting(p, c.Name, c.Labels[LabelZone])
+			t.recordExisting(p, c.Name, reqs, c.Taints)
 		}
 	}
 }
@@ -98,113 +89,130 @@ func (s *solver) stepGroups(c *podClass) [][]*topoGroup {
 	return owned
 }
 
-func slotZone(slot *nodeSlot) string {
-	if z, ok := slot.reqs[LabelZone]; ok && z.Count() == 1 {
-		return z.Any()
-	}
-	return ""
-}
-
-func claimZone(cl *claim) string {
-	if z, ok := cl.reqs[LabelZone]; ok && z.Count() == 1 {
-		return z.Any()
-	}
-	return ""
-}
-
 // slotAllows checks topology for a pod at step st on an existing node.
 func (s *solver) slotAllows(st *classStep, slot *nodeSlot) bool {
-	if st.topo == nil {
+	ct := st.topo
+	if ct == nil {
 		return true
 	}
-	if zones, restricted := s.topo.zoneOptions(st.topo, []string{slotZone(slot)}); restricted && len(zones) == 0 {
-		return false
+	for _, key := range ct.keys {
+		d := singleValue(slot.reqs, key)
+		if d == "" && ct.needsDomain(key) {
+			return false // as in kube-scheduler, a node without the key is in no domain
+		}
+		if !s.topo.domainAllowed(ct, key, d) {
+			return false
+		}
 	}
-	return s.topo.hostAllowed(st.topo, slot.name)
+	return s.topo.hostAllowed(ct, slot.name)
 }
 
 func (s *solver) addToSlot(slot *nodeSlot, c *podClass, st *classStep, pod *corev1.Pod) {
 	slot.add(c, pod)
-	s.topo.record(st.topo, slot.name, slotZone(slot))
+	s.topo.record(st.topo, slot.name, slot.reqs, slot.taints)
 }
 
-// tryClaim adds a pod to an open claim if topology allows it, narrowing the claim to the best zone
-// when the pod has a zone rule.
+// tryClaim adds a pod to an open claim if topology allows it, narrowing the claim to the best domain
+// of each key the pod has a rule on.
 func (s *solver) tryClaim(cl *claim, c *podClass, st *classStep, pod *corev1.Pod) bool {
-	if !cl.requests.Add(c.requests).Fits(cl.roomiest) {
+	if !cl.requests.fitsWith(c.requests, cl.roomiest) {
 		return false
 	}
-	if st.topo != nil {
-		if !s.topo.hostAllowed(st.topo, cl.host) {
+	if ct := st.topo; ct != nil {
+		if !s.topo.hostAllowed(ct, cl.host) {
 			return false
 		}
-		var candidates []string
-		allowed := cl.reqs.Get(LabelZone)
-		for _, z := range s.topo.zones {
-			if allowed.Has(z) {
-				candidates = append(candidates, z)
+		for _, key := range ct.keys {
+			var candidates []string
+			allowed := cl.reqs.Get(key)
+			for _, d := range s.topo.domainsOf(key) {
+				if allowed.Has(d) {
+					candidates = append(candidates, d)
+				}
 			}
-		}
-		if zones, restricted := s.topo.zoneOptions(st.topo, candidates); restricted {
-			if len(zones) == 0 {
+			domains, _ := s.topo.domainOptions(ct, key, candidates)
+			if len(domains) == 0 {
 				return false
 			}
-			st = s.zoneStep(st, zones[0])
+			st = s.narrowStep(st, key, domains[0])
 		}
 	}
 	if !cl.tryAdd(c, st, pod, s.demand, s.strict) {
 		return false
 	}
-	s.topo.record(st.topo, cl.host, claimZone(cl))
+	s.topo.record(st.topo, cl.host, cl.reqs, cl.pool.Taints)
 	return true
 }
 
-// newClaimSteps returns the steps to try when opening a claim: st itself, or, for a step with a zone
-// rule, st narrowed to each allowed zone in order of preference. It is empty when no zone is allowed
-// or a hostname affinity rules out new nodes.
+// newClaimSteps returns the steps to try when opening a claim: st itself, or, for a step with rules
+// on topology keys other than hostname, st narrowed to each allowed combination of their domains in
+// order of preference. It is empty when no domain is allowed or a hostname affinity rules out new
+// nodes.
 func (s *solver) newClaimSteps(st *classStep) []*classStep {
-	if st.topo == nil {
+	ct := st.topo
+	if ct == nil {
 		return []*classStep{st}
 	}
-	if !s.topo.hostAllowed(st.topo, "") {
+	if !s.topo.hostAllowed(ct, "") {
 		return nil
 	}
-	zones, restricted := s.topo.zoneOptions(st.topo, s.topo.zones)
-	if !restricted {
-		return []*classStep{st}
+	steps := []*classStep{st}
+	for _, key := range ct.keys {
+		domains, _ := s.topo.domainOptions(ct, key, s.topo.domainsOf(key))
+		next := make([]*classStep, 0, len(steps)*len(domains))
+		for _, x := range steps {
+			own := x.Requirements[key] // the pod's or its volumes' values
+			for _, d := range domains {
+				if own != nil && !own.Has(d) {
+					continue
+				}
+				if len(next) < maxNarrowedSteps {
+					next = append(next, s.narrowStep(x, key, d))
+				}
+			}
+		}
+		steps = next
 	}
-	out := make([]*classStep, 0, len(zones))
-	for _, z := range zones {
-		out = append(out, s.zoneStep(st, z))
-	}
-	return out
+	return steps
 }
 
-// zoneStep returns st with its requirements narrowed to one zone.
-func (s *solver) zoneStep(st *classStep, zone string) *classStep {
-	k := zoneStepKey{st, zone}
-	if z, ok := s.zoneSteps[k]; ok {
+// narrowStep returns st with its requirements narrowed to one value of key.
+func (s *solver) narrowStep(st *classStep, key, value string) *classStep {
+	k := narrowKey{st, key, value}
+	if z, ok := s.narrowed[k]; ok {
 		return z
 	}
-	reqs := st.Requirements.Intersection(NewRequirements(&Requirement{Key: LabelZone, values: []string{zone}}))
-	z := &classStep{Attempt: Attempt{Requirements: reqs, TolerateAllPreferNoSchedule: st.TolerateAllPreferNoSchedule, Relaxed: st.Relaxed}, sig: st.base + "|zone=" + zone, base: st.base, soft: st.soft, topo: st.topo}
-	s.zoneSteps[k] = z
+	reqs := st.Requirements.Intersection(NewRequirements(&Requirement{Key: key, values: []string{value}}))
+	z := &classStep{Attempt: Attempt{Requirements: reqs, TolerateAllPreferNoSchedule: st.TolerateAllPreferNoSchedule, Relaxed: st.Relaxed},
+		sig: st.sig + "|" + key + "=" + value, base: st.base, soft: st.soft, topo: st.topo, own: st.own}
+	s.narrowed[k] = z
 	return z
 }
 
-// mayJoin is a cheap pre-check of whether a pod of class k could join claim cl: pool taints, and the
-// hostname and (for a claim already in one zone) zone rules of topology.
-func (s *solver) mayJoin(cl *claim, k *podClass, zone string) bool {
-	st := &k.steps[k.step]
-	if cl.pool.tolerates(k, st) != nil {
-		return false
-	}
-	ct := st.topo
-	if ct == nil {
-		return true
-	}
+// topoJoins reports whether the hostname rules of topology ct, and its rules on the keys the claim is
+// already narrowed on, let a pod join claim cl.
+func (s *solver) topoJoins(cl *claim, ct *classTopology) bool {
 	if !s.topo.hostAllowed(ct, cl.host) {
 		return false
 	}
-	return zone == "" || !ct.constrains(LabelZone) || s.topo.zoneAllowed(ct, zone)
+	for _, key := range ct.keys {
+		if d := singleValue(cl.reqs, key); d != "" && !s.topo.domainAllowed(ct, key, d) {
+			return false
+		}
+	}
+	return true
+}
+
+// namespaceLabels indexes the namespaces' labels by name, each with the kubernetes.io/metadata.name
+// label the API server sets.
+func namespaceLabels(namespaces []*corev1.Namespace) map[string]labels.Set {
+	out := make(map[string]labels.Set, len(namespaces))
+	for _, ns := range namespaces {
+		l := labels.Set{corev1.LabelMetadataName: ns.Name}
+		for k, v := range ns.Labels {
+			l[k] = v
+		}
+		out[ns.Name] = l
+	}
+	return out
 }

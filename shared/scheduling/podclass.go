@@ -33,6 +33,9 @@ type classStep struct {
 	base string
 	soft softTerms
 	topo *classTopology
+	// own are the requirements of the pod's own node selection, without its volumes', for
+	// nodeAffinityPolicy Honor (volume topology does not narrow spread domains).
+	own Requirements
 }
 
 // classKey identifies pods with the same scheduling behaviour.
@@ -71,14 +74,27 @@ func comparePods(a, b *corev1.Pod) int {
 
 // buildClasses groups pods into classes and orders them largest first (CPU, then memory), as
 // first-fit-decreasing needs, with a deterministic tie-break independent of input order.
-func buildClasses(pods []*corev1.Pod, preferNoSchedule, ignorePreferences bool) []*podClass {
+func buildClasses(pods []*corev1.Pod, vols *volumeIndex, preferNoSchedule, ignorePreferences bool) []*podClass {
 	byKey := map[string]*podClass{}
 	for _, pod := range pods {
 		req := PodRequests(pod)
 		key := classKey(pod, req)
+		var volumeReqs []Requirements
+		var volumeErr error
+		if vols != nil && len(pod.Spec.Volumes) > 0 {
+			// Pods of one controller may hold different claims (a StatefulSet's volumes live in
+			// different zones): what the volumes require is part of the class.
+			volumeReqs, volumeErr = vols.requirements(pod)
+			if volumeErr != nil {
+				key += "|volumes error " + volumeErr.Error()
+			} else if len(volumeReqs) > 0 {
+				key += "|volumes " + volumeKey(volumeReqs)
+			}
+		}
 		c, ok := byKey[key]
 		if !ok {
 			c = newPodClass(key, pod, req, preferNoSchedule, ignorePreferences)
+			c.applyVolumes(volumeReqs, volumeErr)
 			byKey[key] = c
 		}
 		c.pods = append(c.pods, pod)
@@ -112,6 +128,24 @@ func newPodClass(key string, pod *corev1.Pod, req Resources, preferNoSchedule, i
 	}
 	c.steps = steps
 	return c
+}
+
+// applyVolumes narrows every relaxation step to what the pods' volumes require, or marks the class
+// unschedulable when its volumes cannot be resolved.
+func (c *podClass) applyVolumes(alternatives []Requirements, err error) {
+	if c.invalid != nil {
+		return
+	}
+	if err != nil {
+		c.invalid = &Rejection{Constraint: ConstraintVolume, Detail: err.Error()}
+		return
+	}
+	steps, err := withVolumeAlternatives(c.steps, alternatives)
+	if err != nil {
+		c.invalid = &Rejection{Constraint: ConstraintRequirement, Detail: err.Error()}
+		return
+	}
+	c.steps = steps
 }
 
 // withoutPreferences returns a copy of the pod without preferred node affinity (PREFERENCE_POLICY=Ignore).

@@ -82,6 +82,7 @@ func buildSteps(pod *corev1.Pod, preferNoSchedule, ignorePreferences bool) ([]cl
 	for i := range steps {
 		steps[i].sig = steps[i].Requirements.String()
 		steps[i].base = steps[i].sig
+		steps[i].own = steps[i].Requirements
 	}
 	return steps, nil
 }

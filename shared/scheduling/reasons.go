@@ -22,6 +22,7 @@ const (
 	ConstraintMinValues   Constraint = "MinValues"
 	ConstraintHostPort    Constraint = "HostPort"
 	ConstraintTopology    Constraint = "Topology"
+	ConstraintVolume      Constraint = "Volume"
 	ConstraintNoNodePool  Constraint = "NoNodePool"
 )
 

@@ -14,7 +14,7 @@ func (s *solver) repairSpread() {
 		return
 	}
 	for _, g := range s.topo.order {
-		if g.kind != kindSpread || g.key != LabelZone || g.preferred {
+		if g.kind != kindSpread || g.key == LabelHostname || g.preferred {
 			continue
 		}
 		for s.overSkewed(g) {
@@ -33,7 +33,7 @@ func (s *solver) overSkewed(g *topoGroup) bool {
 
 func (s *solver) spreadRange(g *topoGroup) (hi, lo int) {
 	lo = -1
-	zones := s.topo.eligibleZones(g)
+	zones := s.topo.eligibleDomains(g)
 	for _, z := range zones {
 		n := g.counts[z]
 		hi = max(hi, n)
@@ -52,7 +52,7 @@ func (s *solver) dropNewest(g *topoGroup) bool {
 	hi, _ := s.spreadRange(g)
 	for i := len(s.claims) - 1; i >= 0; i-- {
 		cl := s.claims[i]
-		zone := claimZone(cl)
+		zone := singleValue(cl.reqs, g.key)
 		if zone == "" || g.counts[zone] != hi {
 			continue
 		}
@@ -63,10 +63,10 @@ func (s *solver) dropNewest(g *topoGroup) bool {
 			}
 			pod := cl.pods[j]
 			for _, m := range st.topo.matching {
-				if m.key == LabelZone {
-					m.counts[zone]--
+				if d := singleValue(cl.reqs, m.key); m.key != LabelHostname && d != "" && m.countsOn(cl.pool.Taints) {
+					m.counts[d]--
 					m.total--
-					m.levelValid = false
+					m.changed()
 				}
 			}
 			cl.remove(j)

@@ -111,6 +111,26 @@ func (r Resources) Fits(capacity Resources) bool {
 	return true
 }
 
+// fitsWith reports whether r + extra fits capacity, as r.Add(extra).Fits(capacity) does, without
+// building the sum (a hot path of the solver).
+func (r Resources) fitsWith(extra, capacity Resources) bool {
+	if r.CPU+extra.CPU > capacity.CPU || r.Memory+extra.Memory > capacity.Memory ||
+		r.EphemeralStorage+extra.EphemeralStorage > capacity.EphemeralStorage || r.Pods+extra.Pods > capacity.Pods {
+		return false
+	}
+	for k, v := range r.Extended {
+		if v+extra.Extended[k] > capacity.Extended[k] {
+			return false
+		}
+	}
+	for k, v := range extra.Extended {
+		if _, ok := r.Extended[k]; !ok && v > capacity.Extended[k] {
+			return false
+		}
+	}
+	return true
+}
+
 // Exceeding names the resources where r > capacity, sorted.
 func (r Resources) Exceeding(capacity Resources) []string {
 	var out []string

@@ -54,3 +54,20 @@ func TestResourcesFits(t *testing.T) {
 		})
 	}
 }
+
+func TestFitsWithMatchesAddThenFits(t *testing.T) {
+	gpu := func(n int64) map[string]int64 { return map[string]int64{ResourceNVIDIAGPU: n} }
+	capacity := Resources{CPU: 4000, Memory: 8 << 30, Pods: 10, Extended: gpu(1)}
+	cases := []struct{ r, extra Resources }{
+		{Resources{CPU: 2000, Pods: 1}, Resources{CPU: 2000, Pods: 1}},
+		{Resources{CPU: 2000, Pods: 1}, Resources{CPU: 2001, Pods: 1}},
+		{Resources{Memory: 4 << 30}, Resources{Memory: 5 << 30}},
+		{Resources{Extended: gpu(1)}, Resources{}},
+		{Resources{Extended: gpu(1)}, Resources{Extended: gpu(1)}},
+		{Resources{}, Resources{Extended: gpu(2)}},
+		{Resources{}, Resources{Extended: map[string]int64{"example.com/fpga": 1}}},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.r.Add(c.extra).Fits(capacity), c.r.fitsWith(c.extra, capacity), "%v + %v", c.r, c.extra)
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 )
 
 // Input is everything one solve looks at. The solver does not modify it.
@@ -25,6 +26,15 @@ type Input struct {
 	Unavailable   UnavailableOfferings
 	// MinValuesPolicy defaults to Strict.
 	MinValuesPolicy MinValuesPolicy
+	// PersistentVolumeClaims, PersistentVolumes and StorageClasses resolve the volumes of Pods to the
+	// zones (or other node labels) their storage can attach in. A pod whose claim, volume or class is
+	// missing here is reported unschedulable.
+	PersistentVolumeClaims []*corev1.PersistentVolumeClaim
+	PersistentVolumes      []*corev1.PersistentVolume
+	StorageClasses         []*storagev1.StorageClass
+	// Namespaces give the labels that pod (anti-)affinity namespaceSelectors match; a namespace not
+	// listed has only its kubernetes.io/metadata.name label.
+	Namespaces []*corev1.Namespace
 	// IgnorePreferences drops preferred node affinity up front (Karpenter's PREFERENCE_POLICY=Ignore).
 	IgnorePreferences bool
 }
@@ -44,8 +54,12 @@ type solver struct {
 	// opened is the claim the last call to place created, if any, for fill.
 	opened *claim
 	topo   *topology
-	// zoneSteps caches relaxation steps narrowed to one zone for topology.
-	zoneSteps map[zoneStepKey]*classStep
+	// narrowed caches relaxation steps narrowed to one domain of a topology key.
+	narrowed map[narrowKey]*classStep
+	// fillBuf is fill's scratch list of candidate classes.
+	fillBuf []*podClass
+	// joinEpoch changes whenever cached mayJoin checks may no longer hold (fill).
+	joinEpoch int
 	// targets caches target instance types (see chooseTarget).
 	targets map[targetKey]cachedTarget
 }
@@ -81,7 +95,7 @@ func Solve(in Input) (*Plan, error) {
 			}
 		}
 	}
-	classes := buildClasses(in.Pods, hasPreferNoScheduleTaint(in.NodePools), in.IgnorePreferences)
+	classes := buildClasses(in.Pods, newVolumeIndex(in), hasPreferNoScheduleTaint(in.NodePools), in.IgnorePreferences)
 	s.setupTopology(classes)
 	for _, c := range classes {
 		if c.invalid == nil {
@@ -154,13 +168,21 @@ func (s *solver) placeClass(c *podClass) {
 		}
 		return
 	}
+	// A node or claim that refused a pod refuses the class's next pods at the same step too when the
+	// step's rules only tighten as pods land (monotone): the scan then resumes where the last pod went.
+	slotHint, claimHint, hintStep := 0, 0, -1
 	for c.next < len(c.pods) {
 		pod := c.pods[c.next]
 		placed := false
 		for ; c.step < len(c.steps); c.step++ {
+			st := &c.steps[c.step]
 			slotCursor, claimCursor := 0, 0
-			if s.place(c, &c.steps[c.step], pod, &slotCursor, &claimCursor) {
+			if c.step == hintStep && (st.topo == nil || st.topo.monotone) {
+				slotCursor, claimCursor = slotHint, claimHint
+			}
+			if s.place(c, st, pod, &slotCursor, &claimCursor) {
 				placed = true
+				slotHint, claimHint, hintStep = slotCursor, claimCursor, c.step
 				break
 			}
 		}
@@ -200,6 +222,14 @@ func (s *solver) place(c *podClass, st *classStep, pod *corev1.Pod, slotCursor, 
 			return true
 		}
 	}
+	if ct := st.topo; ct != nil && ct.monotone {
+		// Skip the leading claims whose hostname rules already refuse this topology; they never
+		// accept it again.
+		for ct.hostBlocked < len(s.claims) && !s.topo.hostAllowed(ct, s.claims[ct.hostBlocked].host) {
+			ct.hostBlocked++
+		}
+		*claimCursor = max(*claimCursor, ct.hostBlocked)
+	}
 	for ; *claimCursor < len(s.claims); *claimCursor++ {
 		cl := s.claims[*claimCursor]
 		if cl.pool.tolerates(c, st) != nil {
@@ -215,7 +245,7 @@ func (s *solver) place(c *podClass, st *classStep, pod *corev1.Pod, slotCursor, 
 				s.claims = append(s.claims, cl)
 				*claimCursor = len(s.claims) - 1
 				s.opened = cl
-				s.topo.record(zst.topo, cl.host, claimZone(cl))
+				s.topo.record(zst.topo, cl.host, cl.reqs, ps.Taints)
 				return true
 			}
 		}

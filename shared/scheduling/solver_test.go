@@ -302,9 +302,9 @@ func TestSolve(t *testing.T) {
 			want: expect{unschedulable: map[string]scheduling.Constraint{"default/p": scheduling.ConstraintValidation}, reasonHas: []string{"restricted label"}},
 		},
 		{
-			name: "a hard topology spread on an unsupported key is reported",
-			in:   scheduling.Input{Pods: one(PodOptions{CPU: "1", Spread: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: scheduling.LabelCapacityType, WhenUnsatisfiable: corev1.DoNotSchedule}}}), NodePools: defaultPool},
-			want: expect{unschedulable: map[string]scheduling.Constraint{"default/p": scheduling.ConstraintUnsupported}, reasonHas: []string{`topology key "karpenter.sh/capacity-type" is not supported yet`}},
+			name: "a hard topology spread on a key nothing defines is reported",
+			in:   scheduling.Input{Pods: one(PodOptions{CPU: "1", Spread: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "example.com/rack", WhenUnsatisfiable: corev1.DoNotSchedule}}}), NodePools: defaultPool},
+			want: expect{unschedulable: map[string]scheduling.Constraint{"default/p": scheduling.ConstraintUnsupported}, reasonHas: []string{`topology key "example.com/rack" is not supported: no NodePool, instance type or node defines values for it`}},
 		},
 		{
 			name: "a soft topology spread is relaxed",

@@ -1,7 +1,7 @@
 package scheduling
 
 import (
-	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,13 +22,17 @@ const (
 )
 
 // topoGroup counts, per domain of one topology key, the pods matching a selector, and constrains the
-// pods that own it: a topology spread constraint, or a required pod (anti-)affinity term. Only the zone
-// and hostname keys are supported.
+// pods that own it: a topology spread constraint, or a required pod (anti-)affinity term. The key is
+// hostname (each node or claim its own domain) or any label whose values the NodePools, instance types
+// or existing nodes define (topologydomains.go).
 type topoGroup struct {
 	id         string
 	kind       groupKind
 	key        string
 	namespaces map[string]bool
+	// nsSelector, when set, also selects the namespaces whose labels (nsLabels) it matches.
+	nsSelector labels.Selector
+	nsLabels   map[string]labels.Set
 	selector   labels.Selector
 	maxSkew    int
 	minDomains int
@@ -42,17 +46,67 @@ type topoGroup struct {
 	// preferred marks a preference treated as required until relaxed; only required anti-affinity
 	// keeps other pods away (inverse anti-affinity).
 	preferred bool
-	// anyZone is set when some owner may use every zone; zoneReqs are the owners' zone requirements.
-	anyZone  bool
-	zoneReqs []*Requirement
-	// levelFor and level cache spreadAllows' water level for one zone requirement until counts change.
+	// anyDomain is set when some owner may use every domain; ownReqs are the owners' own requirements
+	// on the key (nodeAffinityPolicy Honor).
+	anyDomain bool
+	ownReqs   []*Requirement
+	// ignoreAffinity is nodeAffinityPolicy Ignore: the owners' node requirements do not narrow the
+	// spread's domains. honorTaints is nodeTaintsPolicy Honor: only nodes and NodePools whose taints
+	// tolerations tolerates count, and domains holds the domains they offer.
+	ignoreAffinity bool
+	honorTaints    bool
+	tolerations    []corev1.Toleration
+	domains        []string
+	// levelFor and level cache spreadAllows' water level for one requirement on the key until counts
+	// change.
 	levelValid bool
 	levelFor   *Requirement
 	level      int
+	// version counts changes to the group's state, so that decisions depending on it can be cached.
+	version int
+	// index is the group's position in topology.order.
+	index int
+}
+
+// changed invalidates what was derived from the group's counts.
+func (g *topoGroup) changed() {
+	g.levelValid = false
+	g.version++
 }
 
 func (g *topoGroup) matches(namespace string, l map[string]string) bool {
-	return g.namespaces[namespace] && g.selector.Matches(labels.Set(l))
+	if !g.namespaces[namespace] && (g.nsSelector == nil || !g.nsSelector.Matches(g.namespaceLabels(namespace))) {
+		return false
+	}
+	return g.selector.Matches(labels.Set(l))
+}
+
+// namespaceLabels returns a namespace's labels; a namespace the input does not list has only the
+// kubernetes.io/metadata.name label the API server gives every namespace.
+func (g *topoGroup) namespaceLabels(namespace string) labels.Set {
+	if l, ok := g.nsLabels[namespace]; ok {
+		return l
+	}
+	return labels.Set{corev1.LabelMetadataName: namespace}
+}
+
+// counts reports whether pods on a node with these taints count for the group.
+func (g *topoGroup) countsOn(taints []corev1.Taint) bool {
+	return !g.honorTaints || Tolerates(g.tolerations, taints, false) == nil
+}
+
+// groupSpec is what identifies a topology group.
+type groupSpec struct {
+	kind                groupKind
+	key                 string
+	namespaces          map[string]bool
+	nsSelector          labels.Selector
+	selector            labels.Selector
+	maxSkew, minDomains int
+	preferred           bool
+	ignoreAffinity      bool
+	honorTaints         bool
+	tolerations         []corev1.Toleration
 }
 
 // classTopology is what topology means for one pod class.
@@ -60,31 +114,49 @@ type classTopology struct {
 	owned    []*topoGroup // groups the class's pods must satisfy
 	inverse  []*topoGroup // anti-affinity groups of other pods whose selector matches the class
 	matching []*topoGroup // every group whose selector matches the class, for counting
-	zoneReq  *Requirement // the pods' own zone requirement, for nodeAffinityPolicy=Honor
+	// own are the pods' own node requirements (without their volumes'), for nodeAffinityPolicy Honor.
+	own Requirements
+	// keys are the topology keys other than hostname that owned or inverse groups constrain, sorted.
+	keys []string
+	// joined caches the last topology check of mayJoinCached.
+	joined topoCheck
+	// monotone is set when the rules only tighten as pods land: no pod affinity (which a matching pod
+	// arriving can satisfy) and no spread the pods do not count toward (whose minimum can rise).
+	monotone bool
+	// hostBlocked counts the solver's first claims whose hostname rules refuse these pods (only
+	// tracked when monotone).
+	hostBlocked int
 }
 
-func (ct *classTopology) constrains(key string) bool {
-	for _, g := range ct.owned {
-		if g.key == key {
-			return true
-		}
-	}
-	for _, g := range ct.inverse {
-		if g.key == key {
-			return true
-		}
-	}
-	return false
+// topoCheck records a mayJoin topology verdict and the state it was reached under.
+type topoCheck struct {
+	epoch, stamp int
+	ok           bool
 }
 
 // topology tracks all groups of a solve.
 type topology struct {
 	groups map[string]*topoGroup
 	order  []*topoGroup
-	zones  []string // every zone a pod could land in: existing nodes and available offerings
+	// source lists the domains a key can take (existing nodes, NodePools and their instance types)
+	// with their cheapest prices; domains and prices cache it per key.
+	source  func(key string) ([]string, map[string]float64)
+	domains map[string][]string
+	// prices holds the cheapest price of a new claim per domain, per key.
+	prices map[string]map[string]float64
+	// tolerated lists the domains of a key on nodes and NodePools whose taints tolerations tolerate
+	// (nodeTaintsPolicy Honor).
+	tolerated func(key string, tolerations []corev1.Toleration) []string
+	// nsLabels are the namespaces' labels, for namespaceSelector.
+	nsLabels map[string]labels.Set
+	// interned holds the classTopology shared by classes with the same topology (classify).
+	interned map[string]*classTopology
 }
 
-func newTopology() *topology { return &topology{groups: map[string]*topoGroup{}} }
+func newTopology(source func(key string) ([]string, map[string]float64)) *topology {
+	return &topology{groups: map[string]*topoGroup{}, source: source, domains: map[string][]string{}, prices: map[string]map[string]float64{},
+		interned: map[string]*classTopology{}}
+}
 
 // groupsFor builds (or finds) the groups a pod owns: its hard spread constraints and required pod
 // (anti-)affinity terms, plus the preferences a relaxation step still treats as required. It returns an
@@ -107,7 +179,13 @@ func (t *topology) groupsFor(pod *corev1.Pod, soft softTerms) ([]*topoGroup, err
 		if tsc.MinDomains != nil {
 			minDomains = int(*tsc.MinDomains)
 		}
-		g, err := t.group(kindSpread, tsc.TopologyKey, map[string]bool{pod.Namespace: true}, sel, int(tsc.MaxSkew), minDomains, preferred)
+		spec := groupSpec{kind: kindSpread, key: tsc.TopologyKey, namespaces: map[string]bool{pod.Namespace: true}, selector: sel,
+			maxSkew: int(tsc.MaxSkew), minDomains: minDomains, preferred: preferred,
+			ignoreAffinity: tsc.NodeAffinityPolicy != nil && *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyIgnore}
+		if tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor {
+			spec.honorTaints, spec.tolerations = true, pod.Spec.Tolerations
+		}
+		g, err := t.group(spec)
 		if err != nil {
 			return nil, err
 		}
@@ -128,9 +206,6 @@ func (t *topology) groupsFor(pod *corev1.Pod, soft softTerms) ([]*topoGroup, err
 		preferred int // the first preferred terms are preferences
 	}{{kindAffinity, affinity, len(soft.affinity)}, {kindAntiAffinity, anti, len(soft.antiAffinity)}} {
 		for i, term := range set.terms {
-			if term.NamespaceSelector != nil {
-				return nil, fmt.Errorf("pod %s with namespaceSelector is not supported yet", set.kind)
-			}
 			sel, err := selectorFor(term.LabelSelector, nil, nil)
 			if err != nil {
 				return nil, err
@@ -139,10 +214,16 @@ func (t *topology) groupsFor(pod *corev1.Pod, soft softTerms) ([]*topoGroup, err
 			for _, n := range term.Namespaces {
 				ns[n] = true
 			}
-			if len(ns) == 0 {
+			var nsSel labels.Selector
+			if term.NamespaceSelector != nil {
+				// An empty selector selects every namespace.
+				if nsSel, err = metav1.LabelSelectorAsSelector(term.NamespaceSelector); err != nil {
+					return nil, fmt.Errorf("invalid namespaceSelector: %w", err)
+				}
+			} else if len(ns) == 0 {
 				ns[pod.Namespace] = true
 			}
-			g, err := t.group(set.kind, term.TopologyKey, ns, sel, 0, 0, i < set.preferred)
+			g, err := t.group(groupSpec{kind: set.kind, key: term.TopologyKey, namespaces: ns, nsSelector: nsSel, selector: sel, preferred: i < set.preferred})
 			if err != nil {
 				return nil, err
 			}
@@ -157,16 +238,33 @@ func (t *topology) groupsFor(pod *corev1.Pod, soft softTerms) ([]*topoGroup, err
 	return out, nil
 }
 
-func (t *topology) group(kind groupKind, key string, ns map[string]bool, sel labels.Selector, maxSkew, minDomains int, preferred bool) (*topoGroup, error) {
-	key = NormalizeLabel(key)
-	if key != LabelZone && key != LabelHostname {
-		return nil, fmt.Errorf("pod %s on topology key %q is not supported yet (zone and hostname are)", kind, key)
+func (t *topology) group(spec groupSpec) (*topoGroup, error) {
+	key := NormalizeLabel(spec.key)
+	if key != LabelZone && key != LabelHostname && len(t.domainsOf(key)) == 0 {
+		return nil, fmt.Errorf("pod %s on topology key %q is not supported: no NodePool, instance type or node defines values for it", spec.kind, key)
 	}
-	id := fmt.Sprintf("%s|%s|%s|%s|%d|%d|%t", kind, key, strings.Join(sortedKeys(ns), ","), sel.String(), maxSkew, minDomains, preferred)
+	id := fmt.Sprintf("%s|%s|%s|%s|%d|%d|%t", spec.kind, key, strings.Join(sortedKeys(spec.namespaces), ","), spec.selector.String(), spec.maxSkew, spec.minDomains, spec.preferred)
+	if spec.nsSelector != nil {
+		id += "|ns=" + spec.nsSelector.String()
+	}
+	if spec.ignoreAffinity {
+		id += "|affinity=ignore"
+	}
+	if spec.honorTaints {
+		data, _ := json.Marshal(spec.tolerations)
+		id += "|taints=" + string(data)
+	}
 	if g, ok := t.groups[id]; ok {
 		return g, nil
 	}
-	g := &topoGroup{id: id, kind: kind, key: key, namespaces: ns, selector: sel, maxSkew: maxSkew, minDomains: minDomains, preferred: preferred, counts: map[string]int{}, owners: map[string]int{}}
+	g := &topoGroup{id: id, kind: spec.kind, key: key, namespaces: spec.namespaces, nsSelector: spec.nsSelector, nsLabels: t.nsLabels,
+		selector: spec.selector, maxSkew: spec.maxSkew, minDomains: spec.minDomains, preferred: spec.preferred,
+		ignoreAffinity: spec.ignoreAffinity, honorTaints: spec.honorTaints, tolerations: spec.tolerations,
+		counts: map[string]int{}, owners: map[string]int{}}
+	if g.honorTaints && key != LabelHostname && t.tolerated != nil {
+		g.domains = t.tolerated(key, g.tolerations)
+	}
+	g.index = len(t.order)
 	t.groups[id] = g
 	t.order = append(t.order, g)
 	return g, nil
@@ -210,234 +308,58 @@ func (t *topology) classify(c *podClass, owned [][]*topoGroup) {
 		}
 	}
 	for i := range c.steps {
+		if len(owned[i]) == 0 && len(matching) == 0 {
+			continue
+		}
+		// Classes with the same groups and the same own requirements on their keys share one
+		// classTopology, so that checks cached on it (mayJoinCached) serve them all.
+		key := internKey(owned[i], matching, c.steps[i].own)
+		if ct, ok := t.interned[key]; ok {
+			c.steps[i].topo = ct
+			continue
+		}
 		ct := &classTopology{owned: owned[i], matching: matching}
 		for _, g := range matching {
 			if g.kind == kindAntiAffinity && !g.preferred && !slices.Contains(owned[i], g) {
 				ct.inverse = append(ct.inverse, g)
 			}
 		}
-		if z, ok := c.steps[i].Requirements[LabelZone]; ok {
-			ct.zoneReq = z
-		}
+		ct.own = c.steps[i].own
 		for _, g := range owned[i] {
-			if ct.zoneReq == nil {
-				g.anyZone = true
+			if r := ct.own[g.key]; r == nil || g.ignoreAffinity {
+				g.anyDomain = true
 			} else {
-				g.zoneReqs = append(g.zoneReqs, ct.zoneReq)
+				g.ownReqs = append(g.ownReqs, r)
 			}
 		}
-		if len(ct.owned) > 0 || len(ct.inverse) > 0 || len(ct.matching) > 0 {
-			c.steps[i].topo = ct
-		}
-	}
-}
-
-// zoneOptions returns the zones among candidates a pod with topology ct may go to, best first (fewest
-// matching pods in its spread groups, then name), and restricted=false when c has no zone rule.
-func (t *topology) zoneOptions(ct *classTopology, candidates []string) (zones []string, restricted bool) {
-	if ct == nil || !ct.constrains(LabelZone) {
-		return nil, false
-	}
-	for _, z := range candidates {
-		if t.zoneAllowed(ct, z) {
-			zones = append(zones, z)
-		}
-	}
-	score := func(z string) int {
-		n := 0
+		ct.keys = constrainedKeys(ct)
+		ct.monotone = true
 		for _, g := range ct.owned {
-			if g.key == LabelZone && g.kind == kindSpread {
-				n += g.counts[z]
+			if g.kind == kindAffinity || (g.kind == kindSpread && !slices.Contains(matching, g)) {
+				ct.monotone = false
 			}
 		}
-		return n
-	}
-	slices.SortStableFunc(zones, func(a, b string) int { return cmp.Or(cmp.Compare(score(a), score(b)), cmp.Compare(a, b)) })
-	return zones, true
-}
-
-func (t *topology) zoneAllowed(ct *classTopology, z string) bool {
-	for _, g := range ct.owned {
-		if g.key != LabelZone {
-			continue
-		}
-		switch g.kind {
-		case kindSpread:
-			if !t.spreadAllows(g, ct, z) {
-				return false
-			}
-		case kindAntiAffinity:
-			if g.counts[z] > 0 {
-				return false
-			}
-		case kindAffinity:
-			if g.total > 0 && g.counts[z] == 0 {
-				return false
-			}
-			if g.total == 0 && !g.selfMatching {
-				return false
-			}
-		}
-	}
-	for _, g := range ct.inverse {
-		if g.key == LabelZone && g.owners[z] > 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// spreadAllows decides whether zone z may take one more pod of a zone spread group. Rather than
-// checking the skew after every single pod (which forces packing to alternate zones pod by pod), it
-// checks against the balanced final distribution: all matching pods of this solve, placed or pending,
-// are spread over the eligible zones by water-filling on top of the pods already there, and z may take
-// a pod while it is below its share. Once every pending pod is placed the counts are that balanced
-// distribution, which satisfies any maxSkew ≥ 1 that the running pods allow; repairSpread undoes the
-// excess when some pending pods could not be placed after all. Below minDomains eligible
-// zones the global minimum counts as 0 and every zone is capped at maxSkew pods, as kube-scheduler does.
-func (t *topology) spreadAllows(g *topoGroup, ct *classTopology, z string) bool {
-	var eligible []int
-	placed := 0
-	for _, d := range t.zones {
-		if ct.zoneReq != nil && !ct.zoneReq.Has(d) {
-			continue
-		}
-		eligible = append(eligible, g.counts[d])
-		placed += g.counts[d]
-	}
-	if len(eligible) == 0 || len(eligible) < g.minDomains {
-		return g.counts[z]+1 <= g.maxSkew
-	}
-	if g.levelValid && g.levelFor == ct.zoneReq {
-		return g.counts[z] < g.level
-	}
-	total := placed + g.pending
-	// The level L is the smallest with Σ max(count, L) ≥ total; a zone's share is max(count, L).
-	level := 0
-	for lo, hi := 0, total; lo <= hi; {
-		mid := (lo + hi) / 2
-		sum := 0
-		for _, c := range eligible {
-			sum += max(c, mid)
-		}
-		if sum >= total {
-			level, hi = mid, mid-1
-		} else {
-			lo = mid + 1
-		}
-	}
-	g.levelValid, g.levelFor, g.level = true, ct.zoneReq, level
-	return g.counts[z] < level
-}
-
-// hostAllowed reports whether a pod with topology ct may join the node (or claim) named host, which is new
-// when it has no pods yet.
-func (t *topology) hostAllowed(ct *classTopology, host string) bool {
-	if ct == nil {
-		return true
-	}
-	for _, g := range ct.owned {
-		if g.key != LabelHostname {
-			continue
-		}
-		switch g.kind {
-		case kindSpread:
-			if g.counts[host]+1 > g.maxSkew {
-				return false
-			}
-		case kindAntiAffinity:
-			if g.counts[host] > 0 {
-				return false
-			}
-		case kindAffinity:
-			if g.total > 0 && g.counts[host] == 0 {
-				return false
-			}
-			if g.total == 0 && !g.selfMatching {
-				return false
-			}
-		}
-	}
-	for _, g := range ct.inverse {
-		if g.key == LabelHostname && g.owners[host] > 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// record counts a placed pod in every group that selects it, and as an owner of its own groups. zone
-// is "" when the node's zone is not decided yet.
-func (t *topology) record(ct *classTopology, host, zone string) {
-	if ct == nil {
-		return
-	}
-	for _, g := range ct.matching {
-		g.pending--
-		g.levelValid = false
-	}
-	domain := func(g *topoGroup) string {
-		if g.key == LabelHostname {
-			return host
-		}
-		return zone
-	}
-	for _, g := range ct.matching {
-		if d := domain(g); d != "" {
-			g.counts[d]++
-			g.total++
-		}
-	}
-	for _, g := range ct.owned {
-		if d := domain(g); d != "" {
-			g.owners[d]++
-		}
+		t.interned[key] = ct
+		c.steps[i].topo = ct
 	}
 }
 
-// recordExisting counts a pod already bound to a node.
-func (t *topology) recordExisting(pod *corev1.Pod, host, zone string) {
-	owned, err := t.groupsFor(pod, softTerms{})
-	if err != nil {
-		owned = nil
+// internKey identifies a classTopology: its owned and matching groups, and the own requirements on
+// the owned groups' keys.
+func internKey(owned, matching []*topoGroup, own Requirements) string {
+	var b strings.Builder
+	for _, g := range owned {
+		fmt.Fprintf(&b, "%d,", g.index)
 	}
-	ct := &classTopology{owned: owned}
-	for _, g := range t.order {
-		if g.matches(pod.Namespace, pod.Labels) {
-			ct.matching = append(ct.matching, g)
+	b.WriteByte('|')
+	for _, g := range matching {
+		fmt.Fprintf(&b, "%d,", g.index)
+	}
+	for _, g := range owned {
+		b.WriteByte('|')
+		if r := own[g.key]; r != nil {
+			b.WriteString(r.String())
 		}
 	}
-	for _, g := range ct.matching {
-		g.pending++ // a running pod was never pending; record takes it off again
-		g.levelValid = false
-	}
-	t.record(ct, host, zone)
-}
-
-// forget takes failed pods of a class off the pending counts.
-func (t *topology) forget(ct *classTopology, n int) {
-	if ct == nil {
-		return
-	}
-	for _, g := range ct.matching {
-		g.pending -= n
-		g.levelValid = false
-	}
-}
-
-// eligibleZones are the zones some owner of the group may use (nodeAffinityPolicy Honor).
-func (t *topology) eligibleZones(g *topoGroup) []string {
-	if g.anyZone {
-		return t.zones
-	}
-	var out []string
-	for _, z := range t.zones {
-		for _, r := range g.zoneReqs {
-			if r.Has(z) {
-				out = append(out, z)
-				break
-			}
-		}
-	}
-	return out
+	return b.String()
 }
