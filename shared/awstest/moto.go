@@ -183,11 +183,17 @@ func Shared(tb testing.TB) *Moto {
 // Main runs the package's tests and then stops the shared moto. Call it from TestMain.
 func Main(m *testing.M) int {
 	code := m.Run()
+	StopShared()
+	return code
+}
+
+// StopShared stops the shared moto if it runs. A TestMain that needs more than moto calls it after
+// m.Run instead of using Main.
+func StopShared() {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.moto != nil {
 		shared.moto.Stop()
 		shared.moto = nil
 	}
-	return code
 }

@@ -46,13 +46,19 @@ func Shared(tb testing.TB, opts Options) *ControlPlane {
 // Main runs the package's tests and then stops the shared control plane. Call it from TestMain.
 func Main(m *testing.M) int {
 	code := m.Run()
+	StopShared()
+	return code
+}
+
+// StopShared stops the shared control plane if it runs. A TestMain that needs more than the control
+// plane calls it after m.Run instead of using Main.
+func StopShared() {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.cp != nil {
 		shared.cp.Stop()
 		shared.cp = nil
 	}
-	return code
 }
 
 var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)

@@ -3,7 +3,15 @@
 // settings, reads and writes the instance-type catalog file that `nodewright plan` takes, and launches a
 // claim with fallback across its offerings (launch.go), recording capacity failures for every invocation.
 //
+// Provisioner (provisioner.go) is one provisioning run, what functions/provisioner calls: under the
+// single-writer lease it reads the configuration (runconfig.go), the cluster (clusterview.go), the node
+// classes and their instance types (nodeclasses.go), unavailable offerings and the claims still booting
+// (inflight.go), solves, and for each new claim writes the claim record before it builds the launch
+// (launchplan.go) and launches it (claimlaunch.go), recording a decision for every launch and every pod
+// that cannot be provisioned.
+//
 // shared/scheduling stays pure and never imports shared/apis; this package may import both. Its I/O goes
-// through the io.Reader and io.Writer and the small interfaces (InstanceLauncher, UnavailableRecorder)
-// its callers hand it.
+// through the io.Reader and io.Writer and the small interfaces (Store, ClusterReader, NodeClassResolver,
+// LaunchTemplates, InstanceLauncher, UnavailableRecorder) its callers hand it; shared/provisioning/e2e
+// runs it over the real adapters against moto and a local control plane.
 package provisioning

@@ -1,0 +1,119 @@
+package provisioning
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+// claimLaunch launches one planned claim.
+type claimLaunch struct {
+	store     Store
+	templates LaunchTemplates
+	launcher  InstanceLauncher
+	target    claimTarget
+	name      string
+	// poolHash and classHash are the drift hashes the claim is launched from.
+	poolHash, classHash string
+}
+
+// run writes the claim record (pending), then launches it and records the outcome:
+//   - launched: the claim becomes launched with its instance, and a Launch decision is recorded;
+//   - no capacity anywhere, or nothing launchable: nothing was started, so the claim is deleted and a
+//     LaunchFailed decision says why;
+//   - any other failure: whether an instance started is unknown, so the claim stays pending — it keeps
+//     counting as capacity, and the reconciler adopts its instance or deletes it after the launch timeout.
+//
+// The returned claim is set whenever an instance was launched, even if recording it failed.
+func (l claimLaunch) run(ctx context.Context) (*LaunchedClaim, error) {
+	cp, nc := l.target.claim, l.target.class.nc
+	_, err := l.store.CreateClaim(ctx, state.Claim{Name: l.name, NodePool: cp.NodePool, NodeClass: nc.Name,
+		Lifecycle: state.Pending, TemplateHash: l.poolHash, NodeClassHash: l.classHash,
+		Requests: requestStrings(cp.Requests), InstanceTypes: cp.InstanceTypeOptions})
+	if err != nil {
+		return nil, fmt.Errorf("writing claim %s: %w", l.name, err)
+	}
+	req := instance.Request{Cluster: l.target.cluster.Name, Claim: l.name, NodePool: cp.NodePool, NodeClass: nc.Name,
+		Tags: nc.Spec.Tags, Context: aws.ToString(nc.Spec.Context)}
+	plan, err := buildLaunchPlan(ctx, l.templates, l.target, req)
+	if err == nil && len(plan.Spot)+len(plan.OnDemand) == 0 {
+		err = errors.New("no offering of its instance types has a subnet and an AMI")
+	}
+	if err != nil {
+		return nil, l.abandon(ctx, "LaunchTemplateFailed", fmt.Errorf("planning launch of claim %s: %w", l.name, err))
+	}
+	res, err := Launch(ctx, l.launcher, l.store, plan)
+	if errors.Is(err, ErrNoCapacity) {
+		return nil, l.abandon(ctx, "InsufficientCapacity", err)
+	}
+	if err != nil {
+		err = fmt.Errorf("launching claim %s (left pending for reconciliation): %w", l.name, err)
+		return nil, errors.Join(err, l.decide(ctx, "LaunchFailed", "LaunchOutcomeUnknown", err.Error(), nil))
+	}
+
+	inst := res.Instance
+	capacityType, price := launchedOffering(plan, inst)
+	launched := &LaunchedClaim{Name: l.name, NodePool: cp.NodePool, InstanceID: inst.ID, InstanceType: inst.InstanceType,
+		Zone: inst.Zone, CapacityType: capacityType, Price: price, Pods: len(cp.Pods)}
+	_, err = l.store.UpdateClaim(ctx, l.name, func(c *state.Claim) error {
+		c.Lifecycle, c.InstanceID, c.InstanceType, c.Zone = state.Launched, inst.ID, inst.InstanceType, inst.Zone
+		c.CapacityType, c.PricePerHour, c.ProviderID = capacityType, price, inst.ProviderID()
+		return nil
+	})
+	if err != nil {
+		return launched, fmt.Errorf("recording launch of claim %s (instance %s; the reconciler adopts it): %w", l.name, inst.ID, err)
+	}
+	return launched, l.decide(ctx, "Launch", "Provisioned", cp.Why, map[string]string{
+		"instanceId": inst.ID, "instanceType": inst.InstanceType, "zone": inst.Zone, "capacityType": capacityType,
+		"pricePerHour": strconv.FormatFloat(price, 'f', 4, 64), "pods": strconv.Itoa(len(cp.Pods)),
+		"attempts": strconv.Itoa(res.Attempts)})
+}
+
+// abandon deletes the claim of a launch that started nothing and records why.
+func (l claimLaunch) abandon(ctx context.Context, reason string, cause error) error {
+	derr := l.decide(ctx, "LaunchFailed", reason, cause.Error(), nil)
+	_, err := l.store.UpdateClaim(ctx, l.name, func(c *state.Claim) error {
+		c.Lifecycle = state.Deleted
+		return nil
+	})
+	if err != nil {
+		err = fmt.Errorf("deleting claim %s: %w", l.name, err)
+	}
+	return errors.Join(cause, derr, err)
+}
+
+// decide records a decision about the claim. A decision that cannot be written undoes nothing; the
+// error only goes into the run's report.
+func (l claimLaunch) decide(ctx context.Context, kind, reason, message string, details map[string]string) error {
+	err := l.store.RecordDecision(ctx, state.Decision{Subject: "nodeclaim/" + l.name, ID: l.name, Kind: kind, Reason: reason,
+		Message: message, Details: details})
+	if err != nil {
+		return fmt.Errorf("recording %s decision for claim %s: %w", kind, l.name, err)
+	}
+	return nil
+}
+
+// launchedOffering finds the capacity type and price of the override the instance was launched from.
+func launchedOffering(plan LaunchPlan, inst instance.Instance) (string, float64) {
+	lists := []struct {
+		capacityType string
+		overrides    []instance.Override
+	}{{instance.CapacityTypeSpot, plan.Spot}, {instance.CapacityTypeOnDemand, plan.OnDemand}}
+	for _, l := range lists {
+		if inst.CapacityType != "" && inst.CapacityType != l.capacityType {
+			continue
+		}
+		for _, o := range l.overrides {
+			if o.InstanceType == inst.InstanceType && (inst.Zone == "" || o.Zone == inst.Zone) {
+				return l.capacityType, o.Price
+			}
+		}
+	}
+	return inst.CapacityType, 0
+}

@@ -1,0 +1,95 @@
+package provisioning
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/launchtemplate"
+	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+func testLaunch(store Store, launcher InstanceLauncher) claimLaunch {
+	class := testClass(instanceType("m5.xlarge", "amd64", 4, 0.192, "us-east-1a"))
+	return claimLaunch{store: store, templates: &fakeTemplates{}, launcher: launcher, name: "default-abcde", poolHash: "p1", classHash: "c1",
+		target: claimTarget{class: class, cluster: launchtemplate.Cluster{Name: "demo"}, pool: scheduling.NodePool{Name: "default"},
+			claim: scheduling.ClaimPlan{NodePool: "default", InstanceTypeOptions: []string{"m5.xlarge"}, Why: "cheapest",
+				Requests: scheduling.Resources{CPU: 2000}, Pods: nil}}}
+}
+
+func decisions(t *testing.T, s *state.Store, claim string) []state.Decision {
+	t.Helper()
+	d, err := s.Decisions(context.Background(), "nodeclaim/"+claim, 10)
+	require.NoError(t, err)
+	return d
+}
+
+func TestClaimLaunchRecordsTheInstance(t *testing.T) {
+	s := newStateStore(t)
+	ec2 := &fakeEC2Capacity{capacity: map[instance.Offering]bool{{InstanceType: "m5.xlarge", Zone: "us-east-1a", CapacityType: "on-demand"}: true}}
+	got, err := testLaunch(s, ec2).run(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, &LaunchedClaim{Name: "default-abcde", NodePool: "default", InstanceID: "i-0123", InstanceType: "m5.xlarge",
+		Zone: "us-east-1a", CapacityType: "on-demand", Price: 0.192}, got)
+	require.Len(t, ec2.requests, 2, "spot first, then on-demand")
+	assert.Equal(t, "default-abcde", ec2.requests[0].Claim)
+
+	c, err := s.GetClaim(context.Background(), "default-abcde")
+	require.NoError(t, err)
+	assert.Equal(t, state.Launched, c.Lifecycle)
+	assert.Equal(t, "i-0123", c.InstanceID)
+	assert.Equal(t, "aws:///us-east-1a/i-0123", c.ProviderID)
+	assert.Equal(t, 0.192, c.PricePerHour)
+	assert.Equal(t, map[string]string{"cpu": "2"}, c.Requests)
+	assert.Equal(t, []string{"m5.xlarge"}, c.InstanceTypes)
+	assert.Equal(t, "p1", c.TemplateHash)
+	d := decisions(t, s, "default-abcde")
+	require.Len(t, d, 1)
+	assert.Equal(t, "Launch", d[0].Kind)
+	assert.Equal(t, "cheapest", d[0].Message)
+
+	unavailable, err := s.UnavailableOfferings(context.Background())
+	require.NoError(t, err)
+	assert.Len(t, unavailable, 1, "the spot offering without capacity is recorded")
+}
+
+func TestClaimLaunchWithoutCapacityDeletesTheClaim(t *testing.T) {
+	s := newStateStore(t)
+	_, err := testLaunch(s, &fakeEC2Capacity{}).run(context.Background())
+	require.ErrorIs(t, err, ErrNoCapacity)
+	c, err := s.GetClaim(context.Background(), "default-abcde")
+	require.NoError(t, err)
+	assert.Equal(t, state.Deleted, c.Lifecycle, "nothing was launched, so nothing stands for it")
+	d := decisions(t, s, "default-abcde")
+	require.Len(t, d, 1)
+	assert.Equal(t, "LaunchFailed", d[0].Kind)
+	assert.Equal(t, "InsufficientCapacity", d[0].Reason)
+}
+
+func TestClaimLaunchWithUnknownOutcomeLeavesTheClaimPending(t *testing.T) {
+	s := newStateStore(t)
+	_, err := testLaunch(s, &fakeEC2Capacity{err: errors.New("connection reset")}).run(context.Background())
+	require.ErrorContains(t, err, "left pending for reconciliation")
+	c, err := s.GetClaim(context.Background(), "default-abcde")
+	require.NoError(t, err)
+	assert.Equal(t, state.Pending, c.Lifecycle, "the reconciler adopts its instance or times it out")
+}
+
+func TestClaimLaunchWithNothingLaunchableDeletesTheClaim(t *testing.T) {
+	s := newStateStore(t)
+	l := testLaunch(s, &fakeEC2Capacity{})
+	l.target.claim.InstanceTypeOptions = []string{"not-in-catalog"}
+	_, err := l.run(context.Background())
+	require.ErrorContains(t, err, "no offering of its instance types")
+	c, err := s.GetClaim(context.Background(), "default-abcde")
+	require.NoError(t, err)
+	assert.Equal(t, state.Deleted, c.Lifecycle)
+
+	_, err = l.run(context.Background())
+	assert.True(t, state.IsAlreadyExists(err), "a claim name is never reused: %v", err)
+}

@@ -1,0 +1,81 @@
+package provisioning
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/scheduling"
+)
+
+// ClusterReader reads the whole cluster at once; *kube.Snapshotter satisfies it.
+type ClusterReader interface {
+	Snapshot(ctx context.Context) (*kube.Snapshot, error)
+}
+
+var _ ClusterReader = (*kube.Snapshotter)(nil)
+
+// existingNodes turns the snapshot's Nodes into the scheduler's view, each with its bound pods. A Node
+// carries its NodePool in the karpenter.sh/nodepool label and is initialized once Karpenter's
+// karpenter.sh/initialized label is "true"; Nodes Nodewright does not manage always count as initialized.
+func existingNodes(snap *kube.Snapshot) []scheduling.ExistingNode {
+	byNode := map[string][]*corev1.Pod{}
+	for _, p := range snap.Bound {
+		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
+	}
+	out := make([]scheduling.ExistingNode, 0, len(snap.Nodes))
+	for i := range snap.Nodes {
+		n := &snap.Nodes[i]
+		if n.DeletionTimestamp != nil {
+			continue
+		}
+		pool := n.Labels[scheduling.LabelNodePool]
+		out = append(out, scheduling.ExistingNode{Node: n, Pods: byNode[n.Name], NodePool: pool,
+			Initialized: pool == "" || n.Labels[scheduling.LabelNodeInitalized] == "true"})
+	}
+	return out
+}
+
+// provisionablePods are the snapshot's pending pods kube-scheduler gave up on (scheduling.IsProvisionable).
+func provisionablePods(snap *kube.Snapshot) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range snap.Pending {
+		if p.DeletionTimestamp == nil && scheduling.IsProvisionable(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// providerIDs are the spec.providerID of every Node, to tell registered claims from in-flight ones.
+func providerIDs(snap *kube.Snapshot) map[string]bool {
+	out := map[string]bool{}
+	for i := range snap.Nodes {
+		if id := snap.Nodes[i].Spec.ProviderID; id != "" {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// requestStrings turns requests into the claim record's map of quantities.
+func requestStrings(r scheduling.Resources) map[string]string {
+	out := map[string]string{}
+	for k, v := range r.List() {
+		out[string(k)] = v.String()
+	}
+	return out
+}
+
+// parseRequests is requestStrings' inverse; quantities that do not parse are left out.
+func parseRequests(m map[string]string) scheduling.Resources {
+	l := corev1.ResourceList{}
+	for k, v := range m {
+		if q, err := resource.ParseQuantity(v); err == nil {
+			l[corev1.ResourceName(k)] = q
+		}
+	}
+	return scheduling.ResourcesFromList(l)
+}

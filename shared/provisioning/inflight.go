@@ -1,0 +1,62 @@
+package provisioning
+
+import (
+	"maps"
+
+	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+// inFlightClaims are the claims written or launched by earlier runs whose Node has not registered yet
+// (DESIGN decision 4): the solver fills them before it opens anything new, so pods waiting for a booting
+// node trigger no second launch. A launched claim looks like its instance type in its zone and capacity
+// type; a pending one (its launch not answered yet) like the cheapest of its instance-type options. A
+// claim whose NodePool can no longer launch, or whose type is not in the catalog, still stands for its
+// recorded requests, so it absorbs at least the pods it was made for.
+func inFlightClaims(claims []state.Claim, registered map[string]bool, pools []scheduling.NodePool,
+	classes map[string]*readyClass) []scheduling.InFlightClaim {
+	byName := map[string]scheduling.NodePool{}
+	for _, p := range pools {
+		byName[p.Name] = p
+	}
+	var out []scheduling.InFlightClaim
+	for _, c := range claims {
+		if (c.Lifecycle != state.Pending && c.Lifecycle != state.Launched) || c.NodeName != "" ||
+			(c.ProviderID != "" && registered[c.ProviderID]) {
+			continue
+		}
+		f := scheduling.InFlightClaim{Name: c.Name, NodePool: c.NodePool, Labels: map[string]string{}}
+		pool, known := byName[c.NodePool]
+		if known {
+			maps.Copy(f.Labels, pool.Labels)
+			f.Taints, f.StartupTaints = pool.Taints, pool.StartupTaints
+		}
+		typeName := c.InstanceType
+		if typeName == "" && len(c.InstanceTypes) > 0 {
+			typeName = c.InstanceTypes[0]
+		}
+		var it *scheduling.InstanceType
+		if rc := classes[c.NodeClass]; rc != nil {
+			it = rc.byName[typeName]
+		}
+		if it != nil {
+			labels := it.Requirements.Labels()
+			maps.Copy(f.Labels, labels)
+			f.Capacity, f.Allocatable = it.Capacity, it.Allocatable
+		} else {
+			f.Allocatable = parseRequests(c.Requests)
+			f.Capacity = f.Allocatable
+		}
+		if c.Zone != "" {
+			f.Labels[scheduling.LabelZone] = c.Zone
+		}
+		if c.CapacityType != "" {
+			f.Labels[scheduling.LabelCapacityType] = c.CapacityType
+		}
+		if typeName != "" {
+			f.Labels[scheduling.LabelInstanceType] = typeName
+		}
+		out = append(out, f)
+	}
+	return out
+}

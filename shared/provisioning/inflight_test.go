@@ -1,0 +1,51 @@
+package provisioning
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+func TestInFlightClaims(t *testing.T) {
+	m5 := instanceType("m5.xlarge", "amd64", 4, 0.192, "us-east-1a")
+	c5 := instanceType("c5.xlarge", "amd64", 4, 0.17, "us-east-1a")
+	classes := map[string]*readyClass{"default": testClass(m5, c5)}
+	taint := corev1.Taint{Key: "team", Value: "a", Effect: corev1.TaintEffectNoSchedule}
+	pools := []scheduling.NodePool{{Name: "default", Labels: map[string]string{"team": "a"}, Taints: []corev1.Taint{taint}}}
+	claims := []state.Claim{
+		{Name: "launched", NodePool: "default", NodeClass: "default", Lifecycle: state.Launched, InstanceType: "m5.xlarge",
+			Zone: "us-east-1a", CapacityType: "spot", ProviderID: "aws:///us-east-1a/i-1"},
+		{Name: "pending", NodePool: "default", NodeClass: "default", Lifecycle: state.Pending, InstanceTypes: []string{"c5.xlarge", "m5.xlarge"}},
+		{Name: "unknown-pool", NodePool: "gone", NodeClass: "gone", Lifecycle: state.Pending, InstanceTypes: []string{"x1.large"},
+			Requests: map[string]string{"cpu": "3", "memory": "6Gi"}},
+		{Name: "registered-node", NodePool: "default", NodeClass: "default", Lifecycle: state.Launched, InstanceType: "m5.xlarge",
+			ProviderID: "aws:///us-east-1a/i-2"},
+		{Name: "named-node", NodePool: "default", Lifecycle: state.Launched, NodeName: "ip-10-0-0-1"},
+		{Name: "registered", NodePool: "default", Lifecycle: state.Registered},
+		{Name: "deleted", NodePool: "default", Lifecycle: state.Deleted},
+	}
+	got := inFlightClaims(claims, map[string]bool{"aws:///us-east-1a/i-2": true}, pools, classes)
+	require.Len(t, got, 3)
+
+	launched := got[0]
+	assert.Equal(t, "launched", launched.Name)
+	assert.Equal(t, m5.Allocatable, launched.Allocatable)
+	assert.Equal(t, "m5.xlarge", launched.Labels[scheduling.LabelInstanceType])
+	assert.Equal(t, "us-east-1a", launched.Labels[scheduling.LabelZone])
+	assert.Equal(t, "spot", launched.Labels[scheduling.LabelCapacityType])
+	assert.Equal(t, "amd64", launched.Labels[scheduling.LabelArch])
+	assert.Equal(t, "a", launched.Labels["team"])
+	assert.Equal(t, []corev1.Taint{taint}, launched.Taints)
+
+	pending := got[1]
+	assert.Equal(t, "c5.xlarge", pending.Labels[scheduling.LabelInstanceType], "the cheapest option stands in until the launch answers")
+	assert.Equal(t, c5.Allocatable, pending.Allocatable)
+
+	unknown := got[2]
+	assert.Equal(t, scheduling.Resources{CPU: 3000, Memory: 6 << 30}, unknown.Allocatable, "its requests stand in for an unknown type")
+}

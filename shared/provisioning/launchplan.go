@@ -1,0 +1,143 @@
+package provisioning
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/launchtemplate"
+	"github.com/nodewright/nodewright/shared/scheduling"
+)
+
+// LaunchTemplates makes sure a launch template exists; *launchtemplate.Provider satisfies it.
+type LaunchTemplates interface {
+	Ensure(ctx context.Context, t launchtemplate.Template) (string, error)
+}
+
+var _ LaunchTemplates = (*launchtemplate.Provider)(nil)
+
+// claimTarget is everything a claim's launch plan is built from.
+type claimTarget struct {
+	claim       scheduling.ClaimPlan
+	pool        scheduling.NodePool
+	class       *readyClass
+	unavailable scheduling.UnavailableOfferings
+	cluster     launchtemplate.Cluster
+}
+
+// buildLaunchPlan turns a planned claim into the overrides of its launch, per capacity type and cheapest
+// first: every available offering of its instance-type options that its requirements allow (zone,
+// capacity type) in a zone where the node class has a subnet (the one with most free addresses), through
+// the launch template of the AMI that fits the instance type (its requirements: architecture at least)
+// and of that capacity type. An instance type no AMI fits is left out.
+func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarget, req instance.Request) (LaunchPlan, error) {
+	reqs, err := scheduling.RequirementsFromSpecs(t.claim.Requirements)
+	if err != nil {
+		return LaunchPlan{}, fmt.Errorf("claim requirements: %w", err)
+	}
+	amis, err := amiRequirements(t.class.resolved.Status.AMIs)
+	if err != nil {
+		return LaunchPlan{}, err
+	}
+	plan := LaunchPlan{Request: req}
+	names := map[[2]string]string{} // (image, capacity type) → template
+	for _, name := range t.claim.InstanceTypeOptions {
+		it := t.class.byName[name]
+		if it == nil {
+			continue
+		}
+		image := pickAMI(amis, it)
+		if image == "" {
+			continue
+		}
+		for _, o := range it.Offerings {
+			subnet, ok := t.class.subnets[o.Zone]
+			if !ok || !o.Available || t.unavailable.Has(scheduling.OfferingKey{InstanceType: it.Name, Zone: o.Zone, CapacityType: o.CapacityType}) {
+				continue
+			}
+			if z := reqs.Get(scheduling.LabelZone); z != nil && !z.Has(o.Zone) {
+				continue
+			}
+			if c := reqs.Get(scheduling.LabelCapacityType); c != nil && !c.Has(o.CapacityType) {
+				continue
+			}
+			if o.CapacityType != instance.CapacityTypeSpot && o.CapacityType != instance.CapacityTypeOnDemand {
+				continue // reserved capacity is not launched yet
+			}
+			key := [2]string{image, o.CapacityType}
+			lt, ok := names[key]
+			if !ok {
+				lt, err = templates.Ensure(ctx, launchtemplate.Template{NodeClass: t.class.nc, Resolved: t.class.resolved.Status,
+					ImageID: image, Options: templateOptions(t, o.CapacityType)})
+				if err != nil {
+					return LaunchPlan{}, fmt.Errorf("ensuring launch template for %s: %w", image, err)
+				}
+				names[key] = lt
+			}
+			ov := instance.Override{InstanceType: it.Name, Zone: o.Zone, SubnetID: subnet.ID, LaunchTemplate: lt, Price: o.Price}
+			if o.CapacityType == instance.CapacityTypeSpot {
+				plan.Spot = append(plan.Spot, ov)
+			} else {
+				plan.OnDemand = append(plan.OnDemand, ov)
+			}
+		}
+	}
+	byPrice := func(a, b instance.Override) int {
+		return cmp.Or(cmp.Compare(a.Price, b.Price), cmp.Compare(a.InstanceType, b.InstanceType), cmp.Compare(a.Zone, b.Zone))
+	}
+	slices.SortStableFunc(plan.Spot, byPrice)
+	slices.SortStableFunc(plan.OnDemand, byPrice)
+	return plan, nil
+}
+
+// templateOptions are the user-data inputs of the claim's nodes: the NodePool's labels (its
+// EC2NodeClass label included) with the nodepool and capacity-type labels, and its taints.
+func templateOptions(t claimTarget, capacityType string) launchtemplate.Options {
+	labels := map[string]string{}
+	maps.Copy(labels, t.pool.Labels)
+	labels[apis.NodePoolLabelKey] = t.pool.Name
+	labels[apis.NodeClassLabelKey] = t.class.nc.Name
+	labels[apis.CapacityTypeLabelKey] = capacityType
+	return launchtemplate.Options{Cluster: t.cluster, Labels: labels, Taints: t.pool.Taints, StartupTaints: t.pool.StartupTaints}
+}
+
+// amiChoice is a resolved AMI with its requirements parsed.
+type amiChoice struct {
+	id   string
+	reqs scheduling.Requirements
+}
+
+// amiRequirements parses the AMIs' requirements, leaving deprecated AMIs out unless every AMI is
+// deprecated (as Karpenter does).
+func amiRequirements(amis []apis.AMIStatus) ([]amiChoice, error) {
+	allDeprecated := !slices.ContainsFunc(amis, func(a apis.AMIStatus) bool { return !a.Deprecated })
+	out := make([]amiChoice, 0, len(amis))
+	for _, a := range amis {
+		if a.Deprecated && !allDeprecated {
+			continue
+		}
+		reqs, err := scheduling.RequirementsFromNodeSelector(corev1.NodeSelectorTerm{MatchExpressions: a.Requirements})
+		if err != nil {
+			return nil, fmt.Errorf("requirements of AMI %s: %w", a.ID, err)
+		}
+		out = append(out, amiChoice{id: a.ID, reqs: reqs})
+	}
+	return out, nil
+}
+
+// pickAMI returns the first AMI (the resolver lists the newest per requirement set first) whose
+// requirements the instance type meets, or "".
+func pickAMI(amis []amiChoice, it *scheduling.InstanceType) string {
+	for _, a := range amis {
+		if it.Requirements.Intersects(a.reqs) == nil {
+			return a.id
+		}
+	}
+	return ""
+}

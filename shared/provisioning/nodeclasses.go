@@ -1,0 +1,99 @@
+package provisioning
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/instancetypes"
+	"github.com/nodewright/nodewright/shared/nodeclass"
+	"github.com/nodewright/nodewright/shared/scheduling"
+)
+
+// NodeClassResolver resolves an EC2NodeClass against the account; *nodeclass.Resolver satisfies it.
+type NodeClassResolver interface {
+	Resolve(ctx context.Context, nc *apis.EC2NodeClass, k8sVersion string) (nodeclass.Resolution, error)
+}
+
+var _ NodeClassResolver = (*nodeclass.Resolver)(nil)
+
+// readyClass is a resolved, Ready EC2NodeClass with the instance types its NodePools launch.
+type readyClass struct {
+	nc       *apis.EC2NodeClass
+	resolved nodeclass.Resolution
+	// subnets is the subnet a launch uses in each zone.
+	subnets map[string]nodeclass.Subnet
+	types   []*scheduling.InstanceType
+	byName  map[string]*scheduling.InstanceType
+}
+
+// prepareClasses resolves every EC2NodeClass the pools reference and builds its instance types from the
+// catalog. It returns the usable classes and the pools that can launch; a pool whose class is missing,
+// not Ready or failed to resolve is left out and named in problems.
+func prepareClasses(ctx context.Context, r NodeClassResolver, cat *instancetypes.Catalog, prices instancetypes.Prices,
+	cfg runConfig, k8sVersion string) (classes map[string]*readyClass, pools []scheduling.NodePool, problems []string) {
+	classes = map[string]*readyClass{}
+	failed := map[string]string{}
+	for _, p := range cfg.pools {
+		name := NodeClassRefName(p)
+		if _, done := classes[name]; !done && failed[name] == "" {
+			rc, why := prepareClass(ctx, r, cat, prices, cfg.nodeClasses[name], name, k8sVersion)
+			if why != "" {
+				failed[name] = why
+				problems = append(problems, why)
+			} else {
+				classes[name] = rc
+			}
+		}
+		rc, ok := classes[name]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("NodePool %s cannot launch: %s", p.Name, failed[name]))
+			continue
+		}
+		p.InstanceTypes = rc.types
+		pools = append(pools, p)
+	}
+	return classes, pools, problems
+}
+
+// prepareClass resolves one class; why says what makes it unusable.
+func prepareClass(ctx context.Context, r NodeClassResolver, cat *instancetypes.Catalog, prices instancetypes.Prices,
+	nc *apis.EC2NodeClass, name, k8sVersion string) (*readyClass, string) {
+	if nc == nil {
+		return nil, fmt.Sprintf("EC2NodeClass %q is not configured", name)
+	}
+	res, err := r.Resolve(ctx, nc, k8sVersion)
+	if err != nil {
+		return nil, fmt.Sprintf("EC2NodeClass %s: resolving: %v", name, err)
+	}
+	if !res.Ready {
+		return nil, fmt.Sprintf("EC2NodeClass %s is not ready: %s", name, readyMessage(res))
+	}
+	cfg, err := NodeClassConfigFrom(nc)
+	if err != nil {
+		return nil, err.Error()
+	}
+	subnets := nodeclass.BestPerZone(res.Subnets)
+	zones := slices.Sorted(maps.Keys(subnets))
+	types, _, err := cat.Build(cfg, prices, zones)
+	if err != nil {
+		return nil, fmt.Sprintf("EC2NodeClass %s: building instance types: %v", name, err)
+	}
+	rc := &readyClass{nc: nc, resolved: res, subnets: subnets, types: types, byName: map[string]*scheduling.InstanceType{}}
+	for _, it := range types {
+		rc.byName[it.Name] = it
+	}
+	return rc, ""
+}
+
+// readyMessage is the message of the resolution's Ready condition.
+func readyMessage(res nodeclass.Resolution) string {
+	for _, c := range res.Status.Conditions {
+		if c.Type == nodeclass.ConditionTypeReady {
+			return c.Message
+		}
+	}
+	return "no Ready condition"
+}

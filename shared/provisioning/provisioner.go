@@ -1,0 +1,241 @@
+package provisioning
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+
+	"github.com/nodewright/nodewright/shared/instancetypes"
+	"github.com/nodewright/nodewright/shared/launchtemplate"
+	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+// LeaseName is the state-table lease that makes provisioning single-writer per cluster (DESIGN decision 4).
+const LeaseName = "provisioner"
+
+// Defaults of Config.
+const (
+	DefaultLeaseTTL = 2 * time.Minute
+	// DefaultLaunchMargin is how much time must be left before the deadline to start a launch: a claim
+	// write, a template, up to MaxLaunchAttempts CreateFleet calls and the claim update.
+	DefaultLaunchMargin = 20 * time.Second
+)
+
+// Store is the part of the state table a provisioning run uses; *state.Store satisfies it.
+type Store interface {
+	ConfigReader
+	UnavailableRecorder
+	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (state.Lease, error)
+	ReleaseLease(ctx context.Context, l state.Lease) error
+	UnavailableOfferings(ctx context.Context) ([]state.UnavailableOffering, error)
+	ListClaims(ctx context.Context) ([]state.Claim, error)
+	CreateClaim(ctx context.Context, c state.Claim) (state.Claim, error)
+	UpdateClaim(ctx context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error)
+	RecordDecision(ctx context.Context, d state.Decision) error
+}
+
+var _ Store = (*state.Store)(nil)
+
+// Config is the provisioner's fixed settings.
+type Config struct {
+	// Cluster is what nodes need to join: name, endpoint, CA, service CIDR, DNS.
+	Cluster launchtemplate.Cluster
+	// KubernetesVersion ("1.34") selects AMIs behind aliases.
+	KubernetesVersion string
+	// LeaseTTL bounds a run that dies holding the lease; a run with a later context deadline holds it
+	// until then. LaunchMargin: see DefaultLaunchMargin.
+	LeaseTTL, LaunchMargin time.Duration
+}
+
+// Dependencies are the adapters a run goes through. The catalog (DescribeInstanceTypes and offerings)
+// is read on the first run that has pods to place and kept for the Provisioner's life (a warm Lambda
+// container); prices are read on every run.
+type Dependencies struct {
+	Store       Store
+	Cluster     ClusterReader
+	NodeClasses NodeClassResolver
+	Catalog     instancetypes.EC2API
+	Prices      instancetypes.Prices
+	Templates   LaunchTemplates
+	Launcher    InstanceLauncher
+	// Now is the clock; Rand draws claim name suffixes.
+	Now  func() time.Time
+	Rand *rand.Rand
+}
+
+// Provisioner runs provisioning: one solve over the whole cluster and the launches it asks for. It is
+// safe for concurrent use; the lease lets one run at a time proceed, across processes.
+type Provisioner struct {
+	cfg  Config
+	deps Dependencies
+
+	mu      sync.Mutex // guards catalog and deps.Rand
+	catalog *instancetypes.Catalog
+}
+
+// New returns a provisioner. Zero durations in cfg take their defaults.
+func New(cfg Config, deps Dependencies) *Provisioner {
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = DefaultLeaseTTL
+	}
+	if cfg.LaunchMargin <= 0 {
+		cfg.LaunchMargin = DefaultLaunchMargin
+	}
+	return &Provisioner{cfg: cfg, deps: deps}
+}
+
+// Run is one provisioning run, holding the lease as runID. When another run holds the lease it returns
+// at once with Report.Lease false and no error: that run will see the same pending pods. The error is
+// for anything that keeps the run from deciding on complete data (configuration, cluster, catalog,
+// claims or unavailable offerings could not be read); problems with single items, classes or launches
+// are in Report.Errors. State is left consistent whatever happens: a claim is written before its launch,
+// and one whose outcome is unknown stays pending for the reconciler to adopt or time out.
+func (p *Provisioner) Run(ctx context.Context, runID string) (Report, error) {
+	if runID == "" {
+		return Report{}, errors.New("provisioning run: a run id is required to hold the lease")
+	}
+	ttl := p.cfg.LeaseTTL
+	if deadline, ok := ctx.Deadline(); ok && deadline.Sub(p.deps.Now()) > ttl {
+		ttl = deadline.Sub(p.deps.Now())
+	}
+	lease, err := p.deps.Store.AcquireLease(ctx, LeaseName, runID, ttl)
+	if errors.Is(err, state.ErrLeaseHeld) {
+		return Report{}, nil
+	}
+	if err != nil {
+		return Report{}, fmt.Errorf("acquiring the provisioner lease: %w", err)
+	}
+	rep := Report{Lease: true}
+	err = p.run(ctx, runID, &rep)
+	releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if rerr := p.deps.Store.ReleaseLease(releaseCtx, lease); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("releasing the provisioner lease: %w", rerr))
+	}
+	return rep, err
+}
+
+func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error {
+	cfg, problems, err := readConfig(ctx, p.deps.Store)
+	if err != nil {
+		return err
+	}
+	rep.Errors = append(rep.Errors, problems...)
+	snap, err := p.deps.Cluster.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	pods := provisionablePods(snap)
+	rep.PendingPods = len(pods)
+	if len(pods) == 0 {
+		return nil
+	}
+	cat, err := p.readCatalog(ctx)
+	if err != nil {
+		return err
+	}
+	classes, pools, problems := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion)
+	rep.Errors = append(rep.Errors, problems...)
+	unavailable, err := p.unavailable(ctx)
+	if err != nil {
+		return err
+	}
+	claims, err := p.deps.Store.ListClaims(ctx)
+	if err != nil {
+		return err
+	}
+	inFlight := inFlightClaims(claims, providerIDs(snap), pools, classes)
+	rep.InFlight = len(inFlight)
+
+	start := p.deps.Now()
+	plan, err := scheduling.Solve(scheduling.Input{Pods: pods, Nodes: existingNodes(snap), InFlight: inFlight,
+		NodePools: pools, DaemonSets: pointers(snap.DaemonSets), Unavailable: unavailable,
+		PersistentVolumeClaims: pointers(snap.PVCs), PersistentVolumes: pointers(snap.PVs),
+		StorageClasses: pointers(snap.StorageClasses)})
+	rep.SolveDuration = p.deps.Now().Sub(start)
+	if err != nil {
+		return fmt.Errorf("solving: %w", err)
+	}
+
+	for _, f := range plan.Unschedulable {
+		rep.Unschedulable = append(rep.Unschedulable, UnschedulablePod{Pod: f.PodName, Reason: f.Reason})
+		if err := p.deps.Store.RecordDecision(ctx, state.Decision{Subject: "pod/" + f.PodName, ID: runID,
+			Kind: "CannotProvision", Reason: "FailedScheduling", Message: f.Reason}); err != nil {
+			rep.Errors = append(rep.Errors, fmt.Sprintf("recording decision for pod %s: %v", f.PodName, err))
+		}
+	}
+	byPool := map[string]scheduling.NodePool{}
+	for _, pool := range pools {
+		byPool[pool.Name] = pool
+	}
+	for _, cp := range plan.NewClaims {
+		if deadline, ok := ctx.Deadline(); ok && deadline.Sub(p.deps.Now()) < p.cfg.LaunchMargin {
+			rep.Skipped = append(rep.Skipped, fmt.Sprintf("nodepool %s: %d pods (deadline in %s)", cp.NodePool,
+				len(cp.Pods), deadline.Sub(p.deps.Now()).Round(time.Second)))
+			continue
+		}
+		pool := byPool[cp.NodePool]
+		l := claimLaunch{store: p.deps.Store, templates: p.deps.Templates, launcher: p.deps.Launcher,
+			target: claimTarget{claim: cp, pool: pool, class: classes[NodeClassRefName(pool)], unavailable: unavailable,
+				cluster: p.cfg.Cluster},
+			name: p.claimName(cp.NodePool), poolHash: cfg.poolHash[pool.Name], classHash: cfg.classHash[NodeClassRefName(pool)]}
+		launched, err := l.run(ctx)
+		if launched != nil {
+			rep.Claims = append(rep.Claims, *launched)
+		}
+		if err != nil {
+			rep.Errors = append(rep.Errors, err.Error())
+		}
+	}
+	return nil
+}
+
+// readCatalog returns the region's instance types, discovering them on first use.
+func (p *Provisioner) readCatalog(ctx context.Context) (*instancetypes.Catalog, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.catalog == nil {
+		cat, err := instancetypes.Discover(ctx, p.deps.Catalog)
+		if err != nil {
+			return nil, fmt.Errorf("reading the instance-type catalog: %w", err)
+		}
+		p.catalog = cat
+	}
+	return p.catalog, nil
+}
+
+// unavailable reads the offerings recently found without capacity.
+func (p *Provisioner) unavailable(ctx context.Context) (scheduling.UnavailableOfferings, error) {
+	offs, err := p.deps.Store.UnavailableOfferings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := scheduling.UnavailableOfferings{}
+	for _, o := range offs {
+		out[scheduling.OfferingKey{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType}] = true
+	}
+	return out, nil
+}
+
+func (p *Provisioner) claimName(nodePool string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return claimName(nodePool, p.deps.Rand)
+}
+
+// pointers points at each element of a snapshot list.
+func pointers[T appsv1.DaemonSet | corev1.PersistentVolumeClaim | corev1.PersistentVolume | storagev1.StorageClass](in []T) []*T {
+	out := make([]*T, len(in))
+	for i := range in {
+		out[i] = &in[i]
+	}
+	return out
+}

@@ -1,0 +1,37 @@
+package provisioning
+
+import "time"
+
+// Report is what one provisioning run did, for the handler's log line and the tests.
+type Report struct {
+	// Lease is false when another run held the provisioner lease: this run did nothing, the other one
+	// solves (triggers are coalesced).
+	Lease bool
+	// PendingPods counts the provisionable pods the run saw.
+	PendingPods int
+	// InFlight counts the claims launched earlier whose nodes have not registered yet.
+	InFlight int
+	// Claims are the claims this run launched.
+	Claims []LaunchedClaim
+	// Unschedulable are the pods no NodePool can take.
+	Unschedulable []UnschedulablePod
+	// Skipped are launches the run left for the next run (deadline near, or a launch failed).
+	Skipped []string
+	// Errors are problems that did not stop the run: invalid configuration items, node classes that are
+	// not ready, launches that failed.
+	Errors        []string
+	SolveDuration time.Duration
+}
+
+// LaunchedClaim is one claim launched by the run.
+type LaunchedClaim struct {
+	Name, NodePool, InstanceID, InstanceType, Zone, CapacityType string
+	Price                                                        float64
+	Pods                                                         int
+}
+
+// UnschedulablePod is a pod the scheduler could not place, with its reason.
+type UnschedulablePod struct {
+	Pod    string // namespace/name
+	Reason string
+}

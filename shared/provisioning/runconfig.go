@@ -1,0 +1,67 @@
+package provisioning
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+// ConfigReader lists the stored configuration; *state.Store satisfies it.
+type ConfigReader interface {
+	ListConfig(ctx context.Context, kind string) ([]state.ConfigItem, error)
+}
+
+// runConfig is the configuration one run works from.
+type runConfig struct {
+	pools       []scheduling.NodePool
+	poolHash    map[string]string // NodePool → template drift hash
+	nodeClasses map[string]*apis.EC2NodeClass
+	classHash   map[string]string // EC2NodeClass → drift hash
+}
+
+// readConfig reads every NodePool and EC2NodeClass. An item that does not decode, or a NodePool the
+// scheduler cannot use, is left out and named in problems; failing to read the table is an error (a run
+// never decides on incomplete data).
+func readConfig(ctx context.Context, r ConfigReader) (cfg runConfig, problems []string, err error) {
+	items, err := r.ListConfig(ctx, "")
+	if err != nil {
+		return cfg, nil, fmt.Errorf("reading configuration: %w", err)
+	}
+	cfg.poolHash, cfg.nodeClasses, cfg.classHash = map[string]string{}, map[string]*apis.EC2NodeClass{}, map[string]string{}
+	var objs apis.Objects
+	for _, it := range items {
+		switch it.Kind {
+		case state.KindNodePool:
+			np := &apis.NodePool{}
+			if err := json.Unmarshal([]byte(it.Spec), np); err != nil {
+				problems = append(problems, fmt.Sprintf("NodePool %s: decoding stored spec: %v", it.Name, err))
+				continue
+			}
+			objs.NodePools = append(objs.NodePools, np)
+			cfg.poolHash[np.Name] = it.DriftHash
+		case state.KindEC2NodeClass:
+			nc := &apis.EC2NodeClass{}
+			if err := json.Unmarshal([]byte(it.Spec), nc); err != nil {
+				problems = append(problems, fmt.Sprintf("EC2NodeClass %s: decoding stored spec: %v", it.Name, err))
+				continue
+			}
+			cfg.nodeClasses[nc.Name] = nc
+			cfg.classHash[nc.Name] = it.DriftHash
+		default:
+			problems = append(problems, fmt.Sprintf("configuration item %s/%s: unknown kind", it.Kind, it.Name))
+		}
+	}
+	for _, np := range objs.NodePools {
+		pools, err := NodePoolsFrom(apis.Objects{NodePools: []*apis.NodePool{np}})
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		cfg.pools = append(cfg.pools, pools...)
+	}
+	return cfg, problems, nil
+}
