@@ -148,23 +148,25 @@ func TestEverySampleIsListed(t *testing.T) {
 	}
 }
 
-// looksLikeInterruptionSample says whether an events/ file is ours to read: named for interruption or
-// SQS, or carrying an EC2, Health or SQS source.
+// looksLikeInterruptionSample says whether an events/ file is ours to read: named for interruption, or
+// carrying an EC2 or Health event (directly, or as the escaped body of an SQS record). Other functions'
+// SQS samples (the provisioning queue's) are not.
 func looksLikeInterruptionSample(name string, body []byte) bool {
-	if strings.HasPrefix(name, "interruption-") || strings.HasPrefix(name, "sqs-") {
+	if strings.HasPrefix(name, "interruption-") || strings.HasPrefix(name, "sqs-batch-interruption") {
 		return true
 	}
 	text := string(body)
-	return slices.ContainsFunc([]string{`"aws.ec2"`, `"aws.health"`, `"aws:sqs"`}, func(marker string) bool {
+	return slices.ContainsFunc([]string{`aws.ec2`, `aws.health`}, func(marker string) bool {
 		return strings.Contains(text, marker)
 	})
 }
 
 func TestLooksLikeInterruptionSample(t *testing.T) {
 	assert.True(t, looksLikeInterruptionSample("interruption-new.json", []byte(`{`)))
-	assert.True(t, looksLikeInterruptionSample("sqs-other.json", nil))
+	assert.True(t, looksLikeInterruptionSample("sqs-batch-interruption-2.json", nil))
 	assert.True(t, looksLikeInterruptionSample("spot.json", []byte(`{"source": "aws.ec2"}`)))
-	assert.True(t, looksLikeInterruptionSample("batch.json", []byte(`{"eventSource": "aws:sqs"}`)))
+	assert.True(t, looksLikeInterruptionSample("batch.json", []byte(`{"eventSource": "aws:sqs", "body": "{\"source\":\"aws.health\"}"}`)))
+	assert.False(t, looksLikeInterruptionSample("provisioner-sqs-batch.json", []byte(`{"eventSource": "aws:sqs", "body": "{\"cluster\":\"demo\"}"}`)))
 	assert.False(t, looksLikeInterruptionSample("admission-pod-unschedulable.json", []byte(`{"kind": "AdmissionReview"}`)))
 }
 

@@ -25,6 +25,8 @@ type Cluster struct {
 	CA string
 	// Version is the Kubernetes minor, e.g. "1.34".
 	Version string
+	// ServiceCIDR is the cluster's IPv4 service range (empty when EKS does not report one).
+	ServiceCIDR string
 }
 
 // ErrClusterNotReady is returned for a cluster that exists but is not ACTIVE (creating, updating…).
@@ -52,6 +54,9 @@ func DescribeCluster(ctx context.Context, api EKSAPI, name string) (Cluster, err
 	cluster := Cluster{Name: name, Endpoint: aws.ToString(c.Endpoint), Version: aws.ToString(c.Version)}
 	if c.CertificateAuthority != nil {
 		cluster.CA = aws.ToString(c.CertificateAuthority.Data)
+	}
+	if c.KubernetesNetworkConfig != nil {
+		cluster.ServiceCIDR = aws.ToString(c.KubernetesNetworkConfig.ServiceIpv4Cidr)
 	}
 	if cluster.Endpoint == "" || cluster.CA == "" {
 		return Cluster{}, fmt.Errorf("EKS cluster %s has no endpoint or certificate authority yet: %w", name, ErrClusterNotReady)

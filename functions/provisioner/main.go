@@ -1,0 +1,132 @@
+// Command provisioner is the Lambda that runs provisioning: triggered by the provisioning FIFO queue (pod
+// references from the webhook) and by a one-minute backstop schedule.
+//
+// Environment: NODEWRIGHT_CLUSTER_NAME and NODEWRIGHT_STATE_TABLE (required); NODEWRIGHT_CLUSTER_ENDPOINT,
+// NODEWRIGHT_CLUSTER_CA, NODEWRIGHT_SERVICE_CIDR and NODEWRIGHT_KUBERNETES_VERSION (read from EKS
+// DescribeCluster when unset).
+package main
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/launchtemplate"
+	"github.com/nodewright/nodewright/shared/nodeclass"
+	"github.com/nodewright/nodewright/shared/pricing"
+	"github.com/nodewright/nodewright/shared/provisioning"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+func main() {
+	log := lambdacontext.NewLogger()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := build(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "provisioner:", err)
+		os.Exit(1)
+	}
+	lambda.Start(handler(p, log))
+}
+
+// build wires the provisioner from the environment; only start-up failures end the process.
+func build(ctx context.Context) (*provisioning.Provisioner, error) {
+	name, table := os.Getenv("NODEWRIGHT_CLUSTER_NAME"), os.Getenv("NODEWRIGHT_STATE_TABLE")
+	if name == "" || table == "" {
+		return nil, fmt.Errorf("NODEWRIGHT_CLUSTER_NAME and NODEWRIGHT_STATE_TABLE are required")
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading AWS configuration: %w", err)
+	}
+	cluster := kube.Cluster{Name: name, Endpoint: os.Getenv("NODEWRIGHT_CLUSTER_ENDPOINT"), CA: os.Getenv("NODEWRIGHT_CLUSTER_CA"),
+		ServiceCIDR: os.Getenv("NODEWRIGHT_SERVICE_CIDR"), Version: os.Getenv("NODEWRIGHT_KUBERNETES_VERSION")}
+	if cluster.Endpoint == "" || cluster.CA == "" || cluster.ServiceCIDR == "" || cluster.Version == "" {
+		described, err := kube.DescribeCluster(ctx, eks.NewFromConfig(cfg), name)
+		if err != nil {
+			return nil, err
+		}
+		cluster = fill(cluster, described)
+	}
+	dns, err := dnsIP(cluster.ServiceCIDR)
+	if err != nil {
+		return nil, err
+	}
+	rest, err := kube.RESTConfig(cluster.Endpoint, cluster.CA, kube.NewTokensFromConfig(cfg, name))
+	if err != nil {
+		return nil, err
+	}
+	client, err := kube.NewClientset(rest)
+	if err != nil {
+		return nil, err
+	}
+	prices, err := pricing.NewProvider(cfg.Region)
+	if err != nil {
+		return nil, err
+	}
+	ec2Client := ec2.NewFromConfig(cfg)
+	_ = prices.RefreshSpot(ctx, ec2Client, time.Now()) // until the lifecycle function refreshes them, spot is priced at on-demand
+	var seed [16]byte
+	if _, err := crand.Read(seed[:]); err != nil {
+		return nil, err
+	}
+	return provisioning.New(provisioning.Config{
+		Cluster: launchtemplate.Cluster{Name: name, Endpoint: cluster.Endpoint, CABundle: cluster.CA,
+			ServiceCIDR: cluster.ServiceCIDR, DNSIP: dns},
+		KubernetesVersion: cluster.Version,
+	}, provisioning.Dependencies{
+		Store:       state.New(state.NewClient(cfg), table),
+		Cluster:     kube.NewSnapshotter(client, kube.SnapshotOptions{}),
+		NodeClasses: nodeclass.New(ec2Client, ssm.NewFromConfig(cfg), iam.NewFromConfig(cfg), name, cfg.Region, time.Now),
+		Catalog:     ec2Client,
+		Prices:      prices,
+		Templates:   launchtemplate.New(ec2Client, name, time.Now),
+		Launcher:    instance.New(ec2Client, name),
+		Now:         time.Now,
+		Rand:        rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))),
+	}), nil
+}
+
+// fill takes what the environment left unset from DescribeCluster.
+func fill(c, described kube.Cluster) kube.Cluster {
+	if c.Endpoint == "" {
+		c.Endpoint = described.Endpoint
+	}
+	if c.CA == "" {
+		c.CA = described.CA
+	}
+	if c.ServiceCIDR == "" {
+		c.ServiceCIDR = described.ServiceCIDR
+	}
+	if c.Version == "" {
+		c.Version = described.Version
+	}
+	return c
+}
+
+// dnsIP is the cluster DNS service address EKS uses: the tenth address of the service range.
+func dnsIP(serviceCIDR string) (string, error) {
+	prefix, err := netip.ParsePrefix(serviceCIDR)
+	if err != nil || !prefix.Addr().Is4() {
+		return "", fmt.Errorf("service CIDR %q is not an IPv4 range", serviceCIDR)
+	}
+	a := prefix.Masked().Addr().As4()
+	a[3] += 10
+	return netip.AddrFrom4(a).String(), nil
+}
