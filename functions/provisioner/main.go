@@ -81,7 +81,13 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 		return nil, err
 	}
 	ec2Client := ec2.NewFromConfig(cfg)
-	_ = prices.RefreshSpot(ctx, ec2Client, time.Now()) // until the lifecycle function refreshes them, spot is priced at on-demand
+	// Spot prices arrive in the background, off Lambda's start-up budget; until they do (and until the
+	// lifecycle function refreshes them on its schedule) spot is priced at on-demand, never guessed lower.
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = prices.RefreshSpot(ctx, ec2Client, time.Now())
+	}()
 	var seed [16]byte
 	if _, err := crand.Read(seed[:]); err != nil {
 		return nil, err

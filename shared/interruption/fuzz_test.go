@@ -98,7 +98,7 @@ func FuzzParseSQSEvent(f *testing.F) {
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		var event events.SQSEvent
 		if err := json.Unmarshal(payload, &event); err != nil {
-			t.Skip("not an SQS event")
+			return // not an SQS event: nothing to check
 		}
 		results := interruption.ParseSQSEvent(event)
 		if len(results) != len(event.Records) {

@@ -18,7 +18,7 @@ func FuzzParse(f *testing.F) {
 	env := messages.Envelope{ID: "e-1", Time: time.Date(2026, 11, 6, 9, 15, 30, 0, time.UTC)}
 	f.Fuzz(func(t *testing.T, detail []byte) {
 		if !json.Valid(detail) {
-			t.Skip("the envelope decoder only passes valid JSON")
+			return // the envelope decoder only ever passes valid JSON
 		}
 		msg, err := scheduledchange.Parse(env, detail)
 		if err != nil {
