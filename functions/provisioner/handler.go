@@ -13,35 +13,39 @@ import (
 
 // runner is the provisioning use case; *provisioning.Provisioner satisfies it.
 type runner interface {
-	Run(ctx context.Context, runID string) (provisioning.Report, error)
+	Handle(ctx context.Context, runID string, t provisioning.Trigger) provisioning.Outcome
 }
 
 var _ runner = (*provisioning.Provisioner)(nil)
 
-// handler serves both triggers with one provisioning run per invocation: a batch from the provisioning
-// FIFO queue (pod references from the webhook) and the one-minute backstop schedule. A run solves for
-// every pending pod it sees in its own snapshot, so the messages are only wake-up calls: however many
-// arrive, they coalesce into this one run and are all acknowledged — also when the run fails, because the
-// pods stay pending and the backstop's next run sees them again. A failed batch would only hold up the
-// FIFO group behind it.
+// handler serves both triggers with at most one provisioning run per invocation: a batch from the
+// provisioning FIFO queue (pod references from the webhook) and the one-minute backstop schedule. A run
+// solves for every pending pod in its own snapshot, so messages are only wake-up calls: a batch sent
+// before the last completed run's snapshot is acknowledged without a solve, and a newer one coalesces
+// into one run. Every message is acknowledged, also when the run fails, because the pods stay pending
+// and the backstop's next run sees them again; a failed batch would only hold up the FIFO group.
 func handler(p runner, log *slog.Logger) func(context.Context, json.RawMessage) (events.SQSEventResponse, error) {
 	return func(ctx context.Context, payload json.RawMessage) (events.SQSEventResponse, error) {
-		trigger, messages := "schedule", 0
-		var batch events.SQSEvent
-		if json.Unmarshal(payload, &batch) == nil && len(batch.Records) > 0 {
-			trigger, messages = "queue", len(batch.Records)
-		}
+		trigger := provisioning.TriggerOf(payload)
 		runID := "local"
 		if lc, ok := lambdacontext.FromContext(ctx); ok {
 			runID = lc.AwsRequestID
 		}
-		rep, err := p.Run(ctx, runID)
-		attrs := []any{"trigger", trigger, "messages", messages, "lease", rep.Lease, "pendingPods", rep.PendingPods,
-			"inFlight", rep.InFlight, "launched", len(rep.Claims), "unschedulable", len(rep.Unschedulable),
-			"skipped", len(rep.Skipped), "solveMillis", rep.SolveDuration.Milliseconds()}
+		out := p.Handle(ctx, runID, trigger)
+		kind := "schedule"
+		if trigger.Queue() {
+			kind = "queue"
+		}
+		rep := out.Report
+		attrs := []any{"trigger", kind, "messages", trigger.Messages, "coalesced", out.Coalesced, "lease", rep.Lease,
+			"pendingPods", rep.PendingPods, "inFlight", rep.InFlight, "launched", len(rep.Claims),
+			"unschedulable", len(rep.Unschedulable), "skipped", len(rep.Skipped), "solveMillis", rep.SolveDuration.Milliseconds()}
 		switch {
-		case err != nil:
-			log.ErrorContext(ctx, "provisioning run failed; the backstop retries", append(attrs, "error", err.Error())...)
+		case out.Coalesced:
+			log.InfoContext(ctx, "triggers older than the last completed snapshot; coalesced without a run",
+				append(attrs, "newestSent", trigger.NewestSent, "snapshotMark", out.Mark)...)
+		case out.Err != nil:
+			log.ErrorContext(ctx, "provisioning run failed; the backstop retries", append(attrs, "error", out.Err.Error())...)
 		case !rep.Lease:
 			log.InfoContext(ctx, "another run holds the provisioner lease; coalesced", attrs...)
 		default:

@@ -19,14 +19,20 @@ import (
 )
 
 type fakeRunner struct {
-	runs []string
-	rep  provisioning.Report
-	err  error
+	runs      []string
+	triggers  []provisioning.Trigger
+	rep       provisioning.Report
+	err       error
+	coalesced bool
 }
 
-func (f *fakeRunner) Run(_ context.Context, runID string) (provisioning.Report, error) {
+func (f *fakeRunner) Handle(_ context.Context, runID string, t provisioning.Trigger) provisioning.Outcome {
+	f.triggers = append(f.triggers, t)
+	if f.coalesced {
+		return provisioning.Outcome{Trigger: t, Coalesced: true}
+	}
 	f.runs = append(f.runs, runID)
-	return f.rep, f.err
+	return provisioning.Outcome{Trigger: t, Report: f.rep, Err: f.err}
 }
 
 func invoke(t *testing.T, r runner, payload []byte) (events.SQSEventResponse, string) {
@@ -70,4 +76,17 @@ func TestFailedRunIsLoggedAndAcknowledged(t *testing.T) {
 	res, logs := invoke(t, r, payload)
 	assert.Empty(t, res.BatchItemFailures, "pods stay pending; the next run finds them, so nothing is retried from here")
 	assert.Contains(t, logs, "snapshot incomplete")
+}
+
+func TestStaleBatchIsAcknowledgedWithoutARun(t *testing.T) {
+	payload, err := os.ReadFile("../../events/provisioner-sqs-batch.json")
+	require.NoError(t, err)
+	r := &fakeRunner{coalesced: true}
+	res, logs := invoke(t, r, payload)
+	assert.Empty(t, r.runs)
+	require.Len(t, r.triggers, 1)
+	assert.Equal(t, 3, r.triggers[0].Messages)
+	assert.False(t, r.triggers[0].NewestSent.IsZero(), "the sample's SentTimestamp reaches the use case")
+	assert.Empty(t, res.BatchItemFailures)
+	assert.Contains(t, logs, `"coalesced":true`)
 }

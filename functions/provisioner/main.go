@@ -104,6 +104,7 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 		Prices:      prices,
 		Templates:   launchtemplate.New(ec2Client, name, time.Now),
 		Launcher:    instance.New(ec2Client, name),
+		Events:      kube.NewRecorder(client, kube.RecorderOptions{Instance: "provisioner"}),
 		Now:         time.Now,
 		Rand:        rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))),
 	}), nil

@@ -40,6 +40,8 @@ type Store interface {
 	CreateClaim(ctx context.Context, c state.Claim) (state.Claim, error)
 	UpdateClaim(ctx context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error)
 	RecordDecision(ctx context.Context, d state.Decision) error
+	Mark(ctx context.Context, name string) (time.Time, error)
+	AdvanceMark(ctx context.Context, name string, at time.Time) error
 }
 
 var _ Store = (*state.Store)(nil)
@@ -66,6 +68,8 @@ type Dependencies struct {
 	Prices      instancetypes.Prices
 	Templates   LaunchTemplates
 	Launcher    InstanceLauncher
+	// Events publishes Kubernetes Events (Nominated, FailedScheduling); nil publishes none.
+	Events EventPublisher
 	// Now is the clock; Rand draws claim name suffixes.
 	Now  func() time.Time
 	Rand *rand.Rand
@@ -129,13 +133,20 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 		return err
 	}
 	rep.Errors = append(rep.Errors, problems...)
+	snapshotAt := p.deps.Now()
 	snap, err := p.deps.Cluster.Snapshot(ctx)
 	if err != nil {
 		return err
 	}
-	pods := provisionablePods(snap)
+	claims, err := p.deps.Store.ListClaims(ctx)
+	if err != nil {
+		return err
+	}
+	disrupted := disruptedNodes(snap, claims)
+	pods := append(provisionablePods(snap), reschedulablePods(snap, disrupted)...)
 	rep.PendingPods = len(pods)
 	if len(pods) == 0 {
+		p.markSnapshot(ctx, snapshotAt, rep)
 		return nil
 	}
 	cat, err := p.readCatalog(ctx)
@@ -148,15 +159,11 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 	if err != nil {
 		return err
 	}
-	claims, err := p.deps.Store.ListClaims(ctx)
-	if err != nil {
-		return err
-	}
 	inFlight := inFlightClaims(claims, providerIDs(snap), pools, classes)
 	rep.InFlight = len(inFlight)
 
 	start := p.deps.Now()
-	plan, err := scheduling.Solve(scheduling.Input{Pods: pods, Nodes: existingNodes(snap), InFlight: inFlight,
+	plan, err := scheduling.Solve(scheduling.Input{Pods: pods, Nodes: withoutDisrupted(existingNodes(snap), disrupted), InFlight: inFlight,
 		NodePools: pools, DaemonSets: pointers(snap.DaemonSets), Unavailable: unavailable,
 		PersistentVolumeClaims: pointers(snap.PVCs), PersistentVolumes: pointers(snap.PVs),
 		StorageClasses: pointers(snap.StorageClasses)})
@@ -171,6 +178,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 			Kind: "CannotProvision", Reason: "FailedScheduling", Message: f.Reason}); err != nil {
 			rep.Errors = append(rep.Errors, fmt.Sprintf("recording decision for pod %s: %v", f.PodName, err))
 		}
+		p.explain(ctx, f, rep)
 	}
 	byPool := map[string]scheduling.NodePool{}
 	for _, pool := range pools {
@@ -190,10 +198,14 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 		launched, err := l.run(ctx)
 		if launched != nil {
 			rep.Claims = append(rep.Claims, *launched)
+			p.nominate(ctx, launched.Name, cp.Pods, rep)
 		}
 		if err != nil {
 			rep.Errors = append(rep.Errors, err.Error())
 		}
+	}
+	if len(rep.Skipped) == 0 { // skipped pods still need a run; every other pod was decided on
+		p.markSnapshot(ctx, snapshotAt, rep)
 	}
 	return nil
 }

@@ -1,0 +1,104 @@
+package provisioning
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nodewright/nodewright/shared/kube"
+)
+
+// countingCluster counts snapshots: one per run that got past the lease and the config.
+type countingCluster struct {
+	fakeCluster
+	n atomic.Int32
+}
+
+func (c *countingCluster) Snapshot(ctx context.Context) (*kube.Snapshot, error) {
+	c.n.Add(1)
+	return c.fakeCluster.Snapshot(ctx)
+}
+
+func batch(t *testing.T, sent ...time.Time) []byte {
+	t.Helper()
+	var ev events.SQSEvent
+	for i, s := range sent {
+		ev.Records = append(ev.Records, events.SQSMessage{MessageId: fmt.Sprint(i), Body: `{"cluster":"demo"}`,
+			Attributes: map[string]string{"SentTimestamp": strconv.FormatInt(s.UnixMilli(), 10)}})
+	}
+	b, err := json.Marshal(ev)
+	require.NoError(t, err)
+	return b
+}
+
+func TestTriggerOf(t *testing.T) {
+	t0 := time.UnixMilli(1_700_000_000_000)
+	tr := TriggerOf(batch(t, t0, t0.Add(2*time.Second), t0.Add(time.Second)))
+	assert.Equal(t, 3, tr.Messages)
+	assert.True(t, tr.NewestSent.Equal(t0.Add(2*time.Second)), "the newest message decides: %s", tr.NewestSent)
+
+	assert.False(t, TriggerOf([]byte(`{"source":"aws.scheduler","detail-type":"Scheduled Event"}`)).Queue(), "a schedule event")
+	assert.False(t, TriggerOf([]byte(`not json`)).Queue())
+
+	noTime := `{"Records":[{"messageId":"1","body":"{\"observedAt\":\"2026-11-22T10:00:00.5Z\"}"},{"messageId":"2","body":"{}"}]}`
+	tr = TriggerOf([]byte(noTime))
+	assert.Equal(t, 2, tr.Messages)
+	assert.True(t, tr.NewestSent.IsZero(), "a message without any time makes the batch uncoalescable")
+
+	observed := `{"Records":[{"messageId":"1","body":"{\"observedAt\":\"2026-11-22T10:00:00.5Z\"}"}]}`
+	assert.Equal(t, time.Date(2026, 11, 22, 10, 0, 0, 5e8, time.UTC), TriggerOf([]byte(observed)).NewestSent.UTC(),
+		"the pod reference's observedAt stands in for a missing SentTimestamp")
+}
+
+func TestHandleCoalescesBatchesAFinishedRunSaw(t *testing.T) {
+	ctx := context.Background()
+	cluster := &countingCluster{fakeCluster: fakeCluster{snap: pendingSnapshot()}}
+	w := newTestProvisioner(t, cluster)
+
+	before := time.Now().Add(-time.Second)
+	first := w.p.Handle(ctx, "run-1", TriggerOf(batch(t, before)))
+	require.NoError(t, first.Err)
+	assert.False(t, first.Coalesced, "no run completed yet")
+	assert.EqualValues(t, 1, cluster.n.Load())
+
+	// 1000 triggers sent before that run's snapshot arrive in batches of 10: none solves again.
+	for i := 0; i < 100; i++ {
+		sent := make([]time.Time, 10)
+		for j := range sent {
+			sent[j] = before.Add(time.Duration(i*10+j) * time.Microsecond)
+		}
+		out := w.p.Handle(ctx, fmt.Sprint("run-b", i), TriggerOf(batch(t, sent...)))
+		require.NoError(t, out.Err)
+		assert.True(t, out.Coalesced, "batch %d", i)
+	}
+	assert.EqualValues(t, 1, cluster.n.Load(), "one snapshot for a thousand stale triggers")
+
+	later := w.p.Handle(ctx, "run-2", TriggerOf(batch(t, before, time.Now().Add(time.Second))))
+	assert.False(t, later.Coalesced, "a message sent after the last snapshot began gets a run")
+	assert.EqualValues(t, 2, cluster.n.Load())
+
+	sched := w.p.Handle(ctx, "run-3", TriggerOf([]byte(`{"source":"aws.events"}`)))
+	assert.False(t, sched.Coalesced, "the backstop schedule always runs")
+	assert.EqualValues(t, 3, cluster.n.Load())
+}
+
+func TestHandleDoesNotMarkAFailedSnapshot(t *testing.T) {
+	ctx := context.Background()
+	w := newTestProvisioner(t, fakeCluster{err: fmt.Errorf("apiserver unavailable")})
+	sent := time.Now().Add(-time.Second)
+	out := w.p.Handle(ctx, "run-1", TriggerOf(batch(t, sent)))
+	require.Error(t, out.Err)
+	mark, err := w.store.Mark(ctx, SnapshotMark)
+	require.NoError(t, err)
+	assert.True(t, mark.IsZero(), "an incomplete run leaves no mark, so the next message is not coalesced")
+	again := w.p.Handle(ctx, "run-2", TriggerOf(batch(t, sent)))
+	assert.False(t, again.Coalesced)
+}
