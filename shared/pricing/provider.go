@@ -47,23 +47,23 @@ type Provider struct {
 // types by price — what the scheduler uses — barely does.
 const FallbackRegion = "us-east-1"
 
-// NewProvider starts from the shipped table for region, or FallbackRegion's for a region it does not
-// cover; OnDemandSourceInfo says which.
+// NewProvider starts from the shipped table for region (us-east-1, us-east-2, us-west-2 and eu-west-1 are
+// covered), or FallbackRegion's for a region it does not cover; OnDemandSourceInfo says which, and the
+// date of the prices used.
 func NewProvider(region string) (*Provider, error) {
 	t, err := LoadStatic()
 	if err != nil {
 		return nil, err
 	}
 	p := &Provider{region: region, onDemand: map[string]float64{}, spot: map[spotKey]float64{}}
-	source := region
-	prices, ok := t.Regions[region]
-	if !ok {
-		prices, source = t.Regions[FallbackRegion], FallbackRegion+" (fallback for "+region+")"
+	tableRegion, label := region, region
+	if _, ok := t.Regions[region]; !ok {
+		tableRegion, label = FallbackRegion, FallbackRegion+" (fallback for "+region+")"
 	}
-	for k, v := range prices {
+	for k, v := range t.Regions[tableRegion] {
 		p.onDemand[k] = v
 	}
-	p.onDemandSource = "static table for " + source + " generated " + t.GeneratedAt
+	p.onDemandSource = "static table for " + label + " generated " + t.Sources[tableRegion].GeneratedAt
 	return p, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,21 +16,6 @@ import (
 )
 
 func TestMain(m *testing.M) { os.Exit(awstest.Main(m)) }
-
-func TestStaticTableCoversUSEast1WithKnownPrices(t *testing.T) {
-	table, err := LoadStatic()
-	require.NoError(t, err)
-	assert.NotEmpty(t, table.Source)
-	assert.Equal(t, "2026-07-20T13:44:30Z", table.GeneratedAt)
-	assert.Contains(t, table.StaticRegions(), "us-east-1")
-	us := table.Regions["us-east-1"]
-	assert.Greater(t, len(us), 1000)
-	assert.InDelta(t, 0.096, us["m5.large"], 1e-9)
-	assert.InDelta(t, 0.0816, us["m7g.large"], 1e-9)
-	for name, price := range us {
-		assert.Positive(t, price, name)
-	}
-}
 
 func TestSpotStartsAtOnDemand(t *testing.T) {
 	p, err := NewProvider("us-east-1")
@@ -44,17 +30,36 @@ func TestSpotStartsAtOnDemand(t *testing.T) {
 }
 
 func TestUncoveredRegionFallsBackUntilRefreshed(t *testing.T) {
-	p, err := NewProvider("eu-west-1")
+	p, err := NewProvider("ap-southeast-2")
 	require.NoError(t, err)
-	assert.Contains(t, p.OnDemandSourceInfo(), "us-east-1 (fallback for eu-west-1)")
+	assert.Equal(t, "static table for us-east-1 (fallback for ap-southeast-2) generated 2026-07-20T13:44:30Z", p.OnDemandSourceInfo())
 	v, ok := p.OnDemand("m5.large")
 	require.True(t, ok)
 	assert.InDelta(t, 0.096, v, 1e-9)
-	require.NoError(t, p.RefreshOnDemand(context.Background(), fakeSource{prices: map[string]float64{"m5.large": 0.107}}, time.Now()))
+	require.NoError(t, p.RefreshOnDemand(context.Background(), fakeSource{prices: map[string]float64{"m5.large": 0.12}}, time.Now()))
 	v, ok = p.OnDemand("m5.large")
 	assert.True(t, ok)
-	assert.InDelta(t, 0.107, v, 1e-9)
+	assert.InDelta(t, 0.12, v, 1e-9)
 	assert.Contains(t, p.OnDemandSourceInfo(), "pricing API")
+}
+
+func TestCoveredRegionsStartFromTheirOwnPrices(t *testing.T) {
+	for region, m5large := range map[string]float64{"us-east-1": 0.096, "us-east-2": 0.096, "us-west-2": 0.096, "eu-west-1": 0.107} {
+		t.Run(region, func(t *testing.T) {
+			p, err := NewProvider(region)
+			require.NoError(t, err)
+			info := p.OnDemandSourceInfo()
+			assert.True(t, strings.HasPrefix(info, "static table for "+region+" generated "), info)
+			assert.NotContains(t, info, "fallback")
+			v, ok := p.OnDemand("m5.large")
+			require.True(t, ok)
+			assert.InDelta(t, m5large, v, 1e-9)
+			assert.Greater(t, len(p.InstanceTypes()), 500)
+		})
+	}
+	ohio, err := NewProvider("us-east-2")
+	require.NoError(t, err)
+	assert.Contains(t, ohio.OnDemandSourceInfo(), "generated 2025-04-24T13:17:44Z", "each region carries its own source date")
 }
 
 type fakeSource struct {

@@ -1,0 +1,126 @@
+// Command gentable rewrites regions of the shipped on-demand price table (shared/pricing/data/on-demand.json)
+// from an ec2instances.info instances.json that is already on disk; it makes no network calls. Regions not
+// named with -regions are kept exactly as they are. See shared/pricing/data/README.md for the sources and
+// the command that produced the shipped table.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nodewright/nodewright/shared/pricing"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "gentable:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command's flags.
+type options struct {
+	instances   string
+	table       string
+	regions     []string
+	source      string
+	generatedAt string
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("gentable", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	var regions string
+	fs.StringVar(&o.instances, "instances", "", "path of an ec2instances.info instances.json (for example data/instances.json of the github.com/cristim/ec2-instances-info module)")
+	fs.StringVar(&o.table, "table", "data/on-demand.json", "path of the price table to update in place")
+	fs.StringVar(&regions, "regions", "us-east-2,us-west-2,eu-west-1", "comma-separated regions to take from -instances")
+	fs.StringVar(&o.source, "source", "", "where -instances comes from (module@version or repository@commit), stored with each region")
+	fs.StringVar(&o.generatedAt, "generated-at", "", "RFC 3339 time the source's prices were taken, stored with each region")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	for _, r := range strings.Split(regions, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			o.regions = append(o.regions, r)
+		}
+	}
+	switch {
+	case o.instances == "":
+		return o, errors.New("-instances: required, the path of the downloaded instances.json")
+	case o.table == "":
+		return o, errors.New("-table: required")
+	case len(o.regions) == 0:
+		return o, errors.New("-regions: names no region")
+	case o.source == "":
+		return o, errors.New("-source: required, the table must say where each region's prices come from")
+	}
+	if _, err := time.Parse(time.RFC3339, o.generatedAt); err != nil {
+		return o, fmt.Errorf("-generated-at: %q is not an RFC 3339 time: %w", o.generatedAt, err)
+	}
+	return o, nil
+}
+
+func run(args []string, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(o.table)
+	if err != nil {
+		return fmt.Errorf("reading -table: %w", err)
+	}
+	table, err := pricing.ParseStatic(raw)
+	if err != nil {
+		return fmt.Errorf("-table %s: %w", o.table, err)
+	}
+	f, err := os.Open(o.instances)
+	if err != nil {
+		return fmt.Errorf("reading -instances: %w", err)
+	}
+	defer f.Close()
+	prices, skipped, err := onDemandFromEC2Instances(f, o.regions)
+	if err != nil {
+		return fmt.Errorf("-instances %s: %w", o.instances, err)
+	}
+	for _, region := range o.regions {
+		table.Regions[region] = prices[region]
+		table.Sources[region] = pricing.RegionSource{Source: o.source, GeneratedAt: o.generatedAt}
+		s := skipped[region]
+		fmt.Fprintf(stderr, "%s: %d types (skipped: %d not offered, %d previous generation, %d Mac, %d without a price)\n",
+			region, len(prices[region]), s.NotOffered, s.PreviousGeneration, s.Mac, s.Unpriced)
+	}
+	out, err := encodeTable(table)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(o.table, out, 0o644); err != nil {
+		return fmt.Errorf("writing -table: %w", err)
+	}
+	return nil
+}
+
+// encodeTable writes one key per line with sorted keys, so a regeneration diffs line by line.
+func encodeTable(t pricing.StaticTable) ([]byte, error) {
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("refusing to write an invalid table: %w", err)
+	}
+	var compact, out bytes.Buffer
+	enc := json.NewEncoder(&compact)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(t); err != nil {
+		return nil, fmt.Errorf("encoding the table: %w", err)
+	}
+	// An empty indent still breaks the line after every value.
+	if err := json.Indent(&out, compact.Bytes(), "", ""); err != nil {
+		return nil, fmt.Errorf("laying out the table: %w", err)
+	}
+	return out.Bytes(), nil
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nodewright/nodewright/shared/pricing"
+)
+
+const sampleTable = `{"currency": "USD per hour",
+ "sources": {"us-east-1": {"source": "karpenter", "generatedAt": "2026-07-20T13:44:30Z"},
+             "us-east-2": {"source": "old", "generatedAt": "2020-01-01T00:00:00Z"}},
+ "regions": {"us-east-1": {"m5.large": 0.096, "a1.large": 0.051},
+             "us-east-2": {"m5.large": 0.5, "gone.large": 1}}}`
+
+func writeInputs(t *testing.T) (table, instances string) {
+	dir := t.TempDir()
+	table, instances = filepath.Join(dir, "on-demand.json"), filepath.Join(dir, "instances.json")
+	require.NoError(t, os.WriteFile(table, []byte(sampleTable), 0o644))
+	require.NoError(t, os.WriteFile(instances, []byte(sampleInstances), 0o644))
+	return table, instances
+}
+
+func TestRunReplacesNamedRegionsAndKeepsTheRest(t *testing.T) {
+	table, instances := writeInputs(t)
+	var log strings.Builder
+	require.NoError(t, run([]string{"-instances", instances, "-table", table, "-regions", "us-east-2, eu-west-1",
+		"-source", "ec2-instances-info@v1", "-generated-at", "2025-04-24T13:17:44Z"}, &log))
+	assert.Contains(t, log.String(), "us-east-2: 2 types (skipped: 1 not offered, 1 previous generation, 1 Mac, 1 without a price)")
+
+	raw, err := os.ReadFile(table)
+	require.NoError(t, err)
+	got, err := pricing.ParseStatic(raw)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]float64{"m5.large": 0.096, "a1.large": 0.051}, got.Regions["us-east-1"], "regions not named are kept")
+	assert.Equal(t, pricing.RegionSource{Source: "karpenter", GeneratedAt: "2026-07-20T13:44:30Z"}, got.Sources["us-east-1"])
+	assert.Equal(t, map[string]float64{"m5.large": 0.096, "m7g.large": 0.0816}, got.Regions["us-east-2"], "a named region is replaced whole")
+	assert.Equal(t, map[string]float64{"m5.large": 0.107}, got.Regions["eu-west-1"])
+	assert.Equal(t, pricing.RegionSource{Source: "ec2-instances-info@v1", GeneratedAt: "2025-04-24T13:17:44Z"}, got.Sources["eu-west-1"])
+	assert.True(t, strings.HasPrefix(string(raw), "{\n\"currency\": \"USD per hour\",\n\"sources\": {\n"), "one key per line")
+
+	// A second run over its own output changes nothing.
+	require.NoError(t, run([]string{"-instances", instances, "-table", table, "-regions", "us-east-2,eu-west-1",
+		"-source", "ec2-instances-info@v1", "-generated-at", "2025-04-24T13:17:44Z"}, io.Discard))
+	again, err := os.ReadFile(table)
+	require.NoError(t, err)
+	assert.Equal(t, string(raw), string(again))
+}
+
+func TestRunRejectsBadFlagsAndLeavesTheTable(t *testing.T) {
+	table, instances := writeInputs(t)
+	ok := []string{"-instances", instances, "-table", table, "-source", "s", "-generated-at", "2025-04-24T13:17:44Z"}
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"no instances":   {[]string{"-table", table, "-source", "s", "-generated-at", "2025-04-24T13:17:44Z"}, "-instances: required"},
+		"no source":      {[]string{"-instances", instances, "-table", table, "-generated-at", "2025-04-24T13:17:44Z"}, "-source: required"},
+		"bad date":       {[]string{"-instances", instances, "-table", table, "-source", "s", "-generated-at", "April 2025"}, `-generated-at: "April 2025" is not an RFC 3339 time`},
+		"no regions":     {append(ok, "-regions", " , "), "-regions: names no region"},
+		"missing file":   {[]string{"-instances", instances + ".missing", "-table", table, "-source", "s", "-generated-at", "2025-04-24T13:17:44Z"}, "reading -instances"},
+		"unknown region": {append(ok, "-regions", "us-east-9"), "region us-east-9: no current-generation"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := run(tc.args, io.Discard)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			raw, err := os.ReadFile(table)
+			require.NoError(t, err)
+			assert.Equal(t, sampleTable, string(raw))
+		})
+	}
+}
+
+func TestRunRefusesAnInvalidTable(t *testing.T) {
+	table, instances := writeInputs(t)
+	require.NoError(t, os.WriteFile(table, []byte(`{"currency": "USD", "regions": {"us-east-1": {"m5.large": 0.096}}}`), 0o644))
+	err := run([]string{"-instances", instances, "-table", table, "-source", "s", "-generated-at", "2025-04-24T13:17:44Z"}, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "sources.us-east-1: missing")
+}
