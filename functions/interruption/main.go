@@ -1,0 +1,110 @@
+// Command interruption is the Lambda behind the interruption queue: EventBridge spot interruption
+// warnings, rebalance recommendations, scheduled health changes, instance state changes and capacity
+// reservation interruptions. It launches replacement capacity first and then hands the drain to the
+// termination queue (shared/interruption).
+//
+// Environment: NODEWRIGHT_CLUSTER_NAME, NODEWRIGHT_STATE_TABLE, NODEWRIGHT_PROVISIONING_QUEUE_URL and
+// NODEWRIGHT_TERMINATION_QUEUE_URL (required); NODEWRIGHT_REBALANCE_POLICY ("event", the default, or
+// "replace"); NODEWRIGHT_CLUSTER_ENDPOINT and NODEWRIGHT_CLUSTER_CA (read from EKS DescribeCluster when
+// unset).
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/nodewright/nodewright/shared/interruption"
+	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+func main() {
+	log := lambdacontext.NewLogger()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	svc, err := build(ctx, log)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "interruption:", err)
+		os.Exit(1)
+	}
+	lambda.Start(handler(svc))
+}
+
+// settings is the function's configuration from the environment.
+type settings struct {
+	cluster, table, provisioningURL, terminationURL string
+	rebalance                                       interruption.RebalancePolicy
+	endpoint, ca                                    string
+}
+
+// readSettings reads and checks the environment; the error names the variable that is wrong.
+func readSettings(getenv func(string) string) (settings, error) {
+	s := settings{cluster: getenv("NODEWRIGHT_CLUSTER_NAME"), table: getenv("NODEWRIGHT_STATE_TABLE"),
+		provisioningURL: getenv("NODEWRIGHT_PROVISIONING_QUEUE_URL"), terminationURL: getenv("NODEWRIGHT_TERMINATION_QUEUE_URL"),
+		endpoint: getenv("NODEWRIGHT_CLUSTER_ENDPOINT"), ca: getenv("NODEWRIGHT_CLUSTER_CA")}
+	for _, v := range []struct{ name, value string }{
+		{"NODEWRIGHT_CLUSTER_NAME", s.cluster}, {"NODEWRIGHT_STATE_TABLE", s.table},
+		{"NODEWRIGHT_PROVISIONING_QUEUE_URL", s.provisioningURL}, {"NODEWRIGHT_TERMINATION_QUEUE_URL", s.terminationURL},
+	} {
+		if v.value == "" {
+			return settings{}, fmt.Errorf("%s is required", v.name)
+		}
+	}
+	policy, err := interruption.ParseRebalancePolicy(getenv("NODEWRIGHT_REBALANCE_POLICY"))
+	if err != nil {
+		return settings{}, fmt.Errorf("NODEWRIGHT_REBALANCE_POLICY: %w", err)
+	}
+	s.rebalance = policy
+	return s, nil
+}
+
+// build wires the service from the environment; only start-up failures end the process.
+func build(ctx context.Context, log *slog.Logger) (*interruption.Service, error) {
+	s, err := readSettings(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading AWS configuration: %w", err)
+	}
+	if s.endpoint == "" || s.ca == "" {
+		described, err := kube.DescribeCluster(ctx, eks.NewFromConfig(cfg), s.cluster)
+		if err != nil {
+			return nil, err
+		}
+		if s.endpoint == "" {
+			s.endpoint = described.Endpoint
+		}
+		if s.ca == "" {
+			s.ca = described.CA
+		}
+	}
+	rest, err := kube.RESTConfig(s.endpoint, s.ca, kube.NewTokensFromConfig(cfg, s.cluster))
+	if err != nil {
+		return nil, err
+	}
+	client, err := kube.NewClientset(rest)
+	if err != nil {
+		return nil, err
+	}
+	return interruption.NewService(interruption.ServiceConfig{ClusterName: s.cluster,
+		ProvisioningQueueURL: s.provisioningURL, TerminationQueueURL: s.terminationURL, Rebalance: s.rebalance,
+	}, interruption.ServiceDeps{
+		State:  state.New(state.NewClient(cfg), s.table),
+		Nodes:  kube.NewActions(client),
+		Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
+		Queue:  sqs.NewFromConfig(cfg),
+		Log:    log,
+		Now:    time.Now,
+	}), nil
+}
