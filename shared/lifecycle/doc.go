@@ -1,7 +1,14 @@
-// Package lifecycle decides how a launched claim's Node joins the cluster (reference §d.2, §d.3), as pure
-// functions over the claim's expectations and the Nodes: registration (find the Node by providerID,
-// bring it the NodePool's labels and taints, lift karpenter.sh/unregistered, label it registered) and
-// initialization (Ready, startup and known ephemeral taints gone, every requested extended resource
-// present; then label it initialized). The lifecycle function applies the patch with the Kubernetes
-// adapter and records the claim's new state.
+// Package lifecycle brings a launched claim's Node into the cluster and keeps claims, instances and Nodes
+// consistent.
+//
+// Its core is pure functions over the claim's expectations and the Nodes (reference §d.2, §d.3):
+// registration (find the Node by providerID, bring it the NodePool's labels and taints, lift
+// karpenter.sh/unregistered, label it registered) and initialization (Ready, startup and known ephemeral
+// taints gone, every requested extended resource present; then label it initialized).
+//
+// Runner is the use case the scheduled lifecycle function calls: under the "lifecycle" lease, one pass
+// reads the instances, the claims, the NodePools and the Nodes, applies registration and initialization
+// through the Kubernetes adapter, then carries out reconcile.Decide's repairs (adopt, launch and
+// registration timeouts, leaked instances, ghost claims and Nodes), recording a decision for each step.
+// Its adapters sit behind the small interfaces declared in runner.go.
 package lifecycle

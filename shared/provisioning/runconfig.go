@@ -65,3 +65,10 @@ func readConfig(ctx context.Context, r ConfigReader) (cfg runConfig, problems []
 	}
 	return cfg, problems, nil
 }
+
+// ReadNodePools reads the stored NodePools as a provisioning run sees them, for callers that need the
+// labels and taints a claim's Node gets (the lifecycle function); problems and the error are readConfig's.
+func ReadNodePools(ctx context.Context, r ConfigReader) ([]scheduling.NodePool, []string, error) {
+	cfg, problems, err := readConfig(ctx, r)
+	return cfg.pools, problems, err
+}

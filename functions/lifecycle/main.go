@@ -1,0 +1,95 @@
+// Command lifecycle is the Lambda behind the one-minute lifecycle schedule: it registers and initializes
+// the Nodes of launched claims, repairs what events missed (adopts interrupted launches, times out launches
+// and registrations, terminates leaked instances, deletes ghost claims and Nodes), and refreshes spot
+// prices.
+//
+// Environment: NODEWRIGHT_CLUSTER_NAME and NODEWRIGHT_STATE_TABLE (required); NODEWRIGHT_CLUSTER_ENDPOINT
+// and NODEWRIGHT_CLUSTER_CA (read from EKS DescribeCluster when unset). The API server is reached with EKS
+// IAM tokens of the function's role.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+
+	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/lifecycle"
+	"github.com/nodewright/nodewright/shared/pricing"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+func main() {
+	log := lambdacontext.NewLogger()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, refresh, err := build(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lifecycle:", err)
+		os.Exit(1)
+	}
+	lambda.Start(handler(r, refresh, log))
+}
+
+// build wires the runner and the spot price refresh from the environment; only start-up failures end the
+// process.
+func build(ctx context.Context) (*lifecycle.Runner, func(context.Context) error, error) {
+	name, table := os.Getenv("NODEWRIGHT_CLUSTER_NAME"), os.Getenv("NODEWRIGHT_STATE_TABLE")
+	if name == "" || table == "" {
+		return nil, nil, fmt.Errorf("NODEWRIGHT_CLUSTER_NAME and NODEWRIGHT_STATE_TABLE are required")
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading AWS configuration: %w", err)
+	}
+	cluster := kube.Cluster{Name: name, Endpoint: os.Getenv("NODEWRIGHT_CLUSTER_ENDPOINT"), CA: os.Getenv("NODEWRIGHT_CLUSTER_CA")}
+	if cluster.Endpoint == "" || cluster.CA == "" {
+		described, err := kube.DescribeCluster(ctx, eks.NewFromConfig(cfg), name)
+		if err != nil {
+			return nil, nil, err
+		}
+		cluster = fill(cluster, described)
+	}
+	rest, err := kube.RESTConfig(cluster.Endpoint, cluster.CA, kube.NewTokensFromConfig(cfg, name))
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := kube.NewClientset(rest)
+	if err != nil {
+		return nil, nil, err
+	}
+	prices, err := pricing.NewProvider(cfg.Region)
+	if err != nil {
+		return nil, nil, err
+	}
+	ec2Client := ec2.NewFromConfig(cfg)
+	r := lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{
+		Store:       state.New(state.NewClient(cfg), table),
+		Nodes:       client.CoreV1().Nodes(),
+		NodeActions: kube.NewActions(client),
+		Instances:   instance.New(ec2Client, name),
+		Events:      kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
+		Now:         time.Now,
+	})
+	refresh := func(ctx context.Context) error { return prices.RefreshSpot(ctx, ec2Client, time.Now()) }
+	return r, refresh, nil
+}
+
+// fill takes what the environment left unset from DescribeCluster.
+func fill(c, described kube.Cluster) kube.Cluster {
+	if c.Endpoint == "" {
+		c.Endpoint = described.Endpoint
+	}
+	if c.CA == "" {
+		c.CA = described.CA
+	}
+	return c
+}

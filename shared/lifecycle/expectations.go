@@ -1,0 +1,57 @@
+package lifecycle
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+// ExpectedFor is what the claim's NodePool (pool; the zero pool when it is no longer configured) asks of
+// its Node: the pool's template labels and its single-valued In requirements, the NodePool and
+// EC2NodeClass labels, the instance type, zone and capacity type the claim launched with, the pool's
+// taints and startup taints, and the extended resources (not cpu, memory, pods, ephemeral-storage or
+// hugepages) the claim's pods requested.
+func ExpectedFor(c state.Claim, pool scheduling.NodePool) Expected {
+	exp := Expected{ProviderID: providerID(c), Labels: map[string]string{},
+		Taints: pool.Taints, StartupTaints: pool.StartupTaints}
+	for _, r := range pool.Requirements {
+		if r.Operator == scheduling.OpIn && len(r.Values) == 1 && r.Key != scheduling.LabelHostname {
+			exp.Labels[r.Key] = r.Values[0]
+		}
+	}
+	for k, v := range pool.Labels {
+		exp.Labels[k] = v
+	}
+	set := func(k, v string) {
+		if v != "" {
+			exp.Labels[k] = v
+		}
+	}
+	set(scheduling.LabelNodePool, c.NodePool)
+	set(scheduling.LabelEC2NodeClass, c.NodeClass)
+	set(scheduling.LabelInstanceType, c.InstanceType)
+	set(scheduling.LabelZone, c.Zone)
+	set(scheduling.LabelCapacityType, c.CapacityType)
+	for name, amount := range c.Requests {
+		if !extended(name) {
+			continue
+		}
+		if q, err := resource.ParseQuantity(amount); err == nil && !q.IsZero() {
+			exp.ExtendedResources = append(exp.ExtendedResources, corev1.ResourceName(name))
+		}
+	}
+	return exp
+}
+
+// extended reports whether a resource is an extended resource (a device plugin's, say).
+func extended(name string) bool {
+	switch corev1.ResourceName(name) {
+	case corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods, corev1.ResourceEphemeralStorage:
+		return false
+	}
+	return !strings.HasPrefix(name, corev1.ResourceHugePagesPrefix) && strings.Contains(name, "/")
+}

@@ -1,0 +1,47 @@
+package lifecycle
+
+import "fmt"
+
+// RunReport is what a run did, for the handler's log line and the tests.
+type RunReport struct {
+	// Lease is false when another holder had the lifecycle lease: this run did nothing.
+	Lease bool
+	// Passes counts the passes made (RunUntilSettled makes several).
+	Passes int
+	// Claims moved to registered and to initialized.
+	Registered, Initialized int
+	// Adopted counts pending claims given the instance an interrupted launch left behind.
+	Adopted int
+	// Terminated counts instances terminated (registration timeouts and leaked instances).
+	Terminated int
+	// NodesDeleted and ClaimsDeleted count Nodes and claim records deleted.
+	NodesDeleted, ClaimsDeleted int
+	// Joining counts, after the last pass, the claims whose Node is still on its way (pending, launched
+	// or registered).
+	Joining int
+	// Waiting says, per claim (or ghost Node), why its Node is not registered or initialized yet (last pass).
+	Waiting map[string]string
+	// Skipped says why the repairs were not decided in the last pass, if they were not.
+	Skipped string
+	// Errors are problems with single items ("nodeclaim/<name>: ..."); they did not stop the pass.
+	Errors []string
+}
+
+// add folds one pass's report into the run's.
+func (r *RunReport) add(p RunReport) {
+	r.Passes += p.Passes
+	r.Registered += p.Registered
+	r.Initialized += p.Initialized
+	r.Adopted += p.Adopted
+	r.Terminated += p.Terminated
+	r.NodesDeleted += p.NodesDeleted
+	r.ClaimsDeleted += p.ClaimsDeleted
+	r.Joining, r.Waiting, r.Skipped = p.Joining, p.Waiting, p.Skipped
+	r.Errors = append(r.Errors, p.Errors...)
+}
+
+// String summarises the report in one line (for logs and test failures).
+func (r RunReport) String() string {
+	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d terminated=%d nodesDeleted=%d claimsDeleted=%d joining=%d errors=%d",
+		r.Passes, r.Registered, r.Initialized, r.Adopted, r.Terminated, r.NodesDeleted, r.ClaimsDeleted, r.Joining, len(r.Errors))
+}

@@ -1,0 +1,248 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/provisioning"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+// LeaseName is the state-table lease that lets one lifecycle pass run at a time per cluster.
+const LeaseName = "lifecycle"
+
+// Defaults of RunnerConfig.
+const (
+	DefaultLeaseTTL = 2 * time.Minute
+	// DefaultSettleMargin is how much time RunUntilSettled leaves before the deadline: one more pass
+	// (three lists, a few patches and writes) and the lease release.
+	DefaultSettleMargin = 10 * time.Second
+)
+
+// Store is the part of the state table a pass uses; *state.Store satisfies it.
+type Store interface {
+	provisioning.ConfigReader
+	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (state.Lease, error)
+	ReleaseLease(ctx context.Context, l state.Lease) error
+	ListClaims(ctx context.Context) ([]state.Claim, error)
+	UpdateClaim(ctx context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error)
+	RecordDecision(ctx context.Context, d state.Decision) error
+}
+
+// NodeLister lists the cluster's Nodes in one call; a clientset's CoreV1().Nodes() satisfies it.
+type NodeLister interface {
+	List(ctx context.Context, opts metav1.ListOptions) (*corev1.NodeList, error)
+}
+
+// NodeWriter changes Nodes; *kube.Actions satisfies it. Every method is idempotent.
+type NodeWriter interface {
+	Taint(ctx context.Context, node string, taint corev1.Taint) error
+	Untaint(ctx context.Context, node string, taint corev1.Taint) error
+	Label(ctx context.Context, node string, labels map[string]*string) error
+	DeleteNode(ctx context.Context, node string) error
+}
+
+// Instances lists and terminates the cluster's instances; *instance.Launcher satisfies it. List returns
+// every live instance tagged for the cluster; Terminate treats an instance already gone as done.
+type Instances interface {
+	List(ctx context.Context) ([]instance.Instance, error)
+	Terminate(ctx context.Context, id string) error
+}
+
+// EventPublisher publishes Kubernetes Events, best effort; *kube.Recorder satisfies it.
+type EventPublisher interface {
+	Publish(ctx context.Context, e kube.Event) (bool, error)
+}
+
+var (
+	_ Store          = (*state.Store)(nil)
+	_ NodeWriter     = (*kube.Actions)(nil)
+	_ Instances      = (*instance.Launcher)(nil)
+	_ EventPublisher = (*kube.Recorder)(nil)
+)
+
+// RunnerConfig is the runner's fixed settings; zero fields take the defaults.
+type RunnerConfig struct {
+	// LeaseTTL bounds a pass that dies holding the lease; a context deadline further away extends it.
+	LeaseTTL time.Duration
+	// SettleMargin: see DefaultSettleMargin.
+	SettleMargin time.Duration
+}
+
+// RunnerDeps are the adapters a pass goes through. With a clientset c they are, as functions/lifecycle
+// wires them: Store *state.Store, Nodes c.CoreV1().Nodes(), NodeActions kube.NewActions(c), Instances
+// *instance.Launcher, Events *kube.Recorder, Now time.Now.
+type RunnerDeps struct {
+	Store       Store
+	Nodes       NodeLister
+	NodeActions NodeWriter
+	Instances   Instances
+	Events      EventPublisher
+	Now         func() time.Time
+}
+
+// Runner brings launched claims' Nodes into the cluster (registration, initialization) and repairs what
+// events missed (reconcile.Decide). It is safe for concurrent use; the lease lets one pass proceed at a
+// time, across processes.
+type Runner struct {
+	cfg  RunnerConfig
+	deps RunnerDeps
+}
+
+// NewRunner returns a runner.
+func NewRunner(cfg RunnerConfig, deps RunnerDeps) *Runner {
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = DefaultLeaseTTL
+	}
+	if cfg.SettleMargin <= 0 {
+		cfg.SettleMargin = DefaultSettleMargin
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	return &Runner{cfg: cfg, deps: deps}
+}
+
+// Run is one pass under the lifecycle lease, held as runID. When another holder has the lease it returns
+// at once with RunReport.Lease false and no error. The error is for anything that kept the pass from
+// reading its inputs whole: then nothing destructive was decided (DESIGN decision 6); problems with
+// single items are in RunReport.Errors.
+func (r *Runner) Run(ctx context.Context, runID string) (RunReport, error) {
+	return r.underLease(ctx, runID, func(rep *RunReport) error {
+		return r.pass(ctx, runID, rep)
+	})
+}
+
+// RunUntilSettled holds the lease and makes passes every `every` while a Node is joining (a claim is
+// pending, launched or registered) and the context's deadline is more than the settle margin plus
+// `every` away; so a short schedule still registers Nodes within seconds of their joining. Without a
+// deadline it makes one pass. The report adds up the passes; the first failing pass ends the loop.
+func (r *Runner) RunUntilSettled(ctx context.Context, runID string, every time.Duration) (RunReport, error) {
+	if every <= 0 {
+		return RunReport{}, fmt.Errorf("lifecycle run: every must be positive, got %s", every)
+	}
+	return r.underLease(ctx, runID, func(rep *RunReport) error {
+		for {
+			var one RunReport
+			err := r.pass(ctx, runID, &one)
+			rep.add(one)
+			if err != nil || one.Joining == 0 {
+				return err
+			}
+			deadline, ok := ctx.Deadline()
+			if !ok || deadline.Sub(r.deps.Now()) <= r.cfg.SettleMargin+every {
+				return nil
+			}
+			t := time.NewTimer(every)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+		}
+	})
+}
+
+// underLease runs body holding the lease, and releases it afterwards.
+func (r *Runner) underLease(ctx context.Context, runID string, body func(*RunReport) error) (RunReport, error) {
+	if runID == "" {
+		return RunReport{}, errors.New("lifecycle run: a run id is required to hold the lease")
+	}
+	ttl := r.cfg.LeaseTTL
+	if deadline, ok := ctx.Deadline(); ok && deadline.Sub(r.deps.Now()) > ttl {
+		ttl = deadline.Sub(r.deps.Now())
+	}
+	lease, err := r.deps.Store.AcquireLease(ctx, LeaseName, runID, ttl)
+	if errors.Is(err, state.ErrLeaseHeld) {
+		return RunReport{}, nil
+	}
+	if err != nil {
+		return RunReport{}, fmt.Errorf("acquiring the lifecycle lease: %w", err)
+	}
+	rep := RunReport{Lease: true}
+	err = body(&rep)
+	releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if rerr := r.deps.Store.ReleaseLease(releaseCtx, lease); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("releasing the lifecycle lease: %w", rerr))
+	}
+	return rep, err
+}
+
+// pass reads the world, registers and initializes Nodes, then repairs. Registration and initialization
+// only need claims, configuration and Nodes, so they go ahead when the instance list fails; the repairs,
+// which terminate and delete, do not.
+func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
+	rep.Passes++
+	w, instErr := r.read(ctx)
+	if w == nil {
+		return instErr
+	}
+	rep.Errors = append(rep.Errors, w.problems...)
+	p := &passState{r: r, runID: runID, rep: rep, w: w, lifecycle: map[string]state.Lifecycle{}}
+	for _, c := range w.claims {
+		p.lifecycle[c.Name] = c.Lifecycle
+	}
+	p.register(ctx)
+	p.initialize(ctx)
+	if instErr != nil {
+		rep.Skipped = "repairs: the instance list could not be read; nothing is decided on partial data"
+		rep.Joining = p.joining()
+		return instErr
+	}
+	p.repair(ctx)
+	rep.Joining = p.joining()
+	return nil
+}
+
+// passState is one pass's inputs and what it has done so far.
+type passState struct {
+	r     *Runner
+	runID string
+	rep   *RunReport
+	w     *world
+	// lifecycle is each claim's state as this pass left it.
+	lifecycle map[string]state.Lifecycle
+}
+
+// joining counts the claims whose Node is still on its way (pending, launched or registered).
+func (p *passState) joining() int {
+	n := 0
+	for _, l := range p.lifecycle {
+		if l == state.Pending || l == state.Launched || l == state.Registered {
+			n++
+		}
+	}
+	return n
+}
+
+// decide records a decision; a failed write goes into the report and undoes nothing.
+func (p *passState) decide(ctx context.Context, subject, kind, reason, message string, details map[string]string) {
+	err := p.r.deps.Store.RecordDecision(ctx, state.Decision{Subject: subject, ID: p.runID + "-" + kind,
+		Kind: kind, Reason: reason, Message: message, Details: details, At: p.r.deps.Now().UTC()})
+	if err != nil {
+		p.fail(subject, fmt.Errorf("recording %s decision: %w", kind, err))
+	}
+}
+
+// event publishes an Event on a Node; Events are best effort, a failure only goes into the report.
+func (p *passState) event(ctx context.Context, n *corev1.Node, typ string, reason kube.Reason, msg string) {
+	if p.r.deps.Events == nil {
+		return
+	}
+	if _, err := p.r.deps.Events.Publish(ctx, kube.Event{Object: kube.NodeObject(n), Type: typ, Reason: reason, Message: msg}); err != nil {
+		p.fail("node/"+n.Name, err)
+	}
+}
+
+func (p *passState) fail(item string, err error) {
+	p.rep.Errors = append(p.rep.Errors, item+": "+err.Error())
+}
