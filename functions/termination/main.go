@@ -1,0 +1,88 @@
+// Command termination is the Lambda behind the termination queue: it drains a claim's Node in
+// Karpenter's tiers (PDB-aware, bounded by the NodePool's terminationGracePeriod and any spot deadline),
+// then terminates the instance, deletes the Node and marks the claim deleted, re-driving each unfinished
+// request with a delay.
+//
+// Environment: NODEWRIGHT_CLUSTER_NAME, NODEWRIGHT_STATE_TABLE and NODEWRIGHT_TERMINATION_QUEUE_URL
+// (required); NODEWRIGHT_CLUSTER_ENDPOINT and NODEWRIGHT_CLUSTER_CA (read from EKS DescribeCluster when
+// unset).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/termination"
+)
+
+func main() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := build(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "termination:", err)
+		os.Exit(1)
+	}
+	lambda.Start(handler(s))
+}
+
+// build wires the termination service from the environment; only start-up failures end the process.
+func build(ctx context.Context) (*termination.Service, error) {
+	name, table, queue := os.Getenv("NODEWRIGHT_CLUSTER_NAME"), os.Getenv("NODEWRIGHT_STATE_TABLE"),
+		os.Getenv("NODEWRIGHT_TERMINATION_QUEUE_URL")
+	if name == "" || table == "" || queue == "" {
+		return nil, fmt.Errorf("NODEWRIGHT_CLUSTER_NAME, NODEWRIGHT_STATE_TABLE and NODEWRIGHT_TERMINATION_QUEUE_URL are required")
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading AWS configuration: %w", err)
+	}
+	cluster := kube.Cluster{Name: name, Endpoint: os.Getenv("NODEWRIGHT_CLUSTER_ENDPOINT"), CA: os.Getenv("NODEWRIGHT_CLUSTER_CA")}
+	if cluster.Endpoint == "" || cluster.CA == "" {
+		described, err := kube.DescribeCluster(ctx, eks.NewFromConfig(cfg), name)
+		if err != nil {
+			return nil, err
+		}
+		cluster = fill(cluster, described)
+	}
+	rest, err := kube.RESTConfig(cluster.Endpoint, cluster.CA, kube.NewTokensFromConfig(cfg, name))
+	if err != nil {
+		return nil, err
+	}
+	client, err := kube.NewClientset(rest)
+	if err != nil {
+		return nil, err
+	}
+	return termination.NewService(termination.Config{QueueURL: queue, Log: lambdacontext.NewLogger()}, termination.Deps{
+		Store:     state.New(state.NewClient(cfg), table),
+		Kube:      client,
+		Actions:   kube.NewActions(client),
+		Instances: instance.New(ec2.NewFromConfig(cfg), name),
+		Events:    kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
+		Queue:     sqs.NewFromConfig(cfg),
+		Now:       time.Now,
+	}), nil
+}
+
+// fill takes the endpoint and CA the environment left unset from DescribeCluster.
+func fill(c, described kube.Cluster) kube.Cluster {
+	if c.Endpoint == "" {
+		c.Endpoint = described.Endpoint
+	}
+	if c.CA == "" {
+		c.CA = described.CA
+	}
+	return c
+}

@@ -1,0 +1,68 @@
+package termination
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+// deadline is when every pod must be off the claim's Node: the earlier of the request's own deadline (a
+// spot interruption's notice) and the NodePool's terminationGracePeriod counted from when the claim
+// started draining. Nil when neither applies.
+func (s *Service) deadline(ctx context.Context, claim state.Claim, req Request) (*time.Time, error) {
+	grace, err := s.poolGrace(ctx, claim.NodePool)
+	if err != nil {
+		return nil, err
+	}
+	return earliestDeadline(req.Deadline, claim.DrainingAt, grace), nil
+}
+
+// earliestDeadline combines a request's deadline with the grace period counted from drainingAt.
+func earliestDeadline(requested, drainingAt *time.Time, grace *time.Duration) *time.Time {
+	d := requested
+	if grace != nil && drainingAt != nil {
+		byGrace := drainingAt.Add(*grace)
+		if d == nil || byGrace.Before(*d) {
+			d = &byGrace
+		}
+	}
+	return d
+}
+
+// poolGrace reads the NodePool's spec.template.spec.terminationGracePeriod; nil when the NodePool has
+// none or is gone. A stored NodePool that does not decode is an error naming it: it was validated when
+// stored, so something is badly wrong.
+func (s *Service) poolGrace(ctx context.Context, pool string) (*time.Duration, error) {
+	if pool == "" {
+		return nil, nil
+	}
+	item, err := s.deps.Store.GetConfig(ctx, state.KindNodePool, pool)
+	if state.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading NodePool %s: %w", pool, err)
+	}
+	return terminationGracePeriod(item)
+}
+
+// terminationGracePeriod decodes a stored NodePool's terminationGracePeriod.
+func terminationGracePeriod(item state.ConfigItem) (*time.Duration, error) {
+	var np apis.NodePool
+	if err := json.Unmarshal([]byte(item.Spec), &np); err != nil {
+		return nil, fmt.Errorf("NodePool %s: decoding stored spec: %w", item.Name, err)
+	}
+	tgp := np.Spec.Template.Spec.TerminationGracePeriod
+	if tgp == nil || *tgp == "" {
+		return nil, nil
+	}
+	d, err := tgp.Parse()
+	if err != nil {
+		return nil, fmt.Errorf("NodePool %s: spec.template.spec.terminationGracePeriod %q: %w", item.Name, *tgp, err)
+	}
+	return &d, nil
+}

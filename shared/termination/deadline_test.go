@@ -1,0 +1,39 @@
+package termination
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+func TestEarliestDeadline(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	spot := t0.Add(2 * time.Minute)
+	grace := 10 * time.Minute
+	short := time.Minute
+	assert.Nil(t, earliestDeadline(nil, &t0, nil), "no deadline, no grace period")
+	assert.Equal(t, &spot, earliestDeadline(&spot, &t0, &grace), "the spot notice is earlier")
+	assert.Equal(t, t0.Add(time.Minute), *earliestDeadline(&spot, &t0, &short), "the grace period is earlier")
+	assert.Equal(t, t0.Add(grace), *earliestDeadline(nil, &t0, &grace))
+	assert.Nil(t, earliestDeadline(nil, nil, &grace), "not draining yet: the grace period has not started")
+}
+
+func TestTerminationGracePeriodOfStoredNodePool(t *testing.T) {
+	got, err := terminationGracePeriod(state.ConfigItem{Name: "default",
+		Spec: `{"metadata":{"name":"default"},"spec":{"template":{"spec":{"terminationGracePeriod":"1h30m"}}}}`})
+	require.NoError(t, err)
+	assert.Equal(t, 90*time.Minute, *got)
+
+	got, err = terminationGracePeriod(state.ConfigItem{Name: "default", Spec: `{"spec":{"template":{"spec":{}}}}`})
+	require.NoError(t, err)
+	assert.Nil(t, got, "unset means no bound")
+
+	_, err = terminationGracePeriod(state.ConfigItem{Name: "broken", Spec: `{"spec":`})
+	assert.ErrorContains(t, err, "NodePool broken")
+	_, err = terminationGracePeriod(state.ConfigItem{Name: "odd", Spec: `{"spec":{"template":{"spec":{"terminationGracePeriod":"1d"}}}}`})
+	assert.ErrorContains(t, err, "terminationGracePeriod")
+}

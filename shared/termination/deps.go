@@ -1,0 +1,60 @@
+package termination
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+// Store is the state a termination reads and writes; *state.Store satisfies it.
+type Store interface {
+	// GetClaim reads a claim; state.ErrNotFound when there is none.
+	GetClaim(ctx context.Context, name string) (state.Claim, error)
+	// UpdateClaim applies mutate with optimistic locking; an error from mutate abandons the update.
+	UpdateClaim(ctx context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error)
+	// GetConfig reads one configuration item; state.ErrNotFound when there is none.
+	GetConfig(ctx context.Context, kind, name string) (state.ConfigItem, error)
+	RecordDecision(ctx context.Context, d state.Decision) error
+	// ReleaseDisruption gives the claim's disruption-budget slot back; without a reservation it does nothing.
+	ReleaseDisruption(ctx context.Context, nodePool, claim string) error
+}
+
+// Actions changes Nodes and pods; *kube.Actions satisfies it. Every method is idempotent, and a 429 from a
+// PodDisruptionBudget is an EvictionResult, not an error.
+type Actions interface {
+	Taint(ctx context.Context, node string, taint corev1.Taint) error
+	Label(ctx context.Context, node string, labels map[string]*string) error
+	Evict(ctx context.Context, ref kube.PodRef) (kube.EvictionResult, error)
+	DeletePod(ctx context.Context, ref kube.PodRef, o kube.DeleteOptions) error
+	DeleteNode(ctx context.Context, node string) error
+}
+
+// Instances terminates a claim's EC2 instances; *instance.Launcher satisfies it. Terminate succeeds for
+// an instance that is already gone; FindByClaim finds a live (not shutting down) instance of the claim.
+type Instances interface {
+	Terminate(ctx context.Context, id string) error
+	FindByClaim(ctx context.Context, claim string) (instance.Instance, bool, error)
+}
+
+// Events publishes Kubernetes Events (best effort); *kube.Recorder satisfies it.
+type Events interface {
+	Publish(ctx context.Context, e kube.Event) (bool, error)
+}
+
+// Queue sends the re-driven request back to the termination queue; *sqs.Client satisfies it.
+type Queue interface {
+	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+}
+
+var (
+	_ Store     = (*state.Store)(nil)
+	_ Actions   = (*kube.Actions)(nil)
+	_ Instances = (*instance.Launcher)(nil)
+	_ Events    = (*kube.Recorder)(nil)
+	_ Queue     = (*sqs.Client)(nil)
+)

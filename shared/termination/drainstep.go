@@ -1,0 +1,174 @@
+package termination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/nodewright/nodewright/shared/drain"
+	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+// ExcludeFromLoadBalancersLabel takes a draining Node out of external load balancers' target sets.
+const ExcludeFromLoadBalancersLabel = "node.kubernetes.io/exclude-from-external-load-balancers"
+
+// disruptedTaint keeps new pods off a draining Node.
+var disruptedTaint = corev1.Taint{Key: drain.DisruptedTaintKey, Effect: corev1.TaintEffectNoSchedule}
+
+// tally counts what one pass over the plan did.
+type tally struct {
+	evicted, blocked, deleted, terminating, held int
+}
+
+// progressing reports whether pods are leaving, so the next look should come soon.
+func (t tally) progressing() bool { return t.evicted+t.deleted+t.terminating > 0 }
+
+// drain takes one step of the Node's drain. It finishes when the Node is gone, or drained and its
+// volumes detached (or the wait for them is over).
+func (s *Service) drain(ctx context.Context, claim state.Claim, in delivery) (outcome, error) {
+	if claim.NodeName == "" {
+		return outcome{finished: true}, nil // disrupted before its Node registered: nothing runs there
+	}
+	node, err := s.deps.Kube.CoreV1().Nodes().Get(ctx, claim.NodeName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return outcome{finished: true}, nil // nothing can run on a Node that is gone
+	}
+	if err != nil {
+		return outcome{}, fmt.Errorf("reading node %s: %w", claim.NodeName, err)
+	}
+	if err := s.cordon(ctx, node); err != nil {
+		return outcome{}, err
+	}
+	deadline, err := s.deadline(ctx, claim, in.req)
+	if err != nil {
+		return outcome{}, err
+	}
+	if deadline != nil && in.req.Attempt <= 1 {
+		s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Reason: kube.ReasonTerminationGracePeriodExpiring,
+			Message: fmt.Sprintf("All pods will be deleted by %s", deadline.UTC().Format(time.RFC3339))})
+	}
+	pods, err := s.podsOn(ctx, node.Name)
+	if err != nil {
+		return outcome{}, err
+	}
+	now := s.deps.Now()
+	plan := drain.Of(drain.Input{Pods: pods, Now: now, Deadline: deadline})
+	if plan.Drained {
+		return s.drained(ctx, claim, node, in, deadline, now)
+	}
+	t, err := s.apply(ctx, node, plan, in.req)
+	if err != nil {
+		return outcome{}, err
+	}
+	if !t.progressing() && (in.req.Attempt <= 1 || in.req.Attempt%10 == 0) {
+		err = s.decide(ctx, claim.Name, "DrainBlocked", in.req, fmt.Sprintf(
+			"node %s: %d pods refused by PodDisruptionBudgets, %d held by %s or a later tier", node.Name, t.blocked, t.held,
+			drain.DoNotDisruptAnnotation), deadlineDetails(deadline))
+	}
+	return outcome{delay: redriveDelay(t.progressing(), in.req.Attempt, plan.NextDeadlineDelete, now,
+		s.cfg.ProgressDelay, s.cfg.BlockedDelay)}, err
+}
+
+// cordon taints the Node karpenter.sh/disrupted:NoSchedule and labels it out of external load
+// balancers, skipping what it already has.
+func (s *Service) cordon(ctx context.Context, node *corev1.Node) error {
+	tainted := false
+	for i := range node.Spec.Taints {
+		tainted = tainted || node.Spec.Taints[i].MatchTaint(&disruptedTaint)
+	}
+	if !tainted {
+		if err := s.deps.Actions.Taint(ctx, node.Name, disruptedTaint); err != nil {
+			return err
+		}
+	}
+	if node.Labels[ExcludeFromLoadBalancersLabel] != "true" {
+		v := "true"
+		return s.deps.Actions.Label(ctx, node.Name, map[string]*string{ExcludeFromLoadBalancersLabel: &v})
+	}
+	return nil
+}
+
+// podsOn lists the pods bound to the Node.
+func (s *Service) podsOn(ctx context.Context, node string) ([]*corev1.Pod, error) {
+	list, err := s.deps.Kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String()})
+	if err != nil {
+		return nil, fmt.Errorf("listing pods of node %s: %w", node, err)
+	}
+	pods := make([]*corev1.Pod, 0, len(list.Items))
+	for i := range list.Items {
+		if list.Items[i].Spec.NodeName == node { // clients that ignore field selectors
+			pods = append(pods, &list.Items[i])
+		}
+	}
+	return pods, nil
+}
+
+// apply carries out the plan's evictions and deadline deletions, with Karpenter's Events. A budget's
+// refusal is counted, not an error; failed calls are returned together after every pod had its turn.
+func (s *Service) apply(ctx context.Context, node *corev1.Node, plan drain.Plan, req Request) (tally, error) {
+	var t tally
+	var errs []error
+	for _, d := range plan.Decisions {
+		ref := kube.PodRef{Namespace: d.Pod.Namespace, Name: d.Pod.Name, UID: d.Pod.UID}
+		switch d.Action {
+		case drain.Evict:
+			res, err := s.deps.Actions.Evict(ctx, ref)
+			switch {
+			case kube.IsPDBMisconfigured(err):
+				t.blocked++
+				s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Type: corev1.EventTypeWarning, Reason: kube.ReasonFailedDraining,
+					Message: fmt.Sprintf("Failed to drain node, evicting pod %s: %v", ref, err)})
+			case err != nil:
+				errs = append(errs, err)
+			case res.Outcome == kube.Blocked:
+				t.blocked++
+				s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Type: corev1.EventTypeWarning, Reason: kube.ReasonFailedDraining,
+					Message: fmt.Sprintf("Failed to drain node, evicting pod %s violates a PDB: %s", ref, res.Reason)})
+			case res.Outcome == kube.Evicted:
+				t.evicted++
+				s.publish(ctx, kube.Event{Object: kube.PodObject(d.Pod), Reason: kube.ReasonEvicted,
+					Message: fmt.Sprintf("Evicted pod: node %s is being terminated (%s)", node.Name, req.Reason)})
+			default: // already gone
+				t.evicted++
+			}
+		case drain.Delete:
+			grace := d.GracePeriod
+			if err := s.deps.Actions.DeletePod(ctx, ref, kube.DeleteOptions{GracePeriod: &grace}); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			t.deleted++
+			s.publish(ctx, kube.Event{Object: kube.PodObject(d.Pod), Reason: kube.ReasonDisrupted,
+				Message: fmt.Sprintf("Deleting the pod to meet node %s's termination deadline, with a grace period of %s", node.Name, grace)})
+		case drain.Wait:
+			if d.Pod.DeletionTimestamp != nil {
+				t.terminating++
+			} else {
+				t.held++
+			}
+		}
+	}
+	return t, errors.Join(errs...)
+}
+
+// publish writes an Event; Events are best effort, so a failure is dropped.
+func (s *Service) publish(ctx context.Context, e kube.Event) {
+	if s.deps.Events != nil {
+		_, _ = s.deps.Events.Publish(ctx, e)
+	}
+}
+
+func deadlineDetails(deadline *time.Time) map[string]string {
+	if deadline == nil {
+		return nil
+	}
+	return map[string]string{"deadline": deadline.UTC().Format(time.RFC3339)}
+}

@@ -1,0 +1,133 @@
+package termination
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/nodewright/nodewright/shared/kube"
+)
+
+// Config tunes a Service; zero durations take the defaults.
+type Config struct {
+	// QueueURL is the termination queue the unfinished requests are sent back to (required).
+	QueueURL string
+	// ProgressDelay is how long to wait before looking again while pods are leaving (default 5 s).
+	ProgressDelay time.Duration
+	// BlockedDelay is the longest wait while the drain is blocked by budgets or do-not-disrupt pods
+	// (default 30 s); the wait grows from ProgressDelay to it over the attempts.
+	BlockedDelay time.Duration
+	// VolumeDetachWait bounds the wait for the Node's VolumeAttachments once it is drained (default 1 min).
+	VolumeDetachWait time.Duration
+	// Concurrency is how many messages of a batch are worked on at once (default 4).
+	Concurrency int
+	// Log receives one line per message that failed or was dropped (default slog.Default()).
+	Log *slog.Logger
+}
+
+// Deps are the adapters a Service works through. Kube, Store, Instances, Queue and Now are required.
+type Deps struct {
+	Store Store
+	// Kube reads Nodes, pods and VolumeAttachments.
+	Kube kubernetes.Interface
+	// Actions changes them; nil means kube.NewActions(Kube).
+	Actions   Actions
+	Instances Instances
+	// Events may be nil: then no Events are published.
+	Events Events
+	Queue  Queue
+	Now    func() time.Time
+}
+
+// Service drains and removes the nodes named by termination requests.
+type Service struct {
+	cfg  Config
+	deps Deps
+	log  *slog.Logger
+}
+
+// NewService returns a Service; it fills in Config's defaults.
+func NewService(cfg Config, deps Deps) *Service {
+	if cfg.ProgressDelay <= 0 {
+		cfg.ProgressDelay = 5 * time.Second
+	}
+	if cfg.BlockedDelay <= 0 {
+		cfg.BlockedDelay = 30 * time.Second
+	}
+	if cfg.VolumeDetachWait <= 0 {
+		cfg.VolumeDetachWait = time.Minute
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 4
+	}
+	if deps.Actions == nil && deps.Kube != nil {
+		deps.Actions = kube.NewActions(deps.Kube)
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{cfg: cfg, deps: deps, log: log}
+}
+
+// HandleBatch works on every message of a termination-queue batch. A malformed message is logged once and
+// acknowledged; a request that is not finished is sent again with a delay and acknowledged; only a
+// transient failure (state, Kubernetes, EC2 or SQS) is reported as a batch item failure, so SQS delivers
+// that message again.
+func (s *Service) HandleBatch(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
+	failed := make([]bool, len(ev.Records))
+	sem := make(chan struct{}, s.cfg.Concurrency)
+	var wg sync.WaitGroup
+	for i, rec := range ev.Records {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			failed[i] = !s.handleMessage(ctx, rec)
+		}()
+	}
+	wg.Wait()
+	var resp events.SQSEventResponse
+	for i, f := range failed {
+		if f {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
+		}
+	}
+	return resp
+}
+
+// handleMessage works on one message and reports whether it may be acknowledged.
+func (s *Service) handleMessage(ctx context.Context, rec events.SQSMessage) bool {
+	req, err := ParseRequest(rec.Body)
+	if err != nil {
+		s.log.WarnContext(ctx, "malformed termination request dropped", "messageId", rec.MessageId, "reason", err.Error())
+		return true
+	}
+	in := delivery{req: req, drainedAt: drainedAtOf(rec)}
+	out, err := s.process(ctx, in)
+	if err != nil {
+		s.log.ErrorContext(ctx, "termination step failed; the message is delivered again", "messageId", rec.MessageId,
+			"claim", req.Claim, "attempt", req.Attempt, "error", err.Error())
+		return false
+	}
+	if out.finished {
+		if out.note != "" {
+			s.log.InfoContext(ctx, out.note, "messageId", rec.MessageId, "claim", req.Claim, "attempt", req.Attempt)
+		}
+		return true
+	}
+	if err := s.redrive(ctx, in, out); err != nil {
+		s.log.ErrorContext(ctx, "sending the termination request again failed", "messageId", rec.MessageId,
+			"claim", req.Claim, "attempt", req.Attempt, "error", err.Error())
+		return false
+	}
+	return true
+}

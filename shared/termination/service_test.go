@@ -1,0 +1,86 @@
+package termination
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+// claimStore is a unit-test Store holding claims in memory; err fails every read.
+type claimStore struct {
+	claims map[string]state.Claim
+	err    error
+}
+
+func (f *claimStore) GetClaim(_ context.Context, name string) (state.Claim, error) {
+	if f.err != nil {
+		return state.Claim{}, f.err
+	}
+	c, ok := f.claims[name]
+	if !ok {
+		return state.Claim{}, state.ErrNotFound
+	}
+	return c, nil
+}
+
+func (f *claimStore) UpdateClaim(context.Context, string, func(*state.Claim) error) (state.Claim, error) {
+	return state.Claim{}, errors.New("unit tests write no claim")
+}
+
+func (f *claimStore) GetConfig(context.Context, string, string) (state.ConfigItem, error) {
+	return state.ConfigItem{}, state.ErrNotFound
+}
+
+func (f *claimStore) RecordDecision(context.Context, state.Decision) error { return nil }
+
+func (f *claimStore) ReleaseDisruption(context.Context, string, string) error { return nil }
+
+func batch(bodies ...string) events.SQSEvent {
+	var ev events.SQSEvent
+	for i, b := range bodies {
+		ev.Records = append(ev.Records, events.SQSMessage{MessageId: string(rune('a' + i)), Body: b})
+	}
+	return ev
+}
+
+func TestHandleBatchWithoutTouchingTheCluster(t *testing.T) {
+	const valid = `{"claim":"default-abc","reason":"Drifted","requestedAt":"2026-11-22T12:00:00Z","attempt":3}`
+	cases := []struct {
+		name       string
+		store      *claimStore
+		body       string
+		wantFailed bool
+		wantLog    string
+	}{
+		{"malformed JSON is dropped with its reason", &claimStore{}, `{"claim":`, false, "unexpected EOF"},
+		{"a missing field is named", &claimStore{}, `{"claim":"x","requestedAt":"2026-11-22T12:00:00Z"}`, false, "reason is required"},
+		{"an unknown field is named", &claimStore{}, `{"claim":"x","reason":"Drifted","requestedAt":"2026-11-22T12:00:00Z","node":"n"}`, false, `unknown field \"node\"`},
+		{"a missing claim is acknowledged", &claimStore{}, valid, false, "nothing to terminate"},
+		{"a deleted claim is acknowledged", &claimStore{claims: map[string]state.Claim{"default-abc": {Name: "default-abc", Lifecycle: state.Deleted}}},
+			valid, false, "nothing to terminate"},
+		{"a re-drive for a claim back in service is acknowledged", &claimStore{claims: map[string]state.Claim{
+			"default-abc": {Name: "default-abc", Lifecycle: state.Initialized, NodeName: "n"}}}, valid, false, "called off"},
+		{"a state failure is retried by SQS", &claimStore{err: errors.New("ProvisionedThroughputExceeded")}, valid, true, "ProvisionedThroughputExceeded"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			s := NewService(Config{QueueURL: "http://queue", Log: slog.New(slog.NewJSONHandler(&logs, nil))}, Deps{Store: tc.store})
+			resp := s.HandleBatch(context.Background(), batch(tc.body))
+			if tc.wantFailed {
+				assert.Equal(t, []events.SQSBatchItemFailure{{ItemIdentifier: "a"}}, resp.BatchItemFailures)
+			} else {
+				assert.Empty(t, resp.BatchItemFailures)
+			}
+			assert.Contains(t, logs.String(), tc.wantLog)
+			assert.Equal(t, 1, bytes.Count(logs.Bytes(), []byte("\n")), "logged once")
+		})
+	}
+}
