@@ -28,6 +28,8 @@ type GoFunctionProps struct {
 	Environment  map[string]*string
 	Timeout      awscdk.Duration
 	MemoryMB     float64
+	// ReservedConcurrency caps concurrent executions when above 0 (1: a single writer).
+	ReservedConcurrency float64
 }
 
 // NewGoFunction creates the function.
@@ -50,16 +52,21 @@ func NewGoFunction(scope constructs.Construct, id string, p GoFunctionProps) *Go
 		Reason:    jsii.String("The only wildcard is the log streams of this function's own log group, which Lambda names per execution environment."),
 		AppliesTo: &[]interface{}{&cdknag.RegexAppliesTo{Regex: jsii.String(`/^Resource::<.*Logs[0-9A-F]{8}\.Arn>:\*$/`)}},
 	}}, jsii.Bool(true))
+	var reserved *float64
+	if p.ReservedConcurrency > 0 {
+		reserved = jsii.Number(p.ReservedConcurrency)
+	}
 	fn := awslambda.NewFunction(c, jsii.String("Function"), &awslambda.FunctionProps{
-		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture: awslambda.Architecture_ARM_64(),
-		Handler:      jsii.String("bootstrap"),
-		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(p.FunctionsDir, p.Name)), nil),
-		Environment:  &p.Environment,
-		Timeout:      p.Timeout,
-		MemorySize:   jsii.Number(p.MemoryMB),
-		LogGroup:     logs,
-		Role:         role,
+		Runtime:                      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:                 awslambda.Architecture_ARM_64(),
+		Handler:                      jsii.String("bootstrap"),
+		Code:                         awslambda.Code_FromAsset(jsii.String(filepath.Join(p.FunctionsDir, p.Name)), nil),
+		Environment:                  &p.Environment,
+		Timeout:                      p.Timeout,
+		MemorySize:                   jsii.Number(p.MemoryMB),
+		LogGroup:                     logs,
+		Role:                         role,
+		ReservedConcurrentExecutions: reserved,
 	})
 	return &GoFunction{Construct: c, Function: fn, Role: role}
 }

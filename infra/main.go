@@ -2,11 +2,12 @@
 //
 // Context values (cdk.json or -c key=value):
 //
-//	clusterName  the EKS cluster Nodewright manages (required)
-//	manifests    file or folder of Karpenter v1 NodePool/EC2NodeClass YAML (required; validated at synth)
-//	functionsDir folder of the functions' bootstraps (default dist; `make synth` builds them first)
-//	account      AWS account to deploy into (default: CDK_DEFAULT_ACCOUNT; empty = environment-agnostic)
-//	region       AWS region (default: CDK_DEFAULT_REGION)
+//	clusterName      the EKS cluster Nodewright manages (required)
+//	manifests        file or folder of Karpenter v1 NodePool/EC2NodeClass YAML (required; validated at synth)
+//	rebalancePolicy  what a rebalance recommendation does: event (default; record it) or replace
+//	functionsDir     folder of the functions' bootstraps (default dist; `make synth` builds them first)
+//	account          AWS account to deploy into (default: CDK_DEFAULT_ACCOUNT; empty = environment-agnostic)
+//	region           AWS region (default: CDK_DEFAULT_REGION)
 //
 // cdk-nag's AwsSolutions checks run on every synth; a finding fails the synth unless it is suppressed
 // with a written reason next to the resource.

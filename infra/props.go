@@ -18,6 +18,11 @@ type StackProps struct {
 	ClusterName string
 	// Config is the validated NodePools and EC2NodeClasses to deploy into the state table.
 	Config []state.ConfigItem
+	// Nodes is what Config's EC2NodeClasses give instances (roles, instance profiles, AMI parameters).
+	Nodes NodeIdentities
+	// RebalancePolicy is what a rebalance recommendation does: "event" (record it, the default) or
+	// "replace" (replace the node ahead of a likely interruption).
+	RebalancePolicy string
 	// FunctionsDir holds the functions' bootstraps as `make build` writes them (<dir>/<fn>/bootstrap).
 	FunctionsDir string
 }
@@ -48,6 +53,9 @@ func stackPropsFromContext(app awscdk.App) (StackProps, error) {
 	if p.Config, err = LoadConfig(path); err != nil {
 		return p, fmt.Errorf("context value manifests (%s): %w", path, err)
 	}
+	if p.Nodes, err = NodeIdentitiesFrom(p.Config); err != nil {
+		return p, fmt.Errorf("context value manifests (%s): %w", path, err)
+	}
 	if account, region := str("account", "CDK_DEFAULT_ACCOUNT"), str("region", "CDK_DEFAULT_REGION"); account != "" || region != "" {
 		p.Env = &awscdk.Environment{}
 		if account != "" {
@@ -56,6 +64,9 @@ func stackPropsFromContext(app awscdk.App) (StackProps, error) {
 		if region != "" {
 			p.Env.Region = jsii.String(region)
 		}
+	}
+	if p.RebalancePolicy, err = rebalancePolicy(str("rebalancePolicy", "")); err != nil {
+		return p, err
 	}
 	if p.FunctionsDir = str("functionsDir", ""); p.FunctionsDir == "" {
 		p.FunctionsDir = "dist"
@@ -72,4 +83,23 @@ func (p StackProps) validate() error {
 		return fmt.Errorf("context value clusterName %q is not a valid EKS cluster name (%s)", p.ClusterName, clusterNamePattern)
 	}
 	return nil
+}
+
+// The values of NODEWRIGHT_REBALANCE_POLICY the interruption function understands (interruption.RebalancePolicy;
+// not imported, so the CDK app does not build the function's dependencies).
+const (
+	rebalanceEvent   = "event"
+	rebalanceReplace = "replace"
+)
+
+// rebalancePolicy validates the rebalancePolicy context value; empty means the default, "event".
+func rebalancePolicy(v string) (string, error) {
+	switch v {
+	case "":
+		return rebalanceEvent, nil
+	case rebalanceEvent, rebalanceReplace:
+		return v, nil
+	}
+	return "", fmt.Errorf("context value rebalancePolicy %q is not supported: use %q (record the recommendation) or %q "+
+		"(replace the node ahead of a likely interruption)", v, rebalanceEvent, rebalanceReplace)
 }

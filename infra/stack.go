@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -13,6 +14,12 @@ type NodewrightStack struct {
 	Queues  *Queues
 	Config  *ConfigDeployment
 	Webhook *Webhook
+
+	Provisioner  *Provisioner
+	Lifecycle    *Lifecycle
+	Interruption *Interruption
+	Termination  *Termination
+	Access       *ClusterAccess
 }
 
 // NewNodewrightStack builds the stack for props.ClusterName.
@@ -25,6 +32,18 @@ func NewNodewrightStack(scope constructs.Construct, id string, props StackProps)
 	s.Queues = NewQueues(stack, "Queues")
 	s.Config = NewConfigDeployment(stack, "Config", s.State.Table, props.Config)
 	s.Webhook = NewWebhook(stack, "Webhook", props.ClusterName, props.FunctionsDir, s.Queues.Provisioning)
+
+	worker := WorkerProps{ClusterName: props.ClusterName, FunctionsDir: props.FunctionsDir, Table: s.State.Table}
+	s.Provisioner = NewProvisioner(stack, "Provisioner", worker, s.Queues.Provisioning, props.Nodes)
+	s.Lifecycle = NewLifecycle(stack, "Lifecycle", worker)
+	s.Interruption = NewInterruption(stack, "Interruption", worker, InterruptionQueues{
+		Interruption: s.Queues.Interruption, Provisioning: s.Queues.Provisioning, Termination: s.Queues.Termination,
+	}, props.RebalancePolicy)
+	s.Termination = NewTermination(stack, "Termination", worker, s.Queues.Termination)
+	s.Access = NewClusterAccess(stack, "ClusterAccess", props.ClusterName, map[string]awsiam.IRole{
+		"Provisioner": s.Provisioner.Function.Role, "Lifecycle": s.Lifecycle.Function.Role,
+		"Interruption": s.Interruption.Function.Role, "Termination": s.Termination.Function.Role,
+	})
 
 	output(stack, "StateTableName", s.State.Table.TableName())
 	output(stack, "ProvisioningQueueUrl", s.Queues.Provisioning.QueueUrl())

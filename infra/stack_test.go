@@ -32,7 +32,7 @@ func synth(t *testing.T) (assertions.Template, assertions.Annotations) {
 func fakeFunctions(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, fn := range []string{"webhook"} {
+	for _, fn := range []string{"webhook", "provisioner", "lifecycle", "interruption", "termination"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, fn), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, fn, "bootstrap"), []byte("not a real binary"), 0o755))
 	}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+// Conditions of an IAM statement: operator → key → value(s).
+type conditions = map[string]interface{}
+
+// allow adds one Allow statement to role; conds may be nil.
+func allow(role awsiam.Role, sid string, actions, resources []string, conds conditions) {
+	props := &awsiam.PolicyStatementProps{
+		Sid:       jsii.String(sid),
+		Actions:   jsii.Strings(actions...),
+		Resources: jsii.Strings(resources...),
+	}
+	if conds != nil {
+		props.Conditions = &conds
+	}
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(props))
+}
+
+// Read and write actions on the state table. There is no IAM action for TransactWriteItems: DynamoDB
+// authorises each Put, Update and Delete of a transaction as that action.
+var (
+	stateRead  = []string{"dynamodb:GetItem", "dynamodb:Query"}
+	stateWrite = []string{"dynamodb:PutItem", "dynamodb:UpdateItem"}
+)
+
+// allowState lets role use actions on the state table and its two indexes, named one by one.
+func allowState(role awsiam.Role, table awsdynamodb.ITable, actions ...string) {
+	arn := *table.TableArn()
+	allow(role, "StateTable", actions,
+		[]string{arn, arn + "/index/" + state.IndexByInstance, arn + "/index/" + state.IndexByLifecycle}, nil)
+}
+
+// clusterArn is the ARN of the EKS cluster in the stack's account and region.
+func clusterArn(scope constructs.Construct, cluster string) string {
+	return *awscdk.Stack_Of(scope).FormatArn(&awscdk.ArnComponents{
+		Service: jsii.String("eks"), Resource: jsii.String("cluster"), ResourceName: jsii.String(cluster),
+	})
+}
+
+// allowDescribeCluster lets role read the cluster's endpoint and CA. Kubernetes API tokens are presigned
+// sts:GetCallerIdentity URLs, which need no permission.
+func allowDescribeCluster(role awsiam.Role, cluster string) {
+	allow(role, "DescribeCluster", []string{"eks:DescribeCluster"}, []string{clusterArn(role, cluster)}, nil)
+}
+
+// ec2Arn is the ARN pattern of an EC2 resource type in the stack's region: in its account, or with an
+// empty account for public resources (images, snapshots).
+func ec2Arn(scope constructs.Construct, resourceType string, ownAccount bool) string {
+	c := &awscdk.ArnComponents{Service: jsii.String("ec2"), Resource: jsii.String(resourceType), ResourceName: jsii.String("*")}
+	if !ownAccount {
+		c.Account = jsii.String("")
+	}
+	return *awscdk.Stack_Of(scope).FormatArn(c)
+}
+
+// ownedTagKey is the tag every instance, volume, fleet and launch template Nodewright creates carries
+// with the value "owned".
+func ownedTagKey(cluster string) string { return apis.ClusterTagKeyPrefix + "/" + cluster }
+
+// allowTerminateOwned lets role terminate only the cluster's instances (tagged owned by it).
+func allowTerminateOwned(role awsiam.Role, cluster string) {
+	allow(role, "TerminateOwnedInstances", []string{"ec2:TerminateInstances"}, []string{ec2Arn(role, "instance", true)},
+		conditions{"StringEquals": map[string]interface{}{"aws:ResourceTag/" + ownedTagKey(cluster): "owned"}})
+}
+
+// suppressWildcards records, on role and its policy, why each listed wildcard (cdk-nag's appliesTo
+// form, a plain string or a /regex/) is needed.
+func suppressWildcards(role awsiam.Role, reason string, appliesTo ...string) {
+	applies := make([]interface{}, len(appliesTo))
+	for i, a := range appliesTo {
+		if len(a) > 1 && a[0] == '/' {
+			applies[i] = &cdknag.RegexAppliesTo{Regex: jsii.String(a)}
+		} else {
+			applies[i] = a
+		}
+	}
+	cdknag.NagSuppressions_AddResourceSuppressions(role, &[]*cdknag.NagPackSuppression{{
+		Id: jsii.String("AwsSolutions-IAM5"), Reason: jsii.String(reason), AppliesTo: &applies,
+	}}, jsii.Bool(true))
+}
+
+// arnWildcard matches cdk-nag's rendering of a FormatArn pattern of service whose resource part matches
+// the regex resource, whether the stack is environment-agnostic or has a fixed account and region; as
+// an appliesTo regex it exempts exactly those ARNs.
+func arnWildcard(service, resource string, inAccount bool) string {
+	acct := ""
+	if inAccount {
+		acct = `(<AWS::AccountId>|[0-9]{12})`
+	}
+	return `/^Resource::arn:(<AWS::Partition>|aws[a-z-]*):` + service + `:(<AWS::Region>|[a-z0-9-]+)?:` + acct + `:` + resource + `$/`
+}

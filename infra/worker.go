@@ -1,0 +1,44 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// WorkerProps is what every function that works on the cluster's state shares.
+type WorkerProps struct {
+	ClusterName  string
+	FunctionsDir string
+	Table        awsdynamodb.ITable
+}
+
+// workerSpec is one worker function's shape.
+type workerSpec struct {
+	name        string
+	timeout     awscdk.Duration
+	memoryMB    float64
+	reserved    float64
+	extraEnv    map[string]*string
+	stateAccess []string // DynamoDB actions on the state table and its indexes
+}
+
+// newWorker creates a GoFunction with NODEWRIGHT_CLUSTER_NAME and NODEWRIGHT_STATE_TABLE (plus
+// spec.extraEnv), the state-table actions of spec, and eks:DescribeCluster on the cluster.
+func newWorker(scope constructs.Construct, id string, p WorkerProps, spec workerSpec) *GoFunction {
+	env := map[string]*string{
+		"NODEWRIGHT_CLUSTER_NAME": jsii.String(p.ClusterName),
+		"NODEWRIGHT_STATE_TABLE":  p.Table.TableName(),
+	}
+	for k, v := range spec.extraEnv {
+		env[k] = v
+	}
+	fn := NewGoFunction(scope, id, GoFunctionProps{
+		Name: spec.name, FunctionsDir: p.FunctionsDir, Environment: env,
+		Timeout: spec.timeout, MemoryMB: spec.memoryMB, ReservedConcurrency: spec.reserved,
+	})
+	allowState(fn.Role, p.Table, spec.stateAccess...)
+	allowDescribeCluster(fn.Role, p.ClusterName)
+	return fn
+}
