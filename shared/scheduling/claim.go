@@ -25,6 +25,8 @@ type claim struct {
 	// roomiest is the element-wise maximum of the candidates' usable resources: a pod whose addition
 	// exceeds it fits no candidate, whatever the requirements.
 	roomiest Resources
+	// repacked is set when repackClaims re-packed the claim's pods with those of its group.
+	repacked bool
 }
 
 // demand is what the solver still has to place, used to judge which instance type packs it cheapest.

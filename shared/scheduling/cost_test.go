@@ -28,7 +28,7 @@ func TestCostNearLowerBound(t *testing.T) {
 		// TestUniformPodsNearOptimum for the exact comparison.
 		{name: "uniform pods, realistic catalog", pods: Pods(1000, PodOptions{Name: "u", Owner: "u", CPU: "1", Memory: "2Gi"}), types: RealisticInstanceTypes(), maxRatio: 1.15},
 		{name: "random pods, realistic catalog", pods: RandomPods(1000, 42), types: RealisticInstanceTypes(), maxRatio: 1.03},
-		{name: "mixed deployments, realistic catalog", pods: DeploymentPods(MixedWorkload(20)), types: RealisticInstanceTypes(), maxRatio: 1.06},
+		{name: "mixed deployments, realistic catalog", pods: DeploymentPods(MixedWorkload(20)), types: RealisticInstanceTypes(), maxRatio: 1.05},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,7 +118,8 @@ func TestZoneSpreadCost(t *testing.T) {
 	ratio := plan.TotalPrice / bound
 	t.Logf("%d claims, $%.4f/h, plain bound $%.4f/h (ratio %.4f), zone-aware bound $%.4f/h (ratio %.4f)",
 		len(plan.NewClaims), plan.TotalPrice, plan.LowerBound, plan.CostRatio(), bound, ratio)
-	// Measured 1.138: zone spread forces a third of each deployment into every zone, where small cheap
-	// spot types leave more capacity stranded than in the unconstrained case (1.048).
-	assert.LessOrEqual(t, ratio, 1.16)
+	// Measured 1.062 (1.138 before claims were re-packed per zone, repack.go). Most of what is left is
+	// the bound's: its cheapest types per zone are too small for the 8 CPU / 32Gi pods, and the LP
+	// over the types that hold every pod is about 3% higher.
+	assert.LessOrEqual(t, ratio, 1.07)
 }

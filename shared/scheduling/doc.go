@@ -40,14 +40,27 @@
 //     dollar) that holds the pod, the solver simulates filling one node from the pending pods with the
 //     same requirements and scores the type by how much that node lowers the LP lower bound of the
 //     remaining demand per dollar (the pricing step of column generation); after 64 simulated pods the
-//     mix is extrapolated to the node's size. The best type is cached until the demand shrinks by 3%. The claim is then filled from all pending classes: each pick
-//     takes, among the largest 1024 fitting classes, the one that leaves the target's free CPU and
-//     memory closest to zero (norm-based greedy vector packing), so CPU-heavy and memory-heavy pods
-//     share nodes.
-//  6. When all pods are placed, each claim offers the cheapest types that hold its pods plus daemon
-//     overhead, sorted by the price of their cheapest available offering and truncated to
-//     MaxInstanceTypeOptions (60) while keeping minValues satisfied; its requirements gain
-//     instance-type and capacity-type In those options. ClaimPlan reports the offering a launch takes:
+//     mix is extrapolated to the node's size. When the claim is narrowed to one zone, the simulation
+//     takes at most each class's remaining share of that zone under its spread rules (domainRoom),
+//     and the demand the LP values is the zone's share rather than the whole workload. The best type
+//     is cached until the demand shrinks by 3%. The claim is then filled from all pending classes:
+//     each pick takes, among the largest 1024 fitting classes, the one that leaves the target's free
+//     CPU and memory closest to zero (norm-based greedy vector packing), so CPU-heavy and
+//     memory-heavy pods share nodes.
+//  6. When all pods are placed (and spread repaired), claims are re-packed (repack.go). The claims of
+//     one NodePool with identical requirements (under zone spread: one zone's claims, at that zone's
+//     prices) form a group; a group costing more than 1% above its LP bound has its pods packed anew:
+//     the LP over the types that hold every pod gives two types and their node counts, the pods with
+//     the least memory per CPU go to the type with less memory per CPU up to its share, and each part
+//     is spread evenly (least-loaded node first) over the LP's count of nodes, rounded down and to
+//     the nearest; what does not fit is packed again the same way, and packing everything on one type
+//     is the baseline. The cheapest result replaces the group's claims if it beats them. Pods never
+//     leave their claim's requirements, so zone and other domain counts stay; claims with host-port
+//     pods or pods under any hostname rule, and pools with limits or minValues, are not re-packed.
+//  7. Each claim then offers the cheapest types that hold its pods plus daemon overhead, sorted by
+//     the price of their cheapest available offering and truncated to MaxInstanceTypeOptions (60)
+//     while keeping minValues satisfied; its requirements gain instance-type and capacity-type In
+//     those options. ClaimPlan reports the offering a launch takes:
 //     capacity type by precedence (reserved, spot, on-demand), then the cheapest.
 //
 // Three caches keep a solve near linear without changing its result: classes with the same topology

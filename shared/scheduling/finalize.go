@@ -136,7 +136,11 @@ func (s *solver) why(cl *claim, options []*candidate, fitCount int, truncated bo
 	if len(skipped) > 0 {
 		fmt.Fprintf(&b, " after heavier nodepools %s could not take the first pod", strings.Join(skipped, ", "))
 	}
-	fmt.Fprintf(&b, "; %d pod(s) request %s; packed toward %s, the type with the lowest cost for the remaining demand", len(cl.pods), cl.requests, cl.target.it.Name)
+	if cl.repacked {
+		fmt.Fprintf(&b, "; %d pod(s) request %s; re-packed with the claims of the same requirements toward their LP mix of instance types, fits %s", len(cl.pods), cl.requests, cl.target.it.Name)
+	} else {
+		fmt.Fprintf(&b, "; %d pod(s) request %s; packed toward %s, the type with the lowest cost for the remaining demand", len(cl.pods), cl.requests, cl.target.it.Name)
+	}
 	fmt.Fprintf(&b, "; %d of %d compatible instance types fit", fitCount, len(cl.candidates))
 	if truncated {
 		fmt.Fprintf(&b, ", the %d cheapest are offered", len(options))

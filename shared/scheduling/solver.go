@@ -116,6 +116,7 @@ func Solve(in Input) (*Plan, error) {
 		s.placeClass(c)
 	}
 	s.repairSpread()
+	s.repackClaims()
 	return s.plan(), nil
 }
 

@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"math"
+	"slices"
 )
 
 // chooseTarget picks the instance type a new claim for class c is packed toward. For each
@@ -59,13 +60,14 @@ func (s *solver) computeTarget(ps *poolState, a *admission, c *podClass, st *cla
 	for i := range idx {
 		idx[i] = i
 	}
-	before := solveLP(s.demand.cpu, s.demand.memory, caps, idx).cost
 	peers := s.peers(ps, c, st)
+	left, d := s.domainShares(a.reqs, peers)
+	before := solveLP(d.cpu, d.memory, caps, idx).cost
 	var best *candidate
 	bestScore := math.Inf(-1)
 	for _, cand := range options {
-		packed := simulateFill(cand, c, peers)
-		after := solveLP(max(s.demand.cpu-float64(packed.CPU), 0), max(s.demand.memory-float64(packed.Memory), 0), caps, idx).cost
+		packed := simulateFill(cand, peers, left)
+		after := solveLP(max(d.cpu-float64(packed.CPU), 0), max(d.memory-float64(packed.Memory), 0), caps, idx).cost
 		score := (before - after) / cand.price
 		if best == nil || score > bestScore+1e-12 || (math.Abs(score-bestScore) <= 1e-12 && cand.priceRank < best.priceRank) {
 			best, bestScore = cand, score
@@ -87,17 +89,52 @@ func (s *solver) peers(ps *poolState, c *podClass, st *classStep) []*podClass {
 	return out
 }
 
-// simulateFill packs one node of type cand the way fill would, without placing anything: the first pod
-// of the opening class, then repeatedly the fitting class that leaves the free room closest to zero.
-// It returns the packed requests.
-func simulateFill(cand *candidate, opening *podClass, peers []*podClass) Resources {
+// domainShares returns how many pods of each peer a claim with requirements reqs may still take, and
+// the remaining demand such a claim competes for. Without topology that is every pending pod and the
+// whole demand. When reqs narrow the claim to one domain of a key (a zone) on which a peer's spread
+// or affinity rules are, the peer is limited to that domain's share (domainRoom) and the pods that
+// must go to other domains leave the demand: under zone spread a claim in one zone packs a third of
+// each deployment at that zone's prices, not the whole workload.
+func (s *solver) domainShares(reqs Requirements, peers []*podClass) ([]int, demand) {
 	left := make([]int, len(peers))
-	live := make([]int, len(peers))
+	d := s.demand
 	for i, k := range peers {
 		left[i] = len(k.pods) - k.next
+		ct := k.steps[k.step].topo
+		if ct == nil {
+			continue
+		}
+		n := left[i]
+		for _, key := range ct.keys {
+			if v := singleValue(reqs, key); v != "" {
+				n = min(n, s.topo.domainRoom(ct, key, v))
+			}
+		}
+		if i == 0 {
+			n = max(n, 1) // the opening pod itself is placed here
+		}
+		if n < left[i] {
+			gone := float64(left[i] - n)
+			d.cpu -= gone * float64(k.requests.CPU)
+			d.memory -= gone * float64(k.requests.Memory)
+			d.pods -= gone * float64(k.requests.Pods)
+			left[i] = n
+		}
+	}
+	d.cpu, d.memory, d.pods = max(d.cpu, 0), max(d.memory, 0), max(d.pods, 0)
+	return left, d
+}
+
+// simulateFill packs one node of type cand the way fill would, without placing anything: the first pod
+// of the opening class peers[0], then repeatedly the fitting class that leaves the free room closest
+// to zero, taking at most left[i] pods of peers[i]. It returns the packed requests.
+func simulateFill(cand *candidate, peers []*podClass, limits []int) Resources {
+	left := slices.Clone(limits)
+	live := make([]int, len(peers))
+	for i := range peers {
 		live[i] = i
 	}
-	used := opening.requests
+	used := peers[0].requests
 	left[0]--
 	u := cand.usable
 	for picks := 0; ; picks++ {

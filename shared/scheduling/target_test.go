@@ -19,10 +19,19 @@ func TestSimulateFillMixesShapes(t *testing.T) {
 	node := sizedCandidate("n", 8, 16, 1, "a")
 	cpuHeavy := pendingClass(10, 2000, 1)
 	memHeavy := pendingClass(10, 500, 4)
-	got := simulateFill(node, cpuHeavy, []*podClass{cpuHeavy, memHeavy})
+	got := simulateFill(node, []*podClass{cpuHeavy, memHeavy}, []int{10, 10})
 	// Best packing: 3 cpu-heavy (6 CPU, 3Gi) + 3 memory-heavy (1.5 CPU, 12Gi) = 7.5 CPU, 15Gi.
 	assert.Equal(t, Resources{CPU: 7500, Memory: 15 << 30, Pods: 6}, got)
 	assert.Equal(t, 0, cpuHeavy.next, "simulation places nothing")
+}
+
+func TestSimulateFillRespectsLimits(t *testing.T) {
+	node := sizedCandidate("n", 8, 16, 1, "a")
+	cpuHeavy := pendingClass(10, 2000, 1)
+	memHeavy := pendingClass(10, 500, 4)
+	// Only one memory-heavy pod may go to this node's domain: the rest of the room goes to CPU.
+	got := simulateFill(node, []*podClass{cpuHeavy, memHeavy}, []int{10, 1})
+	assert.Equal(t, Resources{CPU: 6500, Memory: 7 << 30, Pods: 4}, got)
 }
 
 func TestChooseTargetPrefersTheTypeThatPacksWhole(t *testing.T) {

@@ -224,6 +224,13 @@ func (t *topology) domainAllowed(ct *classTopology, key, d string) bool {
 // minDomains eligible domains the global minimum counts as 0 and every domain is capped at maxSkew
 // pods, as kube-scheduler does.
 func (t *topology) spreadAllows(g *topoGroup, ct *classTopology, d string) bool {
+	return t.spreadRoom(g, ct, d) > 0
+}
+
+// spreadRoom returns how many more pods of topology ct spread group g lets domain d take under
+// spreadAllows' rule (math.MaxInt when the pods do not count toward the group and d is within
+// maxSkew).
+func (t *topology) spreadRoom(g *topoGroup, ct *classTopology, d string) int {
 	own := ct.own[g.key]
 	if g.ignoreAffinity {
 		own = nil
@@ -249,13 +256,16 @@ func (t *topology) spreadAllows(g *topoGroup, ct *classTopology, d string) bool 
 		if len(eligible) < g.minDomains {
 			least = 0
 		}
-		return g.counts[d]-least <= g.maxSkew
+		if g.counts[d]-least <= g.maxSkew {
+			return math.MaxInt
+		}
+		return 0
 	}
 	if len(eligible) == 0 || len(eligible) < g.minDomains {
-		return g.counts[d]+1 <= g.maxSkew
+		return max(g.maxSkew-g.counts[d], 0)
 	}
 	if g.levelValid && g.levelFor == own {
-		return g.counts[d] < g.level
+		return max(g.level-g.counts[d], 0)
 	}
 	total := placed + g.pending
 	// The level L is the smallest with Σ max(count, L) ≥ total; a domain's share is max(count, L).
@@ -273,7 +283,23 @@ func (t *topology) spreadAllows(g *topoGroup, ct *classTopology, d string) bool 
 		}
 	}
 	g.levelValid, g.levelFor, g.level = true, own, level
-	return g.counts[d] < level
+	return max(level-g.counts[d], 0)
+}
+
+// domainRoom returns how many more pods of topology ct domain d of key may take: 0 when
+// domainAllowed refuses it, else the least room its spread groups on key leave (math.MaxInt when
+// none limits it). Target selection uses it to simulate a zone's share of each class.
+func (t *topology) domainRoom(ct *classTopology, key, d string) int {
+	if !t.domainAllowed(ct, key, d) {
+		return 0
+	}
+	room := math.MaxInt
+	for _, g := range ct.owned {
+		if g.key == key && g.kind == kindSpread {
+			room = min(room, t.spreadRoom(g, ct, d))
+		}
+	}
+	return room
 }
 
 // eligibleDomains are the domains some owner of the group may use (nodeAffinityPolicy Honor).
