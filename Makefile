@@ -56,10 +56,11 @@ moto: ## make sure moto_server is available (pip installs it when missing)
 	@python3 -c 'import moto.server, werkzeug.serving' 2>/dev/null || \
 		python3 -m pip install --quiet 'moto[server]'
 
-demo: ## the local sandbox demo (does not exist yet)
-	@echo "make demo: the local demo does not exist yet. It arrives with end-to-end provisioning (webhook →"
-	@echo "provisioner → EC2 → node joins); until then, 'make test' exercises the real local components."
-	@exit 1
+DEMO_DIR ?= .demo
+
+demo: kube-bin moto ## the local sandbox: every scenario with a timeline, reports in $(DEMO_DIR)/
+	@mkdir -p $(DEMO_DIR)
+	$(GO) run ./cmd/nodewright demo --scenario all --report $(DEMO_DIR)/report.json --log $(DEMO_DIR)/functions.log
 
 clean: ## remove build outputs (keeps the control plane cache)
 	rm -rf dist cdk.out .test

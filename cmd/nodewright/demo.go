@@ -1,16 +1,128 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nodewright/nodewright/shared/sandbox"
 )
 
 func init() {
-	register("demo", command{summary: "run the local sandbox scenarios (not built yet)", run: runDemo})
+	register("demo", command{summary: "run the local sandbox scenarios (moto + a local control plane + the real handlers)", run: runDemo})
 }
 
-// runDemo says plainly that the demo does not exist yet: it arrives with the provisioning issue.
-func runDemo(_ []string, _ io.Reader, _, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "nodewright demo: the local demo does not exist yet; it arrives with end-to-end provisioning.")
-	return 1
+// scenario runs one demo scenario in a fresh sandbox and says whether the loop worked (every pod where
+// it should be, nothing leaked, no component error); the targets are in the report.
+type scenario func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (report any, worked bool, err error)
+
+var scenarios = map[string]scenario{
+	"scale-up": func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (any, bool, error) {
+		rep, err := sb.ScaleUp(ctx, sandbox.ScaleUpOptions{Replicas: int32(replicas)})
+		return rep, err == nil && rep.PodsBound == rep.PodsRequested && rep.LeakedInstances == 0 && len(rep.Leaks) == 0 && len(rep.Errors) == 0, err
+	},
+	"spot-interruption": func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (any, bool, error) {
+		rep, err := sb.SpotInterruption(ctx, sandbox.ScaleUpOptions{Replicas: int32(replicas)})
+		return rep, err == nil && rep.PodsLost == 0 && rep.DuplicateEventsActedOn == 0 && rep.InterruptedNodeGoneAfterSeconds >= 0 &&
+			rep.LeakedInstances == 0 && len(rep.Leaks) == 0 && len(rep.Errors) == 0, err
+	},
+}
+
+func scenarioNames() []string {
+	names := make([]string, 0, len(scenarios))
+	for n := range scenarios {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// runDemo brings up the sandbox for each scenario asked for, runs it with a timeline on stdout, and writes
+// the reports as JSON. It exits 1 when a scenario's loop did not work and 2 on usage errors.
+func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fset := flag.NewFlagSet("nodewright demo", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	name := fset.String("scenario", "all", "scenario to run: "+strings.Join(scenarioNames(), ", ")+" or all")
+	report := fset.String("report", "", "write the JSON report to `FILE` (one object per scenario with --scenario all)")
+	logFile := fset.String("log", "", "write the functions' JSON logs to `FILE`")
+	replicas := fset.Int("replicas", 30, "replicas of the inflate deployment")
+	boot := fset.Duration("boot-delay", 3*time.Second, "how long an instance runs before its Node joins")
+	if err := fset.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	names := []string{*name}
+	if *name == "all" {
+		names = scenarioNames()
+	} else if _, ok := scenarios[*name]; !ok || fset.NArg() > 0 {
+		fmt.Fprintf(stderr, "nodewright demo: unknown scenario %q (have %s)\n", *name, strings.Join(scenarioNames(), ", "))
+		return 2
+	}
+	if *replicas < 1 {
+		fmt.Fprintln(stderr, "nodewright demo: --replicas must be at least 1")
+		return 2
+	}
+	var logs io.Writer = io.Discard
+	if *logFile != "" {
+		f, err := os.Create(*logFile)
+		if err != nil {
+			fmt.Fprintln(stderr, "nodewright demo:", err)
+			return 1
+		}
+		defer f.Close()
+		logs = f
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	reports := map[string]any{}
+	code := 0
+	for _, n := range names {
+		fmt.Fprintf(stdout, "=== scenario %s\n", n)
+		rep, worked, err := runScenario(ctx, n, *replicas, *boot, stdout, logs)
+		if err != nil {
+			fmt.Fprintf(stderr, "nodewright demo: %s: %v\n", n, err)
+			return 1
+		}
+		reports[n] = rep
+		body, _ := json.MarshalIndent(rep, "", "  ")
+		fmt.Fprintf(stdout, "--- report %s\n%s\n", n, body)
+		if !worked {
+			fmt.Fprintf(stderr, "nodewright demo: scenario %s did not complete its loop (see the report)\n", n)
+			code = 1
+		}
+	}
+	if *report != "" {
+		var out any = reports
+		if len(names) == 1 {
+			out = reports[names[0]]
+		}
+		body, _ := json.MarshalIndent(out, "", "  ")
+		if err := os.WriteFile(*report, append(body, '\n'), 0o644); err != nil {
+			fmt.Fprintln(stderr, "nodewright demo:", err)
+			return 1
+		}
+	}
+	return code
+}
+
+func runScenario(ctx context.Context, name string, replicas int, boot time.Duration, stdout, logs io.Writer) (any, bool, error) {
+	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	sb, err := sandbox.Start(startCtx, sandbox.Options{Out: stdout, Log: logs, BootDelay: boot})
+	if err != nil {
+		return nil, false, err
+	}
+	defer sb.Close()
+	return scenarios[name](ctx, sb, replicas)
 }

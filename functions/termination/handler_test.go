@@ -50,6 +50,12 @@ func (c *claims) RecordDecision(context.Context, state.Decision) error { return 
 
 func (c *claims) ReleaseDisruption(context.Context, string, string) error { return nil }
 
+func (c *claims) Mark(context.Context, string) (time.Time, error) { return time.Time{}, nil }
+
+func (c *claims) ListClaims(context.Context) ([]state.Claim, error) {
+	return nil, errors.New("not in this test")
+}
+
 func invoke(t *testing.T, store *claims, sample string) (events.SQSEventResponse, string) {
 	t.Helper()
 	payload, err := os.ReadFile("../../events/" + sample)

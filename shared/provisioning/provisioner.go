@@ -27,6 +27,9 @@ const (
 	// DefaultLaunchMargin is how much time must be left before the deadline to start a launch: a claim
 	// write, a template, up to MaxLaunchAttempts CreateFleet calls and the claim update.
 	DefaultLaunchMargin = 20 * time.Second
+	// DefaultBatchIdle: Karpenter waits for 1 s without new pending pods (at most 10 s); the webhook
+	// tells Nodewright about each pod as it is marked, so half of that is enough to catch a burst.
+	DefaultBatchIdle = 500 * time.Millisecond
 )
 
 // Store is the part of the state table a provisioning run uses; *state.Store satisfies it.
@@ -55,6 +58,9 @@ type Config struct {
 	// LeaseTTL bounds a run that dies holding the lease; a run with a later context deadline holds it
 	// until then. LaunchMargin: see DefaultLaunchMargin.
 	LeaseTTL, LaunchMargin time.Duration
+	// BatchIdle is how long after the newest queue message a run waits before its snapshot, so a burst
+	// of pods is solved at once (see Handle); DefaultBatchIdle when zero, none when negative.
+	BatchIdle time.Duration
 }
 
 // Dependencies are the adapters a run goes through. The catalog (DescribeInstanceTypes and offerings)
@@ -93,6 +99,9 @@ func New(cfg Config, deps Dependencies) *Provisioner {
 	if cfg.LaunchMargin <= 0 {
 		cfg.LaunchMargin = DefaultLaunchMargin
 	}
+	if cfg.BatchIdle == 0 {
+		cfg.BatchIdle = DefaultBatchIdle
+	}
 	return &Provisioner{cfg: cfg, deps: deps}
 }
 
@@ -103,6 +112,11 @@ func New(cfg Config, deps Dependencies) *Provisioner {
 // are in Report.Errors. State is left consistent whatever happens: a claim is written before its launch,
 // and one whose outcome is unknown stays pending for the reconciler to adopt or time out.
 func (p *Provisioner) Run(ctx context.Context, runID string) (Report, error) {
+	return p.runAfter(ctx, runID, 0)
+}
+
+// runAfter is Run that, once it holds the lease, waits quiet before reading the cluster (see Handle).
+func (p *Provisioner) runAfter(ctx context.Context, runID string, quiet time.Duration) (Report, error) {
 	if runID == "" {
 		return Report{}, errors.New("provisioning run: a run id is required to hold the lease")
 	}
@@ -118,6 +132,14 @@ func (p *Provisioner) Run(ctx context.Context, runID string) (Report, error) {
 		return Report{}, fmt.Errorf("acquiring the provisioner lease: %w", err)
 	}
 	rep := Report{Lease: true}
+	if quiet > 0 {
+		timer := time.NewTimer(quiet)
+		select {
+		case <-ctx.Done():
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
 	err = p.run(ctx, runID, &rep)
 	releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
@@ -250,4 +272,11 @@ func pointers[T appsv1.DaemonSet | corev1.PersistentVolumeClaim | corev1.Persist
 		out[i] = &in[i]
 	}
 	return out
+}
+
+// Warm reads the instance-type catalog now rather than on the first run with pending pods, so that run
+// does not pay for it (the function calls it while its execution environment starts).
+func (p *Provisioner) Warm(ctx context.Context) error {
+	_, err := p.readCatalog(ctx)
+	return err
 }

@@ -21,6 +21,9 @@ type Trigger struct {
 	// NewestSent is when the batch's newest message was sent (zero for the schedule, or when no message
 	// says), so a batch whose pods a completed run already saw can be acknowledged without a solve.
 	NewestSent time.Time
+	// Urgent is set when a message asks for replacement capacity for a disrupted claim (an interruption's
+	// deadline is running): the run does not wait for a burst to settle.
+	Urgent bool
 }
 
 // Queue reports whether the trigger is a queue batch.
@@ -35,9 +38,17 @@ func TriggerOf(payload []byte) Trigger {
 	}
 	t := Trigger{Messages: len(batch.Records)}
 	for _, m := range batch.Records {
+		var replacement struct {
+			Claim string `json:"claim"`
+		}
+		if json.Unmarshal([]byte(m.Body), &replacement) == nil && replacement.Claim != "" {
+			t.Urgent = true
+		}
+	}
+	for _, m := range batch.Records {
 		sent, ok := sentAt(m)
 		if !ok {
-			return Trigger{Messages: t.Messages} // one message without a time: never coalesce the batch
+			return Trigger{Messages: t.Messages, Urgent: t.Urgent} // one message without a time: never coalesce the batch
 		}
 		if sent.After(t.NewestSent) {
 			t.NewestSent = sent
@@ -73,6 +84,12 @@ type Outcome struct {
 // Handle runs provisioning for a trigger, or coalesces it into a run that already saw its pods. A
 // schedule always runs (it is the backstop for anything a message could not say). A mark that cannot be
 // read never coalesces: a spare run costs a solve, a missed one costs a pod.
+//
+// A queue run lets a burst of pending pods finish arriving before its snapshot: kube-scheduler marks a
+// scaled-up deployment's pods one by one as the ReplicaSet creates them, and one solve over all of them
+// packs better than one per message batch. Holding the lease, the run waits until BatchIdle has passed
+// since the newest message was sent (never longer than BatchIdle); the schedule and replacement requests
+// (an interruption's clock is running) never wait.
 func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outcome {
 	out := Outcome{Trigger: t}
 	if t.Queue() && !t.NewestSent.IsZero() {
@@ -82,8 +99,16 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outco
 		}
 		out.Mark = mark
 	}
-	out.Report, out.Err = p.Run(ctx, runID)
+	out.Report, out.Err = p.runAfter(ctx, runID, quietWait(t, p.deps.Now(), p.cfg.BatchIdle))
 	return out
+}
+
+// quietWait is how long a run for t, starting at now, waits before its snapshot.
+func quietWait(t Trigger, now time.Time, idle time.Duration) time.Duration {
+	if !t.Queue() || t.Urgent || t.NewestSent.IsZero() || idle <= 0 {
+		return 0
+	}
+	return max(min(t.NewestSent.Add(idle).Sub(now), idle), 0)
 }
 
 // markSnapshot records that a run over a snapshot taken at start completed.

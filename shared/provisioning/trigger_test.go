@@ -53,6 +53,11 @@ func TestTriggerOf(t *testing.T) {
 	assert.Equal(t, 2, tr.Messages)
 	assert.True(t, tr.NewestSent.IsZero(), "a message without any time makes the batch uncoalescable")
 
+	replacement := `{"Records":[{"messageId":"1","body":"{\"cluster\":\"demo\",\"claim\":\"default-abcde\",\"reason\":\"SpotInterruption\"}"},` +
+		`{"messageId":"2","body":"{\"cluster\":\"demo\",\"name\":\"p\"}"}]}`
+	assert.True(t, TriggerOf([]byte(replacement)).Urgent, "an interruption's replacement request is urgent")
+	assert.False(t, TriggerOf(batch(t, time.Now())).Urgent, "pod references are not")
+
 	observed := `{"Records":[{"messageId":"1","body":"{\"observedAt\":\"2026-11-22T10:00:00.5Z\"}"}]}`
 	assert.Equal(t, time.Date(2026, 11, 22, 10, 0, 0, 5e8, time.UTC), TriggerOf([]byte(observed)).NewestSent.UTC(),
 		"the pod reference's observedAt stands in for a missing SentTimestamp")
@@ -101,4 +106,29 @@ func TestHandleDoesNotMarkAFailedSnapshot(t *testing.T) {
 	assert.True(t, mark.IsZero(), "an incomplete run leaves no mark, so the next message is not coalesced")
 	again := w.p.Handle(ctx, "run-2", TriggerOf(batch(t, sent)))
 	assert.False(t, again.Coalesced)
+}
+
+func TestQuietWait(t *testing.T) {
+	now := time.UnixMilli(1_700_000_000_000)
+	idle := 500 * time.Millisecond
+	queue := func(sent time.Time) Trigger { return Trigger{Messages: 1, NewestSent: sent} }
+	assert.Equal(t, 400*time.Millisecond, quietWait(queue(now.Add(-100*time.Millisecond)), now, idle), "the rest of the window")
+	assert.Equal(t, time.Duration(0), quietWait(queue(now.Add(-time.Second)), now, idle), "an old burst has settled")
+	assert.Equal(t, idle, quietWait(queue(now.Add(time.Hour)), now, idle), "a clock skewed into the future waits at most the window")
+	assert.Equal(t, time.Duration(0), quietWait(Trigger{}, now, idle), "the schedule never waits")
+	assert.Equal(t, time.Duration(0), quietWait(Trigger{Messages: 3}, now, idle), "a batch without times does not wait")
+	assert.Equal(t, time.Duration(0), quietWait(queue(now), now, -1), "disabled")
+	urgent := queue(now)
+	urgent.Urgent = true
+	assert.Equal(t, time.Duration(0), quietWait(urgent, now, idle), "a replacement request never waits")
+}
+
+func TestHandleWaitsForABurstToSettle(t *testing.T) {
+	ctx := context.Background()
+	w := newTestProvisioner(t, &countingCluster{fakeCluster: fakeCluster{snap: pendingSnapshot()}})
+	w.p.cfg.BatchIdle = 300 * time.Millisecond
+	start := time.Now()
+	out := w.p.Handle(ctx, "run-1", TriggerOf(batch(t, start.Add(-100*time.Millisecond))))
+	require.NoError(t, out.Err)
+	assert.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond, "the rest of the burst window is kept")
 }

@@ -2,6 +2,7 @@ package termination
 
 import (
 	"context"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,9 @@ type Store interface {
 	RecordDecision(ctx context.Context, d state.Decision) error
 	// ReleaseDisruption gives the claim's disruption-budget slot back; without a reservation it does nothing.
 	ReleaseDisruption(ctx context.Context, nodePool, claim string) error
+	// Mark reads a state-table high-water mark (the provisioner's last complete snapshot).
+	Mark(ctx context.Context, name string) (time.Time, error)
+	ListClaims(ctx context.Context) ([]state.Claim, error)
 }
 
 // Actions changes Nodes and pods; *kube.Actions satisfies it. Every method is idempotent, and a 429 from a

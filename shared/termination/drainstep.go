@@ -54,11 +54,18 @@ func (s *Service) drain(ctx context.Context, claim state.Claim, in delivery) (ou
 		s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Reason: kube.ReasonTerminationGracePeriodExpiring,
 			Message: fmt.Sprintf("All pods will be deleted by %s", deadline.UTC().Format(time.RFC3339))})
 	}
+	now := s.deps.Now()
+	if wait, why, err := s.gate(ctx, claim, deadline, now); err != nil || wait {
+		if wait && (in.req.Attempt <= 1 || in.req.Attempt%10 == 0) {
+			err = s.decide(ctx, claim.Name, "AwaitingReplacement", in.req, fmt.Sprintf("node %s: %s before evicting", node.Name, why),
+				deadlineDetails(deadline))
+		}
+		return outcome{delay: replacementPoll}, err
+	}
 	pods, err := s.podsOn(ctx, node.Name)
 	if err != nil {
 		return outcome{}, err
 	}
-	now := s.deps.Now()
 	plan := drain.Of(drain.Input{Pods: pods, Now: now, Deadline: deadline})
 	if plan.Drained {
 		return s.drained(ctx, claim, node, in, deadline, now)

@@ -23,6 +23,9 @@ type Config struct {
 	BlockedDelay time.Duration
 	// VolumeDetachWait bounds the wait for the Node's VolumeAttachments once it is drained (default 1 min).
 	VolumeDetachWait time.Duration
+	// ReplacementWait and DeadlineReserve bound the wait for replacement capacity before evicting (see
+	// gate; defaults DefaultReplacementWait and DefaultDeadlineReserve).
+	ReplacementWait, DeadlineReserve time.Duration
 	// Concurrency is how many messages of a batch are worked on at once (default 4).
 	Concurrency int
 	// Log receives one line per message that failed or was dropped (default slog.Default()).
@@ -57,6 +60,12 @@ func NewService(cfg Config, deps Deps) *Service {
 	}
 	if cfg.BlockedDelay <= 0 {
 		cfg.BlockedDelay = 30 * time.Second
+	}
+	if cfg.ReplacementWait <= 0 {
+		cfg.ReplacementWait = DefaultReplacementWait
+	}
+	if cfg.DeadlineReserve <= 0 {
+		cfg.DeadlineReserve = DefaultDeadlineReserve
 	}
 	if cfg.VolumeDetachWait <= 0 {
 		cfg.VolumeDetachWait = time.Minute

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/assert"
@@ -17,6 +18,7 @@ import (
 type claimStore struct {
 	claims map[string]state.Claim
 	err    error
+	mark   time.Time
 }
 
 func (f *claimStore) GetClaim(_ context.Context, name string) (state.Claim, error) {
@@ -41,6 +43,16 @@ func (f *claimStore) GetConfig(context.Context, string, string) (state.ConfigIte
 func (f *claimStore) RecordDecision(context.Context, state.Decision) error { return nil }
 
 func (f *claimStore) ReleaseDisruption(context.Context, string, string) error { return nil }
+
+func (f *claimStore) Mark(context.Context, string) (time.Time, error) { return f.mark, f.err }
+
+func (f *claimStore) ListClaims(context.Context) ([]state.Claim, error) {
+	var out []state.Claim
+	for _, c := range f.claims {
+		out = append(out, c)
+	}
+	return out, f.err
+}
 
 func batch(bodies ...string) events.SQSEvent {
 	var ev events.SQSEvent

@@ -97,6 +97,9 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	if o.actions != nil {
 		actions = o.actions(actions)
 	}
+	// These tests are about the drain: a provisioning run has already placed the pods elsewhere (a mark
+	// later than any drain start here), so the replacement gate is open; TestGate covers the gate.
+	require.NoError(t, w.store.AdvanceMark(context.Background(), ReplacementMark, time.Now().Add(time.Hour)))
 	w.svc = NewService(Config{QueueURL: w.queueURL, ProgressDelay: time.Second, BlockedDelay: 2 * time.Second,
 		VolumeDetachWait: 3 * time.Second, Log: slog.New(slog.NewJSONHandler(w.logs, nil))},
 		Deps{Store: w.store, Kube: client, Actions: actions, Instances: instance.New(w.ec2, testCluster),

@@ -1,0 +1,89 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/nodewright/nodewright/shared/provisioning"
+)
+
+// provisionerHandler is the provisioner function's queue handler: one coalesced run per batch, every
+// message acknowledged (functions/provisioner does the same around Provisioner.Handle).
+func (s *Sandbox) provisionerHandler(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		s.fail(fmt.Errorf("provisioner: encoding the batch: %w", err))
+		return events.SQSEventResponse{}
+	}
+	s.provision(ctx, provisioning.TriggerOf(payload))
+	return events.SQSEventResponse{}
+}
+
+// backstop is the provisioner's one-minute schedule.
+func (s *Sandbox) backstop(ctx context.Context) { s.provision(ctx, provisioning.Trigger{}) }
+
+func (s *Sandbox) provision(ctx context.Context, t provisioning.Trigger) {
+	s.mu.Lock()
+	s.stats.ProvisionerInvocations++
+	n := s.stats.ProvisionerInvocations
+	s.mu.Unlock()
+	out := s.Provisioner.Handle(ctx, fmt.Sprintf("provisioner-%d", n), t)
+	what := "schedule"
+	if t.Queue() {
+		what = fmt.Sprintf("batch of %d", t.Messages)
+	}
+	rep := out.Report
+	s.mu.Lock()
+	switch {
+	case out.Coalesced || (out.Err == nil && !rep.Lease):
+		s.stats.Coalesced++
+	case out.Err == nil:
+		s.stats.Solves++
+	}
+	s.mu.Unlock()
+	switch {
+	case out.Coalesced:
+		s.Log.Info("coalesced", "trigger", what)
+	case out.Err != nil:
+		s.fail(fmt.Errorf("provisioner (%s): %w", what, out.Err))
+	case !rep.Lease:
+		s.Timeline.Printf("provisioner", "%s: another run holds the lease; coalesced", what)
+	case rep.PendingPods == 0:
+		s.Log.Info("nothing pending", "trigger", what)
+	default:
+		s.Timeline.Printf("provisioner", "%s: %d pending pods, %d in flight; solved in %.1f ms; launched %d, unschedulable %d",
+			what, rep.PendingPods, rep.InFlight, float64(rep.SolveDuration.Microseconds())/1000, len(rep.Claims), len(rep.Unschedulable))
+		for _, u := range rep.Unschedulable {
+			s.Timeline.Printf("provisioner", "cannot provision %s: %s", u.Pod, u.Reason)
+		}
+		if len(rep.Errors) > 0 {
+			s.fail(fmt.Errorf("provisioner: %s", strings.Join(rep.Errors, "; ")))
+		}
+	}
+}
+
+// lifecyclePass is the lifecycle function: registration, initialization and repairs.
+func (s *Sandbox) lifecyclePass(ctx context.Context) {
+	rep, err := s.Lifecycle.Run(ctx, "lifecycle")
+	if err != nil {
+		s.fail(fmt.Errorf("lifecycle: %w", err))
+		return
+	}
+	if !rep.Lease {
+		return
+	}
+	s.mu.Lock()
+	s.stats.LifecyclePasses++
+	s.mu.Unlock()
+	if rep.Registered+rep.Initialized+rep.Adopted+rep.Terminated+rep.NodesDeleted+rep.ClaimsDeleted > 0 {
+		s.Timeline.Printf("lifecycle", "registered %d, initialized %d, adopted %d, terminated %d, nodes deleted %d, claims deleted %d",
+			rep.Registered, rep.Initialized, rep.Adopted, rep.Terminated, rep.NodesDeleted, rep.ClaimsDeleted)
+	}
+	if len(rep.Errors) > 0 {
+		s.fail(fmt.Errorf("lifecycle: %s", strings.Join(rep.Errors, "; ")))
+	}
+}

@@ -1,0 +1,84 @@
+package sandbox
+
+import (
+	"context"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+// Percentiles summarise durations in seconds (nearest-rank).
+type Percentiles struct {
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
+	N   int     `json:"n"`
+}
+
+// percentiles of ds; zero for none.
+func percentiles(ds []time.Duration) Percentiles {
+	if len(ds) == 0 {
+		return Percentiles{}
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	rank := func(q float64) float64 {
+		i := int(math.Ceil(q*float64(len(s)))) - 1
+		return math.Round(s[max(i, 0)].Seconds()*1000) / 1000
+	}
+	return Percentiles{P50: rank(0.5), P99: rank(0.99), N: len(s)}
+}
+
+// Capacity is what the cluster's claims add up to.
+type Capacity struct {
+	Nodes             int            `json:"nodesLaunched"`
+	InstanceTypes     map[string]int `json:"instanceTypes"`
+	TotalPricePerHour float64        `json:"totalPricePerHour"`
+	LeakedInstances   int            `json:"leakedInstances"`
+	Leaks             []string       `json:"leaks,omitempty"`
+}
+
+// capacity reads the live claims and the cluster's instances: what runs, what it costs, and what leaked
+// (an instance without a live claim, or a claim past launch whose instance is gone).
+func (s *Sandbox) capacity(ctx context.Context) (Capacity, error) {
+	claims, err := s.Store.ListClaims(ctx)
+	if err != nil {
+		return Capacity{}, err
+	}
+	insts, err := s.Launcher.List(ctx)
+	if err != nil {
+		return Capacity{}, err
+	}
+	running := map[string]bool{}
+	for _, i := range insts {
+		running[i.ID] = true
+	}
+	c := Capacity{InstanceTypes: map[string]int{}}
+	owned := map[string]bool{}
+	for _, cl := range claims {
+		if !cl.Lifecycle.Live() {
+			continue
+		}
+		if cl.InstanceID != "" {
+			owned[cl.InstanceID] = true
+		}
+		if cl.Lifecycle == state.Pending {
+			continue
+		}
+		c.Nodes++
+		c.InstanceTypes[cl.InstanceType]++
+		c.TotalPricePerHour += cl.PricePerHour
+		if !running[cl.InstanceID] {
+			c.Leaks = append(c.Leaks, "claim "+cl.Name+" has no running instance "+cl.InstanceID)
+		}
+	}
+	for _, i := range insts {
+		if !owned[i.ID] {
+			c.LeakedInstances++
+			c.Leaks = append(c.Leaks, "instance "+i.ID+" has no live claim")
+		}
+	}
+	c.TotalPricePerHour = math.Round(c.TotalPricePerHour*10000) / 10000
+	return c, nil
+}

@@ -1,0 +1,306 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/nodewright/nodewright/shared/awstest"
+	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/instancetypes"
+	"github.com/nodewright/nodewright/shared/interruption"
+	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/kubetest"
+	"github.com/nodewright/nodewright/shared/launchtemplate"
+	"github.com/nodewright/nodewright/shared/lifecycle"
+	"github.com/nodewright/nodewright/shared/nodeclass"
+	"github.com/nodewright/nodewright/shared/podwebhook"
+	"github.com/nodewright/nodewright/shared/pricing"
+	"github.com/nodewright/nodewright/shared/provisioning"
+	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/termination"
+)
+
+// Options configure a sandbox; zero fields take the defaults.
+type Options struct {
+	// Out receives the timeline (default io.Discard); Log the functions' JSON logs (default io.Discard).
+	Out, Log io.Writer
+	// Config is the NodePools and EC2NodeClasses (default SampleConfig).
+	Config string
+	// BootDelay is how long an instance runs before its Node joins (default 3 s; EC2 takes 30–60 s).
+	BootDelay time.Duration
+	// LifecycleEvery is the lifecycle function's pace while Nodes join (default 2 s).
+	LifecycleEvery time.Duration
+	// BackstopEvery is the provisioner's backstop schedule (default 1 minute, as deployed).
+	BackstopEvery time.Duration
+	// FunctionTimeout bounds each invocation (default 60 s, the deployed provisioner's timeout).
+	FunctionTimeout time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Config == "" {
+		o.Config = SampleConfig
+	}
+	if o.BootDelay <= 0 {
+		o.BootDelay = 3 * time.Second
+	}
+	if o.LifecycleEvery <= 0 {
+		o.LifecycleEvery = 2 * time.Second
+	}
+	if o.BackstopEvery <= 0 {
+		o.BackstopEvery = time.Minute
+	}
+	if o.FunctionTimeout <= 0 {
+		o.FunctionTimeout = time.Minute
+	}
+}
+
+// Cluster is the sandbox cluster's name; Table its state table.
+const (
+	Cluster = "sandbox"
+	Table   = "nodewright-sandbox"
+)
+
+// Sandbox is a running sandbox. Close stops everything it started.
+type Sandbox struct {
+	opts     Options
+	Moto     *awstest.Moto
+	CP       *kubetest.ControlPlane
+	AWS      aws.Config
+	Client   kubernetes.Interface
+	EC2      *ec2.Client
+	SQS      *sqs.Client
+	Store    *state.Store
+	Queues   Queues
+	Timeline *Timeline
+	Log      *slog.Logger
+
+	Provisioner  *provisioning.Provisioner
+	Lifecycle    *lifecycle.Runner
+	Interruption *interruption.Service
+	Termination  *termination.Service
+	Launcher     *instance.Launcher
+	Recorder     *kube.Recorder
+
+	fleet *fleetWatch
+	hook  *webhook
+	agent *agent
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	stats Stats
+	errs  []error
+}
+
+// Stats count what the functions did.
+type Stats struct {
+	// ProvisionerInvocations, Solves (runs that held the lease and solved) and Coalesced (batches
+	// acknowledged without a run, or runs that found the lease held).
+	ProvisionerInvocations, Solves, Coalesced int
+	// LifecyclePasses counts lifecycle runs that held the lease.
+	LifecyclePasses int
+}
+
+// Start brings the sandbox up: moto, the control plane, the AWS resources and configuration, the
+// webhook, the functions behind their event sources, and the node agent.
+func Start(ctx context.Context, opts Options) (*Sandbox, error) {
+	opts.defaults()
+	s := &Sandbox{opts: opts, Timeline: NewTimeline(opts.Out), Log: slog.New(slog.NewJSONHandler(opts.Log, nil))}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
+	var err error
+	if s.Moto, err = awstest.Start(ctx); err != nil {
+		return nil, fmt.Errorf("starting moto: %w", err)
+	}
+	s.Timeline.Printf("sandbox", "moto (EC2, IAM, SSM, SQS, DynamoDB) at %s", s.Moto.Endpoint)
+	if s.CP, err = kubetest.Start(ctx, kubetest.Options{Scheduler: true, ControllerManager: true}); err != nil {
+		return nil, fmt.Errorf("starting the control plane: %w", err)
+	}
+	s.Client = s.CP.Client
+	s.Timeline.Printf("sandbox", "control plane (etcd, kube-apiserver, kube-scheduler, kube-controller-manager) at %s", s.CP.Config.Host)
+	s.AWS = s.Moto.Config()
+	s.EC2, s.SQS = ec2.NewFromConfig(s.AWS), sqs.NewFromConfig(s.AWS)
+	if s.Queues, err = buildAWS(ctx, s.AWS, Cluster, Table, opts.Config); err != nil {
+		return nil, err
+	}
+	s.Store = state.New(state.NewClient(s.AWS), Table)
+	if err := s.routeInterruptions(ctx); err != nil {
+		return nil, err
+	}
+	s.Timeline.Printf("sandbox", "EventBridge rules (spot interruption, rebalance, state change, capacity reservation, scheduled change) → interruption queue")
+	s.Timeline.Printf("sandbox", "VPC with subnets in %v, node AMI and role, state table with the NodePool configuration, queues", Zones)
+	if err := s.wire(ctx); err != nil {
+		return nil, err
+	}
+	ok = true
+	return s, nil
+}
+
+// wire builds the functions' use cases over moto and the control plane and starts their event sources.
+func (s *Sandbox) wire(ctx context.Context) error {
+	s.fleet = &fleetWatch{Client: s.EC2, onLaunch: func(l Launch) {
+		if l.Err != nil {
+			s.Timeline.Printf("ec2", "CreateFleet for %s failed: %v", l.Claim, l.Err)
+			return
+		}
+		s.Timeline.Printf("ec2", "CreateFleet for %s: %s in %s → %v", l.Claim, l.InstanceType, l.Zone, l.InstanceIDs)
+	}}
+	s.Launcher = instance.New(s.fleet, Cluster)
+	s.Recorder = kube.NewRecorder(s.Client, kube.RecorderOptions{Instance: "sandbox"})
+	prices, err := pricing.NewProvider("us-east-1")
+	if err != nil {
+		return err
+	}
+	s.Provisioner = provisioning.New(provisioning.Config{
+		Cluster: launchtemplate.Cluster{Name: Cluster, Endpoint: s.CP.Config.Host, CABundle: base64.StdEncoding.EncodeToString(s.CP.Config.CAData),
+			ServiceCIDR: "10.0.0.0/24", DNSIP: "10.0.0.10"},
+		KubernetesVersion: "1.34",
+	}, provisioning.Dependencies{
+		Store:       s.Store,
+		Cluster:     kube.NewSnapshotter(s.Client, kube.SnapshotOptions{}),
+		NodeClasses: nodeclass.New(s.EC2, ssm.NewFromConfig(s.AWS), iam.NewFromConfig(s.AWS), Cluster, "us-east-1", time.Now),
+		Catalog:     s.EC2,
+		Prices:      prices,
+		Templates:   launchtemplate.New(s.EC2, Cluster, time.Now),
+		Launcher:    s.Launcher,
+		Events:      s.Recorder,
+		Now:         time.Now,
+		Rand:        rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1)),
+	})
+	s.Lifecycle = lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{Store: s.Store, Nodes: s.Client.CoreV1().Nodes(),
+		NodeActions: kube.NewActions(s.Client), Instances: instance.New(s.EC2, Cluster), Events: s.Recorder, Now: time.Now})
+
+	start := time.Now()
+	catalog, err := instancetypes.Discover(ctx, s.EC2)
+	if err != nil {
+		return err
+	}
+	if err := s.Provisioner.Warm(ctx); err != nil {
+		return err
+	}
+	s.Timeline.Printf("sandbox", "instance catalog: %d types (read twice: node agent and warm provisioner) in %.1fs", len(catalog.Types), time.Since(start).Seconds())
+	types := map[string]scheduling.InstanceInfo{}
+	for _, t := range catalog.Types {
+		types[t.Info.Name] = t.Info
+	}
+	s.agent = &agent{ec2: s.EC2, client: s.Client, cluster: Cluster, types: types, bootDelay: s.opts.BootDelay, tl: s.Timeline,
+		onError: s.fail, seen: map[string]time.Time{}, joined: map[string]string{}, failed: map[string]bool{}}
+
+	token := "sandbox-" + fmt.Sprint(rand.Uint64())
+	s.hook = startWebhook(&podwebhook.Intake{Cluster: Cluster, QueueURL: s.Queues.Provisioning, Token: token,
+		Queue: s.SQS, Log: s.Log, Now: time.Now})
+	if err := s.hook.register(ctx, s.Client); err != nil {
+		return err
+	}
+	s.Timeline.Printf("sandbox", "pending-pod webhook registered at https://%s/<token> (failurePolicy Ignore)", s.hook.srv.Listener.Addr())
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.goRun(func() {
+		(&eventSource{name: "provisioner", queueURL: s.Queues.Provisioning, sqs: s.SQS, handle: s.provisionerHandler,
+			timeout: s.opts.FunctionTimeout, idle: 50 * time.Millisecond, onError: s.fail}).run(runCtx)
+	})
+	s.goRun(func() { s.every(runCtx, s.opts.BackstopEvery, s.backstop) })
+	s.goRun(func() { s.every(runCtx, s.opts.LifecycleEvery, s.lifecyclePass) })
+	s.goRun(func() { s.agent.run(runCtx, 250*time.Millisecond) })
+	s.startInterruption(runCtx)
+	return nil
+}
+
+func (s *Sandbox) goRun(f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
+// every calls f on a schedule until ctx ends.
+func (s *Sandbox) every(ctx context.Context, d time.Duration, f func(context.Context)) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			ictx, cancel := context.WithTimeout(ctx, s.opts.FunctionTimeout)
+			f(ictx)
+			cancel()
+		}
+	}
+}
+
+// fail records an error a component hit; scenarios report them and tests fail on them.
+func (s *Sandbox) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.errs = append(s.errs, err)
+	s.Timeline.Printf("error", "%v", err)
+}
+
+// Errors returns the errors the components hit so far.
+func (s *Sandbox) Errors() []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]error(nil), s.errs...)
+}
+
+// Stats returns the function counters so far.
+func (s *Sandbox) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// Launches returns every CreateFleet call so far.
+func (s *Sandbox) Launches() []Launch { return s.fleet.Launches() }
+
+// CrashAfterNextLaunch makes the provisioner's next successful CreateFleet crash its invocation before
+// the claim is updated (the failure the lifecycle function's adoption repairs).
+func (s *Sandbox) CrashAfterNextLaunch() { s.fleet.CrashAfterNextLaunch() }
+
+// WebhookLatencies returns the webhook handler's durations so far.
+func (s *Sandbox) WebhookLatencies() []time.Duration { return s.hook.latencies() }
+
+// Close stops the functions, the webhook, the control plane and moto.
+func (s *Sandbox) Close() {
+	if s.cancel != nil {
+		s.cancel()
+		s.wg.Wait()
+	}
+	if s.hook != nil {
+		s.hook.close()
+	}
+	if s.CP != nil {
+		s.CP.Stop()
+	}
+	if s.Moto != nil {
+		s.Moto.Stop()
+	}
+}

@@ -1,0 +1,238 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// ScaleUpOptions shape the scale-up scenario.
+type ScaleUpOptions struct {
+	// Replicas the inflate deployment scales to (default 30); CPU and Memory each replica requests
+	// (default 1 and 1.5Gi).
+	Replicas    int32
+	CPU, Memory string
+	// Namespace (default "default") and Timeout for every pod to be bound (default 3 minutes).
+	Namespace string
+	Timeout   time.Duration
+}
+
+func (o *ScaleUpOptions) defaults() {
+	if o.Replicas <= 0 {
+		o.Replicas = 30
+	}
+	if o.CPU == "" {
+		o.CPU = "1"
+	}
+	if o.Memory == "" {
+		o.Memory = "1536Mi"
+	}
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 3 * time.Minute
+	}
+}
+
+// ScaleUpReport is the scale-up scenario's outcome.
+type ScaleUpReport struct {
+	Scenario      string `json:"scenario"`
+	PodsRequested int    `json:"podsRequested"`
+	PodsBound     int    `json:"podsBound"`
+	PodsRunning   int    `json:"podsRunning"`
+	Capacity
+	// PendingToLaunchSeconds: from the moment a pod was marked Unschedulable to the CreateFleet call for
+	// the node it was bound to. PendingToBoundSeconds: to its binding.
+	PendingToLaunchSeconds Percentiles `json:"pendingToLaunchSeconds"`
+	PendingToBoundSeconds  Percentiles `json:"pendingToBoundSeconds"`
+	// WebhookHandlerSeconds: the pending-pod webhook's handler time per request.
+	WebhookHandlerSeconds Percentiles `json:"webhookHandlerSeconds"`
+	WebhookRequests       int         `json:"webhookRequests"`
+	// ProvisionerInvocations, Solves and CoalescedTriggers count the provisioner's work.
+	ProvisionerInvocations int      `json:"provisionerInvocations"`
+	Solves                 int      `json:"solves"`
+	CoalescedTriggers      int      `json:"coalescedTriggers"`
+	NodeBootSeconds        float64  `json:"nodeBootSeconds"`
+	DurationSeconds        float64  `json:"durationSeconds"`
+	Errors                 []string `json:"errors,omitempty"`
+	// Targets: pending→launch p50 ≤ 1.5 s, webhook p99 ≤ 50 ms, every pod bound, nothing leaked.
+	TargetsMet map[string]bool `json:"targetsMet"`
+}
+
+// ScaleUp runs the scale-up scenario: an inflate deployment goes from 0 to Replicas; Nodewright launches
+// nodes for the pods kube-scheduler cannot place, the nodes join and the pods bind.
+func (s *Sandbox) ScaleUp(ctx context.Context, o ScaleUpOptions) (ScaleUpReport, error) {
+	o.defaults()
+	rep := ScaleUpReport{Scenario: "scale-up", PodsRequested: int(o.Replicas), NodeBootSeconds: s.opts.BootDelay.Seconds()}
+	deploy := inflate(o)
+	if _, err := s.Client.AppsV1().Deployments(o.Namespace).Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
+		return rep, fmt.Errorf("creating the inflate deployment: %w", err)
+	}
+	watch, err := watchPods(ctx, s.Client, o.Namespace, "app=inflate")
+	if err != nil {
+		return rep, err
+	}
+	defer watch.close()
+	before := s.Stats()
+	errsBefore := len(s.Errors())
+	webhookBefore := len(s.WebhookLatencies())
+
+	s.Timeline.Restart()
+	start := time.Now()
+	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, o.Replicas)
+	if _, err := s.Client.AppsV1().Deployments(o.Namespace).Patch(ctx, "inflate", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		return rep, fmt.Errorf("scaling inflate: %w", err)
+	}
+	s.Timeline.Printf("scenario", "scaled deployment inflate from 0 to %d replicas (%s CPU, %s each)", o.Replicas, o.CPU, o.Memory)
+
+	deadline := time.Now().Add(o.Timeout)
+	last := ""
+	for {
+		pods := watch.snapshot()
+		unsched, bound, running := 0, 0, 0
+		for _, p := range pods {
+			if !p.Deleted.IsZero() {
+				continue
+			}
+			if !p.Unschedulable.IsZero() && p.Bound.IsZero() {
+				unsched++
+			}
+			if !p.Bound.IsZero() {
+				bound++
+			}
+			if !p.Running.IsZero() {
+				running++
+			}
+		}
+		line := fmt.Sprintf("%d/%d pods bound, %d running, %d waiting as Unschedulable, %d CreateFleet calls", bound, o.Replicas, running, unsched, len(s.Launches()))
+		if line != last {
+			s.Timeline.Printf("progress", "%s", line)
+			last = line
+		}
+		if running >= int(o.Replicas) {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			s.Timeline.Printf("scenario", "gave up waiting after %s", o.Timeout)
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	rep.DurationSeconds = time.Since(start).Seconds()
+	s.settle(ctx)
+	return s.finishScaleUp(ctx, rep, watch.snapshot(), before, errsBefore, webhookBefore)
+}
+
+// settle waits (a bounded while) until no claim is still joining, so the leak check reads a quiet system.
+func (s *Sandbox) settle(ctx context.Context) {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		claims, err := s.Store.ListClaims(ctx)
+		if err != nil {
+			return
+		}
+		joining := 0
+		for _, c := range claims {
+			if c.Lifecycle.Live() && c.InitializedAt == nil {
+				joining++
+			}
+		}
+		if joining == 0 {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func (s *Sandbox) finishScaleUp(ctx context.Context, rep ScaleUpReport, pods []podTimes, before Stats, errsBefore, webhookBefore int) (ScaleUpReport, error) {
+	launchAt := map[string]time.Time{} // instance id → CreateFleet call
+	for _, l := range s.Launches() {
+		for _, id := range l.InstanceIDs {
+			launchAt[id] = l.At
+		}
+	}
+	nodeInstance := map[string]string{}
+	nodes, err := s.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return rep, err
+	}
+	for _, n := range nodes.Items {
+		if i := strings.LastIndex(n.Spec.ProviderID, "/"); i >= 0 {
+			nodeInstance[n.Name] = n.Spec.ProviderID[i+1:]
+		}
+	}
+	var toLaunch, toBound []time.Duration
+	for _, p := range pods {
+		if !p.Deleted.IsZero() {
+			continue
+		}
+		if !p.Bound.IsZero() {
+			rep.PodsBound++
+		}
+		if !p.Running.IsZero() {
+			rep.PodsRunning++
+		}
+		if p.Unschedulable.IsZero() || p.Bound.IsZero() {
+			continue
+		}
+		toBound = append(toBound, p.Bound.Sub(p.Unschedulable))
+		if at, ok := launchAt[nodeInstance[p.Node]]; ok {
+			toLaunch = append(toLaunch, max(at.Sub(p.Unschedulable), 0))
+		}
+	}
+	rep.PendingToLaunchSeconds, rep.PendingToBoundSeconds = percentiles(toLaunch), percentiles(toBound)
+	hooks := s.WebhookLatencies()[webhookBefore:]
+	rep.WebhookHandlerSeconds, rep.WebhookRequests = percentiles(hooks), len(hooks)
+	after := s.Stats()
+	rep.ProvisionerInvocations = after.ProvisionerInvocations - before.ProvisionerInvocations
+	rep.Solves = after.Solves - before.Solves
+	rep.CoalescedTriggers = after.Coalesced - before.Coalesced
+	if rep.Capacity, err = s.capacity(ctx); err != nil {
+		return rep, err
+	}
+	for _, e := range s.Errors()[errsBefore:] {
+		rep.Errors = append(rep.Errors, e.Error())
+	}
+	rep.TargetsMet = map[string]bool{
+		"pendingToLaunchP50<=1.5s": rep.PendingToLaunchSeconds.N > 0 && rep.PendingToLaunchSeconds.P50 <= 1.5,
+		"webhookP99<=50ms":         rep.WebhookHandlerSeconds.N > 0 && rep.WebhookHandlerSeconds.P99 <= 0.05,
+		"everyPodBound":            rep.PodsBound == rep.PodsRequested,
+		"noLeakedInstances":        rep.LeakedInstances == 0 && len(rep.Leaks) == 0,
+	}
+	types := make([]string, 0, len(rep.InstanceTypes))
+	for t, n := range rep.InstanceTypes {
+		types = append(types, fmt.Sprintf("%d× %s", n, t))
+	}
+	sort.Strings(types)
+	s.Timeline.Printf("scenario", "done: %d/%d pods bound on %d nodes (%s), $%.4f/h; pending→launch p50 %.3fs p99 %.3fs; pending→bound p50 %.3fs p99 %.3fs; %d solves, %d triggers coalesced; leaked %d",
+		rep.PodsBound, rep.PodsRequested, rep.Nodes, strings.Join(types, ", "), rep.TotalPricePerHour,
+		rep.PendingToLaunchSeconds.P50, rep.PendingToLaunchSeconds.P99, rep.PendingToBoundSeconds.P50, rep.PendingToBoundSeconds.P99,
+		rep.Solves, rep.CoalescedTriggers, rep.LeakedInstances)
+	return rep, nil
+}
+
+// inflate is Karpenter's classic demo workload: pause containers that only request resources.
+func inflate(o ScaleUpOptions) *appsv1.Deployment {
+	zero := int32(0)
+	grace := int64(0)
+	labels := map[string]string{"app": "inflate"}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "inflate", Namespace: o.Namespace},
+		Spec: appsv1.DeploymentSpec{Replicas: &zero, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+				TerminationGracePeriodSeconds: &grace,
+				Containers: []corev1.Container{{Name: "inflate", Image: "public.ecr.aws/eks-distro/kubernetes/pause:3.7",
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+						corev1.ResourceCPU: resource.MustParse(o.CPU), corev1.ResourceMemory: resource.MustParse(o.Memory)}}}}}},
+		},
+	}
+}

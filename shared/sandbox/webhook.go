@@ -1,0 +1,75 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/nodewright/nodewright/shared/footprint"
+	"github.com/nodewright/nodewright/shared/podwebhook"
+)
+
+// webhook serves the pending-pod webhook over HTTPS, as the Function URL does, with the intake the
+// webhook function runs, and remembers how long each request took.
+type webhook struct {
+	srv       *httptest.Server
+	url       string
+	caPEM     []byte
+	mu        sync.Mutex
+	durations []time.Duration
+	requests  int
+}
+
+// startWebhook serves intake at https://127.0.0.1:<port>/<token>.
+func startWebhook(intake *podwebhook.Intake) *webhook {
+	w := &webhook{}
+	w.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		body, err := io.ReadAll(io.LimitReader(r.Body, podwebhook.MaxBodyBytes+1))
+		if err != nil {
+			http.Error(rw, "reading body", http.StatusBadRequest)
+			return
+		}
+		res := intake.Handle(r.Context(), r.URL.Path, body)
+		rw.Header().Set("Content-Type", "application/json")
+		rw.WriteHeader(res.Status)
+		_, _ = rw.Write(res.Body)
+		w.mu.Lock()
+		w.durations = append(w.durations, time.Since(start))
+		w.requests++
+		w.mu.Unlock()
+	}))
+	w.srv.StartTLS()
+	w.url = w.srv.URL + "/" + intake.Token
+	w.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: w.srv.Certificate().Raw})
+	return w
+}
+
+// register creates the ValidatingWebhookConfiguration `nodewright manifests` prints, pointing at w.
+func (w *webhook) register(ctx context.Context, c kubernetes.Interface) error {
+	cfg, err := footprint.ValidatingWebhookConfiguration(footprint.WebhookOptions{URL: w.url, CABundle: w.caPEM})
+	if err != nil {
+		return err
+	}
+	if _, err := c.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("registering the webhook: %w", err)
+	}
+	return nil
+}
+
+// latencies returns the handler durations seen so far.
+func (w *webhook) latencies() []time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]time.Duration(nil), w.durations...)
+}
+
+func (w *webhook) close() { w.srv.Close() }
