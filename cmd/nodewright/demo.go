@@ -61,10 +61,14 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	if fset.NArg() > 0 {
+		fmt.Fprintf(stderr, "nodewright demo: unexpected arguments %v\n", fset.Args())
+		return 2
+	}
 	names := []string{*name}
 	if *name == "all" {
 		names = scenarioNames()
-	} else if _, ok := scenarios[*name]; !ok || fset.NArg() > 0 {
+	} else if _, ok := scenarios[*name]; !ok {
 		fmt.Fprintf(stderr, "nodewright demo: unknown scenario %q (have %s)\n", *name, strings.Join(scenarioNames(), ", "))
 		return 2
 	}

@@ -92,7 +92,7 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 	if _, err := crand.Read(seed[:]); err != nil {
 		return nil, err
 	}
-	return provisioning.New(provisioning.Config{
+	p := provisioning.New(provisioning.Config{
 		Cluster: launchtemplate.Cluster{Name: name, Endpoint: cluster.Endpoint, CABundle: cluster.CA,
 			ServiceCIDR: cluster.ServiceCIDR, DNSIP: dns},
 		KubernetesVersion: cluster.Version,
@@ -107,7 +107,14 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 		Events:      kube.NewRecorder(client, kube.RecorderOptions{Instance: "provisioner"}),
 		Now:         time.Now,
 		Rand:        rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))),
-	}), nil
+	})
+	// The catalog is read in the background too: the first run with pending pods finds it ready.
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = p.Warm(ctx)
+	}()
+	return p, nil
 }
 
 // fill takes what the environment left unset from DescribeCluster.
