@@ -18,7 +18,7 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 # jsii (the CDK runtime) warns loudly on Node 20; it works, and the warning drowns test output.
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: help build test lint synth kube-bin moto demo clean
+.PHONY: help build test lint synth kube-bin moto demo bench-karpenter clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -61,6 +61,13 @@ DEMO_DIR ?= .demo
 demo: kube-bin moto ## the local sandbox: every scenario with a timeline, reports in $(DEMO_DIR)/
 	@mkdir -p $(DEMO_DIR)
 	$(GO) run ./cmd/nodewright demo --scenario all --report $(DEMO_DIR)/report.json --log $(DEMO_DIR)/functions.log
+
+BENCH_PODS   ?= 1000,5000
+BENCH_SCALES ?= 20
+BENCH_RUNS   ?= 3
+
+bench-karpenter: ## compare cost and solve time with Karpenter's own scheduler (own module; downloads Karpenter; not in CI)
+	cd shared/scheduling/karpentercompare && $(GO) run . -pods=$(BENCH_PODS) -scales=$(BENCH_SCALES) -runs=$(BENCH_RUNS)
 
 clean: ## remove build outputs (keeps the control plane cache)
 	rm -rf dist cdk.out .test
