@@ -1,7 +1,7 @@
 // Command lifecycle is the Lambda behind the one-minute lifecycle schedule: it registers and initializes
 // the Nodes of launched claims, repairs what events missed (adopts interrupted launches, times out launches
 // and registrations, terminates leaked instances, deletes ghost claims and Nodes), and refreshes spot
-// prices.
+// prices from EC2 into the state table, where the provisioner reads them.
 //
 // Environment: NODEWRIGHT_CLUSTER_NAME and NODEWRIGHT_STATE_TABLE (required); NODEWRIGHT_CLUSTER_ENDPOINT
 // and NODEWRIGHT_CLUSTER_CA (read from EKS DescribeCluster when unset). The API server is reached with EKS
@@ -71,16 +71,16 @@ func build(ctx context.Context) (*lifecycle.Runner, func(context.Context) error,
 		return nil, nil, err
 	}
 	ec2Client := ec2.NewFromConfig(cfg)
+	store := state.New(state.NewClient(cfg), table)
 	r := lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{
-		Store:       state.New(state.NewClient(cfg), table),
+		Store:       store,
 		Nodes:       client.CoreV1().Nodes(),
 		NodeActions: kube.NewActions(client),
 		Instances:   instance.New(ec2Client, name),
 		Events:      kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
 		Now:         time.Now,
 	})
-	refresh := func(ctx context.Context) error { return prices.RefreshSpot(ctx, ec2Client, time.Now()) }
-	return r, refresh, nil
+	return r, refreshSpot(prices, ec2Client, store, time.Now), nil
 }
 
 // fill takes what the environment left unset from DescribeCluster.

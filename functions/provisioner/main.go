@@ -81,12 +81,15 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 		return nil, err
 	}
 	ec2Client := ec2.NewFromConfig(cfg)
-	// Spot prices arrive in the background, off Lambda's start-up budget; until they do (and until the
-	// lifecycle function refreshes them on its schedule) spot is priced at on-demand, never guessed lower.
+	store := state.New(state.NewClient(cfg), table)
+	// Spot prices are the table the lifecycle function stores, loaded in the background off Lambda's
+	// start-up budget and then by runs at most once a minute; EC2 is read only when nothing is stored.
+	// Until prices arrive spot is priced at on-demand, never guessed lower.
+	spot := provisioning.NewStoredSpotPrices(store, prices, provisioning.DefaultSpotPricesEvery, time.Now)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = prices.RefreshSpot(ctx, ec2Client, time.Now())
+		_ = warmSpotPrices(ctx, spot, func(ctx context.Context) error { return prices.RefreshSpot(ctx, ec2Client, time.Now()) })
 	}()
 	var seed [16]byte
 	if _, err := crand.Read(seed[:]); err != nil {
@@ -97,7 +100,7 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 			ServiceCIDR: cluster.ServiceCIDR, DNSIP: dns},
 		KubernetesVersion: cluster.Version,
 	}, provisioning.Dependencies{
-		Store:       state.New(state.NewClient(cfg), table),
+		Store:       store,
 		Cluster:     kube.NewSnapshotter(client, kube.SnapshotOptions{}),
 		NodeClasses: nodeclass.New(ec2Client, ssm.NewFromConfig(cfg), iam.NewFromConfig(cfg), name, cfg.Region, time.Now),
 		Catalog:     ec2Client,
@@ -107,6 +110,7 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 		Events:      kube.NewRecorder(client, kube.RecorderOptions{Instance: "provisioner"}),
 		Now:         time.Now,
 		Rand:        rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))),
+		SpotPrices:  spot,
 	})
 	// The catalog is read in the background too: the first run with pending pods finds it ready.
 	go func() {

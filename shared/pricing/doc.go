@@ -4,6 +4,8 @@
 // DescribeSpotPriceHistory. Until a spot price is known the spot offering is priced at on-demand, so it is
 // never preferred on a guess.
 //
-// Prices are refreshed on a schedule (the lifecycle function), never per launch; a Provider is safe for
-// concurrent use.
+// Prices are refreshed on a schedule, never per launch: the lifecycle function reads EC2 (RefreshSpot) and
+// stores the table it read (SpotTable) in the state table; the provisioner loads the stored table
+// (LoadSpot), newest observation first. A seen spot price is never taken below SpotFloor of on-demand, so
+// odd data cannot make spot look free. A Provider is safe for concurrent use.
 package pricing

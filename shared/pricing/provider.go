@@ -76,15 +76,19 @@ func (p *Provider) OnDemand(instanceType string) (float64, bool) {
 }
 
 // Spot returns the spot hourly price of an instance type in a zone; until a spot price has been seen it is
-// the on-demand price.
+// the on-demand price, and a seen price is never taken below SpotFloor of on-demand.
 func (p *Provider) Spot(instanceType, zone string) (float64, bool) {
 	p.mu.RLock()
 	v, ok := p.spot[spotKey{instanceType, zone}]
 	p.mu.RUnlock()
-	if ok {
+	od, hasOD := p.OnDemand(instanceType)
+	switch {
+	case ok && hasOD:
+		return floorSpot(v, od), true
+	case ok:
 		return v, true
 	}
-	return p.OnDemand(instanceType)
+	return od, hasOD
 }
 
 // OnDemandSourceInfo says where the current on-demand prices came from.

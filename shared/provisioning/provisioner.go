@@ -79,6 +79,9 @@ type Dependencies struct {
 	// Now is the clock; Rand draws claim name suffixes.
 	Now  func() time.Time
 	Rand *rand.Rand
+	// SpotPrices, when set, loads the stored spot price table into Prices before a run prices offerings
+	// (StoredSpotPrices reads it at most once a minute); nil leaves Prices as they are.
+	SpotPrices SpotPriceSource
 }
 
 // Provisioner runs provisioning: one solve over the whole cluster and the launches it asks for. It is
@@ -175,6 +178,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 	if err != nil {
 		return err
 	}
+	p.loadSpotPrices(ctx, rep)
 	classes, pools, problems := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion)
 	rep.Errors = append(rep.Errors, problems...)
 	unavailable, err := p.unavailable(ctx)

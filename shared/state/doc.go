@@ -20,6 +20,8 @@
 //	budget reservation     BUDGET#<node pool>          <claim name>               one per disrupted claim
 //	decision record        DECISION#<subject>          <unix ms>#<id>             ttl (14 days); subject = pod, claim, node pool
 //	configuration          CONFIG                      <kind>#<name>              version, hash, spec JSON
+//	high-water mark        MARK                        <mark name>                at (ms), only moves forward
+//	spot price table       PRICES                      SPOT                       gzip JSON, newer observation wins; ttl 12 h
 //
 // Conflicts of optimistic locking are ErrConflict, a create that finds the item is ErrAlreadyExists; the
 // IsX helpers in errors.go test for them. Throttling is retried by the SDK's retryer with more attempts
