@@ -45,6 +45,9 @@ type StateStore interface {
 type NodeActions interface {
 	Taint(ctx context.Context, node string, taint corev1.Taint) error
 	DeleteNode(ctx context.Context, node string) error
+	// ForgetPods force-deletes the pods bound to a Node whose instance is gone, so their controllers
+	// recreate them now rather than after the pod garbage collector's orphan wait.
+	ForgetPods(ctx context.Context, node string) (int, error)
 }
 
 // EventRecorder publishes Kubernetes Events; *kube.Recorder satisfies it. Events are best effort.

@@ -107,7 +107,13 @@ func (s *Service) cleanUp(ctx context.Context, msg messages.Message, d Decision,
 	if c.Lifecycle == state.Deleted {
 		return c, "", nil
 	}
+	forgotten := 0
 	if c.NodeName != "" {
+		n, err := s.deps.Nodes.ForgetPods(ctx, c.NodeName)
+		if err != nil {
+			return c, "", err
+		}
+		forgotten = n
 		if err := s.deps.Nodes.DeleteNode(ctx, c.NodeName); err != nil {
 			return c, "", err
 		}
@@ -141,7 +147,7 @@ func (s *Service) cleanUp(ctx context.Context, msg messages.Message, d Decision,
 	s.publish(ctx, c, kube.ReasonTerminatingOnInterruption, corev1.EventTypeNormal, "Terminating on interruption: "+eventMessage(msg, d))
 	note := "instance already going: claim " + string(c.Lifecycle)
 	if c.NodeName != "" {
-		note += ", Node " + c.NodeName + " deleted"
+		note += fmt.Sprintf(", %d pods of Node %s deleted with it, Node deleted", forgotten, c.NodeName)
 	}
 	return c, note, nil
 }

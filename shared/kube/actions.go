@@ -199,3 +199,21 @@ func (a *Actions) DeleteNode(ctx context.Context, node string) error {
 	}
 	return fmt.Errorf("deleting node %s: %w", node, err)
 }
+
+// ForgetPods force-deletes every pod bound to node, for a Node whose instance is already gone: nothing
+// runs them any more, and their controllers recreate them at once instead of after the pod garbage
+// collector's wait for orphans. It returns how many it deleted.
+func (a *Actions) ForgetPods(ctx context.Context, node string) (int, error) {
+	pods, err := a.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+	if err != nil {
+		return 0, fmt.Errorf("listing the pods of node %s: %w", node, mapError(err))
+	}
+	n := 0
+	for _, p := range pods.Items {
+		if err := a.DeletePod(ctx, PodRef{Namespace: p.Namespace, Name: p.Name, UID: p.UID}, DeleteOptions{Force: true}); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}

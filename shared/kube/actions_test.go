@@ -145,3 +145,26 @@ func TestDeletePodAndNode(t *testing.T) {
 	assert.True(t, IsNotFound(mapError(err)))
 	assert.NoError(t, a.DeleteNode(ctx, node))
 }
+
+func TestForgetPodsDeletesOnlyThatNodesPods(t *testing.T) {
+	_, c, ns := realCluster(t, kubetest.Options{})
+	ctx := context.Background()
+	gone := kubetest.ReadyNode(t, c, ns+"-gone", nil)
+	other := kubetest.ReadyNode(t, c, ns+"-other", nil)
+	a := NewActions(c)
+	createPod(t, c, ns, testPod("a", gone, nil), corev1.PodRunning)
+	createPod(t, c, ns, testPod("b", gone, nil), corev1.PodRunning)
+	createPod(t, c, ns, testPod("keep", other, nil), corev1.PodRunning)
+
+	n, err := a.ForgetPods(ctx, gone)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, pods.Items, 1, "deleted at once, without waiting for a kubelet")
+	assert.Equal(t, "keep", pods.Items[0].Name)
+
+	n, err = a.ForgetPods(ctx, gone)
+	require.NoError(t, err)
+	assert.Zero(t, n, "nothing left: idempotent")
+}
