@@ -2,6 +2,8 @@ package main
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -29,6 +31,7 @@ func NewLifecycle(scope constructs.Construct, id string, p WorkerProps) *Lifecyc
 		stateAccess: append(append([]string{}, stateRead...), stateWrite...),
 	})
 	everyMinute(fn, "Nodewright node lifecycle for cluster "+p.ClusterName)
+	onInstanceRunning(fn, "Nodewright node lifecycle for cluster "+p.ClusterName+": an instance is running, its Node will join")
 	allow(fn.Role, "EC2Reads", lifecycleEC2Reads, []string{"*"}, nil)
 	allow(fn.Role, "Prices", []string{"pricing:GetProducts"}, []string{"*"}, nil)
 	allowTerminateOwned(fn.Role, p.ClusterName)
@@ -37,4 +40,23 @@ func NewLifecycle(scope constructs.Construct, id string, p WorkerProps) *Lifecyc
 	suppressWildcards(fn.Role, "Instances are known only at run time; TerminateInstances requires the cluster's "+
 		"kubernetes.io/cluster/<name>=owned tag on the instance.", arnWildcard("ec2", `instance\/\*`, true))
 	return &Lifecycle{Construct: c, Function: fn}
+}
+
+// onInstanceRunning also starts the function when an EC2 instance enters running: a Node is about to
+// join, and the function keeps passing every few seconds until it has registered and initialized, so
+// registration does not wait for the next minute's tick. The event carries no tags, so every instance of
+// the account and region matches; a run that finds nothing joining ends at once, and one that finds the
+// lease held (the schedule's run) ends at once too.
+func onInstanceRunning(fn *GoFunction, description string) awsevents.Rule {
+	return awsevents.NewRule(fn.Construct, jsii.String("OnInstanceRunning"), &awsevents.RuleProps{
+		Description: jsii.String(description),
+		EventPattern: &awsevents.EventPattern{
+			Source:     jsii.Strings("aws.ec2"),
+			DetailType: jsii.Strings("EC2 Instance State-change Notification"),
+			Detail:     &map[string]interface{}{"state": []string{"running"}},
+		},
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn.Function, &awseventstargets.LambdaFunctionProps{
+			MaxEventAge: awscdk.Duration_Minutes(jsii.Number(1)), RetryAttempts: jsii.Number(0),
+		})},
+	})
 }

@@ -180,8 +180,15 @@ func TestWorkers(t *testing.T) {
 		}
 	})
 
+	t.Run("lifecycle also starts when an instance is running", func(t *testing.T) {
+		_, rule := cfn.one(t, "AWS::Events::Rule", "LifecycleHandlerOnInstanceRunning")
+		assert.JSONEq(t, `{"source":["aws.ec2"],"detail-type":["EC2 Instance State-change Notification"],"detail":{"state":["running"]}}`,
+			js(t, rule["EventPattern"]))
+		assert.Contains(t, js(t, rule["Targets"]), `"LifecycleHandlerFunction`)
+	})
+
 	t.Run("five rules feed the interruption queue with exact patterns", func(t *testing.T) {
-		template.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(7)) // five + two schedules
+		template.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(8)) // five + two schedules + lifecycle on running
 		patterns := []map[string]interface{}{
 			{"source": []interface{}{"aws.ec2"}, "detail-type": []interface{}{"EC2 Spot Instance Interruption Warning"}},
 			{"source": []interface{}{"aws.ec2"}, "detail-type": []interface{}{"EC2 Instance Rebalance Recommendation"}},

@@ -43,7 +43,12 @@ func (s *spotCounter) refresh(context.Context) error {
 
 func invoke(t *testing.T, r settler, spot *spotCounter) string {
 	t.Helper()
-	payload, err := os.ReadFile("../../events/lifecycle-schedule.json")
+	return invokeWith(t, "lifecycle-schedule.json", r, spot)
+}
+
+func invokeWith(t *testing.T, sample string, r settler, spot *spotCounter) string {
+	t.Helper()
+	payload, err := os.ReadFile("../../events/" + sample)
 	require.NoError(t, err)
 	var logs bytes.Buffer
 	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "req-1"})
@@ -88,4 +93,12 @@ func TestLeaseHeldElsewhereIsLogged(t *testing.T) {
 func TestEnvironmentWinsOverDescribeCluster(t *testing.T) {
 	got := fill(kube.Cluster{Name: "demo", Endpoint: "https://override"}, kube.Cluster{Endpoint: "https://eks", CA: "Q0E="})
 	assert.Equal(t, kube.Cluster{Name: "demo", Endpoint: "https://override", CA: "Q0E="}, got)
+}
+
+func TestInstanceRunningStartsASettleLoop(t *testing.T) {
+	r := &fakeSettler{rep: lifecycle.RunReport{Lease: true, Passes: 4, Registered: 1, Initialized: 1}}
+	logs := invokeWith(t, "lifecycle-instance-running.json", r, &spotCounter{})
+	assert.Equal(t, []string{"req-1"}, r.runs, "an instance entering running starts the same loop as the schedule")
+	assert.Contains(t, logs, `"trigger":"EC2 Instance State-change Notification"`)
+	assert.Contains(t, logs, `"registered":1`)
 }

@@ -19,6 +19,9 @@ import (
 	"github.com/nodewright/nodewright/shared/testenv"
 )
 
+// FunctionsGroup is the Kubernetes group the functions' identity belongs to (footprint.Group).
+const FunctionsGroup = "nodewright:functions"
+
 // Options chooses the components beyond etcd and kube-apiserver.
 type Options struct {
 	// Scheduler runs kube-scheduler, which binds pods to Nodes.
@@ -37,6 +40,9 @@ type ControlPlane struct {
 	Client kubernetes.Interface
 	// Kubeconfig is the path of a kubeconfig file with the same admin credentials.
 	Kubeconfig string
+	// FunctionsConfig authenticates as Nodewright's functions do in EKS: user nodewright-functions in
+	// group FunctionsGroup, with no rights until a binding grants them (the footprint's ClusterRole).
+	FunctionsConfig *rest.Config
 
 	dir   string
 	pki   *pki
@@ -138,8 +144,13 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, bin, etcdURL, token 
 	if err != nil {
 		return err
 	}
+	functionsToken, err := randomToken()
+	if err != nil {
+		return err
+	}
 	tokens := filepath.Join(cp.dir, "tokens.csv")
-	if err := os.WriteFile(tokens, []byte(token+`,admin,admin,"system:masters"`+"\n"), 0o600); err != nil {
+	lines := token + `,admin,admin,"system:masters"` + "\n" + functionsToken + `,nodewright-functions,nodewright-functions,"` + FunctionsGroup + `"` + "\n"
+	if err := os.WriteFile(tokens, []byte(lines), 0o600); err != nil {
 		return err
 	}
 	host := "https://127.0.0.1:" + strconv.Itoa(port)
@@ -174,6 +185,8 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, bin, etcdURL, token 
 		QPS:             500,
 		Burst:           1000,
 	}
+	cp.FunctionsConfig = rest.CopyConfig(cp.Config)
+	cp.FunctionsConfig.BearerToken = functionsToken
 	transport, err := rest.TransportFor(cp.Config)
 	if err != nil {
 		return err

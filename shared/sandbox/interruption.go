@@ -15,9 +15,9 @@ import (
 func (s *Sandbox) startInterruption(ctx context.Context) {
 	s.Interruption = interruption.NewService(interruption.ServiceConfig{ClusterName: Cluster,
 		ProvisioningQueueURL: s.Queues.Provisioning, TerminationQueueURL: s.Queues.Termination},
-		interruption.ServiceDeps{State: s.Store, Nodes: kube.NewActions(s.Client), Events: s.Recorder, Queue: s.SQS, Log: s.Log, Now: time.Now})
+		interruption.ServiceDeps{State: s.Store, Nodes: kube.NewActions(s.FunctionsClient), Events: s.Recorder, Queue: s.SQS, Log: s.Log, Now: time.Now})
 	s.Termination = termination.NewService(termination.Config{QueueURL: s.Queues.Termination, Log: s.Log},
-		termination.Deps{Store: s.Store, Kube: s.Client, Instances: instance.New(s.EC2, Cluster), Events: s.Recorder, Queue: s.SQS, Now: time.Now})
+		termination.Deps{Store: s.Store, Kube: s.FunctionsClient, Instances: instance.New(s.EC2, Cluster), Events: s.Recorder, Queue: s.SQS, Now: time.Now})
 	s.goRun(func() {
 		(&eventSource{name: "interruption", queueURL: s.Queues.Interruption, sqs: s.SQS, handle: s.Interruption.HandleBatch,
 			timeout: 30 * time.Second, idle: 50 * time.Millisecond, onError: s.fail}).run(ctx)

@@ -15,9 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nodewright/nodewright/shared/awstest"
+	"github.com/nodewright/nodewright/shared/footprint"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/instancetypes"
 	"github.com/nodewright/nodewright/shared/interruption"
@@ -82,17 +84,20 @@ const (
 
 // Sandbox is a running sandbox. Close stops everything it started.
 type Sandbox struct {
-	opts     Options
-	Moto     *awstest.Moto
-	CP       *kubetest.ControlPlane
-	AWS      aws.Config
-	Client   kubernetes.Interface
-	EC2      *ec2.Client
-	SQS      *sqs.Client
-	Store    *state.Store
-	Queues   Queues
-	Timeline *Timeline
-	Log      *slog.Logger
+	opts Options
+	Moto *awstest.Moto
+	CP   *kubetest.ControlPlane
+	AWS  aws.Config
+	// Client is the administrator's; FunctionsClient is the functions' own identity, which has only the
+	// rights of the footprint's ClusterRole (as the EKS access entry gives them).
+	Client          kubernetes.Interface
+	FunctionsClient kubernetes.Interface
+	EC2             *ec2.Client
+	SQS             *sqs.Client
+	Store           *state.Store
+	Queues          Queues
+	Timeline        *Timeline
+	Log             *slog.Logger
 
 	Provisioner  *provisioning.Provisioner
 	Lifecycle    *lifecycle.Runner
@@ -171,7 +176,10 @@ func (s *Sandbox) wire(ctx context.Context) error {
 		s.Timeline.Printf("ec2", "CreateFleet for %s: %s in %s → %v", l.Claim, l.InstanceType, l.Zone, l.InstanceIDs)
 	}}
 	s.Launcher = instance.New(s.fleet, Cluster)
-	s.Recorder = kube.NewRecorder(s.Client, kube.RecorderOptions{Instance: "sandbox"})
+	if err := s.grantFunctions(ctx); err != nil {
+		return err
+	}
+	s.Recorder = kube.NewRecorder(s.FunctionsClient, kube.RecorderOptions{Instance: "sandbox"})
 	prices, err := pricing.NewProvider("us-east-1")
 	if err != nil {
 		return err
@@ -182,7 +190,7 @@ func (s *Sandbox) wire(ctx context.Context) error {
 		KubernetesVersion: "1.34",
 	}, provisioning.Dependencies{
 		Store:       s.Store,
-		Cluster:     kube.NewSnapshotter(s.Client, kube.SnapshotOptions{}),
+		Cluster:     kube.NewSnapshotter(s.FunctionsClient, kube.SnapshotOptions{}),
 		NodeClasses: nodeclass.New(s.EC2, ssm.NewFromConfig(s.AWS), iam.NewFromConfig(s.AWS), Cluster, "us-east-1", time.Now),
 		Catalog:     s.EC2,
 		Prices:      prices,
@@ -192,8 +200,8 @@ func (s *Sandbox) wire(ctx context.Context) error {
 		Now:         time.Now,
 		Rand:        rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1)),
 	})
-	s.Lifecycle = lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{Store: s.Store, Nodes: s.Client.CoreV1().Nodes(),
-		NodeActions: kube.NewActions(s.Client), Instances: instance.New(s.EC2, Cluster), Events: s.Recorder, Now: time.Now})
+	s.Lifecycle = lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{Store: s.Store, Nodes: s.FunctionsClient.CoreV1().Nodes(),
+		NodeActions: kube.NewActions(s.FunctionsClient), Instances: instance.New(s.EC2, Cluster), Events: s.Recorder, Now: time.Now})
 
 	start := time.Now()
 	catalog, err := instancetypes.Discover(ctx, s.EC2)
@@ -229,6 +237,23 @@ func (s *Sandbox) wire(ctx context.Context) error {
 	s.goRun(func() { s.every(runCtx, s.opts.LifecycleEvery, s.lifecyclePass) })
 	s.goRun(func() { s.agent.run(runCtx, 250*time.Millisecond) })
 	s.startInterruption(runCtx)
+	return nil
+}
+
+// grantFunctions applies the footprint's ClusterRole and binding, as `nodewright manifests` prints them,
+// and connects as the functions' identity.
+func (s *Sandbox) grantFunctions(ctx context.Context) error {
+	if _, err := s.Client.RbacV1().ClusterRoles().Create(ctx, footprint.ClusterRole(), metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating the functions' ClusterRole: %w", err)
+	}
+	if _, err := s.Client.RbacV1().ClusterRoleBindings().Create(ctx, footprint.ClusterRoleBinding(), metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("binding the functions' ClusterRole: %w", err)
+	}
+	c, err := kube.NewClientset(s.CP.FunctionsConfig)
+	if err != nil {
+		return err
+	}
+	s.FunctionsClient = c
 	return nil
 }
 
