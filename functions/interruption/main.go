@@ -43,14 +43,12 @@ func main() {
 type settings struct {
 	cluster, table, provisioningURL, terminationURL string
 	rebalance                                       interruption.RebalancePolicy
-	endpoint, ca                                    string
 }
 
 // readSettings reads and checks the environment; the error names the variable that is wrong.
 func readSettings(getenv func(string) string) (settings, error) {
 	s := settings{cluster: getenv("NODEWRIGHT_CLUSTER_NAME"), table: getenv("NODEWRIGHT_STATE_TABLE"),
-		provisioningURL: getenv("NODEWRIGHT_PROVISIONING_QUEUE_URL"), terminationURL: getenv("NODEWRIGHT_TERMINATION_QUEUE_URL"),
-		endpoint: getenv("NODEWRIGHT_CLUSTER_ENDPOINT"), ca: getenv("NODEWRIGHT_CLUSTER_CA")}
+		provisioningURL: getenv("NODEWRIGHT_PROVISIONING_QUEUE_URL"), terminationURL: getenv("NODEWRIGHT_TERMINATION_QUEUE_URL")}
 	for _, v := range []struct{ name, value string }{
 		{"NODEWRIGHT_CLUSTER_NAME", s.cluster}, {"NODEWRIGHT_STATE_TABLE", s.table},
 		{"NODEWRIGHT_PROVISIONING_QUEUE_URL", s.provisioningURL}, {"NODEWRIGHT_TERMINATION_QUEUE_URL", s.terminationURL},
@@ -77,23 +75,11 @@ func build(ctx context.Context, log *slog.Logger) (*interruption.Service, error)
 	if err != nil {
 		return nil, fmt.Errorf("loading AWS configuration: %w", err)
 	}
-	if s.endpoint == "" || s.ca == "" {
-		described, err := kube.DescribeCluster(ctx, eks.NewFromConfig(cfg), s.cluster)
-		if err != nil {
-			return nil, err
-		}
-		if s.endpoint == "" {
-			s.endpoint = described.Endpoint
-		}
-		if s.ca == "" {
-			s.ca = described.CA
-		}
-	}
-	rest, err := kube.RESTConfig(s.endpoint, s.ca, kube.NewTokensFromConfig(cfg, s.cluster))
+	cluster, err := kube.ClusterFromEnv(ctx, os.Getenv, eks.NewFromConfig(cfg), kube.Need{})
 	if err != nil {
 		return nil, err
 	}
-	client, err := kube.NewClientset(rest)
+	client, err := kube.Connect(cfg, cluster)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/lifecycle"
 )
 
@@ -88,11 +87,6 @@ func TestFailuresAreLoggedNotReturned(t *testing.T) {
 func TestLeaseHeldElsewhereIsLogged(t *testing.T) {
 	logs := invoke(t, &fakeSettler{}, &spotCounter{})
 	assert.Contains(t, logs, "another invocation holds the lifecycle lease")
-}
-
-func TestEnvironmentWinsOverDescribeCluster(t *testing.T) {
-	got := fill(kube.Cluster{Name: "demo", Endpoint: "https://override"}, kube.Cluster{Endpoint: "https://eks", CA: "Q0E="})
-	assert.Equal(t, kube.Cluster{Name: "demo", Endpoint: "https://override", CA: "Q0E="}, got)
 }
 
 func TestInstanceRunningStartsASettleLoop(t *testing.T) {

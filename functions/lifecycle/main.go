@@ -42,27 +42,20 @@ func main() {
 // build wires the runner and the spot price refresh from the environment; only start-up failures end the
 // process.
 func build(ctx context.Context) (*lifecycle.Runner, func(context.Context) error, error) {
-	name, table := os.Getenv("NODEWRIGHT_CLUSTER_NAME"), os.Getenv("NODEWRIGHT_STATE_TABLE")
-	if name == "" || table == "" {
-		return nil, nil, fmt.Errorf("NODEWRIGHT_CLUSTER_NAME and NODEWRIGHT_STATE_TABLE are required")
+	table := os.Getenv("NODEWRIGHT_STATE_TABLE")
+	if table == "" {
+		return nil, nil, fmt.Errorf("NODEWRIGHT_STATE_TABLE is required")
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading AWS configuration: %w", err)
 	}
-	cluster := kube.Cluster{Name: name, Endpoint: os.Getenv("NODEWRIGHT_CLUSTER_ENDPOINT"), CA: os.Getenv("NODEWRIGHT_CLUSTER_CA")}
-	if cluster.Endpoint == "" || cluster.CA == "" {
-		described, err := kube.DescribeCluster(ctx, eks.NewFromConfig(cfg), name)
-		if err != nil {
-			return nil, nil, err
-		}
-		cluster = fill(cluster, described)
-	}
-	rest, err := kube.RESTConfig(cluster.Endpoint, cluster.CA, kube.NewTokensFromConfig(cfg, name))
+	cluster, err := kube.ClusterFromEnv(ctx, os.Getenv, eks.NewFromConfig(cfg), kube.Need{})
 	if err != nil {
 		return nil, nil, err
 	}
-	client, err := kube.NewClientset(rest)
+	name := cluster.Name
+	client, err := kube.Connect(cfg, cluster)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -81,15 +74,4 @@ func build(ctx context.Context) (*lifecycle.Runner, func(context.Context) error,
 		Now:         time.Now,
 	})
 	return r, refreshSpot(prices, ec2Client, store, time.Now), nil
-}
-
-// fill takes what the environment left unset from DescribeCluster.
-func fill(c, described kube.Cluster) kube.Cluster {
-	if c.Endpoint == "" {
-		c.Endpoint = described.Endpoint
-	}
-	if c.CA == "" {
-		c.CA = described.CA
-	}
-	return c
 }

@@ -47,32 +47,24 @@ func main() {
 
 // build wires the provisioner from the environment; only start-up failures end the process.
 func build(ctx context.Context) (*provisioning.Provisioner, error) {
-	name, table := os.Getenv("NODEWRIGHT_CLUSTER_NAME"), os.Getenv("NODEWRIGHT_STATE_TABLE")
-	if name == "" || table == "" {
-		return nil, fmt.Errorf("NODEWRIGHT_CLUSTER_NAME and NODEWRIGHT_STATE_TABLE are required")
+	table := os.Getenv("NODEWRIGHT_STATE_TABLE")
+	if table == "" {
+		return nil, fmt.Errorf("NODEWRIGHT_STATE_TABLE is required")
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("loading AWS configuration: %w", err)
 	}
-	cluster := kube.Cluster{Name: name, Endpoint: os.Getenv("NODEWRIGHT_CLUSTER_ENDPOINT"), CA: os.Getenv("NODEWRIGHT_CLUSTER_CA"),
-		ServiceCIDR: os.Getenv("NODEWRIGHT_SERVICE_CIDR"), Version: os.Getenv("NODEWRIGHT_KUBERNETES_VERSION")}
-	if cluster.Endpoint == "" || cluster.CA == "" || cluster.ServiceCIDR == "" || cluster.Version == "" {
-		described, err := kube.DescribeCluster(ctx, eks.NewFromConfig(cfg), name)
-		if err != nil {
-			return nil, err
-		}
-		cluster = fill(cluster, described)
+	cluster, err := kube.ClusterFromEnv(ctx, os.Getenv, eks.NewFromConfig(cfg), kube.Need{Nodes: true})
+	if err != nil {
+		return nil, err
 	}
+	name := cluster.Name
 	dns, err := dnsIP(cluster.ServiceCIDR)
 	if err != nil {
 		return nil, err
 	}
-	rest, err := kube.RESTConfig(cluster.Endpoint, cluster.CA, kube.NewTokensFromConfig(cfg, name))
-	if err != nil {
-		return nil, err
-	}
-	client, err := kube.NewClientset(rest)
+	client, err := kube.Connect(cfg, cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -119,23 +111,6 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 		_ = p.Warm(ctx)
 	}()
 	return p, nil
-}
-
-// fill takes what the environment left unset from DescribeCluster.
-func fill(c, described kube.Cluster) kube.Cluster {
-	if c.Endpoint == "" {
-		c.Endpoint = described.Endpoint
-	}
-	if c.CA == "" {
-		c.CA = described.CA
-	}
-	if c.ServiceCIDR == "" {
-		c.ServiceCIDR = described.ServiceCIDR
-	}
-	if c.Version == "" {
-		c.Version = described.Version
-	}
-	return c
 }
 
 // dnsIP is the cluster DNS service address EKS uses: the tenth address of the service range.

@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-
-	"github.com/nodewright/nodewright/shared/kube"
 )
 
 func TestDNSIPIsTheTenthServiceAddress(t *testing.T) {
@@ -16,10 +14,4 @@ func TestDNSIPIsTheTenthServiceAddress(t *testing.T) {
 	}
 	_, err := dnsIP("fd00::/108")
 	assert.Error(t, err)
-}
-
-func TestEnvironmentWinsOverDescribeCluster(t *testing.T) {
-	got := fill(kube.Cluster{Name: "demo", Endpoint: "https://override"},
-		kube.Cluster{Endpoint: "https://eks", CA: "Q0E=", ServiceCIDR: "10.100.0.0/16", Version: "1.34"})
-	assert.Equal(t, kube.Cluster{Name: "demo", Endpoint: "https://override", CA: "Q0E=", ServiceCIDR: "10.100.0.0/16", Version: "1.34"}, got)
 }

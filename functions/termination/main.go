@@ -40,28 +40,20 @@ func main() {
 
 // build wires the termination service from the environment; only start-up failures end the process.
 func build(ctx context.Context) (*termination.Service, error) {
-	name, table, queue := os.Getenv("NODEWRIGHT_CLUSTER_NAME"), os.Getenv("NODEWRIGHT_STATE_TABLE"),
-		os.Getenv("NODEWRIGHT_TERMINATION_QUEUE_URL")
-	if name == "" || table == "" || queue == "" {
+	table, queue := os.Getenv("NODEWRIGHT_STATE_TABLE"), os.Getenv("NODEWRIGHT_TERMINATION_QUEUE_URL")
+	if os.Getenv(kube.EnvClusterName) == "" || table == "" || queue == "" {
 		return nil, fmt.Errorf("NODEWRIGHT_CLUSTER_NAME, NODEWRIGHT_STATE_TABLE and NODEWRIGHT_TERMINATION_QUEUE_URL are required")
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("loading AWS configuration: %w", err)
 	}
-	cluster := kube.Cluster{Name: name, Endpoint: os.Getenv("NODEWRIGHT_CLUSTER_ENDPOINT"), CA: os.Getenv("NODEWRIGHT_CLUSTER_CA")}
-	if cluster.Endpoint == "" || cluster.CA == "" {
-		described, err := kube.DescribeCluster(ctx, eks.NewFromConfig(cfg), name)
-		if err != nil {
-			return nil, err
-		}
-		cluster = fill(cluster, described)
-	}
-	rest, err := kube.RESTConfig(cluster.Endpoint, cluster.CA, kube.NewTokensFromConfig(cfg, name))
+	cluster, err := kube.ClusterFromEnv(ctx, os.Getenv, eks.NewFromConfig(cfg), kube.Need{})
 	if err != nil {
 		return nil, err
 	}
-	client, err := kube.NewClientset(rest)
+	name := cluster.Name
+	client, err := kube.Connect(cfg, cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -74,15 +66,4 @@ func build(ctx context.Context) (*termination.Service, error) {
 		Queue:     sqs.NewFromConfig(cfg),
 		Now:       time.Now,
 	}), nil
-}
-
-// fill takes the endpoint and CA the environment left unset from DescribeCluster.
-func fill(c, described kube.Cluster) kube.Cluster {
-	if c.Endpoint == "" {
-		c.Endpoint = described.Endpoint
-	}
-	if c.CA == "" {
-		c.CA = described.CA
-	}
-	return c
 }

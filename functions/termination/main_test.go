@@ -5,14 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-
-	"github.com/nodewright/nodewright/shared/kube"
 )
-
-func TestEnvironmentWinsOverDescribeCluster(t *testing.T) {
-	got := fill(kube.Cluster{Name: "demo", Endpoint: "https://override"}, kube.Cluster{Endpoint: "https://eks", CA: "Q0E="})
-	assert.Equal(t, kube.Cluster{Name: "demo", Endpoint: "https://override", CA: "Q0E="}, got)
-}
 
 func TestBuildNamesTheMissingEnvironment(t *testing.T) {
 	t.Setenv("NODEWRIGHT_CLUSTER_NAME", "demo")

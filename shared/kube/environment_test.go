@@ -1,0 +1,51 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// countingEKS answers DescribeCluster with a fixed cluster and counts the calls.
+type countingEKS struct{ calls int }
+
+func (f *countingEKS) DescribeCluster(_ context.Context, in *eks.DescribeClusterInput, _ ...func(*eks.Options)) (*eks.DescribeClusterOutput, error) {
+	f.calls++
+	if aws.ToString(in.Name) != "demo" {
+		return nil, errors.New("unexpected cluster " + aws.ToString(in.Name))
+	}
+	return &eks.DescribeClusterOutput{Cluster: &ekstypes.Cluster{Name: in.Name, Endpoint: aws.String("https://eks"), Version: aws.String("1.34"),
+		CertificateAuthority:    &ekstypes.Certificate{Data: aws.String("Q0E=")},
+		KubernetesNetworkConfig: &ekstypes.KubernetesNetworkConfigResponse{ServiceIpv4Cidr: aws.String("10.100.0.0/16")}}}, nil
+}
+
+func TestClusterFromEnv(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	ctx := context.Background()
+
+	api := &countingEKS{}
+	_, err := ClusterFromEnv(ctx, env(nil), api, Need{})
+	assert.ErrorContains(t, err, EnvClusterName+" is required")
+
+	c, err := ClusterFromEnv(ctx, env(map[string]string{EnvClusterName: "demo", EnvClusterEndpoint: "https://override"}), api, Need{})
+	require.NoError(t, err)
+	assert.Equal(t, Cluster{Name: "demo", Endpoint: "https://override", CA: "Q0E=", ServiceCIDR: "10.100.0.0/16", Version: "1.34"}, c,
+		"the environment wins; EKS fills the rest")
+	assert.Equal(t, 1, api.calls)
+
+	full := map[string]string{EnvClusterName: "demo", EnvClusterEndpoint: "https://e", EnvClusterCA: "Q0E="}
+	_, err = ClusterFromEnv(ctx, env(full), api, Need{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, api.calls, "endpoint and CA set: no call")
+	c, err = ClusterFromEnv(ctx, env(full), api, Need{Nodes: true})
+	require.NoError(t, err)
+	assert.Equal(t, 2, api.calls, "launching nodes needs the service range and version too")
+	assert.Equal(t, "10.100.0.0/16", c.ServiceCIDR)
+	assert.Equal(t, "https://e", c.Endpoint)
+}
