@@ -150,10 +150,16 @@ func TestEverySampleIsListed(t *testing.T) {
 
 // looksLikeInterruptionSample says whether an events/ file is ours to read: named for interruption, or
 // carrying an EC2 or Health event (directly, or as the escaped body of an SQS record). Other functions'
-// SQS samples (the provisioning queue's) are not.
+// SQS samples (the provisioning queue's) are not, nor samples named for another function (the lifecycle
+// function's trigger is an EC2 state change too; its own handler test reads it).
 func looksLikeInterruptionSample(name string, body []byte) bool {
 	if strings.HasPrefix(name, "interruption-") || strings.HasPrefix(name, "sqs-batch-interruption") {
 		return true
+	}
+	for _, other := range []string{"lifecycle-", "provisioner-", "termination-", "webhook-"} {
+		if strings.HasPrefix(name, other) {
+			return false
+		}
 	}
 	text := string(body)
 	return slices.ContainsFunc([]string{`aws.ec2`, `aws.health`}, func(marker string) bool {
@@ -168,6 +174,7 @@ func TestLooksLikeInterruptionSample(t *testing.T) {
 	assert.True(t, looksLikeInterruptionSample("batch.json", []byte(`{"eventSource": "aws:sqs", "body": "{\"source\":\"aws.health\"}"}`)))
 	assert.False(t, looksLikeInterruptionSample("provisioner-sqs-batch.json", []byte(`{"eventSource": "aws:sqs", "body": "{\"cluster\":\"demo\"}"}`)))
 	assert.False(t, looksLikeInterruptionSample("admission-pod-unschedulable.json", []byte(`{"kind": "AdmissionReview"}`)))
+	assert.False(t, looksLikeInterruptionSample("lifecycle-instance-running.json", []byte(`{"source": "aws.ec2"}`)), "another function's sample")
 }
 
 func emptyAsNil(ids []string) []string {
