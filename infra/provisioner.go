@@ -23,7 +23,7 @@ type Provisioner struct {
 var provisionerEC2Reads = []string{
 	"ec2:DescribeAvailabilityZones", "ec2:DescribeImages", "ec2:DescribeInstances", "ec2:DescribeInstanceTypeOfferings",
 	"ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates", "ec2:DescribeLaunchTemplateVersions",
-	"ec2:DescribeSecurityGroups", "ec2:DescribeSpotPriceHistory", "ec2:DescribeSubnets",
+	"ec2:DescribeSecurityGroups", "ec2:DescribeSpotPriceHistory", "ec2:DescribeSubnets", "ec2:DescribeCapacityReservations",
 }
 
 // NewProvisioner creates the function, its triggers and its permissions; nodes names the roles and
@@ -71,6 +71,7 @@ func allowProvisionerEC2(role awsiam.Role, cluster string) {
 	allow(role, "LaunchWithSelectedResources", launch, []string{
 		ec2Arn(role, "image", false), ec2Arn(role, "snapshot", false),
 		ec2Arn(role, "subnet", true), ec2Arn(role, "security-group", true),
+		capacityReservationArn(role),
 	}, nil)
 	allow(role, "DeleteOwnedTemplates", []string{"ec2:DeleteLaunchTemplate"}, []string{ec2Arn(role, "launch-template", true)},
 		conditions{"StringEquals": resourceOwned})
@@ -83,9 +84,18 @@ func allowProvisionerEC2(role awsiam.Role, cluster string) {
 		"launch templates it creates only at launch time; every statement on them requires the cluster's "+
 		"kubernetes.io/cluster/<name>=owned tag in the request (creation) or on the resource (launch from, delete).",
 		arnWildcard("ec2", `(fleet|instance|volume|network-interface|launch-template|spot-instances-request)\/\*`, true))
-	suppressWildcards(role, "Images, snapshots, subnets and security groups are chosen by the EC2NodeClass selectors at "+
-		"run time (they change without a deploy); RunInstances/CreateFleet only read them.",
-		arnWildcard("ec2", `(image|snapshot)\/\*`, false), arnWildcard("ec2", `(subnet|security-group)\/\*`, true))
+	suppressWildcards(role, "Images, snapshots, subnets, security groups and capacity reservations are chosen by the "+
+		"EC2NodeClass selectors at run time (they change without a deploy; reservations may be shared from other "+
+		"accounts); RunInstances/CreateFleet only read them.",
+		arnWildcard("ec2", `(image|snapshot)\/\*`, false), arnWildcard("ec2", `(subnet|security-group)\/\*`, true),
+		`/^Resource::arn:(<AWS::Partition>|aws[a-z-]*):ec2:(<AWS::Region>|[a-z0-9-]+)?:\*:capacity-reservation\/\*$/`)
+}
+
+// capacityReservationArn is every capacity reservation of the region, of any account: an EC2NodeClass's
+// capacityReservationSelectorTerms may select reservations shared with this account (ownerID).
+func capacityReservationArn(scope constructs.Construct) string {
+	return *awscdk.Stack_Of(scope).FormatArn(&awscdk.ArnComponents{Service: jsii.String("ec2"), Account: jsii.String("*"),
+		Resource: jsii.String("capacity-reservation"), ResourceName: jsii.String("*")})
 }
 
 // instanceProfilePrefix is the name prefix of the instance profiles Nodewright manages for a cluster

@@ -248,7 +248,7 @@ func TestWorkers(t *testing.T) {
 			default:
 				selected++
 				assert.Nil(t, s["Condition"], s["Sid"])
-				for _, r := range []string{"::image/*", "::snapshot/*", ":subnet/*", ":security-group/*"} {
+				for _, r := range []string{"::image/*", "::snapshot/*", ":subnet/*", ":security-group/*", ":*:capacity-reservation/*"} {
 					assert.Contains(t, res, r, s["Sid"])
 				}
 			}

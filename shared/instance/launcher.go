@@ -33,6 +33,15 @@ const (
 const (
 	CapacityTypeSpot     = "spot"
 	CapacityTypeOnDemand = "on-demand"
+	// CapacityTypeReserved launches into a capacity reservation that each override's launch template
+	// targets.
+	CapacityTypeReserved = "reserved"
+)
+
+// Capacity reservation types (Override.ReservationType).
+const (
+	ReservationTypeDefault       = "default"
+	ReservationTypeCapacityBlock = "capacity-block"
 )
 
 // MaxOverrideTypes is the most instance types one launch offers EC2.
@@ -46,6 +55,9 @@ type Override struct {
 	LaunchTemplate string
 	// Price orders the overrides; cheapest first.
 	Price float64
+	// ReservationID and ReservationType name the capacity reservation a reserved override's launch
+	// template targets; empty for spot and on-demand.
+	ReservationID, ReservationType string
 }
 
 // Request is one claim's launch.
@@ -73,8 +85,10 @@ func (req Request) token() string {
 // Instance is what EC2 says about a launched instance.
 type Instance struct {
 	ID, InstanceType, Zone, CapacityType, ImageID, State string
-	LaunchTime                                           time.Time
-	Tags                                                 map[string]string
+	// CapacityReservationID is the reservation the instance runs in, if any.
+	CapacityReservationID string
+	LaunchTime            time.Time
+	Tags                  map[string]string
 	// NoCapacity lists the offerings a fresh launch's fleet reported without capacity before it found
 	// one that had some; they should be marked unavailable like a failed launch's.
 	NoCapacity []Offering
@@ -99,6 +113,9 @@ func (l *Launcher) Launch(ctx context.Context, req Request) (Instance, error) {
 		return Instance{}, err
 	}
 	if existing, ok, err := l.FindByClaim(ctx, req.Claim); err != nil || ok {
+		if existing.CapacityReservationID != "" { // launched by an earlier attempt into a reservation
+			existing = req.reserved(existing)
+		}
 		return existing, err
 	}
 	out, err := l.ec2.CreateFleet(ctx, l.fleetInput(req))
@@ -122,7 +139,7 @@ func (l *Launcher) Launch(ctx context.Context, req Request) (Instance, error) {
 		if errors.As(fleetErrors(req, out.Errors), &ice) {
 			got.NoCapacity = ice.Offerings
 		}
-		return got, nil
+		return req.reserved(got), nil
 	}
 	return Instance{}, fleetErrors(req, out.Errors)
 }
@@ -163,8 +180,8 @@ func validate(req Request) error {
 	switch {
 	case req.Cluster == "" || req.Claim == "" || req.NodePool == "" || req.NodeClass == "":
 		return &LaunchError{Kind: KindInvalidRequest, Code: "MissingParameter", Message: "cluster, claim, node pool and node class are required"}
-	case req.CapacityType != CapacityTypeSpot && req.CapacityType != CapacityTypeOnDemand:
-		return &LaunchError{Kind: KindInvalidRequest, Code: "InvalidCapacityType", Message: fmt.Sprintf("capacity type %q is not spot or on-demand", req.CapacityType)}
+	case req.CapacityType != CapacityTypeSpot && req.CapacityType != CapacityTypeOnDemand && req.CapacityType != CapacityTypeReserved:
+		return &LaunchError{Kind: KindInvalidRequest, Code: "InvalidCapacityType", Message: fmt.Sprintf("capacity type %q is not spot, on-demand or reserved", req.CapacityType)}
 	case len(req.Overrides) == 0:
 		return &LaunchError{Kind: KindInvalidRequest, Code: "MissingParameter", Message: "no instance type to launch"}
 	case len(req.token()) > 64:
@@ -176,6 +193,9 @@ func validate(req Request) error {
 	}
 	if len(types) > MaxOverrideTypes {
 		return &LaunchError{Kind: KindInvalidRequest, Code: "TooManyInstanceTypes", Message: fmt.Sprintf("%d instance types offered, at most %d", len(types), MaxOverrideTypes)}
+	}
+	if req.CapacityType == CapacityTypeReserved {
+		return validateReserved(req.Overrides)
 	}
 	return nil
 }
@@ -223,7 +243,7 @@ func (l *Launcher) fleetInput(req Request) *ec2.CreateFleetInput {
 		LaunchTemplateConfigs: configs,
 		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{
 			TotalTargetCapacity:       aws.Int32(1),
-			DefaultTargetCapacityType: ec2types.DefaultTargetCapacityType(req.CapacityType),
+			DefaultTargetCapacityType: req.fleetCapacityType(),
 		},
 		TagSpecifications: []ec2types.TagSpecification{
 			{ResourceType: ec2types.ResourceTypeInstance, Tags: tags},
@@ -234,9 +254,12 @@ func (l *Launcher) fleetInput(req Request) *ec2.CreateFleetInput {
 	if req.Context != "" {
 		in.Context = aws.String(req.Context)
 	}
-	if req.CapacityType == CapacityTypeSpot {
+	switch {
+	case req.CapacityType == CapacityTypeSpot:
 		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyPriceCapacityOptimized}
-	} else {
+	case in.TargetCapacitySpecification.DefaultTargetCapacityType == ec2types.DefaultTargetCapacityTypeCapacityBlock:
+		// A capacity block takes no on-demand options.
+	default:
 		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyLowestPrice}
 	}
 	return in

@@ -77,6 +77,7 @@ func fromEC2(i ec2types.Instance) Instance {
 	inst := Instance{
 		ID: aws.ToString(i.InstanceId), InstanceType: string(i.InstanceType), ImageID: aws.ToString(i.ImageId),
 		LaunchTime: aws.ToTime(i.LaunchTime), Tags: map[string]string{}, CapacityType: CapacityTypeOnDemand,
+		CapacityReservationID: aws.ToString(i.CapacityReservationId),
 	}
 	if i.Placement != nil {
 		inst.Zone = aws.ToString(i.Placement.AvailabilityZone)

@@ -18,9 +18,15 @@ type Prices interface {
 // the node class's subnets; nil means all) and capacity type that has a price. Types left with no
 // offering are returned in skipped with the reason.
 func (c *Catalog) Build(cfg scheduling.NodeClassConfig, prices Prices, zones []string) (types []*scheduling.InstanceType, skipped map[string]string, err error) {
+	return c.BuildWithReservations(cfg, prices, zones, nil)
+}
+
+// BuildWithReservations is Build plus a reserved offering per capacity reservation of the node class
+// (see ReservedOffering).
+func (c *Catalog) BuildWithReservations(cfg scheduling.NodeClassConfig, prices Prices, zones []string, reservations []Reservation) (types []*scheduling.InstanceType, skipped map[string]string, err error) {
 	skipped = map[string]string{}
 	for _, t := range c.Types {
-		var offerings []scheduling.Offering
+		offerings := reservedOfferings(t.Info.Name, reservations, prices)
 		for _, z := range t.Zones {
 			if zones != nil && !slices.Contains(zones, z) {
 				continue

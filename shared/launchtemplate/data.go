@@ -42,8 +42,8 @@ func (t Template) options() Options {
 // network interface when the node class sets associatePublicIPAddress, ipPrefixCount or
 // connectionTracking), CPU options (nested virtualization), block devices
 // (the node class's, else the family's defaults), metadata options (the node class's, defaulted, with
-// instance tags in metadata disabled), detailed monitoring, and tags on the instance, its volumes and its
-// network interfaces.
+// instance tags in metadata disabled), detailed monitoring, the targeted capacity reservation if any, and
+// tags on the instance, its volumes and its network interfaces.
 func Data(t Template) (*ec2types.RequestLaunchTemplateData, error) {
 	nc := t.NodeClass
 	if nc == nil {
@@ -97,6 +97,7 @@ func Data(t Template) (*ec2types.RequestLaunchTemplateData, error) {
 	} else {
 		data.SecurityGroupIds = groups
 	}
+	reservationTarget(data, o)
 	tags := tagList(Tags(o.Cluster.Name, nc, o.Labels[apis.NodePoolLabelKey]))
 	for _, rt := range []ec2types.ResourceType{ec2types.ResourceTypeInstance, ec2types.ResourceTypeVolume, ec2types.ResourceTypeNetworkInterface} {
 		data.TagSpecifications = append(data.TagSpecifications, ec2types.LaunchTemplateTagSpecificationRequest{ResourceType: rt, Tags: tags})

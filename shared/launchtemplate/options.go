@@ -52,6 +52,10 @@ type Options struct {
 	// InstanceStorePolicy is the EC2NodeClass spec.instanceStorePolicy: RAID0 puts the instance-store
 	// NVMe disks in one array used for the kubelet's and containerd's storage.
 	InstanceStorePolicy *apis.InstanceStorePolicy
+	// CapacityReservationID, when set, makes the template launch into that capacity reservation only
+	// (targeted); CapacityReservationType is its type, default or capacity-block.
+	CapacityReservationID   string
+	CapacityReservationType string
 }
 
 func (o Options) raid0() bool {

@@ -18,6 +18,7 @@ type EC2API interface {
 	ec2.DescribeSubnetsAPIClient
 	ec2.DescribeSecurityGroupsAPIClient
 	ec2.DescribeImagesAPIClient
+	ec2.DescribeCapacityReservationsAPIClient
 }
 
 // SSMAPI reads public AMI parameters; *ssm.Client satisfies it.
@@ -62,7 +63,9 @@ type Resolution struct {
 	Status apis.EC2NodeClassStatus
 	// Subnets are the matched subnets with their free addresses, most first.
 	Subnets []Subnet
-	Ready   bool
+	// CapacityReservations are the usable reservations (also in Status), with their available counts.
+	CapacityReservations []CapacityReservation
+	Ready                bool
 }
 
 // Resolve resolves nc for Kubernetes version k8sVersion ("1.34"). The error is only for failed API calls;
@@ -91,6 +94,22 @@ func (r *Resolver) Resolve(ctx context.Context, nc *apis.EC2NodeClass, k8sVersio
 		cond(apis.ConditionTypeSubnetsReady, false, "SubnetsNotFound", "subnetSelectorTerms match no subnet")
 	} else {
 		cond(apis.ConditionTypeSubnetsReady, true, "SubnetsReady", fmt.Sprintf("%d subnets in %d zones", len(subnets), len(BestPerZone(subnets))))
+	}
+
+	if len(nc.Spec.CapacityReservationSelectorTerms) > 0 {
+		zones := map[string]bool{}
+		for _, s := range subnets {
+			zones[s.Zone] = true
+		}
+		if res.CapacityReservations, err = r.capacityReservations(ctx, nc.Spec.CapacityReservationSelectorTerms, zones); err != nil {
+			return res, err
+		}
+		for _, cr := range res.CapacityReservations {
+			res.Status.CapacityReservations = append(res.Status.CapacityReservations, cr.CapacityReservationStatus)
+		}
+		// No matching reservation is not an error: the class launches spot or on-demand instead.
+		cond(apis.ConditionTypeCapacityReservationsReady, true, "CapacityReservationsReady",
+			fmt.Sprintf("%d active capacity reservations", len(res.CapacityReservations)))
 	}
 
 	if res.Status.SecurityGroups, err = r.securityGroups(ctx, nc.Spec.SecurityGroupSelectorTerms); err != nil {

@@ -42,7 +42,7 @@ func (l claimLaunch) run(ctx context.Context) (*LaunchedClaim, error) {
 	req := instance.Request{Cluster: l.target.cluster.Name, Claim: l.name, NodePool: cp.NodePool, NodeClass: nc.Name,
 		Tags: nc.Spec.Tags, Context: aws.ToString(nc.Spec.Context)}
 	plan, err := buildLaunchPlan(ctx, l.templates, l.target, req)
-	if err == nil && len(plan.Spot)+len(plan.OnDemand) == 0 {
+	if err == nil && len(plan.Reserved)+len(plan.Spot)+len(plan.OnDemand) == 0 {
 		err = errors.New("no offering of its instance types has a subnet and an AMI")
 	}
 	if err != nil {
@@ -72,7 +72,7 @@ func (l claimLaunch) run(ctx context.Context) (*LaunchedClaim, error) {
 	return launched, l.decide(ctx, "Launch", "Provisioned", cp.Why, map[string]string{
 		"instanceId": inst.ID, "instanceType": inst.InstanceType, "zone": inst.Zone, "capacityType": capacityType,
 		"pricePerHour": strconv.FormatFloat(price, 'f', 4, 64), "pods": strconv.Itoa(len(cp.Pods)),
-		"attempts": strconv.Itoa(res.Attempts)})
+		"attempts": strconv.Itoa(res.Attempts), "capacityReservationId": inst.CapacityReservationID})
 }
 
 // abandon deletes the claim of a launch that started nothing and records why.
@@ -104,13 +104,14 @@ func launchedOffering(plan LaunchPlan, inst instance.Instance) (string, float64)
 	lists := []struct {
 		capacityType string
 		overrides    []instance.Override
-	}{{instance.CapacityTypeSpot, plan.Spot}, {instance.CapacityTypeOnDemand, plan.OnDemand}}
+	}{{instance.CapacityTypeReserved, plan.Reserved}, {instance.CapacityTypeSpot, plan.Spot}, {instance.CapacityTypeOnDemand, plan.OnDemand}}
 	for _, l := range lists {
 		if inst.CapacityType != "" && inst.CapacityType != l.capacityType {
 			continue
 		}
 		for _, o := range l.overrides {
-			if o.InstanceType == inst.InstanceType && (inst.Zone == "" || o.Zone == inst.Zone) {
+			if o.InstanceType == inst.InstanceType && (inst.Zone == "" || o.Zone == inst.Zone) &&
+				(inst.CapacityReservationID == "" || o.ReservationID == inst.CapacityReservationID) {
 				return l.capacityType, o.Price
 			}
 		}

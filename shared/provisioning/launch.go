@@ -32,7 +32,9 @@ const MaxLaunchAttempts = 6
 // LaunchPlan is one claim's launch: the request (its CapacityType and Overrides are set per attempt) and
 // the overrides available in each capacity type, cheapest first.
 type LaunchPlan struct {
-	Request  instance.Request
+	Request instance.Request
+	// Reserved are the overrides into capacity reservations, each through its reservation's template.
+	Reserved []instance.Override
 	Spot     []instance.Override
 	OnDemand []instance.Override
 }
@@ -49,16 +51,13 @@ type LaunchResult struct {
 var ErrNoCapacity = errors.New("no offering had capacity")
 
 // Launch launches the plan's claim, falling back without a new solve: capacity types in precedence
-// (spot before on-demand; reserved capacity is not built yet), and within one the offerings left after
-// each insufficient-capacity answer. Every offering found without capacity is recorded for
+// (reserved, then spot, then on-demand; see launchSteps), and within one the offerings left after each
+// insufficient-capacity answer. Every offering found without capacity is recorded for
 // state.UnavailableCapacityTTL so the next solve, in any invocation, avoids it. Errors other than
 // capacity stop the launch and are returned as they are (see instance.KindOf).
 func Launch(ctx context.Context, l InstanceLauncher, rec UnavailableRecorder, plan LaunchPlan) (LaunchResult, error) {
 	var res LaunchResult
-	for _, step := range []struct {
-		capacityType string
-		overrides    []instance.Override
-	}{{instance.CapacityTypeSpot, plan.Spot}, {instance.CapacityTypeOnDemand, plan.OnDemand}} {
+	for _, step := range launchSteps(plan) {
 		remaining := step.overrides
 		for len(remaining) > 0 {
 			if res.Attempts == MaxLaunchAttempts {

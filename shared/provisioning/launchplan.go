@@ -12,6 +12,7 @@ import (
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/launchtemplate"
+	"github.com/nodewright/nodewright/shared/nodeclass"
 	"github.com/nodewright/nodewright/shared/scheduling"
 )
 
@@ -35,7 +36,9 @@ type claimTarget struct {
 // first: every available offering of its instance-type options that its requirements allow (zone,
 // capacity type) in a zone where the node class has a subnet (the one with most free addresses), through
 // the launch template of the AMI that fits the instance type (its requirements: architecture at least)
-// and of that capacity type. An instance type no AMI fits is left out.
+// and of that capacity type. A reserved offering goes through a template of its own that targets its
+// capacity reservation, if the node class still selects it and the requirements allow its id and type.
+// An instance type no AMI fits is left out.
 func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarget, req instance.Request) (LaunchPlan, error) {
 	reqs, err := scheduling.RequirementsFromSpecs(t.claim.Requirements)
 	if err != nil {
@@ -46,7 +49,11 @@ func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarg
 		return LaunchPlan{}, err
 	}
 	plan := LaunchPlan{Request: req}
-	names := map[[2]string]string{} // (image, capacity type) → template
+	reservations := map[string]nodeclass.CapacityReservation{}
+	for _, cr := range t.class.resolved.CapacityReservations {
+		reservations[cr.ID] = cr
+	}
+	names := map[[3]string]string{} // (image, capacity type, reservation) → template
 	for _, name := range t.claim.InstanceTypeOptions {
 		it := t.class.byName[name]
 		if it == nil {
@@ -67,44 +74,71 @@ func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarg
 			if c := reqs.Get(scheduling.LabelCapacityType); c != nil && !c.Has(o.CapacityType) {
 				continue
 			}
-			if o.CapacityType != instance.CapacityTypeSpot && o.CapacityType != instance.CapacityTypeOnDemand {
-				continue // reserved capacity is not launched yet
+			var cr *nodeclass.CapacityReservation
+			switch o.CapacityType {
+			case instance.CapacityTypeSpot, instance.CapacityTypeOnDemand:
+			case instance.CapacityTypeReserved:
+				r, ok := reservations[o.ReservationID]
+				if !ok || r.InstanceType != it.Name || r.AvailabilityZone != o.Zone {
+					continue // an offering of a reservation the class no longer selects
+				}
+				if rid := reqs.Get(scheduling.LabelCapacityReservationID); rid != nil && !rid.Has(r.ID) {
+					continue
+				}
+				if rt := reqs.Get(scheduling.LabelCapacityReservationType); rt != nil && !rt.Has(r.ReservationType) {
+					continue
+				}
+				cr = &r
+			default:
+				continue
 			}
-			key := [2]string{image, o.CapacityType}
+			key := [3]string{image, o.CapacityType, o.ReservationID}
 			lt, ok := names[key]
 			if !ok {
 				lt, err = templates.Ensure(ctx, launchtemplate.Template{NodeClass: t.class.nc, Resolved: t.class.resolved.Status,
-					ImageID: image, Options: templateOptions(t, o.CapacityType)})
+					ImageID: image, Options: templateOptions(t, o.CapacityType, cr)})
 				if err != nil {
 					return LaunchPlan{}, fmt.Errorf("ensuring launch template for %s: %w", image, err)
 				}
 				names[key] = lt
 			}
 			ov := instance.Override{InstanceType: it.Name, Zone: o.Zone, SubnetID: subnet.ID, LaunchTemplate: lt, Price: o.Price}
-			if o.CapacityType == instance.CapacityTypeSpot {
+			switch o.CapacityType {
+			case instance.CapacityTypeSpot:
 				plan.Spot = append(plan.Spot, ov)
-			} else {
+			case instance.CapacityTypeOnDemand:
 				plan.OnDemand = append(plan.OnDemand, ov)
+			default:
+				ov.ReservationID, ov.ReservationType = cr.ID, cr.ReservationType
+				plan.Reserved = append(plan.Reserved, ov)
 			}
 		}
 	}
 	byPrice := func(a, b instance.Override) int {
 		return cmp.Or(cmp.Compare(a.Price, b.Price), cmp.Compare(a.InstanceType, b.InstanceType), cmp.Compare(a.Zone, b.Zone))
 	}
+	slices.SortStableFunc(plan.Reserved, byPrice)
 	slices.SortStableFunc(plan.Spot, byPrice)
 	slices.SortStableFunc(plan.OnDemand, byPrice)
 	return plan, nil
 }
 
 // templateOptions are the user-data inputs of the claim's nodes: the NodePool's labels (its
-// EC2NodeClass label included) with the nodepool and capacity-type labels, and its taints.
-func templateOptions(t claimTarget, capacityType string) launchtemplate.Options {
+// EC2NodeClass label included) with the nodepool and capacity-type labels, and its taints. A node of a
+// reservation (cr, else nil) also gets the reservation id and type labels, and its template targets it.
+func templateOptions(t claimTarget, capacityType string, cr *nodeclass.CapacityReservation) launchtemplate.Options {
 	labels := map[string]string{}
 	maps.Copy(labels, t.pool.Labels)
 	labels[apis.NodePoolLabelKey] = t.pool.Name
 	labels[apis.NodeClassLabelKey] = t.class.nc.Name
 	labels[apis.CapacityTypeLabelKey] = capacityType
-	return launchtemplate.Options{Cluster: t.cluster, Labels: labels, Taints: t.pool.Taints, StartupTaints: t.pool.StartupTaints}
+	opts := launchtemplate.Options{Cluster: t.cluster, Labels: labels, Taints: t.pool.Taints, StartupTaints: t.pool.StartupTaints}
+	if cr != nil {
+		labels[apis.LabelCapacityReservationID] = cr.ID
+		labels[apis.LabelCapacityReservationType] = cr.ReservationType
+		opts.CapacityReservationID, opts.CapacityReservationType = cr.ID, cr.ReservationType
+	}
+	return opts
 }
 
 // amiChoice is a resolved AMI with its requirements parsed.

@@ -77,7 +77,11 @@ func prepareClass(ctx context.Context, r NodeClassResolver, cat *instancetypes.C
 	}
 	subnets := nodeclass.BestPerZone(res.Subnets)
 	zones := slices.Sorted(maps.Keys(subnets))
-	types, _, err := cat.Build(cfg, prices, zones)
+	reservations := make([]instancetypes.Reservation, 0, len(res.CapacityReservations))
+	for _, cr := range res.CapacityReservations {
+		reservations = append(reservations, instancetypes.Reservation{ID: cr.ID, InstanceType: cr.InstanceType, Zone: cr.AvailabilityZone, Available: cr.Available})
+	}
+	types, _, err := cat.BuildWithReservations(cfg, prices, zones, reservations)
 	if err != nil {
 		return nil, fmt.Sprintf("EC2NodeClass %s: building instance types: %v", name, err)
 	}
