@@ -28,7 +28,10 @@ var _ settler = (*lifecycle.Runner)(nil)
 // schedule still registers Nodes within seconds), and one spot price refresh beside them. It logs one JSON
 // summary line and never fails the invocation: the next schedule is the retry, and an EventBridge retry
 // would only find the lease held.
-func handler(r settler, refreshSpot func(context.Context) error, log *slog.Logger) func(context.Context, events.EventBridgeEvent) error {
+// usageSink receives each run's NodePool usage (metrics); nil drops it.
+type usageSink func([]lifecycle.PoolUsage)
+
+func handler(r settler, refreshSpot func(context.Context) error, usage usageSink, log *slog.Logger) func(context.Context, events.EventBridgeEvent) error {
 	return func(ctx context.Context, ev events.EventBridgeEvent) error {
 		runID := "local"
 		if lc, ok := lambdacontext.FromContext(ctx); ok {
@@ -52,6 +55,9 @@ func handler(r settler, refreshSpot func(context.Context) error, log *slog.Logge
 		}
 		if spotErr != nil {
 			attrs = append(attrs, "spotRefreshError", spotErr.Error())
+		}
+		if usage != nil && rep.Usage != nil {
+			usage(rep.Usage)
 		}
 		switch {
 		case err != nil:

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/aws/aws-lambda-go/events"
+	"io"
 	"log/slog"
 	"os"
 	"testing"
@@ -51,7 +53,7 @@ func invokeWith(t *testing.T, sample string, r settler, spot *spotCounter) strin
 	require.NoError(t, err)
 	var logs bytes.Buffer
 	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "req-1"})
-	out, err := lambda.NewHandler(handler(r, spot.refresh, slog.New(slog.NewJSONHandler(&logs, nil)))).Invoke(ctx, payload)
+	out, err := lambda.NewHandler(handler(r, spot.refresh, nil, slog.New(slog.NewJSONHandler(&logs, nil)))).Invoke(ctx, payload)
 	require.NoError(t, err, "the handler never fails the invocation")
 	assert.Equal(t, "null", string(out))
 	return logs.String()
@@ -95,4 +97,13 @@ func TestInstanceRunningStartsASettleLoop(t *testing.T) {
 	assert.Equal(t, []string{"req-1"}, r.runs, "an instance entering running starts the same loop as the schedule")
 	assert.Contains(t, logs, `"trigger":"EC2 Instance State-change Notification"`)
 	assert.Contains(t, logs, `"registered":1`)
+}
+
+func TestUsageReachesTheSink(t *testing.T) {
+	r := &fakeSettler{rep: lifecycle.RunReport{Lease: true, Passes: 1, Usage: []lifecycle.PoolUsage{{NodePool: "default", Nodes: 2}}}}
+	var got []lifecycle.PoolUsage
+	h := handler(r, (&spotCounter{}).refresh, func(u []lifecycle.PoolUsage) { got = u }, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	require.NoError(t, h(context.Background(), events.EventBridgeEvent{DetailType: "Scheduled Event"}))
+	require.Len(t, got, 1)
+	assert.Equal(t, "default", got[0].NodePool)
 }

@@ -36,7 +36,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "lifecycle:", err)
 		os.Exit(1)
 	}
-	lambda.Start(handler(r, refresh, log))
+	cluster := os.Getenv(kube.EnvClusterName)
+	lambda.Start(handler(r, refresh, func(u []lifecycle.PoolUsage) {
+		if err := writeUsage(os.Stdout, cluster, u, time.Now()); err != nil {
+			log.Error("writing NodePool usage metrics", "error", err.Error())
+		}
+	}, log))
 }
 
 // build wires the runner and the spot price refresh from the environment; only start-up failures end the

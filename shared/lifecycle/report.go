@@ -25,6 +25,8 @@ type RunReport struct {
 	Skipped string
 	// Errors are problems with single items ("nodeclaim/<name>: ..."); they did not stop the pass.
 	Errors []string
+	// Usage is each NodePool's Nodes against its limits (last pass).
+	Usage []PoolUsage
 }
 
 // add folds one pass's report into the run's.
@@ -36,7 +38,7 @@ func (r *RunReport) add(p RunReport) {
 	r.Terminated += p.Terminated
 	r.NodesDeleted += p.NodesDeleted
 	r.ClaimsDeleted += p.ClaimsDeleted
-	r.Joining, r.Waiting, r.Skipped = p.Joining, p.Waiting, p.Skipped
+	r.Joining, r.Waiting, r.Skipped, r.Usage = p.Joining, p.Waiting, p.Skipped, p.Usage
 	r.Errors = append(r.Errors, p.Errors...)
 }
 

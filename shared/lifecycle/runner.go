@@ -193,6 +193,7 @@ func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
 	}
 	p.register(ctx)
 	p.initialize(ctx)
+	rep.Usage = Usage(w.nodes, w.pools)
 	if instErr != nil {
 		rep.Skipped = "repairs: the instance list could not be read; nothing is decided on partial data"
 		rep.Joining = p.joining()

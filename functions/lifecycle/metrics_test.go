@@ -1,0 +1,40 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/nodewright/nodewright/shared/lifecycle"
+)
+
+func TestUsageBecomesKarpentersNodePoolMetrics(t *testing.T) {
+	var buf bytes.Buffer
+	usage := []lifecycle.PoolUsage{{NodePool: "default", Nodes: 2,
+		Used: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("12"), corev1.ResourceMemory: resource.MustParse("24Gi"),
+			"nodes": resource.MustParse("2"), corev1.ResourcePods: resource.MustParse("116")},
+		Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000")}}}
+	require.NoError(t, writeUsage(&buf, "prod", usage, time.Now()))
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 4, "cpu, memory, nodes and pods")
+	got := map[string]map[string]any{}
+	for _, l := range lines {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &rec))
+		assert.Equal(t, "prod", rec["ClusterName"])
+		assert.Equal(t, "default", rec["NodePool"])
+		got[rec["ResourceType"].(string)] = rec
+	}
+	assert.EqualValues(t, 12, got["cpu"]["nodepools_usage"])
+	assert.EqualValues(t, 1000, got["cpu"]["nodepools_limit"])
+	assert.EqualValues(t, 24*1024*1024*1024, got["memory"]["nodepools_usage"])
+	assert.NotContains(t, got["memory"], "nodepools_limit", "no limit, no limit metric")
+	assert.EqualValues(t, 2, got["nodes"]["nodepools_usage"])
+}

@@ -1,0 +1,75 @@
+// Package metrics writes CloudWatch Embedded Metric Format records: one JSON line on a Lambda function's
+// standard output becomes metrics in CloudWatch, with no API call and no client (DESIGN decision 8).
+package metrics
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"time"
+)
+
+// Namespace is every Nodewright metric's CloudWatch namespace.
+const Namespace = "Nodewright"
+
+// Record is one EMF record: values that share the same dimensions and moment.
+type Record struct {
+	// Dimensions name the series, e.g. ClusterName and NodePool.
+	Dimensions map[string]string
+	// Values are the metrics, by name; Units their CloudWatch units (Count when absent).
+	Values map[string]float64
+	Units  map[string]string
+}
+
+// Write writes r as one EMF line. It refuses a record without values, with a NaN or infinite value, or
+// with a dimension that has no value, naming the culprit.
+func Write(w io.Writer, r Record, at time.Time) error {
+	if len(r.Values) == 0 {
+		return fmt.Errorf("metrics record: no values")
+	}
+	dims := make([]string, 0, len(r.Dimensions))
+	line := map[string]any{}
+	for k, v := range r.Dimensions {
+		if v == "" {
+			return fmt.Errorf("metrics record: dimension %s has no value", k)
+		}
+		dims = append(dims, k)
+		line[k] = v
+	}
+	sort.Strings(dims)
+	names := make([]string, 0, len(r.Values))
+	for name := range r.Values {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	defs := make([]map[string]string, 0, len(names))
+	for _, name := range names {
+		v := r.Values[name]
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("metrics record: %s is not a number", name)
+		}
+		if _, clash := line[name]; clash {
+			return fmt.Errorf("metrics record: %s is both a dimension and a metric", name)
+		}
+		unit := r.Units[name]
+		if unit == "" {
+			unit = "Count"
+		}
+		defs = append(defs, map[string]string{"Name": name, "Unit": unit})
+		line[name] = v
+	}
+	line["_aws"] = map[string]any{
+		"Timestamp": at.UnixMilli(),
+		"CloudWatchMetrics": []map[string]any{{
+			"Namespace": Namespace, "Dimensions": [][]string{dims}, "Metrics": defs,
+		}},
+	}
+	b, err := json.Marshal(line)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
