@@ -24,7 +24,7 @@ var _ runner = (*provisioning.Provisioner)(nil)
 // before the last completed run's snapshot is acknowledged without a solve, and a newer one coalesces
 // into one run. Every message is acknowledged, also when the run fails, because the pods stay pending
 // and the backstop's next run sees them again; a failed batch would only hold up the FIFO group.
-func handler(p runner, log *slog.Logger) func(context.Context, json.RawMessage) (events.SQSEventResponse, error) {
+func handler(p runner, observe func(provisioning.Outcome), log *slog.Logger) func(context.Context, json.RawMessage) (events.SQSEventResponse, error) {
 	return func(ctx context.Context, payload json.RawMessage) (events.SQSEventResponse, error) {
 		trigger := provisioning.TriggerOf(payload)
 		runID := "local"
@@ -32,6 +32,9 @@ func handler(p runner, log *slog.Logger) func(context.Context, json.RawMessage) 
 			runID = lc.AwsRequestID
 		}
 		out := p.Handle(ctx, runID, trigger)
+		if observe != nil {
+			observe(out)
+		}
 		kind := "schedule"
 		if trigger.Queue() {
 			kind = "queue"

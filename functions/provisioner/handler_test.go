@@ -39,7 +39,7 @@ func invoke(t *testing.T, r runner, payload []byte) (events.SQSEventResponse, st
 	t.Helper()
 	var logs bytes.Buffer
 	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "req-1"})
-	out, err := lambda.NewHandler(handler(r, slog.New(slog.NewJSONHandler(&logs, nil)))).Invoke(ctx, payload)
+	out, err := lambda.NewHandler(handler(r, nil, slog.New(slog.NewJSONHandler(&logs, nil)))).Invoke(ctx, payload)
 	require.NoError(t, err, "the handler never fails the invocation")
 	var res events.SQSEventResponse
 	require.NoError(t, json.Unmarshal(out, &res))

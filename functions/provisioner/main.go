@@ -42,7 +42,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "provisioner:", err)
 		os.Exit(1)
 	}
-	lambda.Start(handler(p, log))
+	cluster := os.Getenv(kube.EnvClusterName)
+	lambda.Start(handler(p, func(out provisioning.Outcome) {
+		if err := writeRunMetrics(os.Stdout, cluster, out, time.Now()); err != nil {
+			log.Error("writing provisioning metrics", "error", err.Error())
+		}
+	}, log))
 }
 
 // build wires the provisioner from the environment; only start-up failures end the process.

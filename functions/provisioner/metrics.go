@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/nodewright/nodewright/shared/metrics"
+	"github.com/nodewright/nodewright/shared/provisioning"
+)
+
+// writeRunMetrics writes what a provisioning run did as EMF records named after Karpenter's metrics:
+// scheduling duration and the pods it saw (dimension ClusterName), and nodeclaims_created per NodePool
+// (dimensions ClusterName, NodePool). A coalesced trigger counts under provisioner_coalesced_triggers.
+func writeRunMetrics(w io.Writer, cluster string, out provisioning.Outcome, at time.Time) error {
+	cl := map[string]string{"ClusterName": cluster}
+	if out.Coalesced {
+		return metrics.Write(w, metrics.Record{Dimensions: cl, Values: map[string]float64{
+			"provisioner_coalesced_triggers": float64(out.Trigger.Messages)}}, at)
+	}
+	rep := out.Report
+	if out.Err != nil || !rep.Lease {
+		return nil
+	}
+	if err := metrics.Write(w, metrics.Record{Dimensions: cl, Values: map[string]float64{
+		"scheduler_scheduling_duration_seconds": rep.SolveDuration.Seconds(),
+		"provisioner_pending_pods":              float64(rep.PendingPods),
+		"provisioner_unschedulable_pods":        float64(len(rep.Unschedulable)),
+		"provisioner_inflight_nodeclaims":       float64(rep.InFlight),
+	}, Units: map[string]string{"scheduler_scheduling_duration_seconds": "Seconds"}}, at); err != nil {
+		return err
+	}
+	created := map[string]int{}
+	for _, c := range rep.Claims {
+		created[c.NodePool]++
+	}
+	for pool, n := range created {
+		if err := metrics.Write(w, metrics.Record{Dimensions: map[string]string{"ClusterName": cluster, "NodePool": pool},
+			Values: map[string]float64{"nodeclaims_created": float64(n)}}, at); err != nil {
+			return fmt.Errorf("nodepool %s: %w", pool, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nodewright/nodewright/shared/provisioning"
+)
+
+func records(t *testing.T, out provisioning.Outcome) []map[string]any {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, writeRunMetrics(&buf, "prod", out, time.Now()))
+	var recs []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		if l == "" {
+			continue
+		}
+		var r map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &r))
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+func TestRunMetrics(t *testing.T) {
+	run := provisioning.Outcome{Report: provisioning.Report{Lease: true, PendingPods: 30, InFlight: 1, SolveDuration: 14 * time.Millisecond,
+		Claims:        []provisioning.LaunchedClaim{{NodePool: "default"}, {NodePool: "default"}, {NodePool: "gpu"}},
+		Unschedulable: []provisioning.UnschedulablePod{{Pod: "ns/p"}}}}
+	recs := records(t, run)
+	require.Len(t, recs, 3, "one run record and one per NodePool that launched")
+	assert.EqualValues(t, 30, recs[0]["provisioner_pending_pods"])
+	assert.InDelta(t, 0.014, recs[0]["scheduler_scheduling_duration_seconds"], 1e-9)
+	created := map[string]any{}
+	for _, r := range recs[1:] {
+		created[r["NodePool"].(string)] = r["nodeclaims_created"]
+	}
+	assert.EqualValues(t, map[string]any{"default": 2.0, "gpu": 1.0}, created)
+
+	coalesced := records(t, provisioning.Outcome{Coalesced: true, Trigger: provisioning.Trigger{Messages: 10}})
+	require.Len(t, coalesced, 1)
+	assert.EqualValues(t, 10, coalesced[0]["provisioner_coalesced_triggers"])
+
+	assert.Empty(t, records(t, provisioning.Outcome{Report: provisioning.Report{Lease: false}}), "another run held the lease: nothing to say")
+}
