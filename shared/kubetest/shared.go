@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nodewright/nodewright/shared/awstest"
 	"github.com/nodewright/nodewright/shared/testenv"
 )
 
@@ -46,6 +47,15 @@ func Shared(tb testing.TB, opts Options) *ControlPlane {
 // Main runs the package's tests and then stops the shared control plane. Call it from TestMain.
 func Main(m *testing.M) int {
 	code := m.Run()
+	StopShared()
+	return code
+}
+
+// MainWithMoto runs the package's tests and then stops the shared control plane and the shared moto, for
+// packages whose tests use both. Call it from TestMain.
+func MainWithMoto(m *testing.M) int {
+	code := m.Run()
+	awstest.StopShared()
 	StopShared()
 	return code
 }

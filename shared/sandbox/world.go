@@ -19,7 +19,7 @@ import (
 var Zones = []string{"us-east-1a", "us-east-1b", "us-east-1c"}
 
 // SampleConfig is the NodePool and EC2NodeClass the scenarios provision from, as an administrator would
-// write them for Karpenter: c/m/r types of generation 5 or later, both architectures, spot and on-demand,
+// write them for Karpenter: amd64 c/m/r types of generation 5 or later, spot and on-demand,
 // subnets and security groups by discovery tag, and an AMI selected by tag (moto has no EKS AMI parameters).
 const SampleConfig = `apiVersion: karpenter.sh/v1
 kind: NodePool
