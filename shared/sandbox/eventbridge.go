@@ -11,20 +11,12 @@ import (
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/nodewright/nodewright/shared/interruption/rules"
 )
 
-// interruptionRules are the EventBridge rules the CDK app creates in front of the interruption queue.
-var interruptionRules = map[string]map[string]any{
-	"spot-interruption": {"source": []string{"aws.ec2"}, "detail-type": []string{"EC2 Spot Instance Interruption Warning"}},
-	"rebalance":         {"source": []string{"aws.ec2"}, "detail-type": []string{"EC2 Instance Rebalance Recommendation"}},
-	"state-change": {"source": []string{"aws.ec2"}, "detail-type": []string{"EC2 Instance State-change Notification"},
-		"detail": map[string]any{"state": []string{"stopping", "stopped", "shutting-down", "terminated"}}},
-	"capacity-reservation": {"source": []string{"aws.ec2"}, "detail-type": []string{"EC2 Capacity Reservation Instance Interruption Warning"}},
-	"scheduled-change": {"source": []string{"aws.health"}, "detail-type": []string{"AWS Health Event"},
-		"detail": map[string]any{"service": []string{"EC2"}, "eventTypeCategory": []string{"scheduledChange"}}},
-}
-
-// routeInterruptions creates the rules on moto's default event bus, each targeting the interruption queue.
+// routeInterruptions creates the CDK app's interruption rules (rules.Interruption) on moto's default event
+// bus, each targeting the interruption queue.
 func (s *Sandbox) routeInterruptions(ctx context.Context) error {
 	attrs, err := s.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(s.Queues.Interruption),
 		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
@@ -33,8 +25,9 @@ func (s *Sandbox) routeInterruptions(ctx context.Context) error {
 	}
 	arn := attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)]
 	eb := eventbridge.NewFromConfig(s.AWS)
-	for name, pattern := range interruptionRules {
-		body, err := json.Marshal(pattern)
+	for _, r := range rules.Interruption {
+		name := r.ID
+		body, err := json.Marshal(r.Pattern())
 		if err != nil {
 			return err
 		}
