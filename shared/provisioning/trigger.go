@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/nodewright/nodewright/shared/state"
 )
 
 // SnapshotMark is the state-table mark at the start of the snapshot of the last complete run: a trigger
 // sent before it has nothing that run did not already see.
-const SnapshotMark = "provisioner-snapshot"
+const SnapshotMark = state.ProvisionerSnapshotMark
 
 // Trigger is what woke the provisioner: a batch from the provisioning queue or the backstop schedule.
 type Trigger struct {

@@ -13,6 +13,11 @@ import (
 
 const markPartition = "MARK"
 
+// ProvisionerSnapshotMark stands at the start of the snapshot of the provisioner's last complete run. The
+// provisioner advances it; a queue trigger sent before it is coalesced, and a drain waits until it passes
+// the drain's start (the draining Node's pods have been placed).
+const ProvisionerSnapshotMark = "provisioner-snapshot"
+
 // AdvanceMark moves the named high-water mark to at, unless it already stands at or after at: marks only
 // go forward, so two writers that finish out of order leave the later time. The provisioner marks the
 // start of each complete snapshot, and a trigger sent before that mark has nothing new to show it.

@@ -9,8 +9,8 @@ import (
 )
 
 // ReplacementMark is the state-table mark the provisioner advances when a run over a complete snapshot
-// finishes (provisioning.SnapshotMark; named here to keep this package free of the scheduler).
-const ReplacementMark = "provisioner-snapshot"
+// finishes.
+const ReplacementMark = state.ProvisionerSnapshotMark
 
 // Defaults of the replacement gate.
 const (
