@@ -113,7 +113,7 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = p.Warm(ctx)
+		_, _ = p.Catalog(ctx)
 	}()
 	return p, nil
 }

@@ -278,9 +278,8 @@ func pointers[T appsv1.DaemonSet | corev1.PersistentVolumeClaim | corev1.Persist
 	return out
 }
 
-// Warm reads the instance-type catalog now rather than on the first run with pending pods, so that run
-// does not pay for it (the function calls it while its execution environment starts).
-func (p *Provisioner) Warm(ctx context.Context) error {
-	_, err := p.readCatalog(ctx)
-	return err
+// Catalog returns the region's instance types, reading them on first use. A function calls it while its
+// execution environment starts, so the first run with pending pods does not pay for the discovery.
+func (p *Provisioner) Catalog(ctx context.Context) (*instancetypes.Catalog, error) {
+	return p.readCatalog(ctx)
 }

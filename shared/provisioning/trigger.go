@@ -39,37 +39,29 @@ func TriggerOf(payload []byte) Trigger {
 		return Trigger{}
 	}
 	t := Trigger{Messages: len(batch.Records)}
+	timed := true
 	for _, m := range batch.Records {
-		var replacement struct {
-			Claim string `json:"claim"`
+		var body struct {
+			Claim      string    `json:"claim"`      // an interruption's replacement request
+			ObservedAt time.Time `json:"observedAt"` // every message the webhook and interruption send
 		}
-		if json.Unmarshal([]byte(m.Body), &replacement) == nil && replacement.Claim != "" {
-			t.Urgent = true
+		_ = json.Unmarshal([]byte(m.Body), &body) // a body that is not ours is only a wake-up call
+		t.Urgent = t.Urgent || body.Claim != ""
+		sent := body.ObservedAt
+		if ms, err := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64); err == nil && ms > 0 {
+			sent = time.UnixMilli(ms)
 		}
-	}
-	for _, m := range batch.Records {
-		sent, ok := sentAt(m)
-		if !ok {
-			return Trigger{Messages: t.Messages, Urgent: t.Urgent} // one message without a time: never coalesce the batch
+		if sent.IsZero() {
+			timed = false // one message without a time: never coalesce the batch
 		}
 		if sent.After(t.NewestSent) {
 			t.NewestSent = sent
 		}
 	}
+	if !timed {
+		t.NewestSent = time.Time{}
+	}
 	return t
-}
-
-func sentAt(m events.SQSMessage) (time.Time, bool) {
-	if ms, err := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64); err == nil && ms > 0 {
-		return time.UnixMilli(ms), true
-	}
-	var ref struct {
-		ObservedAt time.Time `json:"observedAt"`
-	}
-	if json.Unmarshal([]byte(m.Body), &ref) == nil && !ref.ObservedAt.IsZero() {
-		return ref.ObservedAt, true
-	}
-	return time.Time{}, false
 }
 
 // Outcome is what Handle did with a trigger.

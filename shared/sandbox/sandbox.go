@@ -21,7 +21,6 @@ import (
 	"github.com/nodewright/nodewright/shared/awstest"
 	"github.com/nodewright/nodewright/shared/footprint"
 	"github.com/nodewright/nodewright/shared/instance"
-	"github.com/nodewright/nodewright/shared/instancetypes"
 	"github.com/nodewright/nodewright/shared/interruption"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/kubetest"
@@ -204,14 +203,11 @@ func (s *Sandbox) wire(ctx context.Context) error {
 		NodeActions: kube.NewActions(s.FunctionsClient), Instances: instance.New(s.EC2, Cluster), Events: s.Recorder, Now: time.Now})
 
 	start := time.Now()
-	catalog, err := instancetypes.Discover(ctx, s.EC2)
+	catalog, err := s.Provisioner.Catalog(ctx)
 	if err != nil {
 		return err
 	}
-	if err := s.Provisioner.Warm(ctx); err != nil {
-		return err
-	}
-	s.Timeline.Printf("sandbox", "instance catalog: %d types (read twice: node agent and warm provisioner) in %.1fs", len(catalog.Types), time.Since(start).Seconds())
+	s.Timeline.Printf("sandbox", "instance catalog: %d types in %.1fs (the provisioner's, which the node agent shares)", len(catalog.Types), time.Since(start).Seconds())
 	types := map[string]scheduling.InstanceInfo{}
 	for _, t := range catalog.Types {
 		types[t.Info.Name] = t.Info
