@@ -39,12 +39,15 @@ func TestRBACAllowsWhatTheFunctionsDoAndNothingElse(t *testing.T) {
 		_ = rbac.ClusterRoleBindings().Delete(ctx, ClusterRoleName, metav1.DeleteOptions{})
 		_ = rbac.ClusterRoles().Delete(ctx, ClusterRoleName, metav1.DeleteOptions{})
 	})
+	const user = "arn:aws:sts::123456789012:assumed-role/nodewright-functions/provisioner"
+	// The authorizer reads RBAC from watch caches: wait until the new role is in force before judging it.
+	require.NoError(t, AwaitGranted(ctx, cp.Client, user, 30*time.Second))
 
 	can := func(group, resource, sub, verb string) bool {
 		t.Helper()
 		review, err := cp.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
 			Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: "arn:aws:sts::123456789012:assumed-role/nodewright-functions/provisioner", Groups: []string{Group, "system:authenticated"},
+				User: user, Groups: []string{Group, "system:authenticated"},
 				ResourceAttributes: &authorizationv1.ResourceAttributes{Group: group, Resource: resource, Subresource: sub, Verb: verb, Namespace: "default"},
 			}}, metav1.CreateOptions{})
 		require.NoError(t, err)

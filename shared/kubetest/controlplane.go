@@ -22,6 +22,9 @@ import (
 // FunctionsGroup is the Kubernetes group the functions' identity belongs to (footprint.Group).
 const FunctionsGroup = "nodewright:functions"
 
+// FunctionsUser is the user name FunctionsConfig authenticates as.
+const FunctionsUser = "nodewright-functions"
+
 // Options chooses the components beyond etcd and kube-apiserver.
 type Options struct {
 	// Scheduler runs kube-scheduler, which binds pods to Nodes.
@@ -149,7 +152,7 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, bin, etcdURL, token 
 		return err
 	}
 	tokens := filepath.Join(cp.dir, "tokens.csv")
-	lines := token + `,admin,admin,"system:masters"` + "\n" + functionsToken + `,nodewright-functions,nodewright-functions,"` + FunctionsGroup + `"` + "\n"
+	lines := token + `,admin,admin,"system:masters"` + "\n" + functionsToken + `,` + FunctionsUser + `,` + FunctionsUser + `,"` + FunctionsGroup + `"` + "\n"
 	if err := os.WriteFile(tokens, []byte(lines), 0o600); err != nil {
 		return err
 	}

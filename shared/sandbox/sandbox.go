@@ -245,6 +245,9 @@ func (s *Sandbox) grantFunctions(ctx context.Context) error {
 	if _, err := s.Client.RbacV1().ClusterRoleBindings().Create(ctx, footprint.ClusterRoleBinding(), metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("binding the functions' ClusterRole: %w", err)
 	}
+	if err := footprint.AwaitGranted(ctx, s.Client, kubetest.FunctionsUser, 30*time.Second); err != nil {
+		return err
+	}
 	c, err := kube.NewClientset(s.CP.FunctionsConfig)
 	if err != nil {
 		return err
