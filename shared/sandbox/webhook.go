@@ -53,7 +53,8 @@ func startWebhook(intake *podwebhook.Intake) *webhook {
 	return w
 }
 
-// register creates the ValidatingWebhookConfiguration `nodewright manifests` prints, pointing at w.
+// register creates the ValidatingWebhookConfiguration `nodewright manifests` prints, pointing at w, and
+// waits until the API server calls it.
 func (w *webhook) register(ctx context.Context, c kubernetes.Interface) error {
 	cfg, err := footprint.ValidatingWebhookConfiguration(footprint.WebhookOptions{URL: w.url, CABundle: w.caPEM})
 	if err != nil {
@@ -62,7 +63,21 @@ func (w *webhook) register(ctx context.Context, c kubernetes.Interface) error {
 	if _, err := c.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("registering the webhook: %w", err)
 	}
+	if err := footprint.AwaitWebhook(ctx, c, metav1.NamespaceDefault, w.count, time.Minute); err != nil {
+		return err
+	}
+	// The probe's dry-run requests are not the latencies the reports are about.
+	w.mu.Lock()
+	w.durations = nil
+	w.mu.Unlock()
 	return nil
+}
+
+// count is how many requests the webhook has served.
+func (w *webhook) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.requests
 }
 
 // latencies returns the handler durations seen so far.
