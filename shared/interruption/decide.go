@@ -51,6 +51,8 @@ const (
 type Claim struct {
 	Name, InstanceID, CapacityType, InstanceType, Zone string
 	Phase                                              ClaimPhase
+	// GoneBy is the deadline an earlier notice set on the claim (zero when none did).
+	GoneBy time.Time
 }
 
 // Decision is what to do for one claim.
@@ -66,7 +68,8 @@ type Decision struct {
 // Decide turns a message into the steps for each of its instances that is one of ours (claims is keyed
 // by instance id; other instances are not ours and are ignored). It is idempotent by construction: a
 // claim already disrupted gets no new disruption steps, so duplicates and reordered deliveries never act
-// twice; a termination notice still cleans up a claim in any phase.
+// twice — except that a notice with a deadline earlier than any the claim has hands that deadline to the
+// drain already under way; a termination notice still cleans up a claim in any phase.
 func Decide(msg messages.Message, claims map[string]Claim, rebalance RebalancePolicy) []Decision {
 	var deadline time.Time
 	if d, ok := msg.(messages.Deadliner); ok {
@@ -83,12 +86,12 @@ func Decide(msg messages.Message, claims map[string]Claim, rebalance RebalancePo
 		case messages.InstanceTerminatedKind:
 			d.Steps = []Step{CleanUp}
 		case messages.SpotInterruptionKind:
-			d.Steps = disrupt(c, MarkOfferingUnavailable)
+			d.Steps = disrupt(c, deadline, MarkOfferingUnavailable)
 		case messages.ScheduledChangeKind, messages.InstanceStoppedKind, messages.CapacityReservationInterruptionKind:
-			d.Steps = disrupt(c)
+			d.Steps = disrupt(c, deadline)
 		case messages.RebalanceRecommendationKind:
 			if rebalance == RebalanceReplace {
-				d.Steps = disrupt(c)
+				d.Steps = disrupt(c, deadline)
 			} else {
 				d.Steps = []Step{RecordEvent}
 			}
@@ -101,13 +104,18 @@ func Decide(msg messages.Message, claims map[string]Claim, rebalance RebalancePo
 	return out
 }
 
-// disrupt is replacement first, then drain — unless the claim is already on its way out.
-func disrupt(c Claim, first ...Step) []Step {
-	if c.Phase != Running {
-		return nil
-	}
+// disrupt is replacement first, then drain — unless the claim is already on its way out. A claim already
+// draining (a rebalance replacement, a consolidation) whose instance now has an earlier deadline keeps its
+// replacement and its tainted Node; only the deadline is new, and the drain must hear of it.
+func disrupt(c Claim, deadline time.Time, first ...Step) []Step {
 	if c.CapacityType != "spot" {
 		first = nil // only a spot interruption says anything about the offering's capacity
 	}
-	return append(first, MarkDisrupted, TaintNode, LaunchReplacement, StartTermination)
+	switch {
+	case c.Phase == Running:
+		return append(first, MarkDisrupted, TaintNode, LaunchReplacement, StartTermination)
+	case c.Phase == Disrupted && !deadline.IsZero() && (c.GoneBy.IsZero() || deadline.Before(c.GoneBy)):
+		return append(first, MarkDisrupted, StartTermination)
+	}
+	return nil
 }

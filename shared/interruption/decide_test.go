@@ -69,9 +69,14 @@ func TestSpotDeadlineIsTheActionTime(t *testing.T) {
 
 func TestDuplicatesAndReorderingNeverActTwice(t *testing.T) {
 	spot := parseSample(t, "interruption-spot-warning.json")
-	// The claim is already disrupted (the first delivery acted): a duplicate or a later stopping notice
-	// asks for nothing more.
-	assert.Empty(t, Decide(spot, claimsFor(spot, Disrupted, "spot"), RebalanceEventOnly))
+	// The claim is already disrupted (the first delivery acted and set its deadline): a duplicate or a
+	// later stopping notice asks for nothing more.
+	disrupted := claimsFor(spot, Disrupted, "spot")
+	for id, c := range disrupted {
+		c.GoneBy = spot.StartTime().Add(2 * time.Minute)
+		disrupted[id] = c
+	}
+	assert.Empty(t, Decide(spot, disrupted, RebalanceEventOnly))
 	stopping := parseSample(t, "interruption-state-stopping.json")
 	assert.Empty(t, Decide(stopping, claimsFor(stopping, Terminating, "on-demand"), RebalanceEventOnly))
 	// A termination notice cleans up whatever phase the claim is in, even if it overtook the warning.
@@ -81,6 +86,37 @@ func TestDuplicatesAndReorderingNeverActTwice(t *testing.T) {
 		require.Len(t, got, 1)
 		assert.Equal(t, []Step{CleanUp}, got[0].Steps)
 	}
+}
+
+func TestAnEarlierDeadlineReachesAClaimAlreadyDraining(t *testing.T) {
+	spot := parseSample(t, "interruption-spot-warning.json")
+	deadline := spot.StartTime().Add(2 * time.Minute)
+	// Draining without a deadline (a rebalance replacement, a consolidation): the replacement and the taint
+	// are there already, the notice's deadline is not.
+	got := Decide(spot, claimsFor(spot, Disrupted, "spot"), RebalanceEventOnly)
+	require.Len(t, got, 1)
+	assert.Equal(t, []Step{MarkOfferingUnavailable, MarkDisrupted, StartTermination}, got[0].Steps)
+	assert.Equal(t, deadline, got[0].Deadline)
+
+	later := claimsFor(spot, Disrupted, "spot")
+	for id, c := range later {
+		c.GoneBy = deadline.Add(time.Minute)
+		later[id] = c
+	}
+	got = Decide(spot, later, RebalanceEventOnly)
+	require.Len(t, got, 1, "a later deadline on the claim is brought forward")
+	assert.Equal(t, []Step{MarkOfferingUnavailable, MarkDisrupted, StartTermination}, got[0].Steps)
+
+	earlier := claimsFor(spot, Disrupted, "spot")
+	for id, c := range earlier {
+		c.GoneBy = deadline.Add(-time.Minute)
+		earlier[id] = c
+	}
+	assert.Empty(t, Decide(spot, earlier, RebalanceEventOnly), "an earlier deadline already rules")
+
+	stopping := parseSample(t, "interruption-state-stopping.json")
+	assert.Empty(t, Decide(stopping, claimsFor(stopping, Disrupted, "on-demand"), RebalanceEventOnly),
+		"a notice without a deadline adds nothing to a drain under way")
 }
 
 func TestInstancesThatAreNotOursAreIgnored(t *testing.T) {

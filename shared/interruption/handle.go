@@ -103,6 +103,9 @@ func (s *Service) process(ctx context.Context, msg messages.Message) ([]string, 
 func toClaim(c state.Claim, done map[Step]bool) Claim {
 	out := Claim{Name: c.Name, InstanceID: c.InstanceID, CapacityType: c.CapacityType, InstanceType: c.InstanceType,
 		Zone: c.Zone, Phase: Running}
+	if c.GoneBy != nil {
+		out.GoneBy = *c.GoneBy
+	}
 	switch c.Lifecycle {
 	case state.Draining:
 		out.Phase = Disrupted

@@ -335,6 +335,28 @@ func TestRebalanceRecommendation(t *testing.T) {
 		unavailable, err := e.w.Store.UnavailableOfferings(context.Background())
 		require.NoError(t, err)
 		assert.Empty(t, unavailable, "only an interruption says the offering has no capacity")
+
+		// The instance is then reclaimed while it drains: the spot notice's deadline still reaches the
+		// termination function, which honours the earliest deadline of any request for the claim.
+		warning := strings.ReplaceAll(string(readEvent(t, "interruption-spot-warning.json")), spotInstance, rebalanceInstance)
+		resp = e.handle(t, interruptiontest.Batch("later", []byte(warning)))
+		assert.Empty(t, resp.BatchItemFailures)
+		c := e.getClaim(t, "default-rebal")
+		assert.Equal(t, state.Draining, c.Lifecycle)
+		assert.Equal(t, "SpotInterruption", c.DisruptionReason, "the notice with the deadline names the reason")
+		if assert.NotNil(t, c.GoneBy) {
+			assert.Equal(t, time.Date(2026, 11, 20, 14, 5, 11, 0, time.UTC), *c.GoneBy)
+		}
+		terminations = e.w.Drain(t, e.w.TerminationURL)
+		require.Len(t, terminations, 1)
+		req, err = termination.ParseRequest(terminations[0])
+		require.NoError(t, err)
+		if assert.NotNil(t, req.Deadline, "the draining claim gets the spot deadline") {
+			assert.Equal(t, time.Date(2026, 11, 20, 14, 5, 11, 0, time.UTC), *req.Deadline)
+		}
+		assert.Empty(t, e.w.Drain(t, e.w.ProvisioningURL), "the replacement was asked for already")
+		assert.ElementsMatch(t, []string{"MarkOfferingUnavailable", "MarkDisrupted", "StartTermination"},
+			steps(decisionsOf(e.decisions(t, "default-rebal"), spotEventID)))
 	})
 }
 
@@ -464,4 +486,15 @@ func (b *syncBuffer) String() string {
 
 func (b *syncBuffer) lines() []string {
 	return strings.Split(strings.TrimSpace(b.String()), "\n")
+}
+
+// decisionsOf keeps the decision records of one event.
+func decisionsOf(ds []state.Decision, eventID string) []state.Decision {
+	var out []state.Decision
+	for _, d := range ds {
+		if d.Details["eventId"] == eventID {
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -33,7 +34,7 @@ func (s *Service) act(ctx context.Context, msg messages.Message, d Decision, c s
 		}
 		return c, fmt.Sprintf("offering %s marked unavailable for %s", o, state.UnavailableCapacityTTL), nil
 	case MarkDisrupted:
-		updated, err := s.markDisrupted(ctx, c, reason)
+		updated, err := s.markDisrupted(ctx, c, reason, d.Deadline)
 		if err != nil {
 			return c, "", err
 		}
@@ -62,13 +63,23 @@ func (s *Service) act(ctx context.Context, msg messages.Message, d Decision, c s
 	return c, "", fmt.Errorf("unknown step %q", step)
 }
 
-// markDisrupted moves the claim to draining with reason; a claim already on its way out is left as it
-// is. A claim still pending has no Node to drain and goes to terminating.
-func (s *Service) markDisrupted(ctx context.Context, c state.Claim, reason string) (state.Claim, error) {
+// markDisrupted moves the claim to draining with reason and records the notice's deadline (when it has
+// one) as the claim's GoneBy. A claim already on its way out keeps its lifecycle; a draining one still
+// takes an earlier deadline, and with it the notice's reason. A claim still pending has no Node to drain
+// and goes to terminating.
+func (s *Service) markDisrupted(ctx context.Context, c state.Claim, reason string, deadline time.Time) (state.Claim, error) {
 	current := c
 	updated, err := s.deps.State.UpdateClaim(ctx, c.Name, func(cl *state.Claim) error {
 		current = *cl
+		earlier := !deadline.IsZero() && (cl.GoneBy == nil || deadline.Before(*cl.GoneBy))
+		if earlier {
+			d := deadline.UTC()
+			cl.GoneBy = &d
+		}
 		switch {
+		case cl.Lifecycle == state.Draining && earlier:
+			cl.DisruptionReason = reason
+			return nil
 		case cl.Lifecycle == state.Draining || cl.Lifecycle == state.Terminating || cl.Lifecycle == state.Deleted:
 			return errUnchanged
 		case cl.Lifecycle.CanMoveTo(state.Draining):

@@ -43,6 +43,9 @@ type Claim struct {
 	NodeName string `dynamodbav:"nodeName,omitempty"`
 	// DisruptionReason says why the claim is draining or terminating (Drifted, Expired, Interrupted, ...).
 	DisruptionReason string `dynamodbav:"disruptionReason,omitempty"`
+	// GoneBy is when the instance will be gone whatever budgets and do-not-disrupt say (the earliest
+	// deadline of an interruption notice); every pod must be off the Node by then. Nil when no notice set one.
+	GoneBy *time.Time `dynamodbav:"goneBy,omitempty"`
 
 	CreatedAt     time.Time  `dynamodbav:"createdAt"`
 	LaunchedAt    *time.Time `dynamodbav:"launchedAt,omitempty"`

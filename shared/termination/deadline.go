@@ -10,20 +10,25 @@ import (
 	"github.com/nodewright/nodewright/shared/state"
 )
 
-// deadline is when every pod must be off the claim's Node: the earlier of the request's own deadline (a
-// spot interruption's notice) and the NodePool's terminationGracePeriod counted from when the claim
-// started draining. Nil when neither applies.
+// deadline is when every pod must be off the claim's Node: the earliest of the request's own deadline (a
+// spot interruption's notice), the claim's GoneBy (a notice that came while the drain was already under
+// way, for whatever reason) and the NodePool's terminationGracePeriod counted from when the claim started
+// draining. Nil when none applies.
 func (s *Service) deadline(ctx context.Context, claim state.Claim, req Request) (*time.Time, error) {
 	grace, err := s.poolGrace(ctx, claim.NodePool)
 	if err != nil {
 		return nil, err
 	}
-	return earliestDeadline(req.Deadline, claim.DrainingAt, grace), nil
+	return earliestDeadline(req.Deadline, claim.GoneBy, claim.DrainingAt, grace), nil
 }
 
-// earliestDeadline combines a request's deadline with the grace period counted from drainingAt.
-func earliestDeadline(requested, drainingAt *time.Time, grace *time.Duration) *time.Time {
+// earliestDeadline combines a request's deadline, the claim's GoneBy and the grace period counted from
+// drainingAt.
+func earliestDeadline(requested, goneBy, drainingAt *time.Time, grace *time.Duration) *time.Time {
 	d := requested
+	if goneBy != nil && (d == nil || goneBy.Before(*d)) {
+		d = goneBy
+	}
 	if grace != nil && drainingAt != nil {
 		byGrace := drainingAt.Add(*grace)
 		if d == nil || byGrace.Before(*d) {

@@ -15,11 +15,16 @@ func TestEarliestDeadline(t *testing.T) {
 	spot := t0.Add(2 * time.Minute)
 	grace := 10 * time.Minute
 	short := time.Minute
-	assert.Nil(t, earliestDeadline(nil, &t0, nil), "no deadline, no grace period")
-	assert.Equal(t, &spot, earliestDeadline(&spot, &t0, &grace), "the spot notice is earlier")
-	assert.Equal(t, t0.Add(time.Minute), *earliestDeadline(&spot, &t0, &short), "the grace period is earlier")
-	assert.Equal(t, t0.Add(grace), *earliestDeadline(nil, &t0, &grace))
-	assert.Nil(t, earliestDeadline(nil, nil, &grace), "not draining yet: the grace period has not started")
+	assert.Nil(t, earliestDeadline(nil, nil, &t0, nil), "no deadline, no grace period")
+	assert.Equal(t, &spot, earliestDeadline(&spot, nil, &t0, &grace), "the spot notice is earlier")
+	assert.Equal(t, t0.Add(time.Minute), *earliestDeadline(&spot, nil, &t0, &short), "the grace period is earlier")
+	assert.Equal(t, t0.Add(grace), *earliestDeadline(nil, nil, &t0, &grace))
+	assert.Nil(t, earliestDeadline(nil, nil, nil, &grace), "not draining yet: the grace period has not started")
+	// A request sent before a spot notice arrived (a rebalance replacement) learns it from the claim.
+	assert.Equal(t, &spot, earliestDeadline(nil, &spot, &t0, &grace), "the claim's GoneBy rules a request without one")
+	later := spot.Add(time.Minute)
+	assert.Equal(t, &spot, earliestDeadline(&later, &spot, &t0, &grace), "the earlier of request and claim")
+	assert.Equal(t, &spot, earliestDeadline(&spot, &later, &t0, &grace))
 }
 
 func TestTerminationGracePeriodOfStoredNodePool(t *testing.T) {
