@@ -76,6 +76,7 @@ func build(ctx context.Context) (*lifecycle.Runner, func(context.Context) error,
 		NodeActions: kube.NewActions(client),
 		Instances:   instance.New(ec2Client, name),
 		Events:      kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
+		Prices:      prices,
 		Now:         time.Now,
 	})
 	return r, refreshSpot(prices, ec2Client, store, time.Now), nil

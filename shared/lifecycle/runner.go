@@ -85,7 +85,15 @@ type RunnerDeps struct {
 	NodeActions NodeWriter
 	Instances   Instances
 	Events      EventPublisher
-	Now         func() time.Time
+	// Prices prices an adopted instance (the launch that would have recorded its price was cut short);
+	// nil leaves an adopted claim's price unknown (0).
+	Prices Prices
+	Now    func() time.Time
+}
+
+// Prices is the hourly price of an offering; *pricing.Provider is one.
+type Prices interface {
+	Price(instanceType, zone, capacityType string) (float64, bool)
 }
 
 // Runner brings launched claims' Nodes into the cluster (registration, initialization) and repairs what

@@ -91,6 +91,20 @@ func (p *Provider) Spot(instanceType, zone string) (float64, bool) {
 	return od, hasOD
 }
 
+// Price is the hourly price of an instance of the type in the zone bought as capacityType ("spot",
+// "on-demand" or "reserved"; a reservation is paid for whether it is used or not, so using it costs 0).
+func (p *Provider) Price(instanceType, zone, capacityType string) (float64, bool) {
+	switch capacityType {
+	case "spot":
+		return p.Spot(instanceType, zone)
+	case "on-demand":
+		return p.OnDemand(instanceType)
+	case "reserved":
+		return 0, true
+	}
+	return 0, false
+}
+
 // OnDemandSourceInfo says where the current on-demand prices came from.
 func (p *Provider) OnDemandSourceInfo() string {
 	p.mu.RLock()

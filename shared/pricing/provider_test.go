@@ -97,3 +97,24 @@ func TestRefreshSpotFromMoto(t *testing.T) {
 	require.True(t, ok)
 	assert.NotEqual(t, od, spot, "a known spot price replaces the on-demand stand-in")
 }
+
+func TestPriceByCapacityType(t *testing.T) {
+	p, err := NewProvider("us-east-1")
+	require.NoError(t, err)
+	od, ok := p.OnDemand("m5.large")
+	require.True(t, ok)
+	got, ok := p.Price("m5.large", "us-east-1a", "on-demand")
+	assert.True(t, ok)
+	assert.Equal(t, od, got)
+	spot, _ := p.Spot("m5.large", "us-east-1a")
+	got, ok = p.Price("m5.large", "us-east-1a", "spot")
+	assert.True(t, ok)
+	assert.Equal(t, spot, got)
+	got, ok = p.Price("m5.large", "us-east-1a", "reserved")
+	assert.True(t, ok)
+	assert.Zero(t, got, "a reservation is paid for whether it is used or not")
+	_, ok = p.Price("m5.large", "us-east-1a", "dedicated")
+	assert.False(t, ok, "an unknown capacity type has no price")
+	_, ok = p.Price("no-such.type", "us-east-1a", "on-demand")
+	assert.False(t, ok)
+}

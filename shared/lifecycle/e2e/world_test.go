@@ -23,6 +23,7 @@ import (
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/kubetest"
 	"github.com/nodewright/nodewright/shared/lifecycle"
+	"github.com/nodewright/nodewright/shared/pricing"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -118,6 +119,8 @@ type env struct {
 	kube  kubernetes.Interface
 	clock *clock
 	image string
+	// prices are the static on-demand table of the moto region, as the function has before any refresh.
+	prices *pricing.Provider
 }
 
 func newEnv(t *testing.T) *env {
@@ -126,8 +129,11 @@ func newEnv(t *testing.T) *env {
 	moto := awstest.Shared(t)
 	e := &env{cfg: moto.Config(), clock: &clock{}}
 	e.ec2 = ec2.NewFromConfig(e.cfg)
+	var err error
+	e.prices, err = pricing.NewProvider(e.cfg.Region)
+	require.NoError(t, err)
 	db := state.NewClient(e.cfg)
-	_, err := db.CreateTable(ctx, state.CreateTableInput("state"))
+	_, err = db.CreateTable(ctx, state.CreateTableInput("state"))
 	require.NoError(t, err)
 	e.store = state.New(db, "state", state.WithClock(e.clock.Now))
 	objs, err := apis.Decode("config.yaml", []byte(config))
@@ -160,6 +166,7 @@ func (e *env) runner(instances lifecycle.Instances) *lifecycle.Runner {
 		NodeActions: kube.NewActions(e.kube),
 		Instances:   instances,
 		Events:      kube.NewRecorder(e.kube, kube.RecorderOptions{Now: e.clock.Now}),
+		Prices:      e.prices,
 		Now:         e.clock.Now,
 	})
 }
