@@ -10,16 +10,21 @@ import (
 
 // batchHandler is the interruption use case; *interruption.Service satisfies it.
 type batchHandler interface {
-	HandleBatch(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse
+	Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, interruption.BatchStats)
 }
 
 var _ batchHandler = (*interruption.Service)(nil)
 
 // handler serves the interruption queue: the runtime decodes the SQS batch, the service handles every
-// message (logging each outcome once) and the response lists only the messages SQS should redeliver.
-// The invocation itself never fails: a failed invocation would redeliver the whole batch.
-func handler(s batchHandler) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+// message (logging each outcome once), report receives what the batch did (nil: nobody listens) and the
+// response lists only the messages SQS should redeliver. The invocation itself never fails: a failed
+// invocation would redeliver the whole batch.
+func handler(s batchHandler, report func(interruption.BatchStats)) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-		return s.HandleBatch(ctx, ev), nil
+		resp, stats := s.Handle(ctx, ev)
+		if report != nil {
+			report(stats)
+		}
+		return resp, nil
 	}
 }

@@ -43,6 +43,8 @@ type world struct {
 	kube *fake.Clientset
 	h    lambda.Handler
 	logs *bytes.Buffer
+	// stats are what each invocation reported.
+	stats []interruption.BatchStats
 }
 
 func newWorld(t *testing.T) *world {
@@ -58,7 +60,7 @@ func newWorld(t *testing.T) *world {
 		ProvisioningQueueURL: w.ProvisioningURL, TerminationQueueURL: w.TerminationURL},
 		interruption.ServiceDeps{State: w.Store, Nodes: kube.NewActions(w.kube), Events: kube.NewRecorder(w.kube, kube.RecorderOptions{}),
 			Queue: w.SQS, Log: slog.New(slog.NewJSONHandler(w.logs, nil))})
-	w.h = lambda.NewHandler(handler(svc))
+	w.h = lambda.NewHandler(handler(svc, func(stats interruption.BatchStats) { w.stats = append(w.stats, stats) }))
 	return w
 }
 
@@ -96,10 +98,26 @@ func TestSQSBatchSample(t *testing.T) {
 	n, err := w.kube.CoreV1().Nodes().Get(context.Background(), "node-default-spot1", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "karpenter.sh/disrupted", n.Spec.Taints[0].Key)
+	require.Len(t, w.stats, 1, "the invocation reports what the batch did")
+	stats := w.stats[0]
+	assert.Equal(t, map[string]int{"spot_interrupted": 2, "scheduled_change": 1, "instance_terminated": 1, "no_op": 1,
+		"unknown": 1, "malformed": 1}, stats.Received)
+	assert.Equal(t, 7, stats.Acknowledged)
+	assert.Zero(t, stats.Failed)
+	assert.Len(t, stats.QueueDurations, 7, "every record carries its SentTimestamp")
+	assert.ElementsMatch(t, []interruption.Disruption{
+		{NodePool: "default", Reason: "SpotInterruption", CapacityType: "spot"},
+		{NodePool: "default", Reason: "InstanceTerminated", CapacityType: "on-demand"},
+		{NodePool: "default", Reason: "ScheduledChange", CapacityType: "on-demand"},
+		{NodePool: "default", Reason: "ScheduledChange", CapacityType: "on-demand"},
+	}, stats.Disrupted, "each claim taken out of service once; the duplicate warning disrupts nothing")
 
 	again := w.invoke(t, interruptiontest.Sample(t, eventsDir, "sqs-batch-interruption.json"))
 	assert.Empty(t, again.BatchItemFailures)
 	assert.Empty(t, w.Drain(t, w.ProvisioningURL), "a redelivered batch acts on nothing")
+	require.Len(t, w.stats, 2)
+	assert.Empty(t, w.stats[1].Disrupted, "and disrupts nothing again")
+	assert.Equal(t, 7, w.stats[1].Acknowledged)
 	assert.Empty(t, w.Drain(t, w.TerminationURL))
 }
 

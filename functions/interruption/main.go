@@ -36,7 +36,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "interruption:", err)
 		os.Exit(1)
 	}
-	lambda.Start(handler(svc))
+	cluster := os.Getenv("NODEWRIGHT_CLUSTER_NAME")
+	lambda.Start(handler(svc, func(stats interruption.BatchStats) {
+		if err := writeBatchMetrics(os.Stdout, cluster, stats, time.Now()); err != nil {
+			log.Error("writing interruption metrics", "error", err.Error())
+		}
+	}))
 }
 
 // settings is the function's configuration from the environment.

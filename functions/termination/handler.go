@@ -10,15 +10,20 @@ import (
 
 // batchHandler is the termination use case; *termination.Service satisfies it.
 type batchHandler interface {
-	HandleBatch(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse
+	Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, termination.BatchStats)
 }
 
 var _ batchHandler = (*termination.Service)(nil)
 
-// handler hands a termination-queue batch to the use case and reports its partial batch failures; the
-// invocation itself never fails, so one bad message cannot hold back the others.
-func handler(s batchHandler) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+// handler hands a termination-queue batch to the use case, gives report what the batch did (nil: nobody
+// listens) and returns its partial batch failures; the invocation itself never fails, so one bad message
+// cannot hold back the others.
+func handler(s batchHandler, report func(termination.BatchStats)) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-		return s.HandleBatch(ctx, ev), nil
+		resp, stats := s.Handle(ctx, ev)
+		if report != nil {
+			report(stats)
+		}
+		return resp, nil
 	}
 }

@@ -63,8 +63,10 @@ func invoke(t *testing.T, store *claims, sample string) (events.SQSEventResponse
 	var logs bytes.Buffer
 	s := termination.NewService(termination.Config{QueueURL: "https://sqs.us-east-1.amazonaws.com/123456789012/termination",
 		Log: slog.New(slog.NewJSONHandler(&logs, nil))}, termination.Deps{Store: store, Now: time.Now})
-	out, err := lambda.NewHandler(handler(s)).Invoke(context.Background(), payload)
+	reports := 0
+	out, err := lambda.NewHandler(handler(s, func(termination.BatchStats) { reports++ })).Invoke(context.Background(), payload)
 	require.NoError(t, err, "the invocation never fails")
+	assert.Equal(t, 1, reports, "every invocation reports what its batch did")
 	var res events.SQSEventResponse
 	require.NoError(t, json.Unmarshal(out, &res))
 	return res, logs.String()

@@ -35,7 +35,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "termination:", err)
 		os.Exit(1)
 	}
-	lambda.Start(handler(s))
+	log := lambdacontext.NewLogger()
+	cluster := os.Getenv(kube.EnvClusterName)
+	lambda.Start(handler(s, func(stats termination.BatchStats) {
+		if err := writeBatchMetrics(os.Stdout, cluster, stats, time.Now()); err != nil {
+			log.Error("writing termination metrics", "error", err.Error())
+		}
+	}))
 }
 
 // build wires the termination service from the environment; only start-up failures end the process.

@@ -14,48 +14,48 @@ import (
 // invocation's processing window, so a crash there never loses the event.
 var ErrInProgress = errors.New("the event is being processed by another invocation")
 
-// handle carries out one parsed message. A nil error acknowledges the message; an error makes it a
-// batch item failure (every error here is transient).
-func (s *Service) handle(ctx context.Context, sqsID string, msg messages.Message) error {
+// handle carries out one parsed message and returns the claims it disrupted. A nil error acknowledges
+// the message; an error makes it a batch item failure (every error here is transient).
+func (s *Service) handle(ctx context.Context, sqsID string, msg messages.Message) ([]Disruption, error) {
 	log := s.deps.Log.With("messageId", sqsID, "eventId", msg.EventID(), "kind", msg.Kind().String())
 	if noop, ok := msg.(messages.NoOp); ok {
 		log.InfoContext(ctx, "interruption message asks for nothing; acknowledged", "reason", noop.Reason)
-		return nil
+		return nil, nil
 	}
 	outcome, err := s.deps.State.BeginEvent(ctx, DedupeScope, msg.EventID(), s.processingWindow(ctx))
 	if err != nil {
 		log.ErrorContext(ctx, "interruption message failed; SQS redelivers it", "error", err.Error())
-		return err
+		return nil, err
 	}
 	switch outcome {
 	case state.Done:
 		log.InfoContext(ctx, "duplicate interruption message; already handled, acknowledged")
-		return nil
+		return nil, nil
 	case state.InProgress:
 		log.InfoContext(ctx, "interruption message is being handled by another invocation; SQS redelivers it")
-		return ErrInProgress
+		return nil, ErrInProgress
 	}
-	acted, err := s.process(ctx, msg)
+	acted, disrupted, err := s.process(ctx, msg)
 	if err == nil {
 		err = s.deps.State.CompleteEvent(ctx, DedupeScope, msg.EventID(), s.cfg.DedupeWindow)
 	}
 	if err != nil {
 		log.ErrorContext(ctx, "interruption message failed; SQS redelivers it and finished steps are not repeated",
 			"steps", acted, "error", err.Error())
-		return err
+		return disrupted, err // what it disrupted before failing is not disrupted again on redelivery
 	}
 	if len(acted) == 0 {
 		log.InfoContext(ctx, "interruption message names no claim that needs action; acknowledged",
 			"instances", msg.InstanceIDs())
-		return nil
+		return nil, nil
 	}
 	log.InfoContext(ctx, "interruption message handled", "steps", acted)
-	return nil
+	return disrupted, nil
 }
 
 // process finds the claims of the message's instances, decides and carries out the steps not done yet.
-// It returns what it did, as "claim/step" strings.
-func (s *Service) process(ctx context.Context, msg messages.Message) ([]string, error) {
+// It returns what it did, as "claim/step" strings, and the claims it took out of service.
+func (s *Service) process(ctx context.Context, msg messages.Message) ([]string, []Disruption, error) {
 	records := map[string]state.Claim{}
 	claims := map[string]Claim{}
 	done := map[string]map[Step]bool{}
@@ -65,36 +65,41 @@ func (s *Service) process(ctx context.Context, msg messages.Message) ([]string, 
 			continue // not one of ours
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		steps, err := s.stepsDone(ctx, c.Name, msg.EventID())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		records[id], done[c.Name] = c, steps
 		claims[id] = toClaim(c, steps)
 	}
 	var acted []string
+	var disrupted []Disruption
 	for _, d := range Decide(msg, claims, s.cfg.Rebalance) {
 		for _, step := range d.Steps {
 			if done[d.Claim][step] {
 				continue
 			}
-			c, note, err := s.act(ctx, msg, d, records[d.Instance], step)
+			before := records[d.Instance]
+			c, note, err := s.act(ctx, msg, d, before, step)
 			if err != nil {
-				return acted, fmt.Errorf("%s of claim %s for event %s: %w", step, d.Claim, msg.EventID(), err)
+				return acted, disrupted, fmt.Errorf("%s of claim %s for event %s: %w", step, d.Claim, msg.EventID(), err)
+			}
+			if inService(before.Lifecycle) && !inService(c.Lifecycle) {
+				disrupted = append(disrupted, Disruption{NodePool: c.NodePool, Reason: c.DisruptionReason, CapacityType: c.CapacityType})
 			}
 			records[d.Instance] = c
 			if note == "" {
 				continue // nothing to do and nothing to record
 			}
 			if err := s.record(ctx, msg, d, step, note); err != nil {
-				return acted, err
+				return acted, disrupted, err
 			}
 			acted = append(acted, d.Claim+"/"+string(step))
 		}
 	}
-	return acted, nil
+	return acted, disrupted, nil
 }
 
 // toClaim is what Decide needs to know of a claim record. A claim already draining or terminating

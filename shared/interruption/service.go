@@ -125,17 +125,35 @@ func NewService(cfg ServiceConfig, deps ServiceDeps) *Service {
 // same event being processed by another invocation right now): SQS redelivers those. Malformed,
 // unknown-kind, no-op and unknown-instance messages are logged once and acknowledged.
 func (s *Service) HandleBatch(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
+	resp, _ := s.Handle(ctx, ev)
+	return resp
+}
+
+// Handle is HandleBatch that also says what the batch did, for metrics.
+func (s *Service) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, BatchStats) {
 	var resp events.SQSEventResponse
-	for _, r := range ParseSQSEvent(ev) {
+	stats := BatchStats{Received: map[string]int{}}
+	now := s.deps.Now()
+	for i, r := range ParseSQSEvent(ev) {
+		stats.Received[messageType(r)]++
+		if d, ok := queueDuration(ev.Records[i], now); ok {
+			stats.QueueDurations = append(stats.QueueDurations, d)
+		}
 		if r.Err != nil {
 			s.logParseError(ctx, r)
+			stats.Acknowledged++
 			continue
 		}
-		if err := s.handle(ctx, r.MessageID, r.Message); err != nil {
+		disrupted, err := s.handle(ctx, r.MessageID, r.Message)
+		stats.Disrupted = append(stats.Disrupted, disrupted...)
+		if err != nil {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: r.MessageID})
+			stats.Failed++
+			continue
 		}
+		stats.Acknowledged++
 	}
-	return resp
+	return resp, stats
 }
 
 // processingWindow is how long this invocation claims a message.

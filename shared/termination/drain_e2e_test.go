@@ -101,6 +101,16 @@ func TestDrainsInTiersThenTerminates(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, inFlight, "the budget slot is given back once the node is gone")
 	assert.Equal(t, 0, w.pumpFor(1500*time.Millisecond), "nothing is re-driven once the claim is deleted")
+
+	// What the function's metrics report.
+	assert.Equal(t, map[string]int{"default": 1}, w.stats.Drained, "the Node is counted drained once")
+	if assert.Len(t, w.stats.Terminated, 1) {
+		assert.Equal(t, "default", w.stats.Terminated[0].NodePool)
+		assert.Positive(t, w.stats.Terminated[0].Took)
+	}
+	assert.Equal(t, map[string]int{"Drifted": 4}, w.stats.PodsDrained)
+	assert.Equal(t, 4, w.stats.Evictions["200"], "every pod evicted once: %v", w.stats.Evictions)
+	assert.Positive(t, w.stats.Redriven)
 }
 
 func TestPDBBlocksUntilRelaxed(t *testing.T) {
@@ -122,6 +132,8 @@ func TestPDBBlocksUntilRelaxed(t *testing.T) {
 	assert.Contains(t, w.eventReasons("default", w.node), "FailedDraining")
 	assert.Equal(t, "running", w.instanceState())
 	assert.Contains(t, w.decisionKinds(), "DrainBlocked")
+	assert.Positive(t, w.stats.Evictions["429"], "the budget's refusals are counted by their code")
+	assert.Empty(t, w.stats.PodsDrained)
 
 	_, err = w.kube.PolicyV1().PodDisruptionBudgets(w.ns).Patch(w.ctx, "web", types.MergePatchType,
 		[]byte(`{"spec":{"maxUnavailable":"100%"}}`), metav1.PatchOptions{})

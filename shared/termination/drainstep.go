@@ -25,7 +25,12 @@ var disruptedTaint = corev1.Taint{Key: drain.DisruptedTaintKey, Effect: corev1.T
 // tally counts what one pass over the plan did.
 type tally struct {
 	evicted, blocked, deleted, terminating, held int
+	// codes counts eviction requests by the API server's answer, as pods_eviction_requests does.
+	codes map[string]int
 }
+
+// removed is how many pods this pass actually evicted or deleted.
+func (t tally) removed() int { return t.codes["200"] + t.deleted }
 
 // progressing reports whether pods are leaving, so the next look should come soon.
 func (t tally) progressing() bool { return t.evicted+t.deleted+t.terminating > 0 }
@@ -80,7 +85,7 @@ func (s *Service) drain(ctx context.Context, claim state.Claim, in delivery) (ou
 			drain.DoNotDisruptAnnotation), deadlineDetails(deadline))
 	}
 	return outcome{delay: redriveDelay(t.progressing(), in.req.Attempt, plan.NextDeadlineDelete, now,
-		s.cfg.ProgressDelay, s.cfg.BlockedDelay)}, err
+		s.cfg.ProgressDelay, s.cfg.BlockedDelay), stats: stepStats{evictions: t.codes, podsDrained: t.removed()}}, err
 }
 
 // cordon taints the Node karpenter.sh/disrupted:NoSchedule and labels it out of external load
@@ -121,7 +126,7 @@ func (s *Service) podsOn(ctx context.Context, node string) ([]*corev1.Pod, error
 // apply carries out the plan's evictions and deadline deletions, with Karpenter's Events. A budget's
 // refusal is counted, not an error; failed calls are returned together after every pod had its turn.
 func (s *Service) apply(ctx context.Context, node *corev1.Node, plan drain.Plan, req Request) (tally, error) {
-	var t tally
+	t := tally{codes: map[string]int{}}
 	var errs []error
 	for _, d := range plan.Decisions {
 		ref := kube.PodRef{Namespace: d.Pod.Namespace, Name: d.Pod.Name, UID: d.Pod.UID}
@@ -131,20 +136,25 @@ func (s *Service) apply(ctx context.Context, node *corev1.Node, plan drain.Plan,
 			switch {
 			case kube.IsPDBMisconfigured(err):
 				t.blocked++
+				t.codes["500"]++
 				s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Type: corev1.EventTypeWarning, Reason: kube.ReasonFailedDraining,
 					Message: fmt.Sprintf("Failed to drain node, evicting pod %s: %v", ref, err)})
 			case err != nil:
 				errs = append(errs, err)
+				t.codes["error"]++
 			case res.Outcome == kube.Blocked:
 				t.blocked++
+				t.codes["429"]++
 				s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Type: corev1.EventTypeWarning, Reason: kube.ReasonFailedDraining,
 					Message: fmt.Sprintf("Failed to drain node, evicting pod %s violates a PDB: %s", ref, res.Reason)})
 			case res.Outcome == kube.Evicted:
 				t.evicted++
+				t.codes["200"]++
 				s.publish(ctx, kube.Event{Object: kube.PodObject(d.Pod), Reason: kube.ReasonEvicted,
 					Message: fmt.Sprintf("Evicted pod: node %s is being terminated (%s)", node.Name, req.Reason)})
 			default: // already gone
 				t.evicted++
+				t.codes["404"]++
 			}
 		case drain.Delete:
 			grace := d.GracePeriod

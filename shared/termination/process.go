@@ -27,6 +27,9 @@ type outcome struct {
 	delay time.Duration
 	// drainedAt carries the moment the node was found drained to the next delivery.
 	drainedAt time.Time
+	// nodePool is the claim's NodePool and stats what this delivery did, for metrics.
+	nodePool string
+	stats    stepStats
 }
 
 var (
@@ -61,13 +64,19 @@ func (s *Service) process(ctx context.Context, in delivery) (outcome, error) {
 			return outcome{}, err
 		}
 	}
+	var drainStats stepStats
 	if claim.Lifecycle == state.Draining {
 		out, err := s.drain(ctx, claim, in)
 		if err != nil || !out.finished {
+			out.nodePool = claim.NodePool
 			return out, err
 		}
+		drainStats = out.stats
 	}
-	return s.terminate(ctx, claim, in.req)
+	out, err := s.terminate(ctx, claim, in.req)
+	out.nodePool = claim.NodePool
+	out.stats.add(drainStats)
+	return out, err
 }
 
 // startDraining moves the claim to draining with the request's reason, unless it is there already.

@@ -91,7 +91,13 @@ func NewService(cfg Config, deps Deps) *Service {
 // transient failure (state, Kubernetes, EC2 or SQS) is reported as a batch item failure, so SQS delivers
 // that message again.
 func (s *Service) HandleBatch(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
-	failed := make([]bool, len(ev.Records))
+	resp, _ := s.Handle(ctx, ev)
+	return resp
+}
+
+// Handle is HandleBatch that also says what the batch did, for metrics.
+func (s *Service) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, BatchStats) {
+	results := make([]handled, len(ev.Records))
 	sem := make(chan struct{}, s.cfg.Concurrency)
 	var wg sync.WaitGroup
 	for i, rec := range ev.Records {
@@ -100,43 +106,59 @@ func (s *Service) HandleBatch(ctx context.Context, ev events.SQSEvent) events.SQ
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			failed[i] = !s.handleMessage(ctx, rec)
+			results[i] = s.handleMessage(ctx, rec)
 		}()
 	}
 	wg.Wait()
 	var resp events.SQSEventResponse
-	for i, f := range failed {
-		if f {
+	stats := newBatchStats()
+	for i, r := range results {
+		stats.count(r.out.nodePool, r.reason, r.out.stats)
+		if r.redriven {
+			stats.Redriven++
+		}
+		if !r.ack {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
 		}
 	}
-	return resp
+	return resp, stats
 }
 
-// handleMessage works on one message and reports whether it may be acknowledged.
-func (s *Service) handleMessage(ctx context.Context, rec events.SQSMessage) bool {
+// handled is what became of one message.
+type handled struct {
+	// ack: the message may be deleted; redriven: it was sent again to look later.
+	ack, redriven bool
+	reason        string
+	out           outcome
+}
+
+// handleMessage works on one message and says whether it may be acknowledged.
+func (s *Service) handleMessage(ctx context.Context, rec events.SQSMessage) handled {
 	req, err := ParseRequest(rec.Body)
 	if err != nil {
 		s.log.WarnContext(ctx, "malformed termination request dropped", "messageId", rec.MessageId, "reason", err.Error())
-		return true
+		return handled{ack: true}
 	}
 	in := delivery{req: req, drainedAt: drainedAtOf(rec)}
 	out, err := s.process(ctx, in)
+	h := handled{reason: req.Reason, out: out}
 	if err != nil {
 		s.log.ErrorContext(ctx, "termination step failed; the message is delivered again", "messageId", rec.MessageId,
 			"claim", req.Claim, "attempt", req.Attempt, "error", err.Error())
-		return false
+		return h
 	}
 	if out.finished {
 		if out.note != "" {
 			s.log.InfoContext(ctx, out.note, "messageId", rec.MessageId, "claim", req.Claim, "attempt", req.Attempt)
 		}
-		return true
+		h.ack = true
+		return h
 	}
 	if err := s.redrive(ctx, in, out); err != nil {
 		s.log.ErrorContext(ctx, "sending the termination request again failed", "messageId", rec.MessageId,
 			"claim", req.Claim, "attempt", req.Attempt, "error", err.Error())
-		return false
+		return h
 	}
-	return true
+	h.ack, h.redriven = true, true
+	return h
 }

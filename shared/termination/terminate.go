@@ -67,5 +67,9 @@ func (s *Service) terminate(ctx context.Context, claim state.Claim, req Request)
 			return outcome{}, err
 		}
 	}
-	return outcome{finished: true, note: "claim terminated"}, nil
+	out := outcome{finished: true, note: "claim terminated"}
+	if moved {
+		out.stats = stepStats{terminated: true, took: max(s.deps.Now().Sub(req.RequestedAt), 0)}
+	}
+	return out, nil
 }

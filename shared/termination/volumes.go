@@ -18,6 +18,7 @@ import (
 func (s *Service) drained(ctx context.Context, claim state.Claim, node *corev1.Node, in delivery, deadline *time.Time,
 	now time.Time) (outcome, error) {
 	drainedAt := in.drainedAt
+	first := stepStats{drained: drainedAt.IsZero()}
 	if drainedAt.IsZero() {
 		drainedAt = now
 		if err := s.decide(ctx, claim.Name, "Drained", in.req, "node "+node.Name+" has no pod left to drain", nil); err != nil {
@@ -29,18 +30,18 @@ func (s *Service) drained(ctx context.Context, claim state.Claim, node *corev1.N
 		until = *deadline
 	}
 	if !now.Before(until) {
-		return outcome{finished: true}, nil
+		return outcome{finished: true, stats: first}, nil
 	}
 	attached, err := s.attachmentsOf(ctx, node.Name)
 	if err != nil {
 		return outcome{}, err
 	}
 	if len(attached) == 0 {
-		return outcome{finished: true}, nil
+		return outcome{finished: true, stats: first}, nil
 	}
 	s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Reason: kube.ReasonAwaitingVolumeDetachment,
 		Message: fmt.Sprintf("Awaiting deletion of %d VolumeAttachments bound to node", len(attached))})
-	return outcome{delay: min(s.cfg.ProgressDelay, until.Sub(now)), drainedAt: drainedAt}, nil
+	return outcome{delay: min(s.cfg.ProgressDelay, until.Sub(now)), drainedAt: drainedAt, stats: first}, nil
 }
 
 // attachmentsOf names the VolumeAttachments bound to the Node.

@@ -48,6 +48,8 @@ type world struct {
 	svc      *Service
 	logs     *syncBuffer
 	kubelet  *kubelet
+	// stats adds up what every handled batch reported.
+	stats BatchStats
 }
 
 type worldOptions struct {
@@ -162,7 +164,8 @@ func (w *world) pumpOnce() (events.SQSEvent, events.SQSEventResponse) {
 		}
 		ev.Records = append(ev.Records, rec)
 	}
-	resp := w.svc.HandleBatch(w.ctx, ev)
+	resp, stats := w.svc.Handle(w.ctx, ev)
+	w.stats.addBatch(stats)
 	failed := map[string]bool{}
 	for _, f := range resp.BatchItemFailures {
 		failed[f.ItemIdentifier] = true
@@ -359,4 +362,22 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// addBatch adds another batch's stats to b.
+func (b *BatchStats) addBatch(o BatchStats) {
+	if b.Drained == nil {
+		*b = newBatchStats()
+	}
+	for k, v := range o.Drained {
+		b.Drained[k] += v
+	}
+	for k, v := range o.PodsDrained {
+		b.PodsDrained[k] += v
+	}
+	for k, v := range o.Evictions {
+		b.Evictions[k] += v
+	}
+	b.Terminated = append(b.Terminated, o.Terminated...)
+	b.Redriven += o.Redriven
 }
