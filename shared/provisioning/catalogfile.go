@@ -85,7 +85,9 @@ func (a ResourceAmounts) Resources() scheduling.Resources {
 
 // ReadCatalog decodes a catalog file, rejecting unknown fields, and checks each entry: a name, unique
 // names, positive CPU and memory, and at least one offering with a zone, a known capacity type and a
-// non-negative price. name labels the errors.
+// non-negative price. A reserved offering names its reservation (reservationID) and, when available,
+// says how many more instances it takes (reservationCapacity ≥ 1: a full reservation is written with
+// available false, never as an unlimited one); other offerings carry neither. name labels the errors.
 func ReadCatalog(name string, r io.Reader) (*CatalogFile, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -143,6 +145,27 @@ func (e CatalogEntry) check() error {
 		case o.Price < 0 || math.IsNaN(o.Price):
 			return fmt.Errorf("offerings[%d]: price %v is negative", j, o.Price)
 		}
+		if err := checkReservation(o); err != nil {
+			return fmt.Errorf("offerings[%d]: %w", j, err)
+		}
+	}
+	return nil
+}
+
+// checkReservation checks the reservation fields of an offering.
+func checkReservation(o scheduling.Offering) error {
+	reserved := o.CapacityType == scheduling.CapacityTypeReserved
+	switch {
+	case !reserved && (o.ReservationID != "" || o.ReservationCapacity != 0):
+		return fmt.Errorf("reservationID and reservationCapacity are only for reserved offerings, not %s", o.CapacityType)
+	case !reserved:
+		return nil
+	case o.ReservationID == "":
+		return errors.New("reservationID is empty: a reserved offering names its capacity reservation")
+	case o.ReservationCapacity < 0:
+		return fmt.Errorf("reservationCapacity %d is negative", o.ReservationCapacity)
+	case o.Available && o.ReservationCapacity == 0:
+		return fmt.Errorf("reservationCapacity is missing or 0 on available reserved offering %s: give how many more instances it takes, or set available to false when it is full", o.ReservationID)
 	}
 	return nil
 }

@@ -77,6 +77,28 @@ func TestReadCatalog(t *testing.T) {
 		{name: "no offerings", json: `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096}]`, wantErr: "(a.large): no offerings"},
 		{name: "bad capacity type", json: `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[{"zone":"z","capacityType":"cheap","price":1}]}]`, wantErr: `offerings[0]: capacityType "cheap" is not on-demand, spot or reserved`},
 		{name: "negative price", json: `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[{"zone":"z","capacityType":"spot","price":-1}]}]`, wantErr: "offerings[0]: price -1 is negative"},
+		{name: "reserved with count", json: `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[{"zone":"z","capacityType":"reserved","price":0,"available":true,"reservationID":"cr-1","reservationCapacity":3}]}]`, types: 1},
+		{name: "full reservation", json: `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[{"zone":"z","capacityType":"reserved","price":0,"available":false,"reservationID":"cr-1"}]}]`, types: 1},
+		{
+			name:    "reserved without count",
+			json:    `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[` + offering + `,{"zone":"z","capacityType":"reserved","price":0,"available":true,"reservationID":"cr-1"}]}]`,
+			wantErr: "offerings[1]: reservationCapacity is missing or 0 on available reserved offering cr-1",
+		},
+		{
+			name:    "reserved without id",
+			json:    `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[{"zone":"z","capacityType":"reserved","price":0,"available":true,"reservationCapacity":1}]}]`,
+			wantErr: "offerings[0]: reservationID is empty",
+		},
+		{
+			name:    "negative count",
+			json:    `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[{"zone":"z","capacityType":"reserved","price":0,"reservationID":"cr-1","reservationCapacity":-1}]}]`,
+			wantErr: "offerings[0]: reservationCapacity -1 is negative",
+		},
+		{
+			name:    "count on spot",
+			json:    `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[{"zone":"z","capacityType":"spot","price":1,"reservationCapacity":2}]}]`,
+			wantErr: "offerings[0]: reservationID and reservationCapacity are only for reserved offerings, not spot",
+		},
 		{
 			name:    "duplicate",
 			json:    `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[` + offering + `]},{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[` + offering + `]}]`,
@@ -95,4 +117,24 @@ func TestReadCatalog(t *testing.T) {
 			assert.Len(t, f.InstanceTypes, tc.types)
 		})
 	}
+}
+
+func TestCatalogRoundTripKeepsReservationCounts(t *testing.T) {
+	want := m5xlarge(t)
+	reserved := scheduling.Offering{Zone: "us-east-1a", CapacityType: scheduling.CapacityTypeReserved, Price: 0.192e-7, Available: true,
+		ReservationID: "cr-0abc", ReservationCapacity: 2}
+	want = scheduling.NewInstanceType(want.Name, want.Requirements.Labels(), want.Capacity, want.Allocatable, append(want.Offerings, reserved))
+	var buf bytes.Buffer
+	require.NoError(t, WriteCatalog(&buf, CatalogFrom([]*scheduling.InstanceType{want})))
+	assert.Contains(t, buf.String(), `"reservationID":"cr-0abc","reservationCapacity":2`)
+
+	f, err := ReadCatalog("catalog.json", &buf)
+	require.NoError(t, err)
+	types, err := f.Build(scheduling.NodeClassConfig{})
+	require.NoError(t, err)
+	require.Len(t, types, 1)
+	assert.Equal(t, want.Offerings, types[0].Offerings)
+	got, ok := types[0].LaunchOffering(scheduling.Requirements{}, nil)
+	require.True(t, ok)
+	assert.Equal(t, reserved, got, "the read catalog launches into the reservation")
 }

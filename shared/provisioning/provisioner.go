@@ -43,6 +43,7 @@ type Store interface {
 	CreateClaim(ctx context.Context, c state.Claim) (state.Claim, error)
 	UpdateClaim(ctx context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error)
 	RecordDecision(ctx context.Context, d state.Decision) error
+	RecordDecisions(ctx context.Context, ds []state.Decision) error
 	Mark(ctx context.Context, name string) (time.Time, error)
 	AdvanceMark(ctx context.Context, name string, at time.Time) error
 }
@@ -92,6 +93,8 @@ type Provisioner struct {
 
 	mu      sync.Mutex // guards catalog and deps.Rand
 	catalog *instancetypes.Catalog
+	// failures remembers which unschedulable pods were recorded lately (see FailedSchedulingInterval).
+	failures failureMemo
 }
 
 // New returns a provisioner. Zero durations in cfg take their defaults.
@@ -198,14 +201,6 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 		return fmt.Errorf("solving: %w", err)
 	}
 
-	for _, f := range plan.Unschedulable {
-		rep.Unschedulable = append(rep.Unschedulable, UnschedulablePod{Pod: f.PodName, Reason: f.Reason})
-		if err := p.deps.Store.RecordDecision(ctx, state.Decision{Subject: "pod/" + f.PodName, ID: runID,
-			Kind: "CannotProvision", Reason: "FailedScheduling", Message: f.Reason}); err != nil {
-			rep.Errors = append(rep.Errors, fmt.Sprintf("recording decision for pod %s: %v", f.PodName, err))
-		}
-		p.explain(ctx, f, rep)
-	}
 	byPool := map[string]scheduling.NodePool{}
 	for _, pool := range pools {
 		byPool[pool.Name] = pool
@@ -230,6 +225,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 			rep.Errors = append(rep.Errors, err.Error())
 		}
 	}
+	p.recordUnschedulable(ctx, runID, plan.Unschedulable, rep)
 	if len(rep.Skipped) == 0 { // skipped pods still need a run; every other pod was decided on
 		p.markSnapshot(ctx, snapshotAt, rep)
 	}

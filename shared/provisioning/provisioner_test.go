@@ -117,6 +117,17 @@ func TestRunLaunchesAndExplains(t *testing.T) {
 	assert.Equal(t, 1, again.InFlight)
 	assert.Empty(t, again.Claims, "the launched claim absorbs the pods")
 	assert.Len(t, w.ec2.requests, 1)
+	require.Len(t, again.Unschedulable, 1, "the run still reports the pod")
+	d, err = w.store.Decisions(context.Background(), "pod/ns/arm", 10)
+	require.NoError(t, err)
+	assert.Len(t, d, 2, "the verdict changed: the in-flight claim rejects the pod too")
+
+	third, err := w.p.Run(context.Background(), "run-3")
+	require.NoError(t, err)
+	require.Len(t, third.Unschedulable, 1)
+	d, err = w.store.Decisions(context.Background(), "pod/ns/arm", 10)
+	require.NoError(t, err)
+	assert.Len(t, d, 2, "the same verdict is not written again within FailedSchedulingInterval")
 }
 
 func TestRunStopsLaunchingNearTheDeadline(t *testing.T) {

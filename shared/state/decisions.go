@@ -36,16 +36,33 @@ type Decision struct {
 // RecordDecision stores d under its subject for DecisionRetention. Text over the bounds is cut and the
 // record marked Truncated rather than refused: losing the tail of a message beats losing the decision.
 func (s *Store) RecordDecision(ctx context.Context, d Decision) error {
+	item, err := s.decisionItem(d)
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
+		return fmt.Errorf("recording decision %s for %s: %w", d.ID, d.Subject, err)
+	}
+	return nil
+}
+
+// decisionItem validates d, fills in its time and expiry, cuts its text to fit and encodes it.
+func (s *Store) decisionItem(d Decision) (map[string]types.AttributeValue, error) {
 	if d.Subject == "" || d.ID == "" || d.Kind == "" {
-		return fmt.Errorf("recording decision: subject, id and kind are required: %w", ErrInvalid)
+		return nil, fmt.Errorf("recording decision: subject, id and kind are required: %w", ErrInvalid)
 	}
 	if d.At.IsZero() {
 		d.At = s.now().UTC()
 	}
 	d.TTL = d.At.Add(DecisionRetention).Unix()
 	d.Message, d.Truncated = truncate(d.Message, maxDecisionText, d.Truncated)
+	details := make(map[string]string, len(d.Details)) // the caller's map is left as it is
 	for k, v := range d.Details {
-		d.Details[k], d.Truncated = truncate(v, maxDecisionText, d.Truncated)
+		details[k], d.Truncated = truncate(v, maxDecisionText, d.Truncated)
+	}
+	d.Details = details
+	if len(d.Details) == 0 {
+		d.Details = nil
 	}
 	item, err := marshalItem("DECISION#"+d.Subject, fmt.Sprintf("%013d#%s", d.At.UnixMilli(), d.ID), d)
 	for errors.Is(err, ErrItemTooLarge) && len(d.Details) > 0 {
@@ -56,13 +73,7 @@ func (s *Store) RecordDecision(ctx context.Context, d Decision) error {
 		d.Truncated = true
 		item, err = marshalItem("DECISION#"+d.Subject, fmt.Sprintf("%013d#%s", d.At.UnixMilli(), d.ID), d)
 	}
-	if err != nil {
-		return err
-	}
-	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
-		return fmt.Errorf("recording decision %s for %s: %w", d.ID, d.Subject, err)
-	}
-	return nil
+	return item, err
 }
 
 // Decisions returns up to limit of subject's decisions, newest first.

@@ -49,3 +49,30 @@ func TestOversizedDecisionIsTruncatedNotLost(t *testing.T) {
 
 	assert.ErrorIs(t, s.RecordDecision(ctx, Decision{Subject: "x"}), ErrInvalid)
 }
+
+func TestRecordDecisionsInBatches(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	var ds []Decision
+	for i := 0; i < 60; i++ { // three BatchWriteItem calls: 25, 25, 10
+		ds = append(ds, Decision{Subject: fmt.Sprintf("pod/default/web-%d", i%20), ID: fmt.Sprintf("run-%d", i/20),
+			Kind: "CannotProvision", Reason: "FailedScheduling", Message: "no NodePool allows 64 CPU"})
+	}
+	ds = append(ds, Decision{Subject: "pod/default/huge", ID: "run-0", Kind: "CannotProvision", Reason: "FailedScheduling",
+		Message: strings.Repeat("m", 100*1024)})
+	require.NoError(t, s.RecordDecisions(ctx, ds))
+	got, err := s.Decisions(ctx, "pod/default/web-7", 10)
+	require.NoError(t, err)
+	assert.Len(t, got, 3, "each of the three runs recorded the pod")
+	huge, err := s.Decisions(ctx, "pod/default/huge", 1)
+	require.NoError(t, err)
+	require.Len(t, huge, 1)
+	assert.True(t, huge[0].Truncated, "cut to fit, as a single record is")
+
+	err = s.RecordDecisions(ctx, []Decision{{Subject: "pod/default/a", ID: "r", Kind: "K"}, {Subject: "pod/default/b"}})
+	assert.ErrorIs(t, err, ErrInvalid)
+	none, err := s.Decisions(ctx, "pod/default/a", 1)
+	require.NoError(t, err)
+	assert.Empty(t, none, "an invalid decision fails the call before anything is written")
+	assert.NoError(t, s.RecordDecisions(ctx, nil))
+}

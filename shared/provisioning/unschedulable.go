@@ -1,0 +1,103 @@
+package provisioning
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+// FailedSchedulingInterval is how often a pod that still cannot be provisioned, for the same reason, is
+// recorded again (decision record and FailedScheduling Event). Every trigger and the one-minute backstop
+// solve it again; writing the same verdict each time would cost a DynamoDB write per pod per run — with
+// thousands of pods over a NodePool's limit, millions a day — and tell the operator nothing new. A pod
+// whose reason changes is recorded at once.
+const FailedSchedulingInterval = 10 * time.Minute
+
+// failureMemo remembers, for the life of a warm function instance, what was last recorded for each pod
+// that cannot be provisioned. A cold start forgets and records once more, which is harmless.
+type failureMemo struct {
+	mu   sync.Mutex
+	seen map[string]recordedFailure
+}
+
+type recordedFailure struct {
+	reason string
+	at     time.Time
+}
+
+// due keeps the failures that were not recorded with the same reason within FailedSchedulingInterval, and
+// remembers them as recorded now. It forgets pods not seen for twice the interval.
+func (m *failureMemo) due(failures []scheduling.PodFailure, now time.Time) []scheduling.PodFailure {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.seen == nil {
+		m.seen = map[string]recordedFailure{}
+	}
+	for k, r := range m.seen {
+		if now.Sub(r.at) > 2*FailedSchedulingInterval {
+			delete(m.seen, k)
+		}
+	}
+	var out []scheduling.PodFailure
+	for _, f := range failures {
+		key := f.PodName
+		if f.Pod != nil {
+			key += "/" + string(f.Pod.UID)
+		}
+		last, ok := m.seen[key]
+		if ok && last.reason == f.Reason && now.Sub(last.at) < FailedSchedulingInterval {
+			continue
+		}
+		m.seen[key] = recordedFailure{reason: f.Reason, at: now}
+		out = append(out, f)
+	}
+	return out
+}
+
+// forget drops what due remembered for failures that could not be recorded after all, so the next run
+// tries again.
+func (m *failureMemo) forget(failures []scheduling.PodFailure) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, f := range failures {
+		key := f.PodName
+		if f.Pod != nil {
+			key += "/" + string(f.Pod.UID)
+		}
+		delete(m.seen, key)
+	}
+}
+
+// recordUnschedulable tells the operator and the pods why they cannot be provisioned: a decision record
+// per pod (written in batches) and a FailedScheduling Event, for the pods whose verdict is new. It runs
+// after the launches, so thousands of such pods never delay capacity for the others, and it leaves what
+// does not fit before the deadline to the next run.
+func (p *Provisioner) recordUnschedulable(ctx context.Context, runID string, failures []scheduling.PodFailure, rep *Report) {
+	for _, f := range failures {
+		rep.Unschedulable = append(rep.Unschedulable, UnschedulablePod{Pod: f.PodName, Reason: f.Reason})
+	}
+	if deadline, ok := ctx.Deadline(); ok && deadline.Sub(p.deps.Now()) < p.cfg.LaunchMargin {
+		rep.Errors = append(rep.Errors, fmt.Sprintf("%d pods that cannot be provisioned are recorded by a later run: the deadline is near", len(failures)))
+		return
+	}
+	due := p.failures.due(failures, p.deps.Now())
+	if len(due) == 0 {
+		return
+	}
+	ds := make([]state.Decision, 0, len(due))
+	for _, f := range due {
+		ds = append(ds, state.Decision{Subject: "pod/" + f.PodName, ID: runID, Kind: "CannotProvision", Reason: "FailedScheduling",
+			Message: f.Reason})
+	}
+	if err := p.deps.Store.RecordDecisions(ctx, ds); err != nil {
+		p.failures.forget(due)
+		rep.Errors = append(rep.Errors, fmt.Sprintf("recording why %d pods cannot be provisioned: %v", len(due), err))
+	}
+	for _, f := range due {
+		p.explain(ctx, f, rep)
+	}
+}
