@@ -6,6 +6,7 @@
 //	manifests        file or folder of Karpenter v1 NodePool/EC2NodeClass YAML (required; validated at synth)
 //	rebalancePolicy  what a rebalance recommendation does: event (default; record it) or replace
 //	functionsDir     folder of the functions' bootstraps (default dist; `make synth` builds them first)
+//	alarmTopicArn    SNS topic (same region) the alarms notify (optional; without it they have no actions)
 //	account          AWS account to deploy into (default: CDK_DEFAULT_ACCOUNT; empty = environment-agnostic)
 //	region           AWS region (default: CDK_DEFAULT_REGION)
 //

@@ -25,6 +25,8 @@ type StackProps struct {
 	RebalancePolicy string
 	// FunctionsDir holds the functions' bootstraps as `make build` writes them (<dir>/<fn>/bootstrap).
 	FunctionsDir string
+	// AlarmTopicArn is the SNS topic the alarms notify; empty leaves them without actions.
+	AlarmTopicArn string
 }
 
 // clusterNamePattern is EKS's rule for cluster names.
@@ -68,6 +70,9 @@ func stackPropsFromContext(app awscdk.App) (StackProps, error) {
 	if p.RebalancePolicy, err = rebalancePolicy(str("rebalancePolicy", "")); err != nil {
 		return p, err
 	}
+	if p.AlarmTopicArn, err = alarmTopicArn(str("alarmTopicArn", ""), p.Env); err != nil {
+		return p, err
+	}
 	if p.FunctionsDir = str("functionsDir", ""); p.FunctionsDir == "" {
 		p.FunctionsDir = "dist"
 	}
@@ -102,4 +107,25 @@ func rebalancePolicy(v string) (string, error) {
 	}
 	return "", fmt.Errorf("context value rebalancePolicy %q is not supported: use %q (record the recommendation) or %q "+
 		"(replace the node ahead of a likely interruption)", v, rebalanceEvent, rebalanceReplace)
+}
+
+// snsTopicArnPattern is an SNS topic ARN: partition, region, 12-digit account, topic name (up to 256
+// letters, digits, hyphens and underscores, with .fifo for a FIFO topic).
+var snsTopicArnPattern = regexp.MustCompile(`^arn:aws(-[a-z]+)*:sns:([a-z]{2}(-[a-z]+)+-\d+):\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$`)
+
+// alarmTopicArn validates the alarmTopicArn context value; empty means no topic. CloudWatch notifies
+// only topics in the alarm's own region, so a topic elsewhere is refused when env names the region.
+func alarmTopicArn(v string, env *awscdk.Environment) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	m := snsTopicArnPattern.FindStringSubmatch(v)
+	if m == nil {
+		return "", fmt.Errorf("context value alarmTopicArn %q is not an SNS topic ARN: want arn:<partition>:sns:<region>:<account>:<topic>", v)
+	}
+	if env != nil && env.Region != nil && *env.Region != m[2] {
+		return "", fmt.Errorf("context value alarmTopicArn %q is in region %s, but CloudWatch alarms in %s can notify only a topic in %s",
+			v, m[2], *env.Region, *env.Region)
+	}
+	return v, nil
 }

@@ -35,3 +35,49 @@ func TestRebalancePolicyContext(t *testing.T) {
 		})
 	}
 }
+
+func TestAlarmTopicArnContext(t *testing.T) {
+	cases := []struct {
+		name, value, region, want, wantErr string
+	}{
+		{name: "none", value: ""},
+		{name: "topic", value: "arn:aws:sns:us-east-1:123456789012:ops-alerts", want: "arn:aws:sns:us-east-1:123456789012:ops-alerts"},
+		{name: "other partition", value: "arn:aws-us-gov:sns:us-gov-west-1:123456789012:ops", region: "us-gov-west-1",
+			want: "arn:aws-us-gov:sns:us-gov-west-1:123456789012:ops"},
+		{name: "fifo topic", value: "arn:aws:sns:us-east-1:123456789012:ops.fifo", want: "arn:aws:sns:us-east-1:123456789012:ops.fifo"},
+		{name: "a topic name, not an ARN", value: "ops-alerts",
+			wantErr: `context value alarmTopicArn "ops-alerts" is not an SNS topic ARN: want arn:<partition>:sns:<region>:<account>:<topic>`},
+		{name: "an SQS queue", value: "arn:aws:sqs:us-east-1:123456789012:ops", wantErr: `alarmTopicArn "arn:aws:sqs:us-east-1:123456789012:ops" is not an SNS topic ARN`},
+		{name: "a subscription", value: "arn:aws:sns:us-east-1:123456789012:ops:0f1e2d3c-aaaa-bbbb-cccc-123456789abc",
+			wantErr: "is not an SNS topic ARN"},
+		{name: "short account", value: "arn:aws:sns:us-east-1:1234:ops", wantErr: "is not an SNS topic ARN"},
+		{name: "another region", value: "arn:aws:sns:eu-west-1:123456789012:ops",
+			wantErr: `alarmTopicArn "arn:aws:sns:eu-west-1:123456789012:ops" is in region eu-west-1, but CloudWatch alarms in us-east-1 can notify only a topic in us-east-1`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			region := tc.region
+			if region == "" {
+				region = "us-east-1"
+			}
+			ctx := map[string]interface{}{"clusterName": "unit", "manifests": "manifests", "region": region}
+			if tc.value != "" {
+				ctx["alarmTopicArn"] = tc.value
+			}
+			props, err := stackPropsFromContext(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}))
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, props.AlarmTopicArn)
+		})
+	}
+}
+
+func TestAlarmTopicArnInAnyRegionWhenEnvironmentAgnostic(t *testing.T) {
+	arn, err := alarmTopicArn("arn:aws:sns:eu-west-1:123456789012:ops", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "arn:aws:sns:eu-west-1:123456789012:ops", arn)
+}

@@ -20,6 +20,9 @@ type NodewrightStack struct {
 	Interruption *Interruption
 	Termination  *Termination
 	Access       *ClusterAccess
+
+	Alarms    *Alarms
+	Dashboard *Dashboard
 }
 
 // NewNodewrightStack builds the stack for props.ClusterName.
@@ -44,6 +47,14 @@ func NewNodewrightStack(scope constructs.Construct, id string, props StackProps)
 		"Provisioner": s.Provisioner.Function.Role, "Lifecycle": s.Lifecycle.Function.Role,
 		"Interruption": s.Interruption.Function.Role, "Termination": s.Termination.Function.Role,
 	})
+
+	watched := Watched{ClusterName: props.ClusterName, Queues: s.Queues, Functions: []NamedFunction{
+		{"Webhook", s.Webhook.Function.Function}, {"Provisioner", s.Provisioner.Function.Function},
+		{"Lifecycle", s.Lifecycle.Function.Function}, {"Interruption", s.Interruption.Function.Function},
+		{"Termination", s.Termination.Function.Function},
+	}}
+	s.Alarms = NewAlarms(stack, "Alarms", watched, props.AlarmTopicArn)
+	s.Dashboard = NewDashboard(stack, "Dashboard", watched, s.Alarms.All)
 
 	output(stack, "StateTableName", s.State.Table.TableName())
 	output(stack, "ProvisioningQueueUrl", s.Queues.Provisioning.QueueUrl())

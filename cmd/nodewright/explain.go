@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+func init() {
+	register("explain", command{summary: "show the decision records of a pod, NodeClaim or Node: why it was (not) launched, disrupted or removed", run: runExplain})
+}
+
+// subjectKinds are the kinds of object decision records are kept for, with the form of their names.
+var subjectKinds = map[string]string{"pod": "pod/NAMESPACE/NAME", "nodeclaim": "nodeclaim/NAME", "node": "node/NAME", "instance": "instance/ID"}
+
+// runExplain reads the decision records every function writes for a subject, newest first, and (for a
+// NodeClaim) the claim record itself: what Nodewright decided about it and why, for 14 days.
+func runExplain(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fset := flag.NewFlagSet("nodewright explain", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	table := fset.String("table", os.Getenv("NODEWRIGHT_STATE_TABLE"), "state table `NAME` (the stack output StateTableName; env NODEWRIGHT_STATE_TABLE)")
+	region := fset.String("region", "", "AWS `REGION` (default: from the AWS configuration)")
+	limit := fset.Int("limit", 20, "show at most `N` records per subject, newest first")
+	output := fset.String("o", "table", "output `FORMAT`: table or json")
+	fset.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: nodewright explain SUBJECT [SUBJECT ...] --table NAME [--region REGION] [--limit N] [-o table|json]")
+		fmt.Fprintln(stderr, "SUBJECT is pod/NAMESPACE/NAME, nodeclaim/NAME, node/NAME or instance/ID.")
+		fset.PrintDefaults()
+	}
+	subjects, err := parseInterleaved(fset, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if len(subjects) == 0 || *table == "" || *limit < 1 || (*output != "table" && *output != "json") {
+		fset.Usage()
+		return 2
+	}
+	for _, s := range subjects {
+		if err := checkSubject(s); err != nil {
+			fmt.Fprintln(stderr, "nodewright explain:", err)
+			return 2
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg, err := loadAWSConfig(ctx, *region)
+	if err != nil {
+		fmt.Fprintln(stderr, "nodewright explain: loading AWS configuration:", err)
+		return 1
+	}
+	store := state.New(state.NewClient(cfg), *table)
+	var found []explained
+	for _, s := range subjects {
+		e, err := explain(ctx, store, s, *limit)
+		if err != nil {
+			fmt.Fprintln(stderr, "nodewright explain:", err)
+			return 1
+		}
+		found = append(found, e)
+	}
+	if *output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(found); err != nil {
+			fmt.Fprintln(stderr, "nodewright explain:", err)
+			return 1
+		}
+		return 0
+	}
+	writeExplained(stdout, found)
+	return 0
+}
+
+// parseInterleaved parses flags wherever they stand among the arguments and returns the others, so
+// `explain pod/ns/web --table T` works as well as `explain --table T pod/ns/web`.
+func parseInterleaved(fset *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fset.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fset.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional, args = append(positional, args[0]), args[1:]
+	}
+}
+
+// explained is what is known of one subject.
+type explained struct {
+	Subject   string           `json:"subject"`
+	Claim     *state.Claim     `json:"claim,omitempty"`
+	Decisions []state.Decision `json:"decisions"`
+}
+
+// checkSubject names what is wrong with a subject argument.
+func checkSubject(s string) error {
+	kind, name, ok := strings.Cut(s, "/")
+	form, known := subjectKinds[kind]
+	switch {
+	case !ok || !known:
+		return fmt.Errorf("subject %q: want pod/NAMESPACE/NAME, nodeclaim/NAME, node/NAME or instance/ID", s)
+	case name == "" || strings.HasSuffix(name, "/") || (kind == "pod") != strings.Contains(name, "/"):
+		return fmt.Errorf("subject %q: a %s subject is %s", s, kind, form)
+	}
+	return nil
+}
+
+func explain(ctx context.Context, store *state.Store, subject string, limit int) (explained, error) {
+	e := explained{Subject: subject}
+	if name, ok := strings.CutPrefix(subject, "nodeclaim/"); ok {
+		c, err := store.GetClaim(ctx, name)
+		switch {
+		case err == nil:
+			e.Claim = &c
+		case !state.IsNotFound(err):
+			return e, err
+		}
+	}
+	ds, err := store.Decisions(ctx, subject, limit)
+	if err != nil {
+		return e, err
+	}
+	e.Decisions = ds
+	if e.Decisions == nil {
+		e.Decisions = []state.Decision{}
+	}
+	return e, nil
+}
+
+// writeExplained prints each subject: the claim's state when there is one, then its decisions.
+func writeExplained(w io.Writer, all []explained) {
+	for i, e := range all {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, e.Subject)
+		if c := e.Claim; c != nil {
+			fmt.Fprintf(w, "  lifecycle %s  nodepool %s  instance %s %s %s %s  $%.4f/h  node %s\n", c.Lifecycle, c.NodePool,
+				orDash(c.InstanceID), orDash(c.InstanceType), orDash(c.Zone), orDash(c.CapacityType), c.PricePerHour, orDash(c.NodeName))
+			if c.DisruptionReason != "" {
+				line := "  disrupted: " + c.DisruptionReason
+				if c.GoneBy != nil {
+					line += ", instance gone by " + c.GoneBy.UTC().Format(time.RFC3339)
+				}
+				fmt.Fprintln(w, line)
+			}
+		}
+		if len(e.Decisions) == 0 {
+			fmt.Fprintln(w, "  no decision recorded in the last 14 days")
+			continue
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  TIME\tKIND\tREASON\tMESSAGE")
+		for _, d := range e.Decisions {
+			msg := d.Message
+			if details := detailText(d.Details); details != "" {
+				msg += " (" + details + ")"
+			}
+			if d.Truncated {
+				msg += " [truncated]"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", d.At.UTC().Format(time.RFC3339), d.Kind, d.Reason, msg)
+		}
+		tw.Flush()
+	}
+}
+
+func detailText(details map[string]string) string {
+	keys := make([]string, 0, len(details))
+	for k := range details {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+details[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

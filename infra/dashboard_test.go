@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// dashboardWidget is one widget of a synthesized dashboard body.
+type dashboardWidget struct {
+	Type       string                 `json:"type"`
+	X          int                    `json:"x"`
+	Y          int                    `json:"y"`
+	Width      int                    `json:"width"`
+	Height     int                    `json:"height"`
+	Properties map[string]interface{} `json:"properties"`
+}
+
+// dashboardBody returns the only dashboard's name and body, with each CloudFormation reference inside
+// the body (function and queue names, the region) replaced by TOKEN, and its widgets sorted by position.
+func dashboardBody(t *testing.T, template assertions.Template) (string, string, []dashboardWidget) {
+	t.Helper()
+	_, props := toCfn(t, template).one(t, "AWS::CloudWatch::Dashboard", "Dashboard")
+	var body string
+	switch b := props["DashboardBody"].(type) {
+	case string:
+		body = b
+	case map[string]interface{}:
+		join := b["Fn::Join"].([]interface{})
+		var sb strings.Builder
+		for _, part := range join[1].([]interface{}) {
+			if s, ok := part.(string); ok {
+				sb.WriteString(s)
+			} else {
+				sb.WriteString("TOKEN")
+			}
+		}
+		body = sb.String()
+	}
+	var doc struct {
+		Widgets []dashboardWidget `json:"widgets"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &doc), body)
+	sort.SliceStable(doc.Widgets, func(i, j int) bool {
+		a, b := doc.Widgets[i], doc.Widgets[j]
+		return a.Y < b.Y || a.Y == b.Y && a.X < b.X
+	})
+	name, _ := props["DashboardName"].(string)
+	return name, body, doc.Widgets
+}
+
+func TestDashboard(t *testing.T) {
+	template, _ := synth(t)
+	name, body, widgets := dashboardBody(t, template)
+
+	t.Run("is named for the cluster", func(t *testing.T) {
+		assert.Equal(t, "Nodewright-unit", name)
+	})
+
+	t.Run("has a headed section per concern, in order", func(t *testing.T) {
+		var headings []string
+		perSection := map[string]int{}
+		section := ""
+		for _, w := range widgets {
+			if w.Type == "text" {
+				md := w.Properties["markdown"].(string)
+				lines := strings.Split(md, "\n")
+				require.Len(t, lines, 2, "a heading and one line: %q", md)
+				section = strings.TrimPrefix(lines[0], "#### ")
+				headings = append(headings, section)
+				assert.NotEmpty(t, lines[1], "section %s says what it means", section)
+				assert.Equal(t, 24, w.Width, "section %s's heading spans the dashboard", section)
+				continue
+			}
+			require.NotEmpty(t, section, "a %s widget before the first heading", w.Type)
+			perSection[section]++
+		}
+		assert.Equal(t, []string{"Alarms", "Scale-up", "Capacity", "Interruption", "Termination", "Plumbing"}, headings)
+		assert.Equal(t, map[string]int{"Alarms": 1, "Scale-up": 4, "Capacity": 3, "Interruption": 4, "Termination": 5, "Plumbing": 7},
+			perSection)
+		assert.Len(t, widgets, 30)
+	})
+
+	t.Run("widgets stay on the grid without overlapping", func(t *testing.T) {
+		for i, w := range widgets {
+			assert.LessOrEqual(t, w.X+w.Width, 24, "widget %d (%v) ends past the grid", i, w.Properties["title"])
+			for _, o := range widgets[:i] {
+				overlap := w.X < o.X+o.Width && o.X < w.X+w.Width && w.Y < o.Y+o.Height && o.Y < w.Y+w.Height
+				assert.False(t, overlap, "%v overlaps %v", w.Properties["title"], o.Properties["title"])
+			}
+		}
+	})
+
+	t.Run("reads every metric the functions write", func(t *testing.T) {
+		for _, m := range []string{
+			"scheduler_scheduling_duration_seconds", "provisioner_pending_pods", "provisioner_unschedulable_pods",
+			"provisioner_inflight_nodeclaims", "provisioner_coalesced_triggers", "nodeclaims_created",
+			"nodepools_usage", "nodepools_limit",
+			"interruption_received_messages", "interruption_deleted_messages", "interruption_failed_messages",
+			"interruption_message_queue_duration_seconds", "nodeclaims_disrupted",
+			"nodes_drained", "nodes_terminated", "nodes_termination_duration_seconds", "pods_drained",
+			"pods_eviction_requests", "termination_requests_redriven",
+		} {
+			// A plain metric's name is a JSON string; a search names it in its expression.
+			assert.Regexp(t, `"`+m+`"|\\"`+m+`\\"`, body, "metric %s", m)
+		}
+	})
+
+	t.Run("finds NodePools, resources, reasons and codes at run time", func(t *testing.T) {
+		for _, search := range []string{
+			`SEARCH('{Nodewright,ClusterName,NodePool} MetricName=\"nodeclaims_created\" ClusterName=\"unit\"', 'Sum')`,
+			`SEARCH('{Nodewright,ClusterName,NodePool,ResourceType} MetricName=\"nodepools_usage\" ClusterName=\"unit\" ResourceType=\"cpu\"', 'Maximum')`,
+			`SEARCH('{Nodewright,ClusterName,NodePool,ResourceType} MetricName=\"nodepools_limit\" ClusterName=\"unit\" ResourceType=\"memory\"', 'Maximum')`,
+			`MetricName=\"nodepools_usage\" ClusterName=\"unit\" NOT ResourceType=\"cpu\" NOT ResourceType=\"memory\"`,
+			`SEARCH('{Nodewright,ClusterName,MessageType} MetricName=\"interruption_received_messages\"`,
+			`SEARCH('{Nodewright,ClusterName,Reason,NodePool,CapacityType} MetricName=\"nodeclaims_disrupted\"`,
+			`SEARCH('{Nodewright,ClusterName,NodePool} MetricName=\"nodes_termination_duration_seconds\" ClusterName=\"unit\"', 'p99')`,
+			`SEARCH('{Nodewright,ClusterName,Reason} MetricName=\"pods_drained\"`,
+			`SEARCH('{Nodewright,ClusterName,Code} MetricName=\"pods_eviction_requests\"`,
+		} {
+			assert.Contains(t, body, search)
+		}
+		assert.Contains(t, body, `${PROP('Dim.NodePool')}`, "search results are labelled by their dimensions")
+		assert.Contains(t, body, `"ClusterName","unit"`, "plain metrics are the cluster's")
+	})
+
+	t.Run("plumbing reads each function's and queue's own metrics", func(t *testing.T) {
+		for _, m := range []string{`"AWS/Lambda","Invocations"`, `"AWS/Lambda","Errors"`, `"AWS/Lambda","Throttles"`,
+			`"AWS/Lambda","Duration"`, `"AWS/SQS","ApproximateAgeOfOldestMessage"`, `"AWS/SQS","ApproximateNumberOfMessagesVisible"`} {
+			assert.Contains(t, body, m)
+		}
+		for _, label := range []string{"Webhook", "Provisioner", "Lifecycle", "Interruption", "Termination",
+			"Provisioning DLQ", "Interruption DLQ", "Termination DLQ"} {
+			assert.Contains(t, body, `"label":"`+label+`"`)
+		}
+		assert.Equal(t, 5*4, strings.Count(body, `"AWS/Lambda",`), "four graphs of five functions")
+		assert.Equal(t, 3*3, strings.Count(body, `"AWS/SQS",`), "age and visible of three queues, visible of three DLQs")
+	})
+
+	t.Run("shows every alarm", func(t *testing.T) {
+		status := widgets[1]
+		require.Equal(t, "alarm", status.Type)
+		assert.Len(t, status.Properties["alarms"], 11)
+	})
+}
