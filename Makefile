@@ -31,7 +31,7 @@ build: ## cross-compile every function to dist/<fn>/bootstrap (linux/arm64, stat
 			-o dist/$$fn/bootstrap ./functions/$$fn; \
 	done
 
-test: moto kube-bin ## run unit, integration (moto, local control plane) and CDK tests; ends with "N passed, N failed, N skipped"
+test: moto kube-bin $(CDK_STAMP) ## run unit, integration (moto, local control plane) and CDK tests (the real CDK CLI included); ends with "N passed, N failed, N skipped"
 	@bash .ci/gotest.sh $(TEST_FLAGS) $(PKGS)
 
 lint: ## gofmt, go vet and staticcheck (pinned as a tool in go.mod)
