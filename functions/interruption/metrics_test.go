@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
@@ -11,21 +9,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodewright/nodewright/shared/interruption"
+	"github.com/nodewright/nodewright/shared/metrics"
 )
 
 func records(t *testing.T, stats interruption.BatchStats) []map[string]any {
 	t.Helper()
 	var buf bytes.Buffer
 	require.NoError(t, writeBatchMetrics(&buf, "prod", stats, time.Now()))
-	var recs []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		var r map[string]any
-		require.NoError(t, json.Unmarshal([]byte(l), &r))
-		recs = append(recs, r)
-	}
+	recs, err := metrics.Records(buf.Bytes())
+	require.NoError(t, err)
 	return recs
 }
 

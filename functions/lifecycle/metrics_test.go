@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/nodewright/nodewright/shared/lifecycle"
+	"github.com/nodewright/nodewright/shared/metrics"
 )
 
 func TestUsageBecomesKarpentersNodePoolMetrics(t *testing.T) {
@@ -22,12 +21,11 @@ func TestUsageBecomesKarpentersNodePoolMetrics(t *testing.T) {
 			"nodes": resource.MustParse("2"), corev1.ResourcePods: resource.MustParse("116")},
 		Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000")}}}
 	require.NoError(t, writeUsage(&buf, "prod", usage, time.Now()))
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	require.Len(t, lines, 4, "cpu, memory, nodes and pods")
+	recs, err := metrics.Records(buf.Bytes())
+	require.NoError(t, err)
+	require.Len(t, recs, 4, "cpu, memory, nodes and pods")
 	got := map[string]map[string]any{}
-	for _, l := range lines {
-		var rec map[string]any
-		require.NoError(t, json.Unmarshal([]byte(l), &rec))
+	for _, rec := range recs {
 		assert.Equal(t, "prod", rec["ClusterName"])
 		assert.Equal(t, "default", rec["NodePool"])
 		got[rec["ResourceType"].(string)] = rec

@@ -2,14 +2,13 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodewright/nodewright/shared/metrics"
 	"github.com/nodewright/nodewright/shared/provisioning"
 )
 
@@ -17,15 +16,8 @@ func records(t *testing.T, out provisioning.Outcome) []map[string]any {
 	t.Helper()
 	var buf bytes.Buffer
 	require.NoError(t, writeRunMetrics(&buf, "prod", out, time.Now()))
-	var recs []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		var r map[string]any
-		require.NoError(t, json.Unmarshal([]byte(l), &r))
-		recs = append(recs, r)
-	}
+	recs, err := metrics.Records(buf.Bytes())
+	require.NoError(t, err)
 	return recs
 }
 

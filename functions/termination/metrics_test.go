@@ -2,14 +2,13 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodewright/nodewright/shared/metrics"
 	"github.com/nodewright/nodewright/shared/termination"
 )
 
@@ -17,16 +16,12 @@ func records(t *testing.T, stats termination.BatchStats) map[string][]map[string
 	t.Helper()
 	var buf bytes.Buffer
 	require.NoError(t, writeBatchMetrics(&buf, "prod", stats, time.Now()))
+	recs, err := metrics.Records(buf.Bytes())
+	require.NoError(t, err)
 	out := map[string][]map[string]any{}
-	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		var r map[string]any
-		require.NoError(t, json.Unmarshal([]byte(l), &r))
+	for _, r := range recs {
 		assert.Equal(t, "prod", r["ClusterName"])
-		defs := r["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)["Metrics"].([]any)
-		name := defs[0].(map[string]any)["Name"].(string)
+		name := metrics.MetricNames(r)[0]
 		out[name] = append(out[name], r)
 	}
 	return out
