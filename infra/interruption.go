@@ -19,6 +19,8 @@ type Interruption struct {
 // InterruptionQueues are the queues the interruption function reads and writes.
 type InterruptionQueues struct {
 	Interruption, Provisioning, Termination awssqs.Queue
+	// InterruptionDeadLetter also takes the events EventBridge could not deliver to Interruption.
+	InterruptionDeadLetter awssqs.Queue
 }
 
 // NewInterruption creates the EventBridge rules, the function consuming their queue with little
@@ -36,7 +38,7 @@ func NewInterruption(scope constructs.Construct, id string, p WorkerProps, q Int
 			"NODEWRIGHT_REBALANCE_POLICY":       jsii.String(rebalancePolicy),
 		},
 	})
-	rules := newInterruptionRules(c, q.Interruption)
+	rules := newInterruptionRules(c, q.Interruption, q.InterruptionDeadLetter)
 	consume(fn, q.Interruption, queueTrigger{batchSize: 10, window: awscdk.Duration_Seconds(jsii.Number(2))}, timeout)
 	q.Provisioning.GrantSendMessages(fn.Function)
 	q.Termination.GrantSendMessages(fn.Function)

@@ -41,6 +41,7 @@ func NewNodewrightStack(scope constructs.Construct, id string, props StackProps)
 	s.Lifecycle = NewLifecycle(stack, "Lifecycle", worker)
 	s.Interruption = NewInterruption(stack, "Interruption", worker, InterruptionQueues{
 		Interruption: s.Queues.Interruption, Provisioning: s.Queues.Provisioning, Termination: s.Queues.Termination,
+		InterruptionDeadLetter: s.Queues.DeadLetter["Interruption"],
 	}, props.RebalancePolicy)
 	s.Termination = NewTermination(stack, "Termination", worker, s.Queues.Termination)
 	s.Access = NewClusterAccess(stack, "ClusterAccess", props.ClusterName, map[string]awsiam.IRole{

@@ -202,7 +202,11 @@ func TestWorkers(t *testing.T) {
 			template.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]interface{}{
 				"EventPattern": assertions.Match_ObjectEquals(&p),
 				"Targets": assertions.Match_ArrayWith(&[]interface{}{assertions.Match_ObjectLike(&map[string]interface{}{
-					"Arn": map[string]interface{}{"Fn::GetAtt": []interface{}{assertions.Match_StringLikeRegexp(jsii.String("^QueuesInterruption")), "Arn"}},
+					"Arn": map[string]interface{}{"Fn::GetAtt": []interface{}{assertions.Match_StringLikeRegexp(jsii.String("^QueuesInterruption[0-9A-F]")), "Arn"}},
+					// An event EventBridge cannot deliver goes to the dead-letter queue, whose alarm pages.
+					"DeadLetterConfig": map[string]interface{}{"Arn": map[string]interface{}{"Fn::GetAtt": []interface{}{
+						assertions.Match_StringLikeRegexp(jsii.String("^QueuesInterruptionDeadLetter")), "Arn"}}},
+					"RetryPolicy": map[string]interface{}{"MaximumEventAgeInSeconds": 3600, "MaximumRetryAttempts": 185},
 				})}),
 			})
 		}
