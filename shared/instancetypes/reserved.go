@@ -14,11 +14,12 @@ type Reservation struct {
 const ReservedPriceDivisor = 10_000_000
 
 // ReservedOffering is the offering of one reservation: capacity type reserved in its zone, priced at a tiny
-// fraction of the on-demand price, available while the reservation has room.
+// fraction of the on-demand price, available while the reservation has room, with that room as its
+// ReservationCapacity so that a solve plans no more instances into it than it takes.
 func ReservedOffering(r Reservation, prices Prices) scheduling.Offering {
 	price, _ := prices.OnDemand(r.InstanceType) // an unpriced type still gets a (zero) price: it is paid for
 	return scheduling.Offering{Zone: r.Zone, CapacityType: scheduling.CapacityTypeReserved, Price: price / ReservedPriceDivisor,
-		Available: r.Available > 0, ReservationID: r.ID}
+		Available: r.Available > 0, ReservationID: r.ID, ReservationCapacity: int(max(r.Available, 0))}
 }
 
 // reservedOfferings are the reserved offerings of instanceType, in the reservations' order.

@@ -46,6 +46,8 @@ func TestBuildAddsReservedOfferings(t *testing.T) {
 	assert.Equal(t, "us-east-1b", reserved["cr-1"].Zone)
 	assert.True(t, reserved["cr-1"].Available)
 	assert.False(t, reserved["cr-2"].Available, "a full reservation is unavailable")
+	assert.Equal(t, 2, reserved["cr-1"].ReservationCapacity, "the solver plans at most this many instances into it")
+	assert.Equal(t, 0, reserved["cr-2"].ReservationCapacity)
 	assert.InDelta(t, 0.096/ReservedPriceDivisor, reserved["cr-1"].Price, 1e-15)
 	assert.Contains(t, m5.Requirements.Get(scheduling.LabelCapacityType).Values(), scheduling.CapacityTypeReserved)
 
@@ -60,4 +62,28 @@ func TestBuildAddsReservedOfferings(t *testing.T) {
 	plain, _, err := cat.Build(scheduling.NodeClassConfig{}, prices, nil)
 	require.NoError(t, err)
 	assert.Len(t, plain[0].Offerings, 4, "Build adds no reserved offering")
+}
+
+func TestReservedOfferingCarriesTheCount(t *testing.T) {
+	prices := tablePrices{"m5.large": 0.096}
+	cases := []struct {
+		name      string
+		available int32
+		capacity  int
+		usable    bool
+	}{
+		{name: "room for three", available: 3, capacity: 3, usable: true},
+		{name: "room for one", available: 1, capacity: 1, usable: true},
+		{name: "full", available: 0, capacity: 0},
+		{name: "negative count from a bad answer", available: -1, capacity: 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := ReservedOffering(Reservation{ID: "cr-1", InstanceType: "m5.large", Zone: "us-east-1a", Available: tc.available}, prices)
+			assert.Equal(t, tc.capacity, o.ReservationCapacity)
+			assert.Equal(t, tc.usable, o.Available)
+			it := scheduling.NewInstanceType("m5.large", nil, scheduling.Resources{}, scheduling.Resources{}, []scheduling.Offering{o})
+			assert.Equal(t, tc.usable, it.HasAvailableOffering(scheduling.Requirements{}, nil))
+		})
+	}
 }

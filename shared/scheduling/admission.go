@@ -50,6 +50,9 @@ func (s *solver) admit(ps *poolState, c *podClass, st *classStep) (*admission, *
 					"instance types that fit (e.g. %s) would exceed the remaining limits (%v)", cand.it.Name, ps.limits.exceededBy(cand.it.Capacity))}
 			}
 		}
+		if r := ps.blockedByReservations(n.reqs, func(cand *candidate) bool { return c.requests.Fits(cand.usable) }); r != nil {
+			return nil, r
+		}
 		r := shortfall(ps.Name, a.within, c.requests)
 		return nil, &r
 	}
@@ -76,6 +79,9 @@ func (s *solver) openClaim(ps *poolState, c *podClass, st *classStep, pod *corev
 	}
 	ps.limits.subtract(cl.reserved)
 	cl.commit(c, st, pod, c.requests, a.reqs, a.within, target)
+	if s.res != nil {
+		s.holdReservation(cl)
+	}
 	return cl
 }
 

@@ -32,6 +32,12 @@ type poolState struct {
 	// those pod requirements.
 	narrowed map[string]*narrowing
 	claims   int
+	// usedUp explains the reservations excluded because this solve used them up; initial holds the
+	// candidates from before the first exclusion (reservations.go).
+	usedUp  []string
+	initial []*candidate
+	// reservations is set when the solve has capacity reservations.
+	reservations bool
 }
 
 type narrowing struct {
@@ -39,7 +45,9 @@ type narrowing struct {
 	candidates []*candidate
 	// front holds the candidates on the Pareto front of CPU and memory per dollar.
 	front []*candidate
-	err   *Rejection
+	// market prices the candidates without reservations when the pool offers any (marketPrices).
+	market map[*candidate]float64
+	err    *Rejection
 }
 
 func newPoolState(p NodePool, catalog []*InstanceType, daemons []*daemon, unavailable UnavailableOfferings) (*poolState, error) {
@@ -94,11 +102,18 @@ func (ps *poolState) narrow(step *classStep) *narrowing {
 	n.reqs = ps.reqs.Intersection(step.Requirements)
 	n.candidates = repriced(filterCandidates(ps.candidates, n.reqs, ps.unavailable), n.reqs, ps.unavailable)
 	caps := capacities(n.candidates)
+	if ps.reservations {
+		n.market = marketPrices(n.candidates, n.reqs, ps.unavailable)
+		caps = marketCapacities(n.candidates, n.market)
+	}
 	for _, i := range paretoFront(caps) {
 		n.front = append(n.front, n.candidates[i])
 	}
 	if len(n.candidates) == 0 {
-		n.err = &Rejection{NodePool: ps.Name, Constraint: ConstraintOffering, Detail: fmt.Sprintf("no instance type with an available offering satisfies %s", step.Requirements)}
+		n.err = ps.blockedByReservations(n.reqs, nil)
+		if n.err == nil {
+			n.err = &Rejection{NodePool: ps.Name, Constraint: ConstraintOffering, Detail: fmt.Sprintf("no instance type with an available offering satisfies %s", step.Requirements)}
+		}
 	}
 	return n
 }

@@ -27,6 +27,10 @@ type claim struct {
 	roomiest Resources
 	// repacked is set when repackClaims re-packed the claim's pods with those of its group.
 	repacked bool
+	// reservation is the capacity reservation the claim takes one instance of and held the candidate
+	// that launches into it; such a claim only accepts pods that keep held's reserved offering open.
+	reservation string
+	held        *candidate
 }
 
 // demand is what the solver still has to place, used to judge which instance type packs it cheapest.
@@ -84,7 +88,7 @@ func (cl *claim) tryAdd(c *podClass, step *classStep, pod *corev1.Pod, d demand,
 	}
 	total := cl.requests.Add(c.requests)
 	if cl.sigs[step.sig] {
-		if !total.Fits(cl.target.usable) {
+		if !total.Fits(cl.target.usable) || (cl.held != nil && !total.Fits(cl.held.usable)) {
 			return false
 		}
 		cl.commit(c, step, pod, total, cl.reqs, cl.candidates, cl.target)
@@ -100,6 +104,10 @@ func (cl *claim) tryAdd(c *podClass, step *classStep, pod *corev1.Pod, d demand,
 		target = pickTarget(cands, total, d)
 	}
 	if target == nil || !total.Fits(target.usable) {
+		return false
+	}
+	if cl.held != nil && (!total.Fits(cl.held.usable) || !containsCandidate(cands, cl.held) ||
+		!offersReservation(cl.held.it, cl.reservation, reqs, cl.pool.unavailable)) {
 		return false
 	}
 	if strictMinValues && cl.pool.minValues {

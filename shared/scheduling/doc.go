@@ -69,6 +69,26 @@
 // pods land resumes its scan of nodes and claims where its previous pod went; and claims at the front
 // whose hostname rules already refuse such a topology are skipped for good.
 //
+// # Capacity reservations
+//
+// A reserved offering carries its reservation's ReservationID and ReservationCapacity, the instances it
+// still takes (0 is full, never unlimited); in-flight claims whose launch is not answered yet and that
+// name a PendingReservationID take one each off that count. A new claim whose target type launches
+// into a reservation with instances left takes one (holdReservation) and from then on only accepts
+// pods that type holds. When a reservation has none left, every NodePool excludes it
+// (capacity-reservation-id NotIn) and prices its types anew, so later claims take spot or on-demand,
+// or other types, or fail with a Reservation rejection in a pool that allows only reserved capacity;
+// the next NodePool by weight may then take them. Karpenter's provisioning instead defers such pods
+// to a later round (strict mode) because each of its claims holds every reservation it might use;
+// here a claim holds exactly one, so a used-up reservation is really used up. Target choice and the
+// LP bound price types at their market (non-reserved) price, as a reservation's few instances are no
+// supply for the whole demand, and a claim in a reservation counts at its own price. When claims are
+// finalised each keeps the reservation it holds (or takes one still free among its options), its
+// options narrow to the types that launch into it (all of them under minValues), ClaimPlan names it
+// in ReservationID, and its requirements exclude the options' other reservations, so a launch that
+// finds it full falls back to spot or on-demand rather than into capacity counted for another claim.
+// Claims in a reservation are not re-packed.
+//
 // NodePool limits subtract the capacity of existing nodes and in-flight claims first; each new claim
 // then reserves the largest capacity among the types that hold its first pod (Karpenter's pessimistic
 // rule), replaced at the end by the largest of its final options. minValues are enforced while packing
@@ -121,6 +141,6 @@
 // # Not implemented
 //
 // DRA resource claims are reported as ConstraintUnsupported. Also absent: CSI attach limits,
-// reserved-capacity (ODCR) accounting, cluster default spread constraints, NodeOverlays, static
-// NodePools and capacity buffers.
+// capacity-reservation types (capacity blocks, interruptible) as scheduling inputs, cluster default
+// spread constraints, NodeOverlays, static NodePools and capacity buffers.
 package scheduling

@@ -31,6 +31,10 @@ type InFlightClaim struct {
 	Taints, StartupTaints []corev1.Taint
 	Capacity, Allocatable Resources
 	Pods                  []*corev1.Pod
+	// PendingReservationID names the capacity reservation the claim was planned into while its launch
+	// is not answered yet: EC2 does not count it in the reservation's available instances, so the solve
+	// takes one off that reservation's ReservationCapacity. Leave it empty once the instance exists.
+	PendingReservationID string
 }
 
 // nodeSlot is an existing node or in-flight claim as the solver fills it.

@@ -14,17 +14,24 @@ func (s *solver) finalize(cl *claim) (ClaimPlan, bool) {
 	ps := cl.pool
 	if len(cl.pods) == 0 {
 		ps.limits.add(cl.reserved) // emptied by repairSpread
+		if s.res != nil {
+			s.releaseReservation(cl)
+		}
 		return ClaimPlan{}, false
 	}
 	options := cl.fitting()
 	fitCount := len(options)
-	// Order by the price the claim would pay: its zone and capacity-type requirements may rule out
-	// the pool's cheapest offerings.
+	launchReqs := cl.reqs
+	if s.res != nil {
+		launchReqs, options = s.settleReservation(cl, options)
+	}
+	// Order by the price the claim would pay: its zone, capacity-type and reservation requirements
+	// may rule out the pool's cheapest offerings.
 	prices := make(map[*candidate]float64, len(options))
 	for _, o := range options {
 		prices[o] = o.price
-		if cl.reqs.Has(LabelZone) || cl.reqs.Has(LabelCapacityType) {
-			prices[o] = o.it.cheapestPrice(cl.reqs, ps.unavailable)
+		if s.res != nil || cl.reqs.Has(LabelZone) || cl.reqs.Has(LabelCapacityType) {
+			prices[o] = o.it.cheapestPrice(launchReqs, ps.unavailable)
 		}
 	}
 	slices.SortStableFunc(options, func(a, b *candidate) int {
@@ -61,12 +68,12 @@ func (s *solver) finalize(cl *claim) (ClaimPlan, bool) {
 		names[i] = o.it.Name
 		for j := range o.it.Offerings {
 			off := &o.it.Offerings[j]
-			if o.it.compatibleOffering(off, cl.reqs, ps.unavailable) {
+			if o.it.compatibleOffering(off, launchReqs, ps.unavailable) {
 				capacityTypes[off.CapacityType] = true
 			}
 		}
 	}
-	reqs := cl.reqs.Copy()
+	reqs := launchReqs.Copy()
 	reqs.Add(&Requirement{Key: LabelInstanceType, values: sortedUnique(names)})
 	reqs.Add(&Requirement{Key: LabelCapacityType, values: sortedKeys(capacityTypes)})
 
@@ -80,6 +87,7 @@ func (s *solver) finalize(cl *claim) (ClaimPlan, bool) {
 		Zone:                launch.Zone,
 		CapacityType:        launch.CapacityType,
 		Price:               launch.Price,
+		ReservationID:       launch.ReservationID,
 		Requests:            cl.requests,
 		Pods:                cl.pods,
 		PodNames:            podNames(cl.pods),
@@ -115,6 +123,9 @@ func launchChoice(options []*candidate, reqs Requirements, unavailable Unavailab
 }
 
 func (s *solver) failClaim(cl *claim, c Constraint, detail string) {
+	if s.res != nil {
+		s.releaseReservation(cl)
+	}
 	r := Rejection{NodePool: cl.pool.Name, Constraint: c, Detail: detail}
 	for _, pod := range cl.pods {
 		s.failed = append(s.failed, newPodFailure(pod, "", []Rejection{r}))
@@ -146,5 +157,15 @@ func (s *solver) why(cl *claim, options []*candidate, fitCount int, truncated bo
 		fmt.Fprintf(&b, ", the %d cheapest are offered", len(options))
 	}
 	fmt.Fprintf(&b, "; launch prefers %s %s in %s at $%.4f/h", cp.InstanceType, cp.CapacityType, cp.Zone, cp.Price)
+	if s.res == nil {
+		return b.String()
+	}
+	if cp.ReservationID != "" {
+		fmt.Fprintf(&b, ", one of the instances capacity reservation %s takes", cp.ReservationID)
+		return b.String()
+	}
+	for _, id := range s.usedUpReservations(cl, options) {
+		fmt.Fprintf(&b, "; %s", s.res.describe(id))
+	}
 	return b.String()
 }

@@ -14,6 +14,11 @@ type Offering struct {
 	Available    bool    `json:"available"`
 	// ReservationID names the capacity reservation of a reserved offering.
 	ReservationID string `json:"reservationID,omitempty"`
+	// ReservationCapacity is how many more instances the capacity reservation of a reserved offering
+	// takes (EC2's AvailableInstanceCount). 0 means the reservation is full, never "unknown": a reserved
+	// offering is usable only while it names its reservation and this is at least 1, and Solve plans at
+	// most this many new claims into the reservation. Spot and on-demand offerings leave it 0.
+	ReservationCapacity int `json:"reservationCapacity,omitempty"`
 }
 
 // OfferingKey identifies an offering of an instance type.
@@ -52,10 +57,13 @@ func CompareCapacityTypes(a, b string) int {
 	return cmp.Or(cmp.Compare(capacityTypeRank(a), capacityTypeRank(b)), cmp.Compare(a, b))
 }
 
-// compatibleOffering reports whether o can be used under reqs (zone and capacity type allowed) and is
-// available.
+// compatibleOffering reports whether o can be used under reqs (zone, capacity type and reservation
+// allowed) and is available; a reserved offering also needs a reservation with room (usableReservation).
 func (it *InstanceType) compatibleOffering(o *Offering, reqs Requirements, unavailable UnavailableOfferings) bool {
 	if !o.Available || (len(unavailable) > 0 && unavailable.Has(OfferingKey{it.Name, o.Zone, o.CapacityType})) {
+		return false
+	}
+	if o.CapacityType == CapacityTypeReserved && !usableReservation(o) {
 		return false
 	}
 	if z, ok := reqs[LabelZone]; ok && !z.Has(o.Zone) {
@@ -70,6 +78,12 @@ func (it *InstanceType) compatibleOffering(o *Offering, reqs Requirements, unava
 		}
 	}
 	return true
+}
+
+// usableReservation reports whether a reserved offering names its reservation and has room for one more
+// instance; a launch cannot target a reservation without an id.
+func usableReservation(o *Offering) bool {
+	return o.ReservationID != "" && o.ReservationCapacity > 0
 }
 
 // CheapestOffering returns the cheapest available offering compatible with reqs, ties broken by capacity

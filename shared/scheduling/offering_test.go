@@ -13,7 +13,7 @@ func offeringType() *InstanceType {
 		{Zone: "us-west-2a", CapacityType: CapacityTypeSpot, Price: 0.040, Available: true},
 		{Zone: "us-west-2b", CapacityType: CapacityTypeSpot, Price: 0.035, Available: false},
 		{Zone: "us-west-2c", CapacityType: CapacityTypeSpot, Price: 0.038, Available: true},
-		{Zone: "us-west-2c", CapacityType: CapacityTypeReserved, Price: 0.100, Available: true, ReservationID: "cr-1"},
+		{Zone: "us-west-2c", CapacityType: CapacityTypeReserved, Price: 0.100, Available: true, ReservationID: "cr-1", ReservationCapacity: 1},
 	})
 }
 
@@ -58,6 +58,15 @@ func TestLaunchOfferingPrecedence(t *testing.T) {
 	assert.Equal(t, Offering{Zone: "us-west-2c", CapacityType: CapacityTypeSpot, Price: 0.038, Available: true}, got)
 	got, _ = it.LaunchOffering(NewRequirements(MustRequirement(LabelCapacityType, OpIn, CapacityTypeOnDemand)), nil)
 	assert.Equal(t, CapacityTypeOnDemand, got.CapacityType)
+
+	for name, o := range map[string]Offering{
+		"full":  {Zone: "us-west-2c", CapacityType: CapacityTypeReserved, Price: 0.001, Available: true, ReservationID: "cr-2"},
+		"no id": {Zone: "us-west-2c", CapacityType: CapacityTypeReserved, Price: 0.001, Available: true, ReservationCapacity: 5},
+	} {
+		bare := NewInstanceType("m5.large", nil, Resources{}, Resources{}, []Offering{o, {Zone: "us-west-2c", CapacityType: CapacityTypeOnDemand, Price: 0.096, Available: true}})
+		got, _ = bare.LaunchOffering(Requirements{}, nil)
+		assert.Equal(t, CapacityTypeOnDemand, got.CapacityType, "a reservation that is %s is not launched into", name)
+	}
 
 	assert.Negative(t, CompareCapacityTypes(CapacityTypeReserved, CapacityTypeSpot))
 	assert.Negative(t, CompareCapacityTypes(CapacityTypeSpot, CapacityTypeOnDemand))

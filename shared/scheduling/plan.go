@@ -12,7 +12,9 @@ type Plan struct {
 	Unschedulable []PodFailure    `json:"unschedulable"`
 	// TotalPrice is the hourly price of the new claims at their launch offerings.
 	TotalPrice float64 `json:"totalPricePerHour"`
-	// LowerBound is the LP lower bound on that price (see LowerBound); 0 when there are no new claims.
+	// LowerBound is the LP lower bound on that price (see LowerBound), plus the price of the claims
+	// launched into capacity reservations, which their counts rather than the LP limit; 0 when there
+	// are no new claims.
 	LowerBound float64 `json:"lowerBoundPerHour"`
 }
 
@@ -30,6 +32,11 @@ type ClaimPlan struct {
 	Zone         string  `json:"zone"`
 	CapacityType string  `json:"capacityType"`
 	Price        float64 `json:"pricePerHour"`
+	// ReservationID names the capacity reservation a reserved launch takes one instance of. The
+	// solve counts it against the reservation's ReservationCapacity, and Requirements exclude the
+	// other reservations of the options (capacity-reservation-id NotIn), so a launch that finds it full
+	// falls back to spot or on-demand rather than into capacity counted for another claim.
+	ReservationID string `json:"reservationID,omitempty"`
 	// Requests sums the pods' requests (daemon overhead excluded).
 	Requests Resources     `json:"requests"`
 	Pods     []*corev1.Pod `json:"-"`

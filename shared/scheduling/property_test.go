@@ -3,6 +3,7 @@ package scheduling_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -55,9 +56,33 @@ func randomInput(seed uint64) scheduling.Input {
 		DaemonSets: []*appsv1.DaemonSet{DaemonSet("agent", "200m", "256Mi", corev1.Toleration{Operator: corev1.TolerationOpExists})}}
 }
 
+// withReservations gives half of the random inputs a few capacity reservations (1 to 5 instances) on
+// random types and zones of the catalog, and returns how many instances each takes.
+func withReservations(in scheduling.Input, seed uint64) (scheduling.Input, map[string]int) {
+	r := rand.New(rand.NewPCG(seed, 7))
+	counts := map[string]int{}
+	if r.IntN(2) == 0 {
+		return in, counts
+	}
+	types := slices.Clone(in.InstanceTypes)
+	for i := range 1 + r.IntN(4) {
+		j := r.IntN(len(types))
+		it := types[j]
+		id := fmt.Sprintf("cr-%d", i)
+		counts[id] = 1 + r.IntN(5)
+		od, _ := it.CheapestOffering(scheduling.NewRequirements(scheduling.MustRequirement(scheduling.LabelCapacityType, scheduling.OpIn, scheduling.CapacityTypeOnDemand)), nil)
+		offerings := append(slices.Clone(it.Offerings), scheduling.Offering{Zone: Zones[r.IntN(len(Zones))], CapacityType: scheduling.CapacityTypeReserved,
+			Price: od.Price / 1e7, Available: true, ReservationID: id, ReservationCapacity: counts[id]})
+		types[j] = scheduling.NewInstanceType(it.Name, it.Requirements.Labels(), it.Capacity, it.Allocatable, offerings)
+	}
+	in.InstanceTypes = types
+	return in, counts
+}
+
 // TestPlanInvariants checks, over random inputs, that every pod is placed once or reported, that every
 // instance-type option of every claim holds its pods plus daemon overhead, that pods' requirements and
-// the NodePool's taints hold, and that NodePool CPU limits are respected.
+// the NodePool's taints hold, that NodePool CPU limits are respected, and that no capacity reservation
+// gets more claims than it has instances left.
 func TestPlanInvariants(t *testing.T) {
 	types := map[string]*scheduling.InstanceType{}
 	for _, it := range RealisticInstanceTypes() {
@@ -66,7 +91,7 @@ func TestPlanInvariants(t *testing.T) {
 	daemon := scheduling.Resources{CPU: 200, Memory: 256 << 20, Pods: 1}
 	for seed := range uint64(40) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			in := randomInput(seed)
+			in, reservations := withReservations(randomInput(seed), seed)
 			plan, err := scheduling.Solve(in)
 			require.NoError(t, err)
 			pools := map[string]scheduling.NodePool{}
@@ -75,7 +100,12 @@ func TestPlanInvariants(t *testing.T) {
 			}
 			seen := map[string]int{}
 			usedCPU := map[string]int64{}
+			reserved := map[string]int{}
 			for _, c := range plan.NewClaims {
+				if c.CapacityType == scheduling.CapacityTypeReserved {
+					reserved[c.ReservationID]++
+					assert.Contains(t, reservations, c.ReservationID, "%s launches into a known reservation", c.Name)
+				}
 				pool := pools[c.NodePool]
 				reqs, err := scheduling.RequirementsFromSpecs(c.Requirements)
 				require.NoError(t, err)
@@ -105,6 +135,9 @@ func TestPlanInvariants(t *testing.T) {
 			assert.Len(t, seen, len(in.Pods))
 			for name, n := range seen {
 				assert.Equal(t, 1, n, name)
+			}
+			for id, n := range reserved {
+				assert.LessOrEqual(t, n, reservations[id], "claims in reservation %s", id)
 			}
 			for name, p := range pools {
 				if q, ok := p.Limits[corev1.ResourceCPU]; ok {

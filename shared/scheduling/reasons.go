@@ -18,6 +18,7 @@ const (
 	ConstraintRequirement Constraint = "Requirement"
 	ConstraintResources   Constraint = "Resources"
 	ConstraintOffering    Constraint = "Offering"
+	ConstraintReservation Constraint = "Reservation"
 	ConstraintLimits      Constraint = "Limits"
 	ConstraintMinValues   Constraint = "MinValues"
 	ConstraintHostPort    Constraint = "HostPort"

@@ -16,8 +16,9 @@ import (
 // repackSlack of its LP lower bound, its pods are packed anew (lpRepack) and the result replaces the
 // group's claims when it costs less. Pods only move between claims with identical requirements, so
 // every zone and other non-hostname domain keeps its counts; claims holding a pod with host ports or
-// with any hostname topology rule (owned, inverse or counted) are left alone, and so are pools with
-// limits or minValues (whose reservations and checks depend on each claim's options).
+// with any hostname topology rule (owned, inverse or counted) are left alone, and so are claims that
+// hold an instance of a capacity reservation and pools with limits or minValues (whose reservations and
+// checks depend on each claim's options).
 func (s *solver) repackClaims() {
 	var groups [][]*claim
 	index := map[string]int{}
@@ -47,7 +48,7 @@ const repackSlack = 0.01
 // repackable reports whether a claim's pods may be moved to other claims with the same requirements.
 func (s *solver) repackable(cl *claim) bool {
 	ps := cl.pool
-	if len(cl.pods) == 0 || ps.minValues || ps.limits.set {
+	if len(cl.pods) == 0 || ps.minValues || ps.limits.set || cl.reservation != "" {
 		return false
 	}
 	for i, k := range cl.classes {
@@ -93,9 +94,15 @@ type repackOption struct {
 // repackGroup re-packs the pods of claims that share pool and requirements, if that is cheaper.
 func (s *solver) repackGroup(claims []*claim) {
 	first := claims[0]
+	reqs := first.reqs
+	if s.res != nil {
+		// The group holds no reservation: price its nodes as they launch without one.
+		reqs = reqs.Copy()
+		reqs.Add(MustRequirement(LabelCapacityReservationID, OpNotIn, s.res.ids()...))
+	}
 	var options []repackOption
 	for _, c := range first.candidates {
-		if o, ok := c.it.LaunchOffering(first.reqs, first.pool.unavailable); ok {
+		if o, ok := c.it.LaunchOffering(reqs, first.pool.unavailable); ok {
 			options = append(options, repackOption{cand: c, price: o.Price})
 		}
 	}

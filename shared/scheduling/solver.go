@@ -62,6 +62,8 @@ type solver struct {
 	joinEpoch int
 	// targets caches target instance types (see chooseTarget).
 	targets map[targetKey]cachedTarget
+	// res counts the instances capacity reservations still take; nil when the catalogs have none.
+	res *reservationLedger
 }
 
 // Solve computes a plan. It returns an error only for malformed input (an unparsable NodePool
@@ -79,6 +81,18 @@ func Solve(in Input) (*Plan, error) {
 			return nil, err
 		}
 		s.pools = append(s.pools, ps)
+	}
+	catalogs := [][]*InstanceType{in.InstanceTypes}
+	for _, p := range in.NodePools {
+		catalogs = append(catalogs, p.InstanceTypes)
+	}
+	if s.res = newReservationLedger(catalogs, in.InFlight); s.res != nil {
+		for _, ps := range s.pools {
+			ps.reservations = true
+		}
+		if ids := s.res.takenByInFlight(); len(ids) > 0 {
+			s.useUp(ids)
+		}
 	}
 	for _, n := range in.Nodes {
 		slot := newNodeSlot(n, byName, daemons)
@@ -265,12 +279,20 @@ func (s *solver) plan() *Plan {
 		}
 		p.NewClaims = append(p.NewClaims, cp)
 		p.TotalPrice += cp.Price
+		if cp.ReservationID != "" {
+			p.LowerBound += cp.Price // the reservation's count, not the LP, limits these
+			continue
+		}
 		placed[cl.pool] = placed[cl.pool].Add(cl.requests)
 	}
 	// The bound is summed per NodePool: each pool's pods over that pool's types and prices.
 	for _, ps := range s.pools {
 		if r, ok := placed[ps]; ok {
-			p.LowerBound += LowerBound(float64(r.CPU), float64(r.Memory), capacities(ps.candidates))
+			caps := capacities(ps.candidates)
+			if s.res != nil {
+				caps = marketCapacities(ps.candidates, marketPrices(ps.candidates, ps.reqs, ps.unavailable))
+			}
+			p.LowerBound += LowerBound(float64(r.CPU), float64(r.Memory), caps)
 		}
 	}
 	for _, slot := range s.slots {

@@ -45,6 +45,22 @@ func (s *solver) computeTarget(ps *poolState, a *admission, c *podClass, st *cla
 			options = append(options, cand)
 		}
 	}
+	var market map[*candidate]float64
+	if ps.reservations {
+		market = ps.narrow(st).market
+	}
+	if market != nil {
+		// The front ignores reservations (their few instances are no supply to plan the demand
+		// with); the cheapest fitting type that launches into one competes as well, at its price.
+		for _, cand := range a.fit {
+			if cand.price < market[cand] {
+				if !containsCandidate(options, cand) {
+					options = append(options, cand)
+				}
+				break
+			}
+		}
+	}
 	if len(options) == 0 {
 		// No efficient type holds the pod; the cheapest that does is as good a target as any.
 		return a.fit[0]
@@ -55,6 +71,12 @@ func (s *solver) computeTarget(ps *poolState, a *admission, c *podClass, st *cla
 	caps := capacities(a.front)
 	if len(caps) == 0 {
 		caps = capacities(a.fit)
+	}
+	if market != nil {
+		caps = marketCapacities(a.front, market)
+		if len(caps) == 0 {
+			caps = marketCapacities(a.fit, market)
+		}
 	}
 	idx := make([]int, len(caps))
 	for i := range idx {
