@@ -35,7 +35,7 @@ func (l claimLaunch) run(ctx context.Context) (*LaunchedClaim, error) {
 	cp, nc := l.target.claim, l.target.class.nc
 	_, err := l.store.CreateClaim(ctx, state.Claim{Name: l.name, NodePool: cp.NodePool, NodeClass: nc.Name,
 		Lifecycle: state.Pending, TemplateHash: l.poolHash, NodeClassHash: l.classHash,
-		Requests: requestStrings(cp.Requests), InstanceTypes: cp.InstanceTypeOptions})
+		Requests: requestStrings(cp.Requests), InstanceTypes: cp.InstanceTypeOptions, ReservationID: cp.ReservationID})
 	if err != nil {
 		return nil, fmt.Errorf("writing claim %s: %w", l.name, err)
 	}

@@ -56,6 +56,10 @@ func inFlightClaims(claims []state.Claim, registered map[string]bool, pools []sc
 		if typeName != "" {
 			f.Labels[scheduling.LabelInstanceType] = typeName
 		}
+		if c.Lifecycle == state.Pending && c.InstanceID == "" {
+			// Not launched yet, so EC2's count of the reservation does not show it: the solver takes it off.
+			f.PendingReservationID = c.ReservationID
+		}
 		out = append(out, f)
 	}
 	return out

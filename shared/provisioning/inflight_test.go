@@ -19,8 +19,9 @@ func TestInFlightClaims(t *testing.T) {
 	pools := []scheduling.NodePool{{Name: "default", Labels: map[string]string{"team": "a"}, Taints: []corev1.Taint{taint}}}
 	claims := []state.Claim{
 		{Name: "launched", NodePool: "default", NodeClass: "default", Lifecycle: state.Launched, InstanceType: "m5.xlarge",
-			Zone: "us-east-1a", CapacityType: "spot", ProviderID: "aws:///us-east-1a/i-1"},
-		{Name: "pending", NodePool: "default", NodeClass: "default", Lifecycle: state.Pending, InstanceTypes: []string{"c5.xlarge", "m5.xlarge"}},
+			Zone: "us-east-1a", CapacityType: "reserved", ProviderID: "aws:///us-east-1a/i-1", InstanceID: "i-1", ReservationID: "cr-1"},
+		{Name: "pending", NodePool: "default", NodeClass: "default", Lifecycle: state.Pending, InstanceTypes: []string{"c5.xlarge", "m5.xlarge"},
+			ReservationID: "cr-2"},
 		{Name: "unknown-pool", NodePool: "gone", NodeClass: "gone", Lifecycle: state.Pending, InstanceTypes: []string{"x1.large"},
 			Requests: map[string]string{"cpu": "3", "memory": "6Gi"}},
 		{Name: "registered-node", NodePool: "default", NodeClass: "default", Lifecycle: state.Launched, InstanceType: "m5.xlarge",
@@ -37,7 +38,8 @@ func TestInFlightClaims(t *testing.T) {
 	assert.Equal(t, m5.Allocatable, launched.Allocatable)
 	assert.Equal(t, "m5.xlarge", launched.Labels[scheduling.LabelInstanceType])
 	assert.Equal(t, "us-east-1a", launched.Labels[scheduling.LabelZone])
-	assert.Equal(t, "spot", launched.Labels[scheduling.LabelCapacityType])
+	assert.Equal(t, "reserved", launched.Labels[scheduling.LabelCapacityType])
+	assert.Empty(t, launched.PendingReservationID, "a launched instance is in EC2's own count already")
 	assert.Equal(t, "amd64", launched.Labels[scheduling.LabelArch])
 	assert.Equal(t, "a", launched.Labels["team"])
 	assert.Equal(t, []corev1.Taint{taint}, launched.Taints)
@@ -45,6 +47,7 @@ func TestInFlightClaims(t *testing.T) {
 	pending := got[1]
 	assert.Equal(t, "c5.xlarge", pending.Labels[scheduling.LabelInstanceType], "the cheapest option stands in until the launch answers")
 	assert.Equal(t, c5.Allocatable, pending.Allocatable)
+	assert.Equal(t, "cr-2", pending.PendingReservationID, "a launch not answered yet still holds its reservation instance")
 
 	unknown := got[2]
 	assert.Equal(t, scheduling.Resources{CPU: 3000, Memory: 6 << 30}, unknown.Allocatable, "its requests stand in for an unknown type")

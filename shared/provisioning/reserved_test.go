@@ -85,6 +85,7 @@ func TestRunLaunchesIntoTheReservationFirst(t *testing.T) {
 	claim, err := w.store.GetClaim(context.Background(), rep.Claims[0].Name)
 	require.NoError(t, err)
 	assert.Equal(t, "reserved", claim.CapacityType)
+	assert.Equal(t, "cr-0abc", claim.ReservationID, "the record names the reservation the solve counted it against")
 }
 
 func TestRunFallsBackWhenTheReservationIsExhausted(t *testing.T) {

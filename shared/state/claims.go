@@ -31,6 +31,9 @@ type Claim struct {
 	Requests map[string]string `dynamodbav:"requests,omitempty"`
 	// InstanceTypes are the options handed to the launch, cheapest first.
 	InstanceTypes []string `dynamodbav:"instanceTypes,omitempty"`
+	// ReservationID is the capacity reservation the scheduler counted the claim against, if any: until
+	// its launch is answered, the next solves count that instance as taken.
+	ReservationID string `dynamodbav:"reservationId,omitempty"`
 
 	// Filled by the launch.
 	InstanceID   string  `dynamodbav:"instanceId,omitempty"` // sparse key of IndexByInstance
