@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+func init() {
+	register("status", command{summary: "show the NodeClaims of a deployed Nodewright, per NodePool, and the offerings out of capacity", run: runStatus})
+}
+
+// statusNow is the clock status reads ages against; tests replace it.
+var statusNow = time.Now
+
+// statusReport is the -o json document.
+type statusReport struct {
+	NodePools   []poolStatus                `json:"nodePools"`
+	NodeClaims  []state.Claim               `json:"nodeClaims"`
+	Unavailable []state.UnavailableOffering `json:"unavailableOfferings"`
+}
+
+// poolStatus sums one NodePool's claims.
+type poolStatus struct {
+	Name         string         `json:"name"`
+	Claims       int            `json:"nodeClaims"`
+	ByLifecycle  map[string]int `json:"byLifecycle"`
+	PricePerHour float64        `json:"pricePerHour"`
+}
+
+// runStatus reads the state table, what `kubectl get nodeclaims` shows in a Karpenter cluster: every
+// NodeClaim that is not deleted (with --all, also those deleted within the retention), its lifecycle,
+// instance, price, Node and why it is on its way out; the NodePools' totals; the offerings marked out of
+// capacity and for how much longer.
+func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fset := flag.NewFlagSet("nodewright status", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	table := fset.String("table", os.Getenv("NODEWRIGHT_STATE_TABLE"), "state table `NAME` (the stack output StateTableName; env NODEWRIGHT_STATE_TABLE)")
+	region := fset.String("region", "", "AWS `REGION` (default: from the AWS configuration)")
+	all := fset.Bool("all", false, "also list NodeClaims deleted within the retention period")
+	output := fset.String("o", "table", "output `FORMAT`: table or json")
+	fset.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: nodewright status --table NAME [--region REGION] [--all] [-o table|json]")
+		fset.PrintDefaults()
+	}
+	if err := fset.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *table == "" || fset.NArg() > 0 || (*output != "table" && *output != "json") {
+		fset.Usage()
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg, err := loadAWSConfig(ctx, *region)
+	if err != nil {
+		fmt.Fprintln(stderr, "nodewright status: loading AWS configuration:", err)
+		return 1
+	}
+	rep, err := readStatus(ctx, state.New(state.NewClient(cfg), *table), *all)
+	if err != nil {
+		fmt.Fprintln(stderr, "nodewright status:", err)
+		return 1
+	}
+	if *output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintln(stderr, "nodewright status:", err)
+			return 1
+		}
+		return 0
+	}
+	writeStatus(stdout, rep, statusNow())
+	return 0
+}
+
+func readStatus(ctx context.Context, store *state.Store, all bool) (statusReport, error) {
+	claims, err := store.ListClaims(ctx)
+	if err != nil {
+		return statusReport{}, err
+	}
+	unavailable, err := store.UnavailableOfferings(ctx)
+	if err != nil {
+		return statusReport{}, err
+	}
+	rep := statusReport{NodeClaims: []state.Claim{}, Unavailable: unavailable, NodePools: []poolStatus{}}
+	if rep.Unavailable == nil {
+		rep.Unavailable = []state.UnavailableOffering{}
+	}
+	pools := map[string]*poolStatus{}
+	for _, c := range claims {
+		if c.Lifecycle == state.Deleted && !all {
+			continue
+		}
+		rep.NodeClaims = append(rep.NodeClaims, c)
+		if c.Lifecycle == state.Deleted {
+			continue
+		}
+		p := pools[c.NodePool]
+		if p == nil {
+			p = &poolStatus{Name: c.NodePool, ByLifecycle: map[string]int{}}
+			pools[c.NodePool] = p
+		}
+		p.Claims++
+		p.ByLifecycle[string(c.Lifecycle)]++
+		p.PricePerHour += c.PricePerHour
+	}
+	sort.Slice(rep.NodeClaims, func(i, j int) bool {
+		a, b := rep.NodeClaims[i], rep.NodeClaims[j]
+		return a.NodePool < b.NodePool || a.NodePool == b.NodePool && a.Name < b.Name
+	})
+	for _, p := range pools {
+		rep.NodePools = append(rep.NodePools, *p)
+	}
+	sort.Slice(rep.NodePools, func(i, j int) bool { return rep.NodePools[i].Name < rep.NodePools[j].Name })
+	return rep, nil
+}
+
+func writeStatus(w io.Writer, rep statusReport, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODEPOOL\tNODECLAIMS\tLIFECYCLES\t$/H")
+	for _, p := range rep.NodePools {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.4f\n", p.Name, p.Claims, lifecycles(p.ByLifecycle), p.PricePerHour)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	if len(rep.NodeClaims) == 0 {
+		fmt.Fprintln(w, "No NodeClaims.")
+	} else {
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tNODEPOOL\tLIFECYCLE\tTYPE\tZONE\tCAPACITY\t$/H\tNODE\tAGE\tDISRUPTION")
+		for _, c := range rep.NodeClaims {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%s\t%s\t%s\n", c.Name, c.NodePool, c.Lifecycle, orDash(c.InstanceType),
+				orDash(c.Zone), orDash(c.CapacityType), c.PricePerHour, orDash(c.NodeName), age(now.Sub(c.CreatedAt)), orDash(c.DisruptionReason))
+		}
+		tw.Flush()
+	}
+	if len(rep.Unavailable) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "UNAVAILABLE OFFERING\tREASON\tRETRIED IN")
+		for _, u := range rep.Unavailable {
+			fmt.Fprintf(tw, "%s %s %s\t%s\t%s\n", u.InstanceType, u.Zone, u.CapacityType, u.Reason, age(u.Until().Sub(now)))
+		}
+		tw.Flush()
+	}
+}
+
+// lifecycles prints counts by lifecycle in lifecycle order.
+func lifecycles(by map[string]int) string {
+	order := []state.Lifecycle{state.Pending, state.Launched, state.Registered, state.Initialized, state.Draining, state.Terminating}
+	var parts []string
+	for _, l := range order {
+		if n := by[string(l)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, l))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// age prints a duration as kubectl does: the largest unit or two.
+func age(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < 2*time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < 2*time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
