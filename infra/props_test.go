@@ -24,14 +24,9 @@ func TestRebalancePolicyContext(t *testing.T) {
 			if tc.value != "" {
 				ctx["rebalancePolicy"] = tc.value
 			}
-			props, err := stackPropsFromContext(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}))
-			if tc.wantErr != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tc.wantErr)
-				return
+			if props, ok := propsOrError(t, ctx, tc.wantErr); ok {
+				assert.Equal(t, tc.want, props.RebalancePolicy)
 			}
-			require.NoError(t, err)
-			assert.Equal(t, tc.want, props.RebalancePolicy)
 		})
 	}
 }
@@ -64,14 +59,9 @@ func TestAlarmTopicArnContext(t *testing.T) {
 			if tc.value != "" {
 				ctx["alarmTopicArn"] = tc.value
 			}
-			props, err := stackPropsFromContext(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}))
-			if tc.wantErr != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tc.wantErr)
-				return
+			if props, ok := propsOrError(t, ctx, tc.wantErr); ok {
+				assert.Equal(t, tc.want, props.AlarmTopicArn)
 			}
-			require.NoError(t, err)
-			assert.Equal(t, tc.want, props.AlarmTopicArn)
 		})
 	}
 }
@@ -80,4 +70,18 @@ func TestAlarmTopicArnInAnyRegionWhenEnvironmentAgnostic(t *testing.T) {
 	arn, err := alarmTopicArn("arn:aws:sns:eu-west-1:123456789012:ops", nil)
 	require.NoError(t, err)
 	assert.Equal(t, "arn:aws:sns:eu-west-1:123456789012:ops", arn)
+}
+
+// propsOrError reads stack props from the context values; with wantErr it checks the error says so and
+// reports false.
+func propsOrError(t *testing.T, ctx map[string]interface{}, wantErr string) (StackProps, bool) {
+	t.Helper()
+	props, err := stackPropsFromContext(awscdk.NewApp(&awscdk.AppProps{Context: &ctx}))
+	if wantErr != "" {
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), wantErr)
+		return props, false
+	}
+	require.NoError(t, err)
+	return props, true
 }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -39,8 +38,7 @@ func runApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	var files fileList
 	fset.Var(&files, "f", "manifest `FILE`, DIR or - for stdin; repeatable")
-	table := fset.String("table", os.Getenv("NODEWRIGHT_STATE_TABLE"), "state table `NAME` (the stack output StateTableName; env NODEWRIGHT_STATE_TABLE)")
-	region := fset.String("region", "", "AWS `REGION` (default: from the AWS configuration)")
+	tf := addTableFlags(fset)
 	prune := fset.Bool("prune", false, "delete stored NodePools and EC2NodeClasses that the files do not contain")
 	fset.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: nodewright apply -f FILE|DIR|- [-f ...] --table NAME [--region REGION] [--prune]")
@@ -52,7 +50,7 @@ func runApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if len(files) == 0 || *table == "" || fset.NArg() > 0 {
+	if len(files) == 0 || *tf.table == "" || fset.NArg() > 0 {
 		fset.Usage()
 		return 2
 	}
@@ -71,12 +69,11 @@ func runApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg, err := loadAWSConfig(ctx, *region)
+	store, err := tf.open(ctx)
 	if err != nil {
-		fmt.Fprintln(stderr, "nodewright apply: loading AWS configuration:", err)
+		fmt.Fprintln(stderr, "nodewright apply:", err)
 		return 1
 	}
-	store := state.New(state.NewClient(cfg), *table)
 	res, err := store.ApplyConfig(ctx, items, *prune)
 	if err != nil {
 		fmt.Fprintln(stderr, "nodewright apply:", err)

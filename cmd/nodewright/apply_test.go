@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -19,12 +18,8 @@ import (
 func TestMain(m *testing.M) { os.Exit(awstest.Main(m)) }
 
 func TestApplyWritesValidatedConfigIdempotently(t *testing.T) {
-	moto := awstest.Shared(t)
 	ctx := context.Background()
-	_, err := state.NewClient(moto.Config()).CreateTable(ctx, state.CreateTableInput("nodewright-state"))
-	require.NoError(t, err)
-	loadAWSConfig = func(context.Context, string) (aws.Config, error) { return moto.Config(), nil }
-	t.Cleanup(func() { loadAWSConfig = nil })
+	store := motoTable(t, "nodewright-state")
 
 	sample := filepath.Join("..", "..", "infra", "manifests")
 	run := func(args ...string) (int, string, string) {
@@ -41,7 +36,6 @@ func TestApplyWritesValidatedConfigIdempotently(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Equal(t, "ec2nodeclass/default unchanged\nnodepool/default unchanged\n", out)
 
-	store := state.New(state.NewClient(moto.Config()), "nodewright-state")
 	np, err := store.GetConfig(ctx, state.KindNodePool, "default")
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, np.Version)

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -28,8 +26,7 @@ var subjectKinds = map[string]string{"pod": "pod/NAMESPACE/NAME", "nodeclaim": "
 func runExplain(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("nodewright explain", flag.ContinueOnError)
 	fset.SetOutput(stderr)
-	table := fset.String("table", os.Getenv("NODEWRIGHT_STATE_TABLE"), "state table `NAME` (the stack output StateTableName; env NODEWRIGHT_STATE_TABLE)")
-	region := fset.String("region", "", "AWS `REGION` (default: from the AWS configuration)")
+	tf := addTableFlags(fset)
 	limit := fset.Int("limit", 20, "show at most `N` records per subject, newest first")
 	output := fset.String("o", "table", "output `FORMAT`: table or json")
 	fset.Usage = func() {
@@ -44,7 +41,7 @@ func runExplain(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if len(subjects) == 0 || *table == "" || *limit < 1 || (*output != "table" && *output != "json") {
+	if len(subjects) == 0 || *tf.table == "" || *limit < 1 || (*output != "table" && *output != "json") {
 		fset.Usage()
 		return 2
 	}
@@ -56,12 +53,11 @@ func runExplain(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg, err := loadAWSConfig(ctx, *region)
+	store, err := tf.open(ctx)
 	if err != nil {
-		fmt.Fprintln(stderr, "nodewright explain: loading AWS configuration:", err)
+		fmt.Fprintln(stderr, "nodewright explain:", err)
 		return 1
 	}
-	store := state.New(state.NewClient(cfg), *table)
 	var found []explained
 	for _, s := range subjects {
 		e, err := explain(ctx, store, s, *limit)
@@ -72,9 +68,7 @@ func runExplain(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		found = append(found, e)
 	}
 	if *output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(found); err != nil {
+		if err := writeJSON(stdout, found); err != nil {
 			fmt.Fprintln(stderr, "nodewright explain:", err)
 			return 1
 		}

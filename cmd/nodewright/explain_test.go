@@ -8,23 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/awstest"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
 func TestExplainShowsWhatTheFunctionsDecided(t *testing.T) {
-	moto := awstest.Shared(t)
 	ctx := context.Background()
-	_, err := state.NewClient(moto.Config()).CreateTable(ctx, state.CreateTableInput("explain-state"))
-	require.NoError(t, err)
-	loadAWSConfig = func(context.Context, string) (aws.Config, error) { return moto.Config(), nil }
-	t.Cleanup(func() { loadAWSConfig = nil })
-
-	store := state.New(state.NewClient(moto.Config()), "explain-state")
+	store := motoTable(t, "explain-state")
 	t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
 	require.NoError(t, store.RecordDecisions(ctx, []state.Decision{
 		{Subject: "pod/shop/checkout-0", ID: "run-1", Kind: "CannotProvision", Reason: "FailedScheduling", At: t0,
@@ -34,7 +26,7 @@ func TestExplainShowsWhatTheFunctionsDecided(t *testing.T) {
 		{Subject: "nodeclaim/default-abc12", ID: "e-1", Kind: "MarkDisrupted", Reason: "SpotInterrupted", At: t0,
 			Message: "claim default-abc12: draining", Details: map[string]string{"eventId": "e-1", "step": "MarkDisrupted"}},
 	}))
-	_, err = store.CreateClaim(ctx, state.Claim{Name: "default-abc12", NodePool: "default"})
+	_, err := store.CreateClaim(ctx, state.Claim{Name: "default-abc12", NodePool: "default"})
 	require.NoError(t, err)
 
 	run := func(args ...string) (int, string, string) {

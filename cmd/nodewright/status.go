@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -45,8 +43,7 @@ type poolStatus struct {
 func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("nodewright status", flag.ContinueOnError)
 	fset.SetOutput(stderr)
-	table := fset.String("table", os.Getenv("NODEWRIGHT_STATE_TABLE"), "state table `NAME` (the stack output StateTableName; env NODEWRIGHT_STATE_TABLE)")
-	region := fset.String("region", "", "AWS `REGION` (default: from the AWS configuration)")
+	tf := addTableFlags(fset)
 	all := fset.Bool("all", false, "also list NodeClaims deleted within the retention period")
 	output := fset.String("o", "table", "output `FORMAT`: table or json")
 	fset.Usage = func() {
@@ -59,26 +56,27 @@ func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if *table == "" || fset.NArg() > 0 || (*output != "table" && *output != "json") {
+	if *tf.table == "" || fset.NArg() > 0 || (*output != "table" && *output != "json") {
 		fset.Usage()
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg, err := loadAWSConfig(ctx, *region)
-	if err != nil {
-		fmt.Fprintln(stderr, "nodewright status: loading AWS configuration:", err)
-		return 1
+	store, err := tf.open(ctx)
+	if err == nil {
+		var rep statusReport
+		if rep, err = readStatus(ctx, store, *all); err == nil {
+			return printStatus(stdout, stderr, rep, *output)
+		}
 	}
-	rep, err := readStatus(ctx, state.New(state.NewClient(cfg), *table), *all)
-	if err != nil {
-		fmt.Fprintln(stderr, "nodewright status:", err)
-		return 1
-	}
-	if *output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+	fmt.Fprintln(stderr, "nodewright status:", err)
+	return 1
+}
+
+// printStatus writes the report in the asked format.
+func printStatus(stdout, stderr io.Writer, rep statusReport, output string) int {
+	if output == "json" {
+		if err := writeJSON(stdout, rep); err != nil {
 			fmt.Fprintln(stderr, "nodewright status:", err)
 			return 1
 		}

@@ -8,23 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/awstest"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
 func TestStatusListsClaimsPerNodePool(t *testing.T) {
-	moto := awstest.Shared(t)
 	ctx := context.Background()
-	_, err := state.NewClient(moto.Config()).CreateTable(ctx, state.CreateTableInput("status-state"))
-	require.NoError(t, err)
-	loadAWSConfig = func(context.Context, string) (aws.Config, error) { return moto.Config(), nil }
-	t.Cleanup(func() { loadAWSConfig = nil })
-
-	store := state.New(state.NewClient(moto.Config()), "status-state")
+	store := motoTable(t, "status-state")
 	created := time.Now().Add(-90 * time.Minute)
 	for _, c := range []state.Claim{
 		{Name: "default-a1", NodePool: "default", CreatedAt: created},
@@ -46,7 +38,7 @@ func TestStatusListsClaimsPerNodePool(t *testing.T) {
 	launch("default-a1", "m5.large", "spot", 0.04, state.Launched, "")
 	launch("default-b2", "c6a.8xlarge", "on-demand", 1.224, state.Launched, "")
 	launch("gpu-c3", "g5.xlarge", "on-demand", 1.006, state.Launched, "")
-	_, err = store.UpdateClaim(ctx, "default-d4", func(c *state.Claim) error { c.Lifecycle = state.Deleted; return nil })
+	_, err := store.UpdateClaim(ctx, "default-d4", func(c *state.Claim) error { c.Lifecycle = state.Deleted; return nil })
 	require.NoError(t, err)
 	require.NoError(t, store.MarkUnavailable(ctx, state.Offering{InstanceType: "m5.large", Zone: "us-east-1b", CapacityType: "spot"},
 		"InsufficientInstanceCapacity", 3*time.Minute))
