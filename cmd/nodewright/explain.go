@@ -6,7 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -175,13 +176,8 @@ func writeExplained(w io.Writer, all []explained) {
 }
 
 func detailText(details map[string]string) string {
-	keys := make([]string, 0, len(details))
-	for k := range details {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
+	parts := make([]string, 0, len(details))
+	for _, k := range slices.Sorted(maps.Keys(details)) {
 		parts = append(parts, k+"="+details[k])
 	}
 	return strings.Join(parts, " ")

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/nodewright/nodewright/shared/interruption"
@@ -14,11 +16,7 @@ import (
 // messages received by type, acknowledged (deleted) and left for redelivery, the time each waited in the
 // queue (dimension ClusterName), and nodeclaims_disrupted by NodePool, reason and capacity type.
 func writeBatchMetrics(w io.Writer, cluster string, stats interruption.BatchStats, at time.Time) error {
-	types := make([]string, 0, len(stats.Received))
-	for t := range stats.Received {
-		types = append(types, t)
-	}
-	sort.Strings(types)
+	types := slices.Sorted(maps.Keys(stats.Received))
 	for _, t := range types {
 		if err := metrics.Write(w, metrics.Record{Dimensions: map[string]string{"ClusterName": cluster, "MessageType": t},
 			Values: map[string]float64{"interruption_received_messages": float64(stats.Received[t])}}, at); err != nil {
@@ -45,26 +43,16 @@ func writeBatchMetrics(w io.Writer, cluster string, stats interruption.BatchStat
 	for _, d := range stats.Disrupted {
 		counts[d]++
 	}
-	keys := make([]interruption.Disruption, 0, len(counts))
-	for d := range counts {
-		keys = append(keys, d)
-	}
-	sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
+	keys := slices.SortedFunc(maps.Keys(counts), func(a, b interruption.Disruption) int {
+		return cmp.Or(cmp.Compare(a.NodePool, b.NodePool), cmp.Compare(a.Reason, b.Reason), cmp.Compare(a.CapacityType, b.CapacityType))
+	})
 	for _, d := range keys {
-		dims := map[string]string{"ClusterName": cluster, "NodePool": orUnknown(d.NodePool), "Reason": orUnknown(d.Reason),
-			"CapacityType": orUnknown(d.CapacityType)}
+		dims := map[string]string{"ClusterName": cluster, "NodePool": metrics.OrUnknown(d.NodePool), "Reason": metrics.OrUnknown(d.Reason),
+			"CapacityType": metrics.OrUnknown(d.CapacityType)}
 		if err := metrics.Write(w, metrics.Record{Dimensions: dims,
 			Values: map[string]float64{"nodeclaims_disrupted": float64(counts[d])}}, at); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// orUnknown keeps a dimension from being empty (a claim that never launched has no capacity type).
-func orUnknown(v string) string {
-	if v == "" {
-		return "unknown"
-	}
-	return v
 }

@@ -3,7 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/nodewright/nodewright/shared/metrics"
@@ -17,10 +18,7 @@ func writeBatchMetrics(w io.Writer, cluster string, stats termination.BatchStats
 	write := func(dims map[string]string, name string, v float64, unit string) error {
 		d := map[string]string{"ClusterName": cluster}
 		for k, val := range dims {
-			if val == "" {
-				val = "unknown" // a claim record without a NodePool still counts
-			}
-			d[k] = val
+			d[k] = metrics.OrUnknown(val) // a claim record without a NodePool still counts
 		}
 		r := metrics.Record{Dimensions: d, Values: map[string]float64{name: v}}
 		if unit != "" {
@@ -31,7 +29,7 @@ func writeBatchMetrics(w io.Writer, cluster string, stats termination.BatchStats
 		}
 		return nil
 	}
-	for _, pool := range sortedKeys(stats.Drained) {
+	for _, pool := range slices.Sorted(maps.Keys(stats.Drained)) {
 		if err := write(map[string]string{"NodePool": pool}, "nodes_drained", float64(stats.Drained[pool]), ""); err != nil {
 			return err
 		}
@@ -43,17 +41,17 @@ func writeBatchMetrics(w io.Writer, cluster string, stats termination.BatchStats
 			return err
 		}
 	}
-	for _, pool := range sortedKeys(terminated) {
+	for _, pool := range slices.Sorted(maps.Keys(terminated)) {
 		if err := write(map[string]string{"NodePool": pool}, "nodes_terminated", float64(terminated[pool]), ""); err != nil {
 			return err
 		}
 	}
-	for _, reason := range sortedKeys(stats.PodsDrained) {
+	for _, reason := range slices.Sorted(maps.Keys(stats.PodsDrained)) {
 		if err := write(map[string]string{"Reason": reason}, "pods_drained", float64(stats.PodsDrained[reason]), ""); err != nil {
 			return err
 		}
 	}
-	for _, code := range sortedKeys(stats.Evictions) {
+	for _, code := range slices.Sorted(maps.Keys(stats.Evictions)) {
 		if err := write(map[string]string{"Code": code}, "pods_eviction_requests", float64(stats.Evictions[code]), ""); err != nil {
 			return err
 		}
@@ -62,13 +60,4 @@ func writeBatchMetrics(w io.Writer, cluster string, stats termination.BatchStats
 		return write(nil, "termination_requests_redriven", float64(stats.Redriven), "")
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

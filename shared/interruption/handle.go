@@ -86,7 +86,7 @@ func (s *Service) process(ctx context.Context, msg messages.Message) ([]string, 
 			if err != nil {
 				return acted, disrupted, fmt.Errorf("%s of claim %s for event %s: %w", step, d.Claim, msg.EventID(), err)
 			}
-			if inService(before.Lifecycle) && !inService(c.Lifecycle) {
+			if before.Lifecycle.InService() && !c.Lifecycle.InService() {
 				disrupted = append(disrupted, Disruption{NodePool: c.NodePool, Reason: c.DisruptionReason, CapacityType: c.CapacityType})
 			}
 			records[d.Instance] = c

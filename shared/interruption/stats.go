@@ -7,7 +7,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/nodewright/nodewright/shared/interruption/messages"
-	"github.com/nodewright/nodewright/shared/state"
 )
 
 // Message types counted for messages that did not parse, next to the kinds' own names.
@@ -32,15 +31,6 @@ type BatchStats struct {
 	QueueDurations []time.Duration
 	// Disrupted are the claims the batch moved out of service (each counted once, whatever redeliveries).
 	Disrupted []Disruption
-}
-
-// inService is true for a claim that is not on its way out yet.
-func inService(l state.Lifecycle) bool {
-	switch l {
-	case state.Pending, state.Launched, state.Registered, state.Initialized:
-		return true
-	}
-	return false
 }
 
 // messageType is how Received counts a parse result.

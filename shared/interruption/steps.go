@@ -80,7 +80,7 @@ func (s *Service) markDisrupted(ctx context.Context, c state.Claim, reason strin
 		case cl.Lifecycle == state.Draining && earlier:
 			cl.DisruptionReason = reason
 			return nil
-		case cl.Lifecycle == state.Draining || cl.Lifecycle == state.Terminating || cl.Lifecycle == state.Deleted:
+		case !cl.Lifecycle.InService():
 			return errUnchanged
 		case cl.Lifecycle.CanMoveTo(state.Draining):
 			cl.Lifecycle = state.Draining

@@ -14,6 +14,18 @@ import (
 // Namespace is every Nodewright metric's CloudWatch namespace.
 const Namespace = "Nodewright"
 
+// Unknown stands in for a dimension value that is not known (a claim that never launched has no capacity
+// type); Write refuses an empty one, because CloudWatch would drop the whole record.
+const Unknown = "unknown"
+
+// OrUnknown is v, or Unknown when v is empty.
+func OrUnknown(v string) string {
+	if v == "" {
+		return Unknown
+	}
+	return v
+}
+
 // Record is one EMF record: values that share the same dimensions and moment.
 type Record struct {
 	// Dimensions name the series, e.g. ClusterName and NodePool.

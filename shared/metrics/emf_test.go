@@ -43,3 +43,8 @@ func TestWriteRefusesBadRecords(t *testing.T) {
 	}
 	assert.Zero(t, buf.Len(), "nothing written for a bad record")
 }
+
+func TestOrUnknownNamesAnEmptyDimension(t *testing.T) {
+	assert.Equal(t, Unknown, OrUnknown(""))
+	assert.Equal(t, "spot", OrUnknown("spot"))
+}

@@ -44,10 +44,7 @@ func (m *failureMemo) due(failures []scheduling.PodFailure, now time.Time) []sch
 	}
 	var out []scheduling.PodFailure
 	for _, f := range failures {
-		key := f.PodName
-		if f.Pod != nil {
-			key += "/" + string(f.Pod.UID)
-		}
+		key := failureKey(f)
 		last, ok := m.seen[key]
 		if ok && last.reason == f.Reason && now.Sub(last.at) < FailedSchedulingInterval {
 			continue
@@ -64,12 +61,16 @@ func (m *failureMemo) forget(failures []scheduling.PodFailure) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, f := range failures {
-		key := f.PodName
-		if f.Pod != nil {
-			key += "/" + string(f.Pod.UID)
-		}
-		delete(m.seen, key)
+		delete(m.seen, failureKey(f))
 	}
+}
+
+// failureKey names a pod for failureMemo: a pod recreated under the same name is another pod.
+func failureKey(f scheduling.PodFailure) string {
+	if f.Pod == nil {
+		return f.PodName
+	}
+	return f.PodName + "/" + string(f.Pod.UID)
 }
 
 // recordUnschedulable tells the operator and the pods why they cannot be provisioned: a decision record

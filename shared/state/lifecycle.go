@@ -33,6 +33,15 @@ func (l Lifecycle) CanMoveTo(next Lifecycle) bool {
 	return false
 }
 
+// InService reports whether the claim is not on its way out yet (not draining, terminating or deleted).
+func (l Lifecycle) InService() bool {
+	switch l {
+	case Pending, Launched, Registered, Initialized:
+		return true
+	}
+	return false
+}
+
 // Live reports whether the claim still stands for capacity (launched or about to be).
 func (l Lifecycle) Live() bool {
 	switch l {
