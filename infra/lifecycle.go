@@ -4,6 +4,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -24,12 +25,14 @@ var lifecycleEC2Reads = []string{
 
 // NewLifecycle creates the function (one run at a time), its schedule and its permissions: EC2 reads,
 // prices, and terminating only the cluster's own instances.
-func NewLifecycle(scope constructs.Construct, id string, p WorkerProps) *Lifecycle {
+func NewLifecycle(scope constructs.Construct, id string, p WorkerProps, terminations awssqs.Queue) *Lifecycle {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	fn := newWorker(c, "Handler", p, workerSpec{
 		name: "lifecycle", timeout: awscdk.Duration_Seconds(jsii.Number(60)), memoryMB: 512, reserved: 1,
 		stateAccess: append(append([]string{}, stateRead...), stateWrite...),
+		extraEnv:    map[string]*string{"NODEWRIGHT_TERMINATION_QUEUE_URL": terminations.QueueUrl()},
 	})
+	terminations.GrantSendMessages(fn.Function)
 	everyMinute(fn, "Nodewright node lifecycle for cluster "+p.ClusterName)
 	onInstanceRunning(fn, "Nodewright node lifecycle for cluster "+p.ClusterName+": an instance is running, its Node will join")
 	allow(fn.Role, "EC2Reads", lifecycleEC2Reads, []string{"*"}, nil)

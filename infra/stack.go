@@ -38,7 +38,7 @@ func NewNodewrightStack(scope constructs.Construct, id string, props StackProps)
 
 	worker := WorkerProps{ClusterName: props.ClusterName, FunctionsDir: props.FunctionsDir, Table: s.State.Table}
 	s.Provisioner = NewProvisioner(stack, "Provisioner", worker, s.Queues.Provisioning, props.Nodes)
-	s.Lifecycle = NewLifecycle(stack, "Lifecycle", worker)
+	s.Lifecycle = NewLifecycle(stack, "Lifecycle", worker, s.Queues.Termination)
 	s.Interruption = NewInterruption(stack, "Interruption", worker, InterruptionQueues{
 		Interruption: s.Queues.Interruption, Provisioning: s.Queues.Provisioning, Termination: s.Queues.Termination,
 		InterruptionDeadLetter: s.Queues.DeadLetter["Interruption"],

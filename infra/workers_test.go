@@ -115,7 +115,7 @@ var workerFunctions = map[string]struct {
 	reserved interface{}
 }{
 	"provisioner":  {prefix: "Provisioner", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE"}, reserved: 1.0},
-	"lifecycle":    {prefix: "Lifecycle", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE"}, reserved: 1.0},
+	"lifecycle":    {prefix: "Lifecycle", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL"}, reserved: 1.0},
 	"interruption": {prefix: "Interruption", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_PROVISIONING_QUEUE_URL", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_REBALANCE_POLICY"}},
 	"termination":  {prefix: "Termination", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL"}},
 }
@@ -350,6 +350,17 @@ func TestWorkers(t *testing.T) {
 			}
 		}
 		assert.Contains(t, send, `"QueuesTermination`)
+	})
+
+	t.Run("lifecycle sends only to the termination queue: its removals go through the drain", func(t *testing.T) {
+		var sendsTo []string
+		for _, s := range cfn.statements(t, "LifecycleHandlerRole") {
+			if hasAction(s, "sqs:SendMessage") {
+				sendsTo = append(sendsTo, js(t, s["Resource"]))
+			}
+		}
+		require.Len(t, sendsTo, 1)
+		assert.Contains(t, sendsTo[0], `"QueuesTermination`)
 	})
 
 	t.Run("each function role has an access entry in the functions' Kubernetes group", func(t *testing.T) {

@@ -3,7 +3,8 @@
 // and registrations, terminates leaked instances, deletes ghost claims and Nodes), and refreshes spot
 // prices from EC2 into the state table, where the provisioner reads them.
 //
-// Environment: NODEWRIGHT_CLUSTER_NAME and NODEWRIGHT_STATE_TABLE (required); NODEWRIGHT_CLUSTER_ENDPOINT
+// Environment: NODEWRIGHT_CLUSTER_NAME, NODEWRIGHT_STATE_TABLE and NODEWRIGHT_TERMINATION_QUEUE_URL
+// (required; nodes the lifecycle decides to remove go through the termination flow's drain); NODEWRIGHT_CLUSTER_ENDPOINT
 // and NODEWRIGHT_CLUSTER_CA (read from EKS DescribeCluster when unset). The API server is reached with EKS
 // IAM tokens of the function's role.
 package main
@@ -19,12 +20,14 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/lifecycle"
 	"github.com/nodewright/nodewright/shared/pricing"
 	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/termination"
 )
 
 func main() {
@@ -47,9 +50,9 @@ func main() {
 // build wires the runner and the spot price refresh from the environment; only start-up failures end the
 // process.
 func build(ctx context.Context) (*lifecycle.Runner, func(context.Context) error, error) {
-	table := os.Getenv("NODEWRIGHT_STATE_TABLE")
-	if table == "" {
-		return nil, nil, fmt.Errorf("NODEWRIGHT_STATE_TABLE is required")
+	table, queue := os.Getenv("NODEWRIGHT_STATE_TABLE"), os.Getenv("NODEWRIGHT_TERMINATION_QUEUE_URL")
+	if table == "" || queue == "" {
+		return nil, nil, fmt.Errorf("NODEWRIGHT_STATE_TABLE and NODEWRIGHT_TERMINATION_QUEUE_URL are required")
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
@@ -71,13 +74,14 @@ func build(ctx context.Context) (*lifecycle.Runner, func(context.Context) error,
 	ec2Client := ec2.NewFromConfig(cfg)
 	store := state.New(state.NewClient(cfg), table)
 	r := lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{
-		Store:       store,
-		Nodes:       client.CoreV1().Nodes(),
-		NodeActions: kube.NewActions(client),
-		Instances:   instance.New(ec2Client, name),
-		Events:      kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
-		Prices:      prices,
-		Now:         time.Now,
+		Store:        store,
+		Nodes:        client.CoreV1().Nodes(),
+		NodeActions:  kube.NewActions(client),
+		Instances:    instance.New(ec2Client, name),
+		Events:       kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
+		Prices:       prices,
+		Terminations: termination.NewSender(sqs.NewFromConfig(cfg), queue),
+		Now:          time.Now,
 	})
 	return r, refreshSpot(prices, ec2Client, store, time.Now), nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/termination"
 )
 
 // LeaseName is the state-table lease that lets one lifecycle pass run at a time per cluster.
@@ -56,6 +57,12 @@ type Instances interface {
 	Terminate(ctx context.Context, id string) error
 }
 
+// Terminations hands a claim to the termination flow (taint, drain, terminate, delete the Node);
+// *termination.Sender satisfies it. The lifecycle never drains or terminates a registered node itself.
+type Terminations interface {
+	Send(ctx context.Context, req termination.Request) error
+}
+
 // EventPublisher publishes Kubernetes Events, best effort; *kube.Recorder satisfies it.
 type EventPublisher interface {
 	Publish(ctx context.Context, e kube.Event) (bool, error)
@@ -66,6 +73,7 @@ var (
 	_ NodeWriter     = (*kube.Actions)(nil)
 	_ Instances      = (*instance.Launcher)(nil)
 	_ EventPublisher = (*kube.Recorder)(nil)
+	_ Terminations   = (*termination.Sender)(nil)
 )
 
 // RunnerConfig is the runner's fixed settings; zero fields take the defaults.
@@ -78,13 +86,15 @@ type RunnerConfig struct {
 
 // RunnerDeps are the adapters a pass goes through. With a clientset c they are, as functions/lifecycle
 // wires them: Store *state.Store, Nodes c.CoreV1().Nodes(), NodeActions kube.NewActions(c), Instances
-// *instance.Launcher, Events *kube.Recorder, Now time.Now.
+// *instance.Launcher, Events *kube.Recorder, Terminations *termination.Sender, Now time.Now.
 type RunnerDeps struct {
 	Store       Store
 	Nodes       NodeLister
 	NodeActions NodeWriter
 	Instances   Instances
 	Events      EventPublisher
+	// Terminations receives the claims whose nodes must go through the drain.
+	Terminations Terminations
 	// Prices prices an adopted instance (the launch that would have recorded its price was cut short);
 	// nil leaves an adopted claim's price unknown (0).
 	Prices Prices

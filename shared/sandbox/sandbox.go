@@ -200,7 +200,8 @@ func (s *Sandbox) wire(ctx context.Context) error {
 		Rand:        rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1)),
 	})
 	s.Lifecycle = lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{Store: s.Store, Nodes: s.FunctionsClient.CoreV1().Nodes(),
-		NodeActions: kube.NewActions(s.FunctionsClient), Instances: instance.New(s.EC2, Cluster), Events: s.Recorder, Prices: prices, Now: time.Now})
+		NodeActions: kube.NewActions(s.FunctionsClient), Instances: instance.New(s.EC2, Cluster), Events: s.Recorder, Prices: prices,
+		Terminations: termination.NewSender(s.SQS, s.Queues.Termination), Now: time.Now})
 
 	start := time.Now()
 	catalog, err := s.Provisioner.Catalog(ctx)

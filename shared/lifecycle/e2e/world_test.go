@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -25,6 +26,7 @@ import (
 	"github.com/nodewright/nodewright/shared/lifecycle"
 	"github.com/nodewright/nodewright/shared/pricing"
 	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/termination"
 )
 
 const (
@@ -121,6 +123,9 @@ type env struct {
 	image string
 	// prices are the static on-demand table of the moto region, as the function has before any refresh.
 	prices *pricing.Provider
+	// sqs and terminationQueue are the termination queue the runner hands nodes to.
+	sqs              *sqs.Client
+	terminationQueue string
 }
 
 func newEnv(t *testing.T) *env {
@@ -136,6 +141,10 @@ func newEnv(t *testing.T) *env {
 	_, err = db.CreateTable(ctx, state.CreateTableInput("state"))
 	require.NoError(t, err)
 	e.store = state.New(db, "state", state.WithClock(e.clock.Now))
+	e.sqs = sqs.NewFromConfig(e.cfg)
+	q, err := e.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("termination")})
+	require.NoError(t, err)
+	e.terminationQueue = aws.ToString(q.QueueUrl)
 	objs, err := apis.Decode("config.yaml", []byte(config))
 	require.NoError(t, err)
 	require.Empty(t, apis.DefaultAndValidate(objs))
@@ -161,14 +170,37 @@ func (e *env) runner(instances lifecycle.Instances) *lifecycle.Runner {
 		instances = instance.New(e.ec2, cluster)
 	}
 	return lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{
-		Store:       e.store,
-		Nodes:       e.kube.CoreV1().Nodes(),
-		NodeActions: kube.NewActions(e.kube),
-		Instances:   instances,
-		Events:      kube.NewRecorder(e.kube, kube.RecorderOptions{Now: e.clock.Now}),
-		Prices:      e.prices,
-		Now:         e.clock.Now,
+		Store:        e.store,
+		Nodes:        e.kube.CoreV1().Nodes(),
+		NodeActions:  kube.NewActions(e.kube),
+		Instances:    instances,
+		Events:       kube.NewRecorder(e.kube, kube.RecorderOptions{Now: e.clock.Now}),
+		Prices:       e.prices,
+		Terminations: termination.NewSender(e.sqs, e.terminationQueue),
+		Now:          e.clock.Now,
 	})
+}
+
+// terminationRequests receives (and deletes) every request on the termination queue so far.
+func (e *env) terminationRequests(t *testing.T) []termination.Request {
+	t.Helper()
+	var out []termination.Request
+	for {
+		got, err := e.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(e.terminationQueue),
+			MaxNumberOfMessages: 10})
+		require.NoError(t, err)
+		if len(got.Messages) == 0 {
+			return out
+		}
+		for _, m := range got.Messages {
+			req, err := termination.ParseRequest(aws.ToString(m.Body))
+			require.NoError(t, err)
+			out = append(out, req)
+			_, err = e.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(e.terminationQueue),
+				ReceiptHandle: m.ReceiptHandle})
+			require.NoError(t, err)
+		}
+	}
 }
 
 // brokenInstances is the real launcher pointed at a port nobody listens on: every EC2 call fails.
