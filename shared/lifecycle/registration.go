@@ -17,8 +17,8 @@ const (
 
 // Expected is what the claim's NodePool asks of its Node.
 type Expected struct {
-	ProviderID    string
-	Labels        map[string]string
+	ProviderID string
+	Labels     map[string]string
 	// Annotations are the NodePool's template annotations (spec.template.metadata.annotations).
 	Annotations   map[string]string
 	Taints        []corev1.Taint
