@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -39,13 +38,7 @@ spec:
 func TestRegistrationAppliesTheClaimLabelsAndTemplateAnnotations(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	objs, err := apis.Decode("teams.yaml", []byte(teamsPool))
-	require.NoError(t, err)
-	require.Empty(t, apis.DefaultAndValidate(objs))
-	items, err := state.ConfigItemsFrom(objs)
-	require.NoError(t, err)
-	_, err = e.store.ApplyConfig(ctx, items, false)
-	require.NoError(t, err)
+	e.applyConfig(t, teamsPool)
 
 	inst := e.launch(t, "teams-lab01", "teams")
 	e.launchedClaim(t, "teams-lab01", "teams", inst)
@@ -55,7 +48,7 @@ func TestRegistrationAppliesTheClaimLabelsAndTemplateAnnotations(t *testing.T) {
 		"karpenter.k8s.aws/instance-cpu": "2", "karpenter.k8s.aws/instance-memory": "8192",
 		"karpenter.k8s.aws/instance-hypervisor": "nitro", "node.kubernetes.io/instance-type": "m5.large",
 		"topology.kubernetes.io/zone": zone, "karpenter.sh/capacity-type": "on-demand"}
-	_, err = e.store.UpdateClaim(ctx, "teams-lab01", func(c *state.Claim) error {
+	_, err := e.store.UpdateClaim(ctx, "teams-lab01", func(c *state.Claim) error {
 		c.Labels = want
 		return nil
 	})

@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/kubetest"
 	"github.com/nodewright/nodewright/shared/state"
 )
@@ -46,18 +45,6 @@ spec:
           operator: In
           values: ["c", "m", "r"]
 `
-
-// applyPool adds NodePools to the stored configuration, keeping what is there.
-func (w awsWorld) applyPool(t *testing.T, yaml string) {
-	t.Helper()
-	objs, err := apis.Decode("pool.yaml", []byte(yaml))
-	require.NoError(t, err)
-	require.Empty(t, apis.DefaultAndValidate(objs))
-	items, err := state.ConfigItemsFrom(objs)
-	require.NoError(t, err)
-	_, err = w.store.ApplyConfig(context.Background(), items, false)
-	require.NoError(t, err)
-}
 
 // createSelectingPod creates a pod of 1 CPU selecting labels and waits until kube-scheduler marks it
 // Unschedulable.
@@ -88,7 +75,7 @@ func createSelectingPod(t *testing.T, c kubernetes.Interface, ns, name string, s
 // instance type's labels, and its launch template's kubelet registers with team=a.
 func TestNarrowedLabelLaunchesOnce(t *testing.T) {
 	w := newAWSWorld(t)
-	w.applyPool(t, teamsPool)
+	w.applyConfig(t, teamsPool)
 	cp := kubetest.Shared(t, kubetest.Options{Scheduler: true})
 	ns := cp.Namespace(t)
 	createSelectingPod(t, cp.Client, ns, "team-a", map[string]string{"team": "a"})
