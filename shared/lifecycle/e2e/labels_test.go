@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -31,6 +32,19 @@ spec:
         - key: team
           operator: Exists
 `
+
+// applyConfig validates NodePools and EC2NodeClasses and adds them to the stored configuration,
+// keeping what is there.
+func (e *env) applyConfig(t *testing.T, yaml string) {
+	t.Helper()
+	objs, err := apis.Decode("config.yaml", []byte(yaml))
+	require.NoError(t, err)
+	require.Empty(t, apis.DefaultAndValidate(objs))
+	items, err := state.ConfigItemsFrom(objs)
+	require.NoError(t, err)
+	_, err = e.store.ApplyConfig(context.Background(), items, false)
+	require.NoError(t, err)
+}
 
 // TestRegistrationAppliesTheClaimLabelsAndTemplateAnnotations: the Node of a claim the provisioner
 // recorded with a narrowed label (team=a) and its instance type's labels gets every one of them, and

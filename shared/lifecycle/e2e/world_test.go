@@ -136,7 +136,13 @@ func newEnv(t *testing.T) *env {
 	_, err = db.CreateTable(ctx, state.CreateTableInput("state"))
 	require.NoError(t, err)
 	e.store = state.New(db, "state", state.WithClock(e.clock.Now))
-	e.applyConfig(t, config)
+	objs, err := apis.Decode("config.yaml", []byte(config))
+	require.NoError(t, err)
+	require.Empty(t, apis.DefaultAndValidate(objs))
+	items, err := state.ConfigItemsFrom(objs)
+	require.NoError(t, err)
+	_, err = e.store.ApplyConfig(ctx, items, false)
+	require.NoError(t, err)
 	images, err := e.ec2.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"},
 		Filters: []ec2types.Filter{{Name: aws.String("architecture"), Values: []string{"x86_64"}}}})
 	require.NoError(t, err)
@@ -147,19 +153,6 @@ func newEnv(t *testing.T) *env {
 	e.kube, err = kube.NewClientset(cp.Config)
 	require.NoError(t, err)
 	return e
-}
-
-// applyConfig validates NodePools and EC2NodeClasses and adds them to the stored configuration,
-// keeping what is there.
-func (e *env) applyConfig(t *testing.T, yaml string) {
-	t.Helper()
-	objs, err := apis.Decode("config.yaml", []byte(yaml))
-	require.NoError(t, err)
-	require.Empty(t, apis.DefaultAndValidate(objs))
-	items, err := state.ConfigItemsFrom(objs)
-	require.NoError(t, err)
-	_, err = e.store.ApplyConfig(context.Background(), items, false)
-	require.NoError(t, err)
 }
 
 // runner wires the runner as functions/lifecycle does, over instances (the real launcher by default).
