@@ -92,7 +92,7 @@ func validateTemplate(t *NodeClaimTemplate, path *field.Path) field.ErrorList {
 	errs = append(errs, ValidateNodeClassRef(t.Spec.NodeClassRef, spec.Child("nodeClassRef"))...)
 	errs = append(errs, validateNillableDuration(t.Spec.ExpireAfter, spec.Child("expireAfter"))...)
 	if tgp := t.Spec.TerminationGracePeriod; tgp != nil {
-		errs = append(errs, validatePattern(spec.Child("terminationGracePeriod"), string(*tgp), durationPattern)...)
+		errs = append(errs, validateDuration(spec.Child("terminationGracePeriod"), string(*tgp), durationPattern)...)
 	}
 	return errs
 }
@@ -101,7 +101,7 @@ func validateNillableDuration(d NillableDuration, path *field.Path) field.ErrorL
 	if d == "" {
 		return field.ErrorList{field.Required(path, "")}
 	}
-	return validatePattern(path, string(d), nillableDurationPattern)
+	return validateDuration(path, string(d), nillableDurationPattern)
 }
 
 func validateDisruption(d *Disruption, path *field.Path) field.ErrorList {
@@ -133,7 +133,7 @@ func validateBudget(b *Budget, path *field.Path) field.ErrorList {
 		errs = append(errs, validateSchedule(*b.Schedule, path.Child("schedule"))...)
 	}
 	if b.Duration != nil {
-		errs = append(errs, validatePattern(path.Child("duration"), string(*b.Duration), budgetDurationPattern)...)
+		errs = append(errs, validateDuration(path.Child("duration"), string(*b.Duration), budgetDurationPattern)...)
 	}
 	switch {
 	case b.Schedule != nil && b.Duration == nil:
