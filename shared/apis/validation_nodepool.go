@@ -22,6 +22,11 @@ const (
 	timezoneNotSupported = "timezones are not supported; budget schedules are in UTC"
 )
 
+// nodePoolNameTooLong is why a NodePool name longer than MaxNodePoolNameLength is refused (see names.go).
+var nodePoolNameTooLong = fmt.Sprintf("must be no more than %d characters: nodewright names each NodeClaim <nodepool>-<%d characters> "+
+	"and launches it with that name and a launch-attempt suffix as EC2's CreateFleet client token, which is at most %d characters",
+	MaxNodePoolNameLength, NodeClaimNameSuffixLength, MaxClientTokenLength)
+
 var (
 	budgetNodesPattern    = regexp.MustCompile(`^((100|[0-9]{1,2})%|[0-9]+)$`)
 	budgetSchedulePattern = regexp.MustCompile(`^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$`)
@@ -39,6 +44,9 @@ var (
 func ValidateNodePool(np *NodePool) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validateObjectMeta(&np.ObjectMeta)...)
+	if len(np.Name) > MaxNodePoolNameLength {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), np.Name, nodePoolNameTooLong))
+	}
 	spec := field.NewPath("spec")
 	errs = append(errs, validateTemplate(&np.Spec.Template, spec.Child("template"))...)
 	errs = append(errs, validateDisruption(&np.Spec.Disruption, spec.Child("disruption"))...)
