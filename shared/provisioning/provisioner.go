@@ -195,7 +195,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 	plan, err := scheduling.Solve(scheduling.Input{Pods: pods, Nodes: withoutDisrupted(existingNodes(snap), disrupted), InFlight: inFlight,
 		NodePools: pools, DaemonSets: pointers(snap.DaemonSets), Unavailable: unavailable,
 		PersistentVolumeClaims: pointers(snap.PVCs), PersistentVolumes: pointers(snap.PVs),
-		StorageClasses: pointers(snap.StorageClasses)})
+		StorageClasses: pointers(snap.StorageClasses), Namespaces: pointers(snap.Namespaces)})
 	rep.SolveDuration = p.deps.Now().Sub(start)
 	if err != nil {
 		return fmt.Errorf("solving: %w", err)
@@ -266,7 +266,7 @@ func (p *Provisioner) claimName(nodePool string) string {
 }
 
 // pointers points at each element of a snapshot list.
-func pointers[T appsv1.DaemonSet | corev1.PersistentVolumeClaim | corev1.PersistentVolume | storagev1.StorageClass](in []T) []*T {
+func pointers[T appsv1.DaemonSet | corev1.PersistentVolumeClaim | corev1.PersistentVolume | storagev1.StorageClass | corev1.Namespace](in []T) []*T {
 	out := make([]*T, len(in))
 	for i := range in {
 		out[i] = &in[i]
