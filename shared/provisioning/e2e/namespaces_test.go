@@ -52,18 +52,7 @@ func TestProvisionerHonoursNamespaceSelectors(t *testing.T) {
 		Spec: corev1.PodSpec{Affinity: affinity, Containers: []corev1.Container{{Name: "web", Image: "registry.k8s.io/pause:3.10", Resources: cpu("2")}}}},
 		metav1.CreateOptions{})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		pod, err := core.Pods(ns).Get(ctx, "web", metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
-		for _, c := range pod.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-				return true
-			}
-		}
-		return false
-	}, 60*time.Second, 200*time.Millisecond, "kube-scheduler finds no room next to the database")
+	awaitUnschedulable(t, cp.Client, ns, 1) // no room next to the database
 
 	rep, err := newProvisioner(t, w, cp, ns).Run(ctx, "run-namespace-selector")
 	require.NoError(t, err)
