@@ -211,6 +211,23 @@ spec:
 	assert.Contains(t, err.Error(), "manifests is required")
 }
 
+// TestSynthRefusesSettingsThatCouldNeverWork: Windows node classes, durations too long to time and NodePool
+// names too long for their claims' launch tokens fail the synth, as they fail nodewright validate.
+func TestSynthRefusesSettingsThatCouldNeverWork(t *testing.T) {
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]interface{}{"clusterName": "unit",
+		"manifests": filepath.Join("..", "shared", "apis", "testdata", "unsupported")}})
+	_, err := stackPropsFromContext(app)
+	require.Error(t, err)
+	for _, want := range []string{
+		"EC2NodeClass/windows2022: spec.amiSelectorTerms[0].alias: Forbidden: not supported yet by nodewright: Windows nodes (windows2022@latest)",
+		`NodePool/forever: spec.template.spec.expireAfter: Invalid value: "2562048h": is longer than the longest duration nodewright can time`,
+		`NodePool/forever: spec.template.spec.terminationGracePeriod: Invalid value: "9999999999h": is longer than the longest duration nodewright can time`,
+		"NodePool/general-purpose-on-demand-capacity-for-the-payments-teams: metadata.name: Invalid value",
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+}
+
 func TestStackPropsValidation(t *testing.T) {
 	cases := []struct {
 		name    string

@@ -35,7 +35,7 @@ func TestValidateCommand(t *testing.T) {
 		stderrNone bool
 	}{
 		{name: "valid file", args: []string{"-f", validFile}, code: 0, stdout: "1 NodePool, 1 EC2NodeClass valid\n", stderrNone: true},
-		{name: "valid directory", args: []string{"-f", filepath.Join(testdata, "valid")}, code: 0, stdout: "22 NodePools, 16 EC2NodeClasses valid\n", stderrNone: true},
+		{name: "valid directory", args: []string{"-f", filepath.Join(testdata, "valid")}, code: 0, stdout: "21 NodePools, 15 EC2NodeClasses valid\n", stderrNone: true},
 		{name: "valid stdin", stdin: string(validStdin), args: []string{"-f", "-"}, code: 0, stdout: "1 NodePool, 1 EC2NodeClass valid\n", stderrNone: true},
 		{name: "repeated -f", args: []string{"-f", validFile, "-f", filepath.Join(testdata, "valid", "gpu.yaml")}, code: 0, stdout: "2 NodePools, 2 EC2NodeClasses valid\n", stderrNone: true},
 		{name: "invalid file", args: []string{"-f", filepath.Join(testdata, "invalid", "nodepool.yaml")}, code: 1, stderrHas: []string{
@@ -49,6 +49,13 @@ func TestValidateCommand(t *testing.T) {
 			`ec2nodeclass.yaml: document 1: EC2NodeClass/broken: spec.instanceProfile: Forbidden: must specify exactly one of ['role', 'instanceProfile']`,
 			`ec2nodeclass.yaml: document 1: EC2NodeClass/broken: spec.blockDeviceMappings[1].rootVolume`,
 			"7 problems found",
+		}},
+		{name: "settings that could never work", args: []string{"-f", filepath.Join(testdata, "unsupported")}, code: 1, stderrHas: []string{
+			`windows.yaml: document 2: EC2NodeClass/windows2022: spec.amiSelectorTerms[0].alias: Forbidden: not supported yet by nodewright: Windows nodes (windows2022@latest); use AL2023, AL2, Bottlerocket, or Custom with a Linux AMI`,
+			`durations.yaml: document 1: NodePool/forever: spec.template.spec.expireAfter: Invalid value: "2562048h": is longer than the longest duration nodewright can time (2562047h47m16s, about 292 years)`,
+			`durations.yaml: document 1: NodePool/forever: spec.template.spec.terminationGracePeriod: Invalid value: "9999999999h": is longer than the longest duration nodewright can time (2562047h47m16s, about 292 years)`,
+			`long-name.yaml: document 1: NodePool/general-purpose-on-demand-capacity-for-the-payments-teams: metadata.name: Invalid value: "general-purpose-on-demand-capacity-for-the-payments-teams": must be no more than 56 characters`,
+			"4 problems found",
 		}},
 		{name: "invalid stdin", stdin: "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\n", args: []string{"-f", "-"}, code: 1, stderrHas: []string{
 			`-: document 1: unsupported apiVersion "karpenter.sh/v1beta1" for kind NodePool: want karpenter.sh/v1`,

@@ -1,6 +1,10 @@
 package apis
 
-import "k8s.io/apimachinery/pkg/util/validation/field"
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
 
 // This file lists the settings Karpenter has (marked new, alpha or feature-gated in its v1 API) whose
 // behaviour Nodewright does not implement yet. They are decoded and validated like any other field, and
@@ -44,6 +48,30 @@ func unsupportedEC2NodeClassFields(nc *EC2NodeClass) field.ErrorList {
 	}
 	if s.CPUOptions != nil {
 		errs = append(errs, notSupportedYet(spec.Child("cpuOptions"), "CPU options such as nested virtualization (new in Karpenter)"))
+	}
+	return append(errs, windowsFields(s, spec)...)
+}
+
+// windowsAMIFamilies are the AMI families that give Windows nodes.
+var windowsAMIFamilies = []string{AMIFamilyWindows2019, AMIFamilyWindows2022, AMIFamilyWindows2025}
+
+// windowsNodes says why a Windows AMI family is refused: Nodewright writes Linux user data only, so every
+// launch from such a class would fail.
+func windowsNodes(what string) string {
+	return "Windows nodes (" + what + "); use AL2023, AL2, Bottlerocket, or Custom with a Linux AMI"
+}
+
+// windowsFields refuses every field that makes a class launch Windows: amiFamily, and an alias whose
+// family is Windows (with or without amiFamily: Custom).
+func windowsFields(s *EC2NodeClassSpec, spec *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s.AMIFamily != nil && slices.Contains(windowsAMIFamilies, *s.AMIFamily) {
+		errs = append(errs, notSupportedYet(spec.Child("amiFamily"), windowsNodes(*s.AMIFamily)))
+	}
+	for i, term := range s.AMISelectorTerms {
+		if alias, ok := ParseAlias(term.Alias); ok && slices.Contains(windowsAMIFamilies, alias.Family) {
+			errs = append(errs, notSupportedYet(spec.Child("amiSelectorTerms").Index(i).Child("alias"), windowsNodes(term.Alias)))
+		}
 	}
 	return errs
 }

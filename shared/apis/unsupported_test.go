@@ -1,6 +1,7 @@
 package apis_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -72,5 +73,48 @@ func TestNotSupportedYet(t *testing.T) {
 			assert.Equal(t, field.ErrorTypeForbidden, errs[0].Type)
 			assert.True(t, strings.HasPrefix(errs[0].Detail, apis.NotSupportedYet), errs[0].Detail)
 		})
+	}
+}
+
+// TestWindowsIsRefused: every way of asking for Windows nodes — amiFamily, or an alias whose family is
+// Windows, with or without amiFamily: Custom — is refused at the field that asks for it, since no launch
+// from such a class could work yet.
+func TestWindowsIsRefused(t *testing.T) {
+	const why = "Forbidden: not supported yet by nodewright: Windows nodes (%s); use AL2023, AL2, Bottlerocket, or Custom with a Linux AMI"
+	byTags := []apis.AMISelectorTerm{{Tags: map[string]string{"os": "windows"}}}
+	cases := []struct {
+		name   string
+		family *string
+		terms  []apis.AMISelectorTerm
+		want   []string
+	}{
+		{"amiFamily Windows2019", ptr(apis.AMIFamilyWindows2019), byTags,
+			[]string{"spec.amiFamily: " + fmt.Sprintf(why, "Windows2019")}},
+		{"amiFamily Windows2022", ptr(apis.AMIFamilyWindows2022), byTags,
+			[]string{"spec.amiFamily: " + fmt.Sprintf(why, "Windows2022")}},
+		{"amiFamily Windows2025", ptr(apis.AMIFamilyWindows2025), byTags,
+			[]string{"spec.amiFamily: " + fmt.Sprintf(why, "Windows2025")}},
+		{"windows alias", nil, []apis.AMISelectorTerm{{Alias: "windows2022@latest"}},
+			[]string{"spec.amiSelectorTerms[0].alias: " + fmt.Sprintf(why, "windows2022@latest")}},
+		{"windows alias with Custom", ptr(apis.AMIFamilyCustom), []apis.AMISelectorTerm{{Alias: "windows2019@latest"}},
+			[]string{"spec.amiSelectorTerms[0].alias: " + fmt.Sprintf(why, "windows2019@latest")}},
+		{"windows alias and family", ptr(apis.AMIFamilyWindows2025), []apis.AMISelectorTerm{{Alias: "windows2025@latest"}},
+			[]string{"spec.amiFamily: " + fmt.Sprintf(why, "Windows2025"), "spec.amiSelectorTerms[0].alias: " + fmt.Sprintf(why, "windows2025@latest")}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			nc := baseEC2NodeClass(t)
+			nc.Spec.AMIFamily, nc.Spec.AMISelectorTerms = c.family, c.terms
+			var got []string
+			for _, e := range apis.ValidateEC2NodeClass(nc) {
+				got = append(got, e.Error())
+			}
+			assert.Equal(t, c.want, got)
+		})
+	}
+	for _, linux := range []string{"al2023@latest", "al2@latest", "bottlerocket@latest"} {
+		nc := baseEC2NodeClass(t)
+		nc.Spec.AMISelectorTerms = []apis.AMISelectorTerm{{Alias: linux}}
+		assert.Empty(t, apis.ValidateEC2NodeClass(nc), linux)
 	}
 }

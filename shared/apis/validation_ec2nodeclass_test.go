@@ -177,9 +177,6 @@ func TestValidateEC2NodeClassAliasFamilies(t *testing.T) {
 		{"al2023 latest with matching family", "al2023@latest", ptr("AL2023")},
 		{"bottlerocket pinned", "bottlerocket@v1.20.0", nil},
 		{"bottlerocket with Custom family", "bottlerocket@latest", ptr("Custom")},
-		{"windows2019", "windows2019@latest", nil},
-		{"windows2022", "windows2022@latest", ptr("Windows2022")},
-		{"windows2025", "windows2025@latest", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -153,8 +152,8 @@ func ValidateKubelet(kc KubeletConfiguration, path *field.Path) field.ErrorList 
 	for _, key := range sortedKeys(grace) {
 		p := path.Child(KubeletEvictionSoftGracePeriod).Key(key)
 		validateEvictionSignal(key, p, &errs)
-		if d, err := time.ParseDuration(grace[key]); err != nil {
-			errs = append(errs, field.Invalid(p, grace[key], "must be a duration such as 1m30s"))
+		if d, problem := goDurationProblem(grace[key]); problem != "" {
+			errs = append(errs, field.Invalid(p, grace[key], problem))
 		} else if d < 0 {
 			errs = append(errs, field.Invalid(p, grace[key], "can't be a negative duration"))
 		}

@@ -2,6 +2,7 @@ package apis_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,6 +44,7 @@ func TestValidateKubeletRejects(t *testing.T) {
 		{"evictionSoft without grace period", `{"evictionSoft": {"memory.available": "1Gi"}}`, "spec.kubelet.evictionSoftGracePeriod[memory.available]", field.ErrorTypeRequired},
 		{"grace period without evictionSoft", `{"evictionSoftGracePeriod": {"nodefs.available": "1m"}}`, "spec.kubelet.evictionSoft[nodefs.available]", field.ErrorTypeRequired},
 		{"grace period not a duration", `{"evictionSoft": {"memory.available": "1Gi"}, "evictionSoftGracePeriod": {"memory.available": "a minute"}}`, "spec.kubelet.evictionSoftGracePeriod[memory.available]", field.ErrorTypeInvalid},
+		{"grace period overflows", `{"evictionSoft": {"memory.available": "1Gi"}, "evictionSoftGracePeriod": {"memory.available": "2562048h"}}`, "spec.kubelet.evictionSoftGracePeriod[memory.available]", field.ErrorTypeInvalid},
 		{"grace period negative", `{"evictionSoft": {"memory.available": "1Gi"}, "evictionSoftGracePeriod": {"memory.available": "-1m"}}`, "spec.kubelet.evictionSoftGracePeriod[memory.available]", field.ErrorTypeInvalid},
 		{"evictionMaxPodGracePeriod negative", `{"evictionMaxPodGracePeriod": -5}`, "spec.kubelet.evictionMaxPodGracePeriod", field.ErrorTypeInvalid},
 		{"image GC high above 100", `{"imageGCHighThresholdPercent": 101}`, "spec.kubelet.imageGCHighThresholdPercent", field.ErrorTypeInvalid},
@@ -72,4 +74,21 @@ func TestKubeletParse(t *testing.T) {
 		KubeReserved: map[string]string{"cpu": "100m"},
 		CPUCFSQuota:  ptr(false),
 	}, k)
+}
+
+func TestValidateKubeletDurationMessages(t *testing.T) {
+	doc := `{"evictionSoft": {"memory.available": "1Gi", "nodefs.available": "10%%"}, "evictionSoftGracePeriod": {"memory.available": %q, "nodefs.available": "1m30s"}}`
+	cases := []struct{ grace, msg string }{
+		{"2562048h", `spec.kubelet.evictionSoftGracePeriod[memory.available]: Invalid value: "2562048h": is longer than the longest duration nodewright can time (2562047h47m16s, about 292 years)`},
+		{"9999999999999999999ns", `spec.kubelet.evictionSoftGracePeriod[memory.available]: Invalid value: "9999999999999999999ns": is longer than the longest duration nodewright can time (2562047h47m16s, about 292 years)`},
+		{"a minute", `spec.kubelet.evictionSoftGracePeriod[memory.available]: Invalid value: "a minute": must be a duration such as 1m30s`},
+	}
+	for _, c := range cases {
+		t.Run(c.grace, func(t *testing.T) {
+			errs := apis.ValidateKubelet(kubelet(t, fmt.Sprintf(doc, c.grace)), field.NewPath("spec", "kubelet"))
+			require.Len(t, errs, 1)
+			assert.Equal(t, c.msg, errs[0].Error())
+		})
+	}
+	assert.Empty(t, apis.ValidateKubelet(kubelet(t, fmt.Sprintf(doc, "2562047h")), field.NewPath("spec", "kubelet")))
 }

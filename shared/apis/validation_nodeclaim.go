@@ -15,7 +15,7 @@ func ValidateNodeClaim(c *NodeClaim) field.ErrorList {
 	errs = append(errs, ValidateNodeClassRef(c.Spec.NodeClassRef, spec.Child("nodeClassRef"))...)
 	errs = append(errs, validateNillableDuration(c.Spec.ExpireAfter, spec.Child("expireAfter"))...)
 	if tgp := c.Spec.TerminationGracePeriod; tgp != nil {
-		errs = append(errs, validatePattern(spec.Child("terminationGracePeriod"), string(*tgp), durationPattern)...)
+		errs = append(errs, validateDuration(spec.Child("terminationGracePeriod"), string(*tgp), durationPattern)...)
 	}
 	return errs
 }

@@ -22,6 +22,11 @@ const (
 	timezoneNotSupported = "timezones are not supported; budget schedules are in UTC"
 )
 
+// nodePoolNameTooLong is why a NodePool name longer than MaxNodePoolNameLength is refused (see names.go).
+var nodePoolNameTooLong = fmt.Sprintf("must be no more than %d characters: nodewright names each NodeClaim <nodepool>-<%d characters> "+
+	"and launches it with that name and a launch-attempt suffix as EC2's CreateFleet client token, which is at most %d characters",
+	MaxNodePoolNameLength, NodeClaimNameSuffixLength, MaxClientTokenLength)
+
 var (
 	budgetNodesPattern    = regexp.MustCompile(`^((100|[0-9]{1,2})%|[0-9]+)$`)
 	budgetSchedulePattern = regexp.MustCompile(`^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$`)
@@ -39,6 +44,9 @@ var (
 func ValidateNodePool(np *NodePool) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validateObjectMeta(&np.ObjectMeta)...)
+	if len(np.Name) > MaxNodePoolNameLength {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), np.Name, nodePoolNameTooLong))
+	}
 	spec := field.NewPath("spec")
 	errs = append(errs, validateTemplate(&np.Spec.Template, spec.Child("template"))...)
 	errs = append(errs, validateDisruption(&np.Spec.Disruption, spec.Child("disruption"))...)
@@ -92,7 +100,7 @@ func validateTemplate(t *NodeClaimTemplate, path *field.Path) field.ErrorList {
 	errs = append(errs, ValidateNodeClassRef(t.Spec.NodeClassRef, spec.Child("nodeClassRef"))...)
 	errs = append(errs, validateNillableDuration(t.Spec.ExpireAfter, spec.Child("expireAfter"))...)
 	if tgp := t.Spec.TerminationGracePeriod; tgp != nil {
-		errs = append(errs, validatePattern(spec.Child("terminationGracePeriod"), string(*tgp), durationPattern)...)
+		errs = append(errs, validateDuration(spec.Child("terminationGracePeriod"), string(*tgp), durationPattern)...)
 	}
 	return errs
 }
@@ -101,7 +109,7 @@ func validateNillableDuration(d NillableDuration, path *field.Path) field.ErrorL
 	if d == "" {
 		return field.ErrorList{field.Required(path, "")}
 	}
-	return validatePattern(path, string(d), nillableDurationPattern)
+	return validateDuration(path, string(d), nillableDurationPattern)
 }
 
 func validateDisruption(d *Disruption, path *field.Path) field.ErrorList {
@@ -133,7 +141,7 @@ func validateBudget(b *Budget, path *field.Path) field.ErrorList {
 		errs = append(errs, validateSchedule(*b.Schedule, path.Child("schedule"))...)
 	}
 	if b.Duration != nil {
-		errs = append(errs, validatePattern(path.Child("duration"), string(*b.Duration), budgetDurationPattern)...)
+		errs = append(errs, validateDuration(path.Child("duration"), string(*b.Duration), budgetDurationPattern)...)
 	}
 	switch {
 	case b.Schedule != nil && b.Duration == nil:

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -175,4 +176,22 @@ func TestValidateNodePoolAcceptsEveryOperatorAndWellKnownLabel(t *testing.T) {
 	np.Spec.Template.ObjectMeta.Labels[apis.CapacityTypeLabelKey] = "spot"
 	np.Spec.Template.ObjectMeta.Labels[apis.LabelInstanceFamily] = "m5"
 	assert.Empty(t, apis.ValidateNodePool(np))
+}
+
+// TestNodePoolNameLeavesRoomForClaimNames: the longest accepted name still gives claim names whose every
+// launch token fits CreateFleet's limit; one character more is refused, saying why.
+func TestNodePoolNameLeavesRoomForClaimNames(t *testing.T) {
+	np := baseNodePool(t)
+	np.Name = strings.Repeat("a", apis.MaxNodePoolNameLength)
+	assert.Empty(t, apis.ValidateNodePool(np))
+	claim := np.Name + "-" + strings.Repeat("z", apis.NodeClaimNameSuffixLength)
+	assert.LessOrEqual(t, len(claim), apis.MaxNodeClaimNameLength)
+	assert.LessOrEqual(t, len(claim+"-9"), apis.MaxClientTokenLength, "the last fallback attempt's token fits too")
+
+	np.Name += "a"
+	errs := apis.ValidateNodePool(np)
+	require.Len(t, errs, 1)
+	assert.Equal(t, `metadata.name: Invalid value: "`+np.Name+`": must be no more than 56 characters: nodewright names each NodeClaim `+
+		`<nodepool>-<5 characters> and launches it with that name and a launch-attempt suffix as EC2's CreateFleet client token, which is at most 64 characters`,
+		errs[0].Error())
 }

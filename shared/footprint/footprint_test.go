@@ -20,7 +20,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
+	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/kubetest"
 	"github.com/nodewright/nodewright/shared/podwebhook"
 )
@@ -58,6 +60,7 @@ func TestRBACAllowsWhatTheFunctionsDoAndNothingElse(t *testing.T) {
 		{"", "nodes", "", "patch"}, {"", "nodes", "", "delete"}, {"", "events", "", "create"},
 		{"apps", "daemonsets", "", "list"}, {"policy", "poddisruptionbudgets", "", "watch"},
 		{"storage.k8s.io", "csinodes", "", "list"}, {"", "persistentvolumeclaims", "", "get"},
+		{"", "namespaces", "", "list"}, {"", "namespaces", "", "watch"},
 	}
 	for _, a := range allowed {
 		assert.True(t, can(a.group, a.resource, a.sub, a.verb), "%s %s/%s %s should be allowed", a.verb, a.group, a.resource, a.sub)
@@ -70,6 +73,15 @@ func TestRBACAllowsWhatTheFunctionsDoAndNothingElse(t *testing.T) {
 	for _, d := range denied {
 		assert.False(t, can(d.group, d.resource, d.sub, d.verb), "%s %s/%s %s must be denied", d.verb, d.group, d.resource, d.sub)
 	}
+
+	// The provisioner's whole snapshot, read as the functions: every list it makes is granted.
+	asFunctions := rest.CopyConfig(cp.Config)
+	asFunctions.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{Group, "system:authenticated"}}
+	client, err := kube.NewClientset(asFunctions)
+	require.NoError(t, err)
+	snap, err := kube.NewSnapshotter(client, kube.SnapshotOptions{}).Snapshot(ctx)
+	require.NoError(t, err)
+	assert.NotEmpty(t, snap.Namespaces, "namespaces are read for namespaceSelectors")
 }
 
 // recordingQueue keeps what the webhook enqueues.

@@ -14,9 +14,10 @@ const (
 
 var labels = map[string]string{"app.kubernetes.io/name": "nodewright", "app.kubernetes.io/managed-by": "nodewright"}
 
-// ClusterRole is what the functions need and nothing more: read the cluster for a snapshot; label, taint,
-// cordon and delete Nodes; evict and (at a drain's deadline) delete pods; write Events. No secrets, no
-// configmaps, no writes to workloads.
+// ClusterRole is what the functions need and nothing more: read the cluster for a snapshot (namespaces
+// included: pod affinity namespaceSelectors match their labels); label, taint, cordon and delete Nodes;
+// evict and (at a drain's deadline) delete pods; write Events. No secrets, no configmaps, no writes to
+// workloads.
 func ClusterRole() *rbacv1.ClusterRole {
 	read := []string{"get", "list", "watch"}
 	return &rbacv1.ClusterRole{

@@ -41,6 +41,9 @@ type Snapshot struct {
 	PVs            []corev1.PersistentVolume
 	StorageClasses []storagev1.StorageClass
 	CSINodes       []storagev1.CSINode
+	// Namespaces are every namespace of the cluster, whatever SnapshotOptions.Namespace says: their labels
+	// are what pod (anti-)affinity namespaceSelectors match.
+	Namespaces []corev1.Namespace
 	// NodesResourceVersion and PodsResourceVersion are the revisions the two lists were read at; the
 	// pods' is never older than the nodes'.
 	NodesResourceVersion, PodsResourceVersion string
@@ -174,6 +177,17 @@ func (s *Snapshotter) read(ctx context.Context) (*Snapshot, error) {
 		snap.CSINodes, err = listFlat(ctx, "csinodes", o.PageSize,
 			func(ctx context.Context, opts metav1.ListOptions) ([]storagev1.CSINode, metav1.ListMeta, error) {
 				l, err := s.client.StorageV1().CSINodes().List(ctx, opts)
+				if err != nil {
+					return nil, metav1.ListMeta{}, err
+				}
+				return l.Items, l.ListMeta, nil
+			})
+		return err
+	})
+	g.Go(func() (err error) {
+		snap.Namespaces, err = listFlat(ctx, "namespaces", o.PageSize,
+			func(ctx context.Context, opts metav1.ListOptions) ([]corev1.Namespace, metav1.ListMeta, error) {
+				l, err := core.Namespaces().List(ctx, opts)
 				if err != nil {
 					return nil, metav1.ListMeta{}, err
 				}

@@ -76,6 +76,10 @@ func TestSnapshotReadsTheClusterWhole(t *testing.T) {
 	}
 	kubetest.ReadyNode(t, c, run+"-other", nil) // not selected by the node selector
 
+	_, err := c.CoreV1().Namespaces().Patch(ctx, ns, "application/merge-patch+json",
+		[]byte(`{"metadata":{"labels":{"team":"payments"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+
 	app := map[string]string{"app": "web"}
 	node0 := run + "-n0"
 	for i := range 3 {
@@ -97,7 +101,7 @@ func TestSnapshotReadsTheClusterWhole(t *testing.T) {
 		}, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
-	_, err := c.AppsV1().DaemonSets(ns).Create(ctx, &appsv1.DaemonSet{
+	_, err = c.AppsV1().DaemonSets(ns).Create(ctx, &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "agent"},
 		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"ds": "agent"}},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"ds": "agent"}},
@@ -181,6 +185,13 @@ func TestSnapshotReadsTheClusterWhole(t *testing.T) {
 			assert.Contains(t, names(snap.PVs, func(p *corev1.PersistentVolume) string { return p.Name }), pv.Name)
 			assert.Contains(t, names(snap.StorageClasses, func(s *storagev1.StorageClass) string { return s.Name }), sc.Name)
 			assert.Contains(t, names(snap.CSINodes, func(s *storagev1.CSINode) string { return s.Name }), csi.Name)
+			var labels map[string]string
+			for _, n := range snap.Namespaces {
+				if n.Name == ns {
+					labels = n.Labels
+				}
+			}
+			assert.Equal(t, "payments", labels["team"], "every namespace with its labels, though pods are read from one")
 			assert.NotEmpty(t, snap.NodesResourceVersion)
 			assert.NotEmpty(t, snap.PodsResourceVersion)
 		})
@@ -188,16 +199,20 @@ func TestSnapshotReadsTheClusterWhole(t *testing.T) {
 }
 
 func TestSnapshotIsAllOrNothing(t *testing.T) {
-	client := fake.NewClientset()
-	client.PrependReactor("list", "persistentvolumes", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "persistentvolumes"}, "", fmt.Errorf("no RBAC"))
-	})
-	snap, err := NewSnapshotter(client, SnapshotOptions{}).Snapshot(context.Background())
-	require.Error(t, err)
-	assert.Nil(t, snap)
-	assert.True(t, IsIncomplete(err))
-	assert.True(t, IsForbidden(err))
-	assert.Contains(t, err.Error(), "listing persistentvolumes")
+	for _, resource := range []string{"persistentvolumes", "namespaces"} {
+		t.Run(resource, func(t *testing.T) {
+			client := fake.NewClientset()
+			client.PrependReactor("list", resource, func(k8stesting.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: resource}, "", fmt.Errorf("no RBAC"))
+			})
+			snap, err := NewSnapshotter(client, SnapshotOptions{}).Snapshot(context.Background())
+			require.Error(t, err)
+			assert.Nil(t, snap)
+			assert.True(t, IsIncomplete(err))
+			assert.True(t, IsForbidden(err))
+			assert.Contains(t, err.Error(), "listing "+resource)
+		})
+	}
 }
 
 // TestSnapshotRestartsAnExpiredList pages pods through a reactor whose continuation expires (410), as

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
@@ -18,7 +19,10 @@ type claimLaunch struct {
 	templates LaunchTemplates
 	launcher  InstanceLauncher
 	target    claimTarget
-	name      string
+	// newName draws a claim name; run draws another when the name is taken (see maxClaimNameDraws).
+	newName func() string
+	// name is the name the claim was written under.
+	name string
 	// poolHash and classHash are the drift hashes the claim is launched from.
 	poolHash, classHash string
 }
@@ -35,13 +39,10 @@ func (l claimLaunch) run(ctx context.Context) (*LaunchedClaim, error) {
 	cp, nc := l.target.claim, l.target.class.nc
 	labels, err := claimLabels(l.target.pool, nc.Name, cp.Requirements)
 	if err != nil {
-		return nil, fmt.Errorf("labelling claim %s: %w", l.name, err)
+		return nil, fmt.Errorf("labelling a claim for nodepool %s: %w", cp.NodePool, err)
 	}
-	_, err = l.store.CreateClaim(ctx, state.Claim{Name: l.name, NodePool: cp.NodePool, NodeClass: nc.Name,
-		Lifecycle: state.Pending, TemplateHash: l.poolHash, NodeClassHash: l.classHash, Labels: labels,
-		Requests: requestStrings(cp.Requests), InstanceTypes: cp.InstanceTypeOptions, ReservationID: cp.ReservationID})
-	if err != nil {
-		return nil, fmt.Errorf("writing claim %s: %w", l.name, err)
+	if l.name, err = l.create(ctx, labels); err != nil {
+		return nil, err
 	}
 	req := instance.Request{Cluster: l.target.cluster.Name, Claim: l.name, NodePool: cp.NodePool, NodeClass: nc.Name,
 		Tags: nc.Spec.Tags, Context: aws.ToString(nc.Spec.Context)}
@@ -80,6 +81,32 @@ func (l claimLaunch) run(ctx context.Context) (*LaunchedClaim, error) {
 		"instanceId": inst.ID, "instanceType": inst.InstanceType, "zone": inst.Zone, "capacityType": capacityType,
 		"pricePerHour": strconv.FormatFloat(price, 'f', 4, 64), "pods": strconv.Itoa(len(cp.Pods)),
 		"attempts": strconv.Itoa(res.Attempts), "capacityReservationId": inst.CapacityReservationID})
+}
+
+// maxClaimNameDraws bounds the names create tries. A random suffix of 36^5 values makes a second
+// collision in a row all but impossible; a third means something other than chance is at work.
+const maxClaimNameDraws = 3
+
+// create writes the pending claim under a fresh name, drawing another name when one is already taken (a
+// claim of another run, or a record left behind), so a collision costs a retry, not the launch.
+func (l claimLaunch) create(ctx context.Context, labels map[string]string) (string, error) {
+	cp, nc := l.target.claim, l.target.class.nc
+	var taken []string
+	for len(taken) < maxClaimNameDraws {
+		name := l.newName()
+		_, err := l.store.CreateClaim(ctx, state.Claim{Name: name, NodePool: cp.NodePool, NodeClass: nc.Name,
+			Lifecycle: state.Pending, TemplateHash: l.poolHash, NodeClassHash: l.classHash, Labels: labels,
+			Requests: requestStrings(cp.Requests), InstanceTypes: cp.InstanceTypeOptions, ReservationID: cp.ReservationID})
+		switch {
+		case err == nil:
+			return name, nil
+		case !errors.Is(err, state.ErrAlreadyExists):
+			return "", fmt.Errorf("writing claim %s: %w", name, err)
+		}
+		taken = append(taken, name)
+	}
+	return "", fmt.Errorf("writing a claim for nodepool %s: every name drawn was taken (%s): %w", cp.NodePool,
+		strings.Join(taken, ", "), state.ErrAlreadyExists)
 }
 
 // abandon deletes the claim of a launch that started nothing and records why.

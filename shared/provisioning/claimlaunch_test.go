@@ -16,7 +16,7 @@ import (
 
 func testLaunch(store Store, launcher InstanceLauncher) claimLaunch {
 	class := testClass(instanceType("m5.xlarge", "amd64", 4, 0.192, "us-east-1a"))
-	return claimLaunch{store: store, templates: &fakeTemplates{}, launcher: launcher, name: "default-abcde", poolHash: "p1", classHash: "c1",
+	return claimLaunch{store: store, templates: &fakeTemplates{}, launcher: launcher, newName: names("default-abcde"), poolHash: "p1", classHash: "c1",
 		target: claimTarget{class: class, cluster: launchtemplate.Cluster{Name: "demo"}, pool: scheduling.NodePool{Name: "default"},
 			claim: scheduling.ClaimPlan{NodePool: "default", InstanceTypeOptions: []string{"m5.xlarge"}, Why: "cheapest",
 				Requests: scheduling.Resources{CPU: 2000}, Pods: nil}}}
@@ -92,4 +92,64 @@ func TestClaimLaunchWithNothingLaunchableDeletesTheClaim(t *testing.T) {
 
 	_, err = l.run(context.Background())
 	assert.True(t, state.IsAlreadyExists(err), "a claim name is never reused: %v", err)
+}
+
+// names draws the given names in turn, then repeats the last.
+func names(drawn ...string) func() string {
+	return func() string {
+		name := drawn[0]
+		if len(drawn) > 1 {
+			drawn = drawn[1:]
+		}
+		return name
+	}
+}
+
+// TestClaimLaunchRetriesATakenName: the first name drawn is already a claim in the table, so the launch
+// writes its claim under the next name and launches it; the existing claim is left as it was.
+func TestClaimLaunchRetriesATakenName(t *testing.T) {
+	ctx := context.Background()
+	s := newStateStore(t)
+	_, err := s.CreateClaim(ctx, state.Claim{Name: "default-abcde", NodePool: "default", Lifecycle: state.Launched, InstanceID: "i-0999"})
+	require.NoError(t, err)
+	ec2 := &fakeEC2Capacity{capacity: map[instance.Offering]bool{{InstanceType: "m5.xlarge", Zone: "us-east-1a", CapacityType: "spot"}: true}}
+	l := testLaunch(s, ec2)
+	l.newName = names("default-abcde", "default-fghij")
+
+	got, err := l.run(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, got)
+	assert.Equal(t, "default-fghij", got.Name)
+	require.Len(t, ec2.requests, 1)
+	assert.Equal(t, "default-fghij", ec2.requests[0].Claim, "the launch uses the name the claim was written under")
+	c, err := s.GetClaim(ctx, "default-fghij")
+	require.NoError(t, err)
+	assert.Equal(t, state.Launched, c.Lifecycle)
+	assert.Equal(t, "i-0123", c.InstanceID)
+	assert.Len(t, decisions(t, s, "default-fghij"), 1)
+
+	old, err := s.GetClaim(ctx, "default-abcde")
+	require.NoError(t, err)
+	assert.Equal(t, "i-0999", old.InstanceID, "the claim that held the name is untouched")
+	assert.Empty(t, decisions(t, s, "default-abcde"))
+}
+
+// TestClaimLaunchGivesUpAfterBoundedNameDraws: names keep colliding, so the launch stops after
+// maxClaimNameDraws without calling EC2, and says which names were taken.
+func TestClaimLaunchGivesUpAfterBoundedNameDraws(t *testing.T) {
+	ctx := context.Background()
+	s := newStateStore(t)
+	_, err := s.CreateClaim(ctx, state.Claim{Name: "default-abcde", NodePool: "default"})
+	require.NoError(t, err)
+	ec2 := &fakeEC2Capacity{}
+	l := testLaunch(s, ec2)
+	draws := 0
+	l.newName = func() string { draws++; return "default-abcde" }
+
+	got, err := l.run(ctx)
+	assert.Nil(t, got)
+	require.ErrorIs(t, err, state.ErrAlreadyExists)
+	assert.Contains(t, err.Error(), "writing a claim for nodepool default: every name drawn was taken (default-abcde, default-abcde, default-abcde)")
+	assert.Equal(t, maxClaimNameDraws, draws)
+	assert.Empty(t, ec2.requests)
 }

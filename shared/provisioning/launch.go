@@ -66,7 +66,7 @@ func Launch(ctx context.Context, l InstanceLauncher, rec UnavailableRecorder, pl
 			req := plan.Request
 			req.CapacityType, req.Overrides = step.capacityType, truncate(remaining)
 			if res.Attempts > 0 {
-				req.ClientToken = fmt.Sprintf("%s-%d", plan.Request.Claim, res.Attempts)
+				req.ClientToken = attemptToken(plan.Request.Claim, res.Attempts)
 			}
 			res.Attempts++
 			inst, err := l.Launch(ctx, req)

@@ -195,7 +195,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 	plan, err := scheduling.Solve(scheduling.Input{Pods: pods, Nodes: withoutDisrupted(existingNodes(snap), disrupted), InFlight: inFlight,
 		NodePools: pools, DaemonSets: pointers(snap.DaemonSets), Unavailable: unavailable,
 		PersistentVolumeClaims: pointers(snap.PVCs), PersistentVolumes: pointers(snap.PVs),
-		StorageClasses: pointers(snap.StorageClasses)})
+		StorageClasses: pointers(snap.StorageClasses), Namespaces: pointers(snap.Namespaces)})
 	rep.SolveDuration = p.deps.Now().Sub(start)
 	if err != nil {
 		return fmt.Errorf("solving: %w", err)
@@ -215,7 +215,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 		l := claimLaunch{store: p.deps.Store, templates: p.deps.Templates, launcher: p.deps.Launcher,
 			target: claimTarget{claim: cp, pool: pool, class: classes[NodeClassRefName(pool)], unavailable: unavailable,
 				cluster: p.cfg.Cluster},
-			name: p.claimName(cp.NodePool), poolHash: cfg.poolHash[pool.Name], classHash: cfg.classHash[NodeClassRefName(pool)]}
+			newName: func() string { return p.claimName(cp.NodePool) }, poolHash: cfg.poolHash[pool.Name], classHash: cfg.classHash[NodeClassRefName(pool)]}
 		launched, err := l.run(ctx)
 		if launched != nil {
 			rep.Claims = append(rep.Claims, *launched)
@@ -266,7 +266,7 @@ func (p *Provisioner) claimName(nodePool string) string {
 }
 
 // pointers points at each element of a snapshot list.
-func pointers[T appsv1.DaemonSet | corev1.PersistentVolumeClaim | corev1.PersistentVolume | storagev1.StorageClass](in []T) []*T {
+func pointers[T appsv1.DaemonSet | corev1.PersistentVolumeClaim | corev1.PersistentVolume | storagev1.StorageClass | corev1.Namespace](in []T) []*T {
 	out := make([]*T, len(in))
 	for i := range in {
 		out[i] = &in[i]

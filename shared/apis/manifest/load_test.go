@@ -19,8 +19,8 @@ const testdata = "../testdata"
 func TestCheckValidCorpus(t *testing.T) {
 	objs, errs := manifest.Check(nil, filepath.Join(testdata, "valid"))
 	assert.Empty(t, errs)
-	assert.Len(t, objs.NodePools, 22)
-	assert.Len(t, objs.EC2NodeClasses, 16)
+	assert.Len(t, objs.NodePools, 21)
+	assert.Len(t, objs.EC2NodeClasses, 15)
 	for _, np := range objs.NodePools {
 		assert.NotEmpty(t, np.Spec.Template.Spec.ExpireAfter, "objects come back defaulted")
 	}

@@ -179,6 +179,13 @@ func createPendingPods(t *testing.T, c kubernetes.Interface, ns string, n int) {
 		_, err := c.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
+	awaitUnschedulable(t, c, ns, n)
+}
+
+// awaitUnschedulable waits until kube-scheduler has marked n pods of namespace ns Unschedulable.
+func awaitUnschedulable(t *testing.T, c kubernetes.Interface, ns string, n int) {
+	t.Helper()
+	ctx := context.Background()
 	require.Eventually(t, func() bool {
 		pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
