@@ -24,7 +24,7 @@ var lifecycleEC2Reads = []string{
 }
 
 // NewLifecycle creates the function (one run at a time), its schedule and its permissions: EC2 reads,
-// prices, and terminating only the cluster's own instances.
+// prices, and sending to the termination queue: it never terminates an instance itself (DESIGN decision 10).
 func NewLifecycle(scope constructs.Construct, id string, p WorkerProps, terminations awssqs.Queue) *Lifecycle {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	fn := newWorker(c, "Handler", p, workerSpec{
@@ -37,11 +37,8 @@ func NewLifecycle(scope constructs.Construct, id string, p WorkerProps, terminat
 	onInstanceRunning(fn, "Nodewright node lifecycle for cluster "+p.ClusterName+": an instance is running, its Node will join")
 	allow(fn.Role, "EC2Reads", lifecycleEC2Reads, []string{"*"}, nil)
 	allow(fn.Role, "Prices", []string{"pricing:GetProducts"}, []string{"*"}, nil)
-	allowTerminateOwned(fn.Role, p.ClusterName)
 	suppressWildcards(fn.Role, "EC2 Describe* calls and pricing:GetProducts have no resource-level permissions in IAM; "+
 		"the statement lists each read action instead of ec2:Describe*.", "Resource::*")
-	suppressWildcards(fn.Role, "Instances are known only at run time; TerminateInstances requires the cluster's "+
-		"kubernetes.io/cluster/<name>=owned tag on the instance.", arnWildcard("ec2", `instance\/\*`, true))
 	return &Lifecycle{Construct: c, Function: fn}
 }
 

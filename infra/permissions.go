@@ -8,7 +8,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
-	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -65,15 +65,22 @@ func ec2Arn(scope constructs.Construct, resourceType string, ownAccount bool) st
 	return *awscdk.Stack_Of(scope).FormatArn(c)
 }
 
-// ownedTagKey is the tag every instance, volume, fleet and launch template Nodewright creates carries
-// with the value "owned".
-func ownedTagKey(cluster string) string { return apis.ClusterTagKeyPrefix + "/" + cluster }
+// ownedBy is the condition value map that ties a request (aws:RequestTag) or a resource (aws:ResourceTag)
+// to the cluster: Nodewright's own tag nodewright.sh/cluster=<cluster>. The kubernetes.io/cluster/<name>
+// tag would not do: Karpenter's and managed node groups' instances carry it too.
+func ownedBy(kind, cluster string) map[string]interface{} {
+	return map[string]interface{}{"aws:" + kind + "/" + instance.TagCluster: cluster}
+}
 
-// allowTerminateOwned lets role terminate only the cluster's instances (tagged owned by it).
+// allowTerminateOwned lets role terminate only the cluster's instances (tagged nodewright.sh/cluster).
 func allowTerminateOwned(role awsiam.Role, cluster string) {
 	allow(role, "TerminateOwnedInstances", []string{"ec2:TerminateInstances"}, []string{ec2Arn(role, "instance", true)},
-		conditions{"StringEquals": map[string]interface{}{"aws:ResourceTag/" + ownedTagKey(cluster): "owned"}})
+		conditions{"StringEquals": ownedBy("ResourceTag", cluster)})
 }
+
+// terminateSuppression is why a role that terminates instances names them by a wildcard ARN.
+const terminateSuppression = "Instances are known only at run time; TerminateInstances requires the cluster's " +
+	"nodewright.sh/cluster=<name> tag on the instance, which only Nodewright's instances carry."
 
 // suppressWildcards records, on role and its policy, why each listed wildcard (cdk-nag's appliesTo
 // form, a plain string or a /regex/) is needed.

@@ -46,9 +46,7 @@ func NewProvisioner(scope constructs.Construct, id string, p WorkerProps, queue 
 // allowProvisionerEC2 lets role launch instances only tagged as the cluster's, from launch templates it
 // created for the cluster, and delete only those templates.
 func allowProvisionerEC2(role awsiam.Role, cluster string) {
-	owned := ownedTagKey(cluster)
-	requestOwned := map[string]interface{}{"aws:RequestTag/" + owned: "owned"}
-	resourceOwned := map[string]interface{}{"aws:ResourceTag/" + owned: "owned"}
+	requestOwned, resourceOwned := ownedBy("RequestTag", cluster), ownedBy("ResourceTag", cluster)
 	created := []string{}
 	for _, t := range []string{"fleet", "instance", "volume", "network-interface", "launch-template", "spot-instances-request"} {
 		created = append(created, ec2Arn(role, t, true))
@@ -58,12 +56,9 @@ func allowProvisionerEC2(role awsiam.Role, cluster string) {
 	allow(role, "EC2Reads", provisionerEC2Reads, []string{"*"}, nil)
 	allow(role, "LaunchTaggedAsOwned", append(launch, "ec2:CreateLaunchTemplate"), created,
 		conditions{"StringEquals": requestOwned})
-	allow(role, "TagOnCreateOnly", []string{"ec2:CreateTags"}, created, conditions{
-		"StringEquals": map[string]interface{}{
-			"aws:RequestTag/" + owned: "owned",
-			"ec2:CreateAction":        []string{"RunInstances", "CreateFleet", "CreateLaunchTemplate"},
-		},
-	})
+	tagOnCreate := ownedBy("RequestTag", cluster)
+	tagOnCreate["ec2:CreateAction"] = []string{"RunInstances", "CreateFleet", "CreateLaunchTemplate"}
+	allow(role, "TagOnCreateOnly", []string{"ec2:CreateTags"}, created, conditions{"StringEquals": tagOnCreate})
 	allow(role, "LaunchFromOwnedTemplates", launch, []string{ec2Arn(role, "launch-template", true)},
 		conditions{"StringEquals": resourceOwned})
 	// The node class picks images, subnets and security groups by selector at run time; RunInstances and
@@ -82,7 +77,8 @@ func allowProvisionerEC2(role awsiam.Role, cluster string) {
 		"the statements list each read action the provisioner makes instead of ec2:Describe*.", "Resource::*")
 	suppressWildcards(role, "The provisioner names the instances, volumes, network interfaces, fleets, spot requests and "+
 		"launch templates it creates only at launch time; every statement on them requires the cluster's "+
-		"kubernetes.io/cluster/<name>=owned tag in the request (creation) or on the resource (launch from, delete).",
+		"nodewright.sh/cluster=<name> tag in the request (creation) or on the resource (launch from, delete), a tag "+
+		"only Nodewright sets.",
 		arnWildcard("ec2", `(fleet|instance|volume|network-interface|launch-template|spot-instances-request)\/\*`, true))
 	suppressWildcards(role, "Images, snapshots, subnets, security groups and capacity reservations are chosen by the "+
 		"EC2NodeClass selectors at run time (they change without a deploy; reservations may be shared from other "+

@@ -30,7 +30,6 @@ func NewTermination(scope constructs.Construct, id string, p WorkerProps, queue 
 	allow(fn.Role, "EC2Reads", []string{"ec2:DescribeInstances"}, []string{"*"}, nil)
 	allowTerminateOwned(fn.Role, p.ClusterName)
 	suppressWildcards(fn.Role, "ec2:DescribeInstances has no resource-level permissions in IAM.", "Resource::*")
-	suppressWildcards(fn.Role, "Instances are known only at run time; TerminateInstances requires the cluster's "+
-		"kubernetes.io/cluster/<name>=owned tag on the instance.", arnWildcard("ec2", `instance\/\*`, true))
+	suppressWildcards(fn.Role, terminateSuppression, arnWildcard("ec2", `instance\/\*`, true))
 	return &Termination{Construct: c, Function: fn}
 }

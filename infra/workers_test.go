@@ -239,7 +239,8 @@ func TestWorkers(t *testing.T) {
 			switch {
 			case strings.Contains(res, ":instance/*"):
 				tagged++
-				assert.Contains(t, cond, `"aws:RequestTag/kubernetes.io/cluster/unit":"owned"`, s["Sid"])
+				assert.Contains(t, cond, `"aws:RequestTag/nodewright.sh/cluster":"unit"`, s["Sid"])
+				assert.NotContains(t, cond, "kubernetes.io/cluster", s["Sid"])
 				for _, r := range []string{"volume", "network-interface", "fleet", "spot-instances-request", "launch-template"} {
 					assert.Contains(t, res, ":"+r+"/*", s["Sid"])
 				}
@@ -248,7 +249,7 @@ func TestWorkers(t *testing.T) {
 				}
 			case strings.Contains(res, ":launch-template/*"):
 				fromTemplates++
-				assert.Contains(t, cond, `"aws:ResourceTag/kubernetes.io/cluster/unit":"owned"`, s["Sid"])
+				assert.Contains(t, cond, `"aws:ResourceTag/nodewright.sh/cluster":"unit"`, s["Sid"])
 			default:
 				selected++
 				assert.Nil(t, s["Condition"], s["Sid"])
@@ -262,20 +263,21 @@ func TestWorkers(t *testing.T) {
 		assert.Equal(t, 1, selected)
 	})
 
-	t.Run("only lifecycle and termination terminate, and only the cluster's instances", func(t *testing.T) {
+	t.Run("only termination terminates, and only instances tagged nodewright.sh/cluster", func(t *testing.T) {
 		for name, f := range workerFunctions {
 			var terminate int
 			for _, s := range cfn.statements(t, f.prefix+"HandlerRole") {
 				if hasAction(s, "ec2:TerminateInstances") {
 					terminate++
-					assert.Contains(t, js(t, s["Condition"]), `"aws:ResourceTag/kubernetes.io/cluster/unit":"owned"`, name)
+					assert.Equal(t, `{"StringEquals":{"aws:ResourceTag/nodewright.sh/cluster":"unit"}}`, js(t, s["Condition"]), name)
 					assert.Contains(t, js(t, s["Resource"]), ":instance/*", name)
 				}
 				if hasAction(s, "ec2:DeleteLaunchTemplate") {
-					assert.Contains(t, js(t, s["Condition"]), `"aws:ResourceTag/kubernetes.io/cluster/unit":"owned"`, name)
+					assert.Equal(t, `{"StringEquals":{"aws:ResourceTag/nodewright.sh/cluster":"unit"}}`, js(t, s["Condition"]), name)
 				}
 			}
-			want := map[string]int{"lifecycle": 1, "termination": 1}[name]
+			// The lifecycle hands nodes to the termination flow (DESIGN decision 10) and needs no grant.
+			want := map[string]int{"termination": 1}[name]
 			assert.Equal(t, want, terminate, name)
 		}
 	})

@@ -48,7 +48,7 @@ func handler(r settler, refreshSpot func(context.Context) error, usage usageSink
 
 		attrs := []any{"trigger", ev.DetailType, "eventId", ev.ID, "lease", rep.Lease, "passes", rep.Passes,
 			"registered", rep.Registered, "initialized", rep.Initialized, "adopted", rep.Adopted,
-			"terminated", rep.Terminated, "nodesDeleted", rep.NodesDeleted, "claimsDeleted", rep.ClaimsDeleted,
+			"rebuilt", rep.Rebuilt, "handedOver", rep.HandedOver, "claimsDeleted", rep.ClaimsDeleted,
 			"joining", rep.Joining, "waiting", rep.Waiting, "errors", rep.Errors}
 		if rep.Skipped != "" {
 			attrs = append(attrs, "skipped", rep.Skipped)

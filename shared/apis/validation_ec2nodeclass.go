@@ -83,6 +83,13 @@ func validateRole(s *EC2NodeClassSpec, spec *field.Path) field.ErrorList {
 	return nil
 }
 
+// nodewrightTagPrefix is the prefix of the tag keys Nodewright sets on what it creates to prove it owns it;
+// karpenterClusterTagKey marks Karpenter v1.0's launch templates, which Karpenter deletes.
+const (
+	nodewrightTagPrefix    = "nodewright.sh/"
+	karpenterClusterTagKey = "karpenter.k8s.aws/cluster"
+)
+
 // validateTags refuses empty keys and the tags Nodewright sets itself.
 func validateTags(tags map[string]string, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
@@ -94,6 +101,12 @@ func validateTags(tags map[string]string, path *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(path.Key(k), tags[k], "tag contains a restricted tag matching "+ClusterTagKeyPrefix+"/"))
 		case k == EKSClusterNameTagKey || k == NodePoolTagKey || k == NodeClaimTagKey || k == NodeClassTagKey:
 			errs = append(errs, field.Invalid(path.Key(k), tags[k], "tag contains a restricted tag matching "+k))
+		case strings.HasPrefix(k, nodewrightTagPrefix):
+			errs = append(errs, field.Invalid(path.Key(k), tags[k], "tag contains a restricted tag matching "+nodewrightTagPrefix+
+				" (Nodewright's ownership tags)"))
+		case k == karpenterClusterTagKey:
+			errs = append(errs, field.Invalid(path.Key(k), tags[k], "tag contains a restricted tag matching "+k+
+				" (Karpenter deletes launch templates that carry it)"))
 		}
 	}
 	return errs

@@ -95,6 +95,9 @@ func TestValidateEC2NodeClassRejects(t *testing.T) {
 		{"tag karpenter.sh/nodepool", func(nc *apis.EC2NodeClass) { nc.Spec.Tags["karpenter.sh/nodepool"] = "x" }, "spec.tags[karpenter.sh/nodepool]", field.ErrorTypeInvalid},
 		{"tag karpenter.sh/nodeclaim", func(nc *apis.EC2NodeClass) { nc.Spec.Tags["karpenter.sh/nodeclaim"] = "x" }, "spec.tags[karpenter.sh/nodeclaim]", field.ErrorTypeInvalid},
 		{"tag karpenter.k8s.aws/ec2nodeclass", func(nc *apis.EC2NodeClass) { nc.Spec.Tags["karpenter.k8s.aws/ec2nodeclass"] = "x" }, "spec.tags[karpenter.k8s.aws/ec2nodeclass]", field.ErrorTypeInvalid},
+		{"tag nodewright.sh/cluster", func(nc *apis.EC2NodeClass) { nc.Spec.Tags["nodewright.sh/cluster"] = "x" }, "spec.tags[nodewright.sh/cluster]", field.ErrorTypeInvalid},
+		{"tag nodewright.sh/nodepool", func(nc *apis.EC2NodeClass) { nc.Spec.Tags["nodewright.sh/nodepool"] = "x" }, "spec.tags[nodewright.sh/nodepool]", field.ErrorTypeInvalid},
+		{"tag karpenter.k8s.aws/cluster", func(nc *apis.EC2NodeClass) { nc.Spec.Tags["karpenter.k8s.aws/cluster"] = "x" }, "spec.tags[karpenter.k8s.aws/cluster]", field.ErrorTypeInvalid},
 		{"tag key empty", func(nc *apis.EC2NodeClass) { nc.Spec.Tags[""] = "x" }, "spec.tags[]", field.ErrorTypeInvalid},
 		{"two root volumes", func(nc *apis.EC2NodeClass) {
 			nc.Spec.BlockDeviceMappings = append(nc.Spec.BlockDeviceMappings, &apis.BlockDeviceMapping{RootVolume: true, EBS: &apis.BlockDevice{VolumeSize: ptr("20Gi")}})

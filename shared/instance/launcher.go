@@ -21,13 +21,30 @@ type EC2API interface {
 
 var _ EC2API = (*ec2.Client)(nil)
 
-// Tag keys Nodewright puts on what it launches (Karpenter's, so existing tooling keeps working).
+// Tag keys Nodewright puts on what it launches. They are Nodewright's own: an instance that carried
+// Karpenter's karpenter.sh/nodepool + karpenter.k8s.aws/ec2nodeclass + cluster tag (kubernetes.io/cluster/<name>
+// or eks:eks-cluster-name) without a NodeClaim would be terminated by Karpenter's garbage collection, so
+// none of Karpenter's tag keys is set. TagCluster marks what Nodewright owns: every list, clean-up and IAM
+// condition on a destructive call requires it.
 const (
-	TagNodePool    = "karpenter.sh/nodepool"
-	TagNodeClaim   = "karpenter.sh/nodeclaim"
-	TagNodeClass   = "karpenter.k8s.aws/ec2nodeclass"
-	TagClusterName = "eks:eks-cluster-name"
+	TagCluster   = "nodewright.sh/cluster"
+	TagNodePool  = "nodewright.sh/nodepool"
+	TagNodeClass = "nodewright.sh/ec2nodeclass"
+	TagNodeClaim = "nodewright.sh/nodeclaim"
 )
+
+// Tag keys Karpenter puts on what it launches; Nodewright never sets them (tests and the sandbox use them
+// to make instances tagged as Karpenter tags its own).
+const (
+	KarpenterTagNodePool  = "karpenter.sh/nodepool"
+	KarpenterTagNodeClass = "karpenter.k8s.aws/ec2nodeclass"
+	KarpenterTagNodeClaim = "karpenter.sh/nodeclaim"
+	TagEKSClusterName     = "eks:eks-cluster-name"
+)
+
+// ClusterTagKey is the kubernetes.io/cluster/<cluster> tag key; Nodewright's instances carry it with the
+// value "owned" (the cloud provider uses it), never together with Karpenter's node pool and node class keys.
+func ClusterTagKey(cluster string) string { return "kubernetes.io/cluster/" + cluster }
 
 // Capacity types.
 const (
@@ -206,8 +223,12 @@ func (req Request) tags() map[string]string {
 	for k, v := range req.Tags {
 		t[k] = v
 	}
-	t["kubernetes.io/cluster/"+req.Cluster] = "owned"
-	t[TagClusterName] = req.Cluster
+	// Karpenter's keys never reach an instance, whatever the node class says (its validation refuses them).
+	for _, k := range []string{KarpenterTagNodePool, KarpenterTagNodeClass, KarpenterTagNodeClaim, TagEKSClusterName} {
+		delete(t, k)
+	}
+	t[ClusterTagKey(req.Cluster)] = "owned"
+	t[TagCluster] = req.Cluster
 	t[TagNodePool] = req.NodePool
 	t[TagNodeClass] = req.NodeClass
 	t[TagNodeClaim] = req.Claim

@@ -47,7 +47,7 @@ func newNetwork(t *testing.T) network {
 
 func (n network) request(claim string) Request {
 	return Request{Cluster: "demo", Claim: claim, NodePool: "default", NodeClass: "default", CapacityType: CapacityTypeSpot,
-		Tags: map[string]string{"team": "platform", TagClusterName: "spoofed"},
+		Tags: map[string]string{"team": "platform", TagCluster: "spoofed", KarpenterTagNodePool: "spoofed"},
 		Overrides: []Override{
 			{InstanceType: "m5.large", Zone: "us-east-1b", SubnetID: n.subnets["us-east-1b"], LaunchTemplate: "lt-default", Price: 0.04},
 			{InstanceType: "c5.large", Zone: "us-east-1a", SubnetID: n.subnets["us-east-1a"], LaunchTemplate: "lt-default", Price: 0.03},
@@ -66,9 +66,9 @@ func TestLaunchTagsAndAdoptsOnRetry(t *testing.T) {
 	assert.Equal(t, "us-east-1a", inst.Zone)
 	assert.Equal(t, "aws:///us-east-1a/"+inst.ID, inst.ProviderID())
 	assert.Equal(t, map[string]string{
-		"team": "platform", "kubernetes.io/cluster/demo": "owned", TagClusterName: "demo",
+		"team": "platform", "kubernetes.io/cluster/demo": "owned", TagCluster: "demo",
 		TagNodePool: "default", TagNodeClass: "default", TagNodeClaim: "default-x7k2p",
-	}, inst.Tags, "ownership tags win over a node class tag of the same key")
+	}, inst.Tags, "ownership tags win over a node class tag of the same key; none of Karpenter's keys is set")
 
 	// A retry of the same claim (moto ignores ClientToken) finds the instance instead of launching again.
 	again, err := l.Launch(ctx, n.request("default-x7k2p"))

@@ -3,6 +3,7 @@ package instance
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -16,7 +17,7 @@ var liveStates = []string{"pending", "running", "stopping", "stopped"}
 func (l *Launcher) FindByClaim(ctx context.Context, claim string) (Instance, bool, error) {
 	found, err := l.list(ctx, []ec2types.Filter{
 		{Name: aws.String("tag:" + TagNodeClaim), Values: []string{claim}},
-		{Name: aws.String("tag:" + TagClusterName), Values: []string{l.cluster}},
+		{Name: aws.String("tag:" + TagCluster), Values: []string{l.cluster}},
 		{Name: aws.String("instance-state-name"), Values: liveStates},
 	})
 	if err != nil || len(found) == 0 {
@@ -25,13 +26,59 @@ func (l *Launcher) FindByClaim(ctx context.Context, claim string) (Instance, boo
 	return found[0], true, nil
 }
 
-// List returns every live instance Nodewright launched for the cluster (for garbage collection).
+// List returns every live instance Nodewright launched for the cluster (for garbage collection): those
+// tagged nodewright.sh/cluster=<cluster>. Karpenter's and a managed node group's instances, which carry
+// only the tags they share with Nodewright's (kubernetes.io/cluster/<cluster>), are never listed.
 func (l *Launcher) List(ctx context.Context) ([]Instance, error) {
 	return l.list(ctx, []ec2types.Filter{
-		{Name: aws.String("tag:" + TagClusterName), Values: []string{l.cluster}},
-		{Name: aws.String("tag-key"), Values: []string{TagNodePool}},
+		{Name: aws.String("tag:" + TagCluster), Values: []string{l.cluster}},
 		{Name: aws.String("instance-state-name"), Values: liveStates},
 	})
+}
+
+// LiveByID returns those of ids whose instances are still live, asking EC2 by id: a check that does not
+// depend on a list read earlier (which a launch may have outrun). An id EC2 does not know is not returned.
+func (l *Launcher) LiveByID(ctx context.Context, ids []string) ([]Instance, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	found, err := l.byID(ctx, ids)
+	if notFound(err) && len(ids) > 1 {
+		// One unknown id fails the whole call: ask for each on its own.
+		found = nil
+		for _, id := range ids {
+			one, err := l.byID(ctx, []string{id})
+			if err != nil && !notFound(err) {
+				return nil, fromAPIError("describing "+id, err)
+			}
+			found = append(found, one...)
+		}
+		return found, nil
+	}
+	if err != nil && !notFound(err) {
+		return nil, fromAPIError("describing instances by id", err)
+	}
+	return found, nil
+}
+
+// byID describes ids and keeps the live ones; the error is EC2's, unwrapped.
+func (l *Launcher) byID(ctx context.Context, ids []string) ([]Instance, error) {
+	var out []Instance
+	pager := ec2.NewDescribeInstancesPaginator(l.ec2, &ec2.DescribeInstancesInput{InstanceIds: ids})
+	for pager.HasMorePages() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page.Reservations {
+			for _, i := range r.Instances {
+				if inst := fromEC2(i); slices.Contains(liveStates, inst.State) {
+					out = append(out, inst)
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 // Terminate terminates an instance; one that is already gone is not an error.

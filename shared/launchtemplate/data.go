@@ -10,6 +10,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/instance"
 )
 
 // MaxUserDataBytes is EC2's limit on user data, before base64 encoding.
@@ -114,21 +115,31 @@ func connectionTracking(ct *apis.ConnectionTracking) *ec2types.ConnectionTrackin
 }
 
 // Tags are the tags of a node class's launch templates and what they launch: the node class's tags, then
-// the ownership tags (which win): kubernetes.io/cluster/<cluster>=owned, eks:eks-cluster-name, the node
-// class, and the node pool when known.
+// the ownership tags (which win): kubernetes.io/cluster/<cluster>=owned and Nodewright's own keys for the
+// cluster, the node class and the node pool when known. None of Karpenter's keys is set: instances with
+// karpenter.sh/nodepool + karpenter.k8s.aws/ec2nodeclass + a cluster tag, and launch templates with
+// eks:eks-cluster-name or karpenter.k8s.aws/cluster, are what Karpenter's garbage collection deletes.
 func Tags(cluster string, nc *apis.EC2NodeClass, nodePool string) map[string]string {
 	tags := make(map[string]string, len(nc.Spec.Tags)+4)
 	for k, v := range nc.Spec.Tags {
 		tags[k] = v
 	}
-	tags[apis.ClusterTagKeyPrefix+"/"+cluster] = "owned"
-	tags[apis.EKSClusterNameTagKey] = cluster
-	tags[apis.NodeClassTagKey] = nc.Name
+	for _, k := range karpenterKeys {
+		delete(tags, k)
+	}
+	tags[instance.ClusterTagKey(cluster)] = "owned"
+	tags[instance.TagCluster] = cluster
+	tags[instance.TagNodeClass] = nc.Name
 	if nodePool != "" {
-		tags[apis.NodePoolTagKey] = nodePool
+		tags[instance.TagNodePool] = nodePool
 	}
 	return tags
 }
+
+// karpenterKeys are the tag keys Karpenter lists by; the node class's validation refuses them, and they
+// are dropped here too.
+var karpenterKeys = []string{instance.KarpenterTagNodePool, instance.KarpenterTagNodeClass, instance.KarpenterTagNodeClaim,
+	instance.TagEKSClusterName, "karpenter.k8s.aws/cluster"}
 
 func tagList(m map[string]string) []ec2types.Tag {
 	keys := make([]string, 0, len(m))

@@ -21,7 +21,7 @@ func testTemplate(mutate func(*apis.EC2NodeClassSpec)) Template {
 		Spec: apis.EC2NodeClassSpec{
 			AMISelectorTerms: []apis.AMISelectorTerm{{Alias: "al2023@latest"}},
 			Role:             "KarpenterNodeRole-prod",
-			Tags:             map[string]string{"team": "platform", apis.EKSClusterNameTagKey: "spoofed"},
+			Tags:             map[string]string{"team": "platform", "nodewright.sh/cluster": "spoofed"},
 		},
 	}
 	if mutate != nil {
@@ -74,9 +74,9 @@ func TestDataDefaults(t *testing.T) {
 	for i, rt := range []ec2types.ResourceType{ec2types.ResourceTypeInstance, ec2types.ResourceTypeVolume, ec2types.ResourceTypeNetworkInterface} {
 		assert.Equal(t, rt, data.TagSpecifications[i].ResourceType)
 		assert.Equal(t, map[string]string{
-			"team": "platform", "eks:eks-cluster-name": "prod", "kubernetes.io/cluster/prod": "owned",
-			"karpenter.k8s.aws/ec2nodeclass": "default", "karpenter.sh/nodepool": "general",
-		}, tagMap(data.TagSpecifications[i].Tags), "ownership tags win over the node class's")
+			"team": "platform", "nodewright.sh/cluster": "prod", "kubernetes.io/cluster/prod": "owned",
+			"nodewright.sh/ec2nodeclass": "default", "nodewright.sh/nodepool": "general",
+		}, tagMap(data.TagSpecifications[i].Tags), "ownership tags win over the node class's; none of Karpenter's keys")
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/instance"
 )
 
 // EC2API is the part of EC2 the provider uses; *ec2.Client satisfies it.
@@ -117,8 +118,8 @@ func (p *Provider) Invalidate(name string) {
 	p.mu.Unlock()
 }
 
-// DeleteUnused deletes the cluster's launch templates (tagged with the cluster and named with its
-// prefix) that are not in keep and are older than MinUnusedAge, and returns their names. Templates of
+// DeleteUnused deletes the cluster's launch templates (tagged nodewright.sh/cluster=<cluster> and named
+// with its prefix) that are not in keep and are older than MinUnusedAge, and returns their names. Templates of
 // other clusters or not made by Nodewright are never touched; one already gone is not an error.
 func (p *Provider) DeleteUnused(ctx context.Context, keep []string) ([]string, error) {
 	keepSet := make(map[string]bool, len(keep))
@@ -126,7 +127,7 @@ func (p *Provider) DeleteUnused(ctx context.Context, keep []string) ([]string, e
 		keepSet[name] = true
 	}
 	pages := ec2.NewDescribeLaunchTemplatesPaginator(p.ec2, &ec2.DescribeLaunchTemplatesInput{
-		Filters: []ec2types.Filter{{Name: aws.String("tag:" + apis.EKSClusterNameTagKey), Values: []string{p.cluster}}},
+		Filters: []ec2types.Filter{{Name: aws.String("tag:" + instance.TagCluster), Values: []string{p.cluster}}},
 	})
 	var unused []string
 	for pages.HasMorePages() {

@@ -73,8 +73,12 @@ func TestEnsureCreatesOnceAndRoundTrips(t *testing.T) {
 	out, err := api.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{name}})
 	require.NoError(t, err)
 	require.Len(t, out.LaunchTemplates, 1)
-	assert.Equal(t, "prod", tagMap(out.LaunchTemplates[0].Tags)["eks:eks-cluster-name"])
-	assert.Equal(t, "default", tagMap(out.LaunchTemplates[0].Tags)["karpenter.k8s.aws/ec2nodeclass"])
+	ltTags := tagMap(out.LaunchTemplates[0].Tags)
+	assert.Equal(t, "prod", ltTags["nodewright.sh/cluster"])
+	assert.Equal(t, "default", ltTags["nodewright.sh/ec2nodeclass"])
+	for _, k := range []string{"eks:eks-cluster-name", "karpenter.k8s.aws/cluster", "karpenter.k8s.aws/ec2nodeclass", "karpenter.sh/nodepool"} {
+		assert.NotContains(t, ltTags, k, "Karpenter deletes or lists launch templates by this key")
+	}
 
 	versions, err := api.DescribeLaunchTemplateVersions(ctx, &ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: aws.String(name)})
 	require.NoError(t, err)
@@ -152,6 +156,17 @@ func TestDeleteUnused(t *testing.T) {
 			Tags: []ec2types.Tag{{Key: aws.String("eks:eks-cluster-name"), Value: aws.String("prod")}}}},
 	})
 	require.NoError(t, err)
+	// Named like Nodewright's, tagged as Karpenter or an older release tags for the cluster, but without
+	// Nodewright's ownership tag: not ours to delete.
+	lookalike := namePrefix("prod") + "lookalike"
+	_, err = api.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
+		LaunchTemplateName: aws.String(lookalike),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-0123456789abcdef0")},
+		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate,
+			Tags: []ec2types.Tag{{Key: aws.String("eks:eks-cluster-name"), Value: aws.String("prod")},
+				{Key: aws.String("kubernetes.io/cluster/prod"), Value: aws.String("owned")}}}},
+	})
+	require.NoError(t, err)
 
 	young, err := New(api, "prod", time.Now).DeleteUnused(ctx, []string{keep})
 	require.NoError(t, err)
@@ -167,7 +182,7 @@ func TestDeleteUnused(t *testing.T) {
 	for _, lt := range out.LaunchTemplates {
 		names = append(names, aws.ToString(lt.LaunchTemplateName))
 	}
-	assert.ElementsMatch(t, []string{keep, otherCluster, "eks-managed-nodegroup"}, names)
+	assert.ElementsMatch(t, []string{keep, otherCluster, "eks-managed-nodegroup", lookalike}, names)
 
 	creates := api.creates.Load()
 	again, err := p.Ensure(ctx, changed)

@@ -2,14 +2,14 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
-
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/reconcile"
-	"github.com/nodewright/nodewright/shared/scheduling"
 	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/termination"
 )
 
 // reconcileState maps a claim's lifecycle to what reconciliation cares about; deleted claims are left out.
@@ -23,14 +23,16 @@ var reconcileState = map[state.Lifecycle]reconcile.ClaimState{
 }
 
 // reconcileInput builds reconcile.Decide's input from the pass's lists, with the claims as this pass left
-// them. Only Nodes that carry karpenter.sh/nodepool and an EC2 providerID count as Nodewright's: a Node
-// without an instance id cannot be told to be a ghost.
+// them (deleted records only keep their names taken). The instances are Nodewright's own (the list filters
+// on nodewright.sh/cluster); every Node with an EC2 providerID is passed, since a Node only matters to the
+// decision as the Node of an own instance or claim: a Node of Karpenter's matches neither and is never
+// touched.
 func (p *passState) reconcileInput() reconcile.Input {
 	in := reconcile.Input{Now: p.r.deps.Now(), ClaimsComplete: true, InstancesComplete: true, NodesComplete: true}
 	for _, c := range p.w.claims {
 		st, live := reconcileState[p.lifecycle[c.Name]]
 		if !live {
-			continue
+			st = reconcile.Deleted
 		}
 		rc := reconcile.Claim{Name: c.Name, State: st, InstanceID: c.InstanceID, NodeName: c.NodeName,
 			CreatedAt: c.CreatedAt, LaunchedAt: c.CreatedAt}
@@ -43,9 +45,6 @@ func (p *passState) reconcileInput() reconcile.Input {
 		in.Instances = append(in.Instances, reconcile.Instance{ID: i.ID, Claim: i.Tags[instance.TagNodeClaim], LaunchTime: i.LaunchTime})
 	}
 	for _, n := range p.w.nodes {
-		if _, ok := n.Labels[scheduling.LabelNodePool]; !ok {
-			continue
-		}
 		if id := instanceID(n.Spec.ProviderID); id != "" {
 			in.Nodes = append(in.Nodes, reconcile.Node{Name: n.Name, InstanceID: id, Ready: ready(n)})
 		}
@@ -53,10 +52,10 @@ func (p *passState) reconcileInput() reconcile.Input {
 	return in
 }
 
-// repair decides with reconcile.Decide and carries out each action in the order given (terminate before
-// forgetting). A claim is only deleted once its instance's termination succeeded; a Node is deleted with
-// its terminated instance; a Ready Node is never deleted on the word of an instance list alone (the list
-// may lag; a Node whose instance is really gone stops being Ready within a minute).
+// repair decides with reconcile.Decide and carries out each action in the order given. It terminates no
+// instance and deletes no Node (DESIGN decision 10): nodes that must go are handed to the termination
+// flow. An action that rests on an instance being gone is carried out only once EC2, asked by id,
+// confirms it (the list may have been read before a launch, or lag behind it).
 func (p *passState) repair(ctx context.Context) {
 	res := reconcile.Decide(p.reconcileInput())
 	if res.Skipped != "" {
@@ -67,42 +66,70 @@ func (p *passState) repair(ctx context.Context) {
 	for _, i := range p.w.instances {
 		instances[i.ID] = i
 	}
-	failed := map[string]bool{}  // instances whose termination failed
-	deleted := map[string]bool{} // Nodes deleted
+	alive, confirmed := p.confirmGone(ctx, res.Actions)
 	for _, a := range res.Actions {
+		if a.ConfirmGone && (!confirmed || alive[a.Instance]) {
+			if confirmed {
+				p.wait(subjectOf(a), "InstanceStillRunning: "+a.Instance+" is not listed yet but EC2 says it runs; nothing is collected")
+			}
+			continue
+		}
 		switch a.Kind {
 		case reconcile.AdoptInstance:
 			p.adopt(ctx, a, instances[a.Instance])
-		case reconcile.TerminateInstance:
-			if err := p.r.deps.Instances.Terminate(ctx, a.Instance); err != nil {
-				failed[a.Instance] = true
-				p.fail(subjectOf(a), err)
-				continue
-			}
-			p.rep.Terminated++
-			p.decide(ctx, subjectOf(a), string(a.Kind), reasonOf(a), a.Reason, map[string]string{"instanceId": a.Instance})
-			for _, n := range p.w.nodes {
-				if instanceID(n.Spec.ProviderID) == a.Instance && !deleted[n.Name] {
-					p.deleteNode(ctx, n, a, deleted)
-				}
-			}
-		case reconcile.DeleteNode:
-			n := p.w.nodeByName(a.Node)
-			if n == nil || deleted[n.Name] {
-				continue
-			}
-			if ready(n) {
-				p.wait("node/"+n.Name, "GhostNodeStillReady: its instance is not listed but the Node is Ready; deleted once it is not")
-				continue
-			}
-			p.deleteNode(ctx, n, a, deleted)
+		case reconcile.RebuildClaim:
+			p.rebuild(ctx, a, instances[a.Instance])
+		case reconcile.Terminate:
+			p.handOver(ctx, a)
 		case reconcile.DeleteClaim:
-			if a.Instance != "" && failed[a.Instance] {
-				continue // its instance still runs: keep the claim that stands for it
-			}
 			p.deleteClaim(ctx, a)
 		}
 	}
+}
+
+// confirmGone asks EC2, by id, which instances the actions that rest on a missing instance name are still
+// live; confirmed is false when it could not be asked (those actions then wait for the next pass).
+func (p *passState) confirmGone(ctx context.Context, actions []reconcile.Action) (alive map[string]bool, confirmed bool) {
+	var ids []string
+	for _, a := range actions {
+		if a.ConfirmGone && a.Instance != "" {
+			ids = append(ids, a.Instance)
+		}
+	}
+	alive = map[string]bool{}
+	if len(ids) == 0 {
+		return alive, true
+	}
+	live, err := p.r.deps.Instances.LiveByID(ctx, ids)
+	if err != nil {
+		p.fail("instances", fmt.Errorf("confirming that instances are gone: %w", err))
+		return alive, false
+	}
+	for _, i := range live {
+		alive[i.ID] = true
+	}
+	return alive, true
+}
+
+// handOver sends the claim to the termination flow, which drains its Node (if any), terminates the
+// instance and deletes the Node once the instance is gone.
+func (p *passState) handOver(ctx context.Context, a reconcile.Action) {
+	subject := "nodeclaim/" + a.Claim
+	if p.r.deps.Terminations == nil {
+		p.fail(subject, errors.New("no termination queue to hand the node to"))
+		return
+	}
+	now := p.r.deps.Now().UTC()
+	if err := p.r.deps.Terminations.Send(ctx, termination.Request{Claim: a.Claim, Reason: reasonOf(a), RequestedAt: now}); err != nil {
+		p.fail(subject, fmt.Errorf("handing to the termination flow: %w", err))
+		return
+	}
+	p.rep.HandedOver++
+	details := map[string]string{"instanceId": a.Instance}
+	if a.Node != "" {
+		details["node"] = a.Node
+	}
+	p.decide(ctx, subject, string(a.Kind), reasonOf(a), a.Reason+"; handed to the termination flow", details)
 }
 
 // adopt gives a pending claim the instance its interrupted launch left behind.
@@ -127,17 +154,6 @@ func (p *passState) adopt(ctx context.Context, a reconcile.Action, inst instance
 	p.rep.Adopted++
 	p.decide(ctx, subject, string(a.Kind), "Adopted", a.Reason, map[string]string{"instanceId": inst.ID,
 		"instanceType": inst.InstanceType, "zone": inst.Zone, "capacityType": inst.CapacityType})
-}
-
-// deleteNode deletes a Node for action a.
-func (p *passState) deleteNode(ctx context.Context, n *corev1.Node, a reconcile.Action, deleted map[string]bool) {
-	if err := p.r.deps.NodeActions.DeleteNode(ctx, n.Name); err != nil {
-		p.fail("node/"+n.Name, err)
-		return
-	}
-	deleted[n.Name] = true
-	p.rep.NodesDeleted++
-	p.decide(ctx, "node/"+n.Name, string(reconcile.DeleteNode), reasonOf(a), a.Reason, map[string]string{"instanceId": a.Instance})
 }
 
 // deleteClaim marks a claim deleted, if it is still in the state the pass decided on.
@@ -167,7 +183,7 @@ func subjectOf(a reconcile.Action) string {
 	return "instance/" + a.Instance
 }
 
-// reasonOf is the short reason of an action ("registration_timeout", "leaked", "ghost node").
+// reasonOf is the short reason of an action ("registration_timeout", "garbage_collected", "orphan").
 func reasonOf(a reconcile.Action) string {
 	r, _, _ := strings.Cut(a.Reason, ":")
 	return r

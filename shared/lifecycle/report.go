@@ -12,10 +12,13 @@ type RunReport struct {
 	Registered, Initialized int
 	// Adopted counts pending claims given the instance an interrupted launch left behind.
 	Adopted int
-	// Terminated counts instances terminated (registration timeouts and leaked instances).
-	Terminated int
-	// NodesDeleted and ClaimsDeleted count Nodes and claim records deleted.
-	NodesDeleted, ClaimsDeleted int
+	// Rebuilt counts claims rebuilt for own instances no claim stood for (a redeploy with an empty table).
+	Rebuilt int
+	// HandedOver counts claims sent to the termination flow (registration timeouts, ghost Nodes); the
+	// lifecycle terminates no instance and deletes no Node itself.
+	HandedOver int
+	// ClaimsDeleted counts claim records deleted.
+	ClaimsDeleted int
 	// Joining counts, after the last pass, the claims whose Node is still on its way (pending, launched
 	// or registered).
 	Joining int
@@ -35,8 +38,8 @@ func (r *RunReport) add(p RunReport) {
 	r.Registered += p.Registered
 	r.Initialized += p.Initialized
 	r.Adopted += p.Adopted
-	r.Terminated += p.Terminated
-	r.NodesDeleted += p.NodesDeleted
+	r.Rebuilt += p.Rebuilt
+	r.HandedOver += p.HandedOver
 	r.ClaimsDeleted += p.ClaimsDeleted
 	r.Joining, r.Waiting, r.Skipped, r.Usage = p.Joining, p.Waiting, p.Skipped, p.Usage
 	r.Errors = append(r.Errors, p.Errors...)
@@ -44,6 +47,6 @@ func (r *RunReport) add(p RunReport) {
 
 // String summarises the report in one line (for logs and test failures).
 func (r RunReport) String() string {
-	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d terminated=%d nodesDeleted=%d claimsDeleted=%d joining=%d errors=%d",
-		r.Passes, r.Registered, r.Initialized, r.Adopted, r.Terminated, r.NodesDeleted, r.ClaimsDeleted, r.Joining, len(r.Errors))
+	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d rebuilt=%d handedOver=%d claimsDeleted=%d joining=%d errors=%d",
+		r.Passes, r.Registered, r.Initialized, r.Adopted, r.Rebuilt, r.HandedOver, r.ClaimsDeleted, r.Joining, len(r.Errors))
 }

@@ -33,6 +33,7 @@ type Store interface {
 	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (state.Lease, error)
 	ReleaseLease(ctx context.Context, l state.Lease) error
 	ListClaims(ctx context.Context) ([]state.Claim, error)
+	CreateClaim(ctx context.Context, c state.Claim) (state.Claim, error)
 	UpdateClaim(ctx context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error)
 	RecordDecision(ctx context.Context, d state.Decision) error
 }
@@ -51,11 +52,12 @@ type NodeWriter interface {
 	DeleteNode(ctx context.Context, node string) error
 }
 
-// Instances lists and terminates the cluster's instances; *instance.Launcher satisfies it. List returns
-// every live instance tagged for the cluster; Terminate treats an instance already gone as done.
+// Instances reads the cluster's own instances; *instance.Launcher satisfies it. List returns every live
+// instance tagged nodewright.sh/cluster=<cluster>; LiveByID returns those of ids that are live, asking EC2
+// by id. The lifecycle terminates nothing: the termination flow does.
 type Instances interface {
 	List(ctx context.Context) ([]instance.Instance, error)
-	Terminate(ctx context.Context, id string) error
+	LiveByID(ctx context.Context, ids []string) ([]instance.Instance, error)
 }
 
 // Terminations hands a claim to the termination flow (taint, drain, terminate, delete the Node);

@@ -44,6 +44,10 @@ func (f *fakeStore) UpdateClaim(_ context.Context, name string, mutate func(*sta
 	}
 	return state.Claim{}, state.ErrNotFound
 }
+func (f *fakeStore) CreateClaim(_ context.Context, c state.Claim) (state.Claim, error) {
+	f.claims = append(f.claims, c)
+	return c, nil
+}
 func (f *fakeStore) RecordDecision(_ context.Context, d state.Decision) error {
 	f.decisions = append(f.decisions, d)
 	return nil
@@ -71,8 +75,16 @@ func (noWrites) DeleteNode(context.Context, string) error { return errors.New("u
 type fakeInstances struct{ list []instance.Instance }
 
 func (f fakeInstances) List(context.Context) ([]instance.Instance, error) { return f.list, nil }
-func (f fakeInstances) Terminate(context.Context, string) error {
-	return errors.New("unexpected terminate")
+func (f fakeInstances) LiveByID(_ context.Context, ids []string) ([]instance.Instance, error) {
+	var out []instance.Instance
+	for _, i := range f.list {
+		for _, id := range ids {
+			if i.ID == id {
+				out = append(out, i)
+			}
+		}
+	}
+	return out, nil
 }
 
 // steppingClock advances by step on every reading.

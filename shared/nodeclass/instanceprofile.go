@@ -12,6 +12,7 @@ import (
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 
 	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/instance"
 )
 
 // InstanceProfileName is the profile Nodewright manages for a node class that names a role: one per
@@ -49,8 +50,8 @@ func (r *Resolver) instanceProfile(ctx context.Context, nc *apis.EC2NodeClass) (
 		created, err := r.iam.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{
 			InstanceProfileName: aws.String(name),
 			Tags: []iamtypes.Tag{
-				{Key: aws.String("nodewright.sh/cluster"), Value: aws.String(r.cluster)},
-				{Key: aws.String(apis.NodeClassLabelKey), Value: aws.String(nc.Name)},
+				{Key: aws.String(instance.TagCluster), Value: aws.String(r.cluster)},
+				{Key: aws.String(instance.TagNodeClass), Value: aws.String(nc.Name)},
 			},
 		})
 		if err != nil && !isAlreadyExists(err) {

@@ -5,12 +5,20 @@ import (
 	"time"
 )
 
-// Timeouts and grace periods (Karpenter's).
+// Timeouts and grace periods.
 const (
 	LaunchTimeout       = 5 * time.Minute
 	RegistrationTimeout = 15 * time.Minute
-	// LeakGrace keeps a brand-new instance from looking orphaned while its claim write is still settling.
+	// LeakGrace (Karpenter's) keeps a brand-new instance from looking orphaned while its claim write is
+	// still settling: an own instance without a claim is adopted only after it.
 	LeakGrace = 30 * time.Second
+	// ClaimGCGrace keeps a freshly launched claim from looking launched-without-instance. The instance
+	// list is read before the claims, so a claim that turned launched in between names an instance the
+	// list does not hold; and DescribeInstances is eventually consistent, so a new instance may stay out
+	// of lists for a while after CreateFleet returned it. Two minutes is four times Karpenter's leak grace
+	// and longer than a provisioner run (60 s), so neither a pass nor a lagging list can outrun it; a claim
+	// whose instance is really gone waits two minutes longer to be forgotten, which costs nothing.
+	ClaimGCGrace = 2 * time.Minute
 )
 
 // ClaimState is a claim's lifecycle as far as reconciliation cares.
@@ -21,9 +29,11 @@ const (
 	Launched   ClaimState = "launched"
 	Registered ClaimState = "registered" // registered or initialized
 	Draining   ClaimState = "draining"   // draining or terminating: the termination path owns it
+	// Deleted claims stand for nothing; their records only keep their names taken.
+	Deleted ClaimState = "deleted"
 )
 
-// Claim is a live claim record.
+// Claim is a claim record.
 type Claim struct {
 	Name       string
 	State      ClaimState
@@ -33,14 +43,15 @@ type Claim struct {
 	LaunchedAt time.Time
 }
 
-// Instance is an EC2 instance tagged for the cluster, in a live state.
+// Instance is a live EC2 instance tagged nodewright.sh/cluster=<cluster>: Nodewright's own. Instances
+// without that tag (Karpenter's, a managed node group's) are never in the input.
 type Instance struct {
 	ID         string
-	Claim      string // its karpenter.sh/nodeclaim tag
+	Claim      string // its nodewright.sh/nodeclaim tag
 	LaunchTime time.Time
 }
 
-// Node is a Kubernetes Node Nodewright launched (it carries karpenter.sh/nodepool).
+// Node is a Kubernetes Node with an EC2 providerID.
 type Node struct {
 	Name       string
 	InstanceID string // from spec.providerID
@@ -60,10 +71,14 @@ type Input struct {
 type Kind string
 
 const (
-	AdoptInstance     Kind = "AdoptInstance"     // record Instance on Claim and mark it launched
-	DeleteClaim       Kind = "DeleteClaim"       // remove the claim record
-	TerminateInstance Kind = "TerminateInstance" // terminate Instance
-	DeleteNode        Kind = "DeleteNode"        // delete Node
+	AdoptInstance Kind = "AdoptInstance" // record Instance on the pending Claim and mark it launched
+	// RebuildClaim writes a new claim for an own Instance no claim stands for (a redeploy with an empty
+	// table, a lost record), named Claim, with Node as its Node when one runs on the instance.
+	RebuildClaim Kind = "RebuildClaim"
+	DeleteClaim  Kind = "DeleteClaim" // remove the claim record
+	// Terminate hands Claim to the termination flow (drain, terminate, delete the Node after the instance
+	// is gone); the lifecycle itself never terminates an instance nor deletes a Node.
+	Terminate Kind = "Terminate"
 )
 
 // Action is one repair.
@@ -73,6 +88,9 @@ type Action struct {
 	Instance string
 	Node     string
 	Reason   string
+	// ConfirmGone says the action rests on Instance being gone from the list: carry it out only after
+	// asking EC2 for that instance by id and finding it gone.
+	ConfirmGone bool
 }
 
 // Result is what to repair, or why nothing is decided.
@@ -81,6 +99,16 @@ type Result struct {
 	// Skipped is set when an input was incomplete and nothing was decided.
 	Skipped string
 }
+
+// Reasons of the actions, before the colon: the decision record's reason.
+const (
+	reasonAdopted      = "the instance was launched but the claim was not updated (interrupted launch)"
+	reasonLaunch       = "launch_timeout: not launched within 5m"
+	reasonRegistration = "registration_timeout: no Node registered within 15m"
+	reasonGone         = "garbage_collected: the instance is gone"
+	reasonGhostNode    = "garbage_collected: the instance is gone and its Node is not Ready"
+	reasonOrphan       = "orphan: an own instance no claim stands for; its claim is rebuilt from its tags"
+)
 
 // Decide returns the repairs for in, in a deterministic order.
 func Decide(in Input) Result {
@@ -101,39 +129,22 @@ func Decide(in Input) Result {
 	}
 	var out []Action
 	owned := map[string]bool{} // instances a claim stands for
+	names := map[string]bool{} // claim names taken, deleted records included
 	for _, c := range in.Claims {
+		names[c.Name] = true
 		switch c.State {
 		case Pending:
 			if i, ok := instByClaim[c.Name]; ok {
 				owned[i.ID] = true
-				out = append(out, Action{Kind: AdoptInstance, Claim: c.Name, Instance: i.ID,
-					Reason: "the instance was launched but the claim was not updated (interrupted launch)"})
+				out = append(out, Action{Kind: AdoptInstance, Claim: c.Name, Instance: i.ID, Reason: reasonAdopted})
 				continue
 			}
 			if in.Now.Sub(c.CreatedAt) >= LaunchTimeout {
-				out = append(out, Action{Kind: DeleteClaim, Claim: c.Name, Reason: "launch_timeout: not launched within 5m"})
+				out = append(out, Action{Kind: DeleteClaim, Claim: c.Name, Reason: reasonLaunch})
 			}
-		case Launched:
+		case Launched, Registered:
 			owned[c.InstanceID] = true
-			_, running := instByID[c.InstanceID]
-			_, hasNode := nodeByInstance[c.InstanceID]
-			switch {
-			case !running && !hasNode:
-				out = append(out, Action{Kind: DeleteClaim, Claim: c.Name, Instance: c.InstanceID, Reason: "garbage_collected: the instance is gone"})
-			case !hasNode && in.Now.Sub(c.LaunchedAt) >= RegistrationTimeout:
-				out = append(out,
-					Action{Kind: TerminateInstance, Claim: c.Name, Instance: c.InstanceID, Reason: "registration_timeout: no Node registered within 15m"},
-					Action{Kind: DeleteClaim, Claim: c.Name, Instance: c.InstanceID, Reason: "registration_timeout: no Node registered within 15m"})
-			}
-		case Registered:
-			owned[c.InstanceID] = true
-			if _, running := instByID[c.InstanceID]; !running {
-				n, hasNode := nodeByInstance[c.InstanceID]
-				if hasNode && n.Ready {
-					continue // the instance list lags; a Ready Node says it is alive
-				}
-				out = append(out, Action{Kind: DeleteClaim, Claim: c.Name, Instance: c.InstanceID, Reason: "garbage_collected: the instance is gone and its Node is not Ready"})
-			}
+			out = append(out, decideLive(in.Now, c, instByID, nodeByInstance)...)
 		case Draining:
 			owned[c.InstanceID] = true
 		}
@@ -142,17 +153,10 @@ func Decide(in Input) Result {
 		if owned[i.ID] || in.Now.Sub(i.LaunchTime) < LeakGrace {
 			continue
 		}
-		out = append(out, Action{Kind: TerminateInstance, Instance: i.ID, Claim: i.Claim, Reason: "leaked: no live claim stands for this instance"})
+		out = append(out, orphan(in.Now, i, names, nodeByInstance)...)
 	}
-	for _, n := range in.Nodes {
-		if _, running := instByID[n.InstanceID]; running {
-			continue
-		}
-		out = append(out, Action{Kind: DeleteNode, Node: n.Name, Instance: n.InstanceID, Reason: "ghost node: its instance is gone"})
-	}
-	// Terminate before forgetting: a crash between two repairs leaves an instance that the next round
-	// recognises (as leaked), never one nobody knows about.
-	rank := map[Kind]int{AdoptInstance: 0, TerminateInstance: 1, DeleteNode: 2, DeleteClaim: 3}
+	// Adopt and rebuild before anything is handed over (a handed-over claim must exist), forget last.
+	rank := map[Kind]int{AdoptInstance: 0, RebuildClaim: 0, Terminate: 1, DeleteClaim: 2}
 	sort.SliceStable(out, func(a, b int) bool {
 		if out[a].Kind != out[b].Kind {
 			return rank[out[a].Kind] < rank[out[b].Kind]
@@ -160,4 +164,44 @@ func Decide(in Input) Result {
 		return out[a].Claim+out[a].Instance+out[a].Node < out[b].Claim+out[b].Instance+out[b].Node
 	})
 	return Result{Actions: out}
+}
+
+// decideLive is the repair of a launched or registered claim, if it needs one. Nothing rests on a missing
+// instance within ClaimGCGrace of the launch, and what does is confirmed by id first.
+func decideLive(now time.Time, c Claim, instByID map[string]Instance, nodeByInstance map[string]Node) []Action {
+	_, running := instByID[c.InstanceID]
+	n, hasNode := nodeByInstance[c.InstanceID]
+	launched := c.LaunchedAt
+	if launched.IsZero() {
+		launched = c.CreatedAt
+	}
+	switch {
+	case running && !hasNode && c.State == Launched && now.Sub(launched) >= RegistrationTimeout:
+		return []Action{{Kind: Terminate, Claim: c.Name, Instance: c.InstanceID, Reason: reasonRegistration}}
+	case running || now.Sub(launched) < ClaimGCGrace:
+		return nil
+	case hasNode && n.Ready:
+		return nil // the instance list lags; a Ready Node says the instance is alive
+	case hasNode:
+		// A ghost Node: the termination flow deletes it once the instance is confirmed gone.
+		return []Action{{Kind: Terminate, Claim: c.Name, Instance: c.InstanceID, Node: n.Name, Reason: reasonGhostNode, ConfirmGone: true}}
+	}
+	return []Action{{Kind: DeleteClaim, Claim: c.Name, Instance: c.InstanceID, Reason: reasonGone, ConfirmGone: true}}
+}
+
+// orphan rebuilds the claim of an own instance no claim stands for, named by its nodewright.sh/nodeclaim
+// tag unless that name is taken (a deleted record), and hands it over when it has had a registration
+// timeout's time to bring up a Node and has none. It is never terminated directly.
+func orphan(now time.Time, i Instance, names map[string]bool, nodeByInstance map[string]Node) []Action {
+	name := i.Claim
+	if name == "" || names[name] {
+		name = "adopted-" + i.ID
+	}
+	names[name] = true
+	n, hasNode := nodeByInstance[i.ID]
+	out := []Action{{Kind: RebuildClaim, Claim: name, Instance: i.ID, Node: n.Name, Reason: reasonOrphan}}
+	if !hasNode && now.Sub(i.LaunchTime) >= RegistrationTimeout {
+		out = append(out, Action{Kind: Terminate, Claim: name, Instance: i.ID, Reason: reasonRegistration})
+	}
+	return out
 }

@@ -34,7 +34,7 @@ func TestDecide(t *testing.T) {
 				Claims:    []Claim{{Name: "c1", State: Pending, CreatedAt: now.Add(-10 * time.Second)}},
 				Instances: []Instance{{ID: "i-1", Claim: "c1", LaunchTime: now.Add(-5 * time.Second)}},
 			},
-			want: []Action{{Kind: AdoptInstance, Claim: "c1", Instance: "i-1", Reason: "the instance was launched but the claim was not updated (interrupted launch)"}},
+			want: []Action{{Kind: AdoptInstance, Claim: "c1", Instance: "i-1", Reason: reasonAdopted}},
 		},
 		{
 			name: "adoption wins over the launch timeout",
@@ -42,50 +42,91 @@ func TestDecide(t *testing.T) {
 				Claims:    []Claim{{Name: "c1", State: Pending, CreatedAt: now.Add(-time.Hour)}},
 				Instances: []Instance{{ID: "i-1", Claim: "c1", LaunchTime: now.Add(-time.Hour)}},
 			},
-			want: []Action{{Kind: AdoptInstance, Claim: "c1", Instance: "i-1", Reason: "the instance was launched but the claim was not updated (interrupted launch)"}},
+			want: []Action{{Kind: AdoptInstance, Claim: "c1", Instance: "i-1", Reason: reasonAdopted}},
 		},
 		{
 			name: "launch timeout",
 			in:   Input{Claims: []Claim{{Name: "old", State: Pending, CreatedAt: now.Add(-LaunchTimeout)}, {Name: "young", State: Pending, CreatedAt: now.Add(-time.Minute)}}},
-			want: []Action{{Kind: DeleteClaim, Claim: "old", Reason: "launch_timeout: not launched within 5m"}},
+			want: []Action{{Kind: DeleteClaim, Claim: "old", Reason: reasonLaunch}},
 		},
 		{
-			name: "registration timeout terminates first, then forgets",
+			name: "registration timeout hands the claim to the termination flow",
 			in: Input{
 				Claims:    []Claim{{Name: "c1", State: Launched, InstanceID: "i-1", LaunchedAt: now.Add(-16 * time.Minute)}},
 				Instances: []Instance{{ID: "i-1", Claim: "c1", LaunchTime: now.Add(-16 * time.Minute)}},
 			},
+			want: []Action{{Kind: Terminate, Claim: "c1", Instance: "i-1", Reason: reasonRegistration}},
+		},
+		{
+			name: "an own instance without a claim gets its claim rebuilt, with its Node; a brand-new one waits",
+			in: Input{
+				Instances: []Instance{
+					{ID: "i-old", Claim: "default-a", LaunchTime: now.Add(-LeakGrace)},
+					{ID: "i-new", Claim: "default-b", LaunchTime: now.Add(-time.Second)},
+				},
+				Nodes: []Node{{Name: "n-old", InstanceID: "i-old", Ready: true}},
+			},
+			want: []Action{{Kind: RebuildClaim, Claim: "default-a", Instance: "i-old", Node: "n-old", Reason: reasonOrphan}},
+		},
+		{
+			name: "an orphan without a Node past the registration timeout is rebuilt, then handed over",
+			in:   Input{Instances: []Instance{{ID: "i-1", Claim: "default-a", LaunchTime: now.Add(-RegistrationTimeout)}}},
 			want: []Action{
-				{Kind: TerminateInstance, Claim: "c1", Instance: "i-1", Reason: "registration_timeout: no Node registered within 15m"},
-				{Kind: DeleteClaim, Claim: "c1", Instance: "i-1", Reason: "registration_timeout: no Node registered within 15m"},
+				{Kind: RebuildClaim, Claim: "default-a", Instance: "i-1", Reason: reasonOrphan},
+				{Kind: Terminate, Claim: "default-a", Instance: "i-1", Reason: reasonRegistration},
 			},
 		},
 		{
-			name: "a leaked instance is terminated after the grace, a brand-new one is not",
-			in: Input{Instances: []Instance{
-				{ID: "i-old", Claim: "gone", LaunchTime: now.Add(-LeakGrace)},
-				{ID: "i-new", Claim: "settling", LaunchTime: now.Add(-time.Second)},
-			}},
-			want: []Action{{Kind: TerminateInstance, Instance: "i-old", Claim: "gone", Reason: "leaked: no live claim stands for this instance"}},
+			name: "an orphan whose claim name is taken by a deleted record, or that has none, is named by its instance",
+			in: Input{
+				Claims: []Claim{{Name: "default-a", State: Deleted, InstanceID: "i-0"}},
+				Instances: []Instance{
+					{ID: "i-1", Claim: "default-a", LaunchTime: now.Add(-time.Minute)},
+					{ID: "i-2", LaunchTime: now.Add(-time.Minute)},
+				},
+			},
+			want: []Action{
+				{Kind: RebuildClaim, Claim: "adopted-i-1", Instance: "i-1", Reason: reasonOrphan},
+				{Kind: RebuildClaim, Claim: "adopted-i-2", Instance: "i-2", Reason: reasonOrphan},
+			},
 		},
 		{
-			name: "ghost claim and ghost node",
+			name: "scale-up race: a claim launched after the instance list was read is left alone",
+			in: Input{
+				Claims: []Claim{{Name: "c1", State: Launched, InstanceID: "i-new", CreatedAt: now.Add(-20 * time.Second),
+					LaunchedAt: now.Add(-time.Second)}},
+			},
+		},
+		{
+			name: "a launched claim whose instance is missing past the grace is forgotten once EC2 confirms it gone",
+			in: Input{
+				Claims: []Claim{{Name: "c1", State: Launched, InstanceID: "i-1", LaunchedAt: now.Add(-ClaimGCGrace)}},
+			},
+			want: []Action{{Kind: DeleteClaim, Claim: "c1", Instance: "i-1", Reason: reasonGone, ConfirmGone: true}},
+		},
+		{
+			name: "ghost node: the termination flow removes it once the instance is confirmed gone",
 			in: Input{
 				Claims: []Claim{{Name: "c1", State: Registered, InstanceID: "i-1", LaunchedAt: now.Add(-time.Hour)}},
 				Nodes:  []Node{{Name: "n1", InstanceID: "i-1", Ready: false}},
 			},
-			want: []Action{
-				{Kind: DeleteNode, Node: "n1", Instance: "i-1", Reason: "ghost node: its instance is gone"},
-				{Kind: DeleteClaim, Claim: "c1", Instance: "i-1", Reason: "garbage_collected: the instance is gone and its Node is not Ready"},
-			},
+			want: []Action{{Kind: Terminate, Claim: "c1", Instance: "i-1", Node: "n1", Reason: reasonGhostNode, ConfirmGone: true}},
 		},
 		{
 			name: "a Ready node outweighs a lagging instance list for its claim",
 			in: Input{
-				Claims: []Claim{{Name: "c1", State: Registered, InstanceID: "i-1"}},
+				Claims: []Claim{{Name: "c1", State: Registered, InstanceID: "i-1", LaunchedAt: now.Add(-time.Hour)}},
 				Nodes:  []Node{{Name: "n1", InstanceID: "i-1", Ready: true}},
 			},
-			want: []Action{{Kind: DeleteNode, Node: "n1", Instance: "i-1", Reason: "ghost node: its instance is gone"}},
+		},
+		{
+			name: "a Node no claim or own instance stands for is not ours: never touched",
+			in: Input{
+				Claims:    []Claim{{Name: "c1", State: Registered, InstanceID: "i-1", LaunchedAt: now.Add(-time.Hour)}},
+				Instances: []Instance{{ID: "i-1", Claim: "c1", LaunchTime: now.Add(-time.Hour)}},
+				Nodes: []Node{{Name: "n1", InstanceID: "i-1", Ready: true}, {Name: "karpenter-node", InstanceID: "i-karpenter"},
+					{Name: "karpenter-ready", InstanceID: "i-karpenter2", Ready: true}},
+			},
 		},
 		{
 			name: "draining claims belong to the termination path",
@@ -115,17 +156,20 @@ func TestNothingIsDecidedOnPartialData(t *testing.T) {
 		in := complete(leak)
 		partial(&in)
 		got := Decide(in)
-		assert.Empty(t, got.Actions, "an unreadable claim list must not make every instance look leaked")
+		assert.Empty(t, got.Actions, "an unreadable claim list must not make every instance look orphaned")
 		assert.NotEmpty(t, got.Skipped)
 	}
 }
 
 func TestDecisionsAreDeterministic(t *testing.T) {
 	in := complete(Input{Instances: []Instance{
-		{ID: "i-3", LaunchTime: now.Add(-time.Hour)}, {ID: "i-1", LaunchTime: now.Add(-time.Hour)}, {ID: "i-2", LaunchTime: now.Add(-time.Hour)},
+		{ID: "i-3", LaunchTime: now.Add(-time.Minute)}, {ID: "i-1", LaunchTime: now.Add(-time.Minute)}, {ID: "i-2", LaunchTime: now.Add(-time.Minute)},
 	}})
 	first := Decide(in)
 	in.Instances[0], in.Instances[2] = in.Instances[2], in.Instances[0]
 	assert.Equal(t, first, Decide(in))
 	assert.Equal(t, "i-1", first.Actions[0].Instance)
+	for _, a := range first.Actions {
+		assert.Equal(t, RebuildClaim, a.Kind, "an own instance without a claim is adopted, never terminated")
+	}
 }

@@ -65,7 +65,7 @@ func (a *agent) sync(ctx context.Context) error {
 func (a *agent) syncInstances(ctx context.Context) error {
 	var insts []ec2types.Instance
 	pages := ec2.NewDescribeInstancesPaginator(a.ec2, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
-		{Name: aws.String("tag:" + instance.TagClusterName), Values: []string{a.cluster}}}})
+		{Name: aws.String("tag:" + instance.TagCluster), Values: []string{a.cluster}}}})
 	for pages.HasMorePages() {
 		out, err := pages.NextPage(ctx)
 		if err != nil {

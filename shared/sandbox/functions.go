@@ -79,9 +79,9 @@ func (s *Sandbox) lifecyclePass(ctx context.Context) {
 	s.mu.Lock()
 	s.stats.LifecyclePasses++
 	s.mu.Unlock()
-	if rep.Registered+rep.Initialized+rep.Adopted+rep.Terminated+rep.NodesDeleted+rep.ClaimsDeleted > 0 {
-		s.Timeline.Printf("lifecycle", "registered %d, initialized %d, adopted %d, terminated %d, nodes deleted %d, claims deleted %d",
-			rep.Registered, rep.Initialized, rep.Adopted, rep.Terminated, rep.NodesDeleted, rep.ClaimsDeleted)
+	if rep.Registered+rep.Initialized+rep.Adopted+rep.Rebuilt+rep.HandedOver+rep.ClaimsDeleted > 0 {
+		s.Timeline.Printf("lifecycle", "registered %d, initialized %d, adopted %d, rebuilt %d, handed to termination %d, claims deleted %d",
+			rep.Registered, rep.Initialized, rep.Adopted, rep.Rebuilt, rep.HandedOver, rep.ClaimsDeleted)
 	}
 	if len(rep.Errors) > 0 {
 		s.fail(fmt.Errorf("lifecycle: %s", strings.Join(rep.Errors, "; ")))

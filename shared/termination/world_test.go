@@ -122,7 +122,7 @@ func (w *world) launch(claim string) string {
 	require.NoError(w.t, err)
 	require.NotEmpty(w.t, images.Images)
 	tags := []ec2types.Tag{
-		{Key: aws.String(instance.TagClusterName), Value: aws.String(testCluster)},
+		{Key: aws.String(instance.TagCluster), Value: aws.String(testCluster)},
 		{Key: aws.String("kubernetes.io/cluster/" + testCluster), Value: aws.String("owned")},
 		{Key: aws.String(instance.TagNodePool), Value: aws.String("default")},
 		{Key: aws.String(instance.TagNodeClaim), Value: aws.String(claim)},

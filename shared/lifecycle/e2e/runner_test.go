@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -16,6 +15,7 @@ import (
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/lifecycle"
+	"github.com/nodewright/nodewright/shared/reconcile"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -109,7 +109,7 @@ func TestPendingClaimWithInstanceIsAdoptedNotRelaunched(t *testing.T) {
 	rep, err := e.runner(nil).Run(context.Background(), "run-1")
 	require.NoError(t, err)
 	assert.Equal(t, 1, rep.Adopted, rep.String())
-	assert.Equal(t, 0, rep.Terminated)
+	assert.Equal(t, 0, rep.HandedOver)
 	c := e.claim(t, "default-adopt")
 	assert.Equal(t, state.Launched, c.Lifecycle)
 	assert.Equal(t, inst.ID, c.InstanceID)
@@ -125,30 +125,175 @@ func TestPendingClaimWithInstanceIsAdoptedNotRelaunched(t *testing.T) {
 	assert.Contains(t, e.decisions(t, "nodeclaim/default-adopt"), "AdoptInstance/Adopted")
 }
 
-func TestLeakedInstanceIsTerminatedAfterTheGracePeriod(t *testing.T) {
+// A redeploy with an empty table: an own instance with a running, registered Node and no claim gets its
+// claim rebuilt from its tags and Node; nothing is terminated or handed over, however long it runs.
+func TestOwnInstanceWithoutClaimIsAdoptedNotTerminated(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	inst := e.launch(t, "default-gone1", "default") // no claim stands for it
-	e.joinNode(t, "ip-10-0-1-21.ec2.internal", inst, "default")
+	inst := e.launch(t, "default-redep1", "default") // launched by the stack before it was deleted
+	n := e.joinNode(t, "ip-10-0-1-21.ec2.internal", inst, "default")
+	acts := kube.NewActions(e.kube)
+	require.NoError(t, acts.Untaint(ctx, n.Name, corev1.Taint{Key: lifecycle.UnregisteredTaintKey, Effect: corev1.TaintEffectNoExecute}))
+	require.NoError(t, acts.Label(ctx, n.Name, map[string]*string{lifecycle.RegisteredLabel: ptr("true"), lifecycle.InitializedLabel: ptr("true")}))
 	r := e.runner(nil)
 
 	rep, err := r.Run(ctx, "run-1")
 	require.NoError(t, err)
-	assert.Equal(t, 0, rep.Terminated, "a fresh instance may still be getting its claim")
-	assert.Equal(t, "running", e.instanceState(t, inst.ID))
+	assert.Equal(t, 0, rep.Rebuilt, "a fresh instance may still be getting its claim")
 
-	e.clock.set(time.Minute)
-	rep, err = r.Run(ctx, "run-2")
-	require.NoError(t, err)
-	assert.Equal(t, 1, rep.Terminated, rep.String())
-	assert.Contains(t, []string{"shutting-down", "terminated"}, e.instanceState(t, inst.ID))
-	assert.Contains(t, e.decisions(t, "nodeclaim/default-gone1"), "TerminateInstance/leaked")
-	assert.Equal(t, 1, rep.NodesDeleted, "its Node goes with it")
-	_, err = e.kube.CoreV1().Nodes().Get(ctx, "ip-10-0-1-21.ec2.internal", metav1.GetOptions{})
-	assert.True(t, apierrors.IsNotFound(err), "node deleted: %v", err)
+	for i, offset := range []time.Duration{time.Minute, 20 * time.Minute, time.Hour} {
+		e.clock.set(offset)
+		rep, err = r.Run(ctx, "run-"+string(rune('2'+i)))
+		require.NoError(t, err)
+		assert.Empty(t, rep.Errors)
+		assert.Equal(t, 0, rep.HandedOver+rep.ClaimsDeleted, rep.String())
+	}
+	c := e.claim(t, "default-redep1")
+	assert.Equal(t, state.Initialized, c.Lifecycle, "initialized, as its Node says")
+	assert.Equal(t, n.Name, c.NodeName)
+	assert.Equal(t, inst.ID, c.InstanceID)
+	assert.Equal(t, "default", c.NodePool)
+	assert.Equal(t, "default", c.NodeClass)
+	assert.Equal(t, "m5.large", c.InstanceType)
+	assert.Equal(t, zone, c.Zone)
+	assert.Equal(t, inst.ProviderID(), c.ProviderID)
+	assert.Positive(t, c.PricePerHour)
+	assert.Equal(t, "running", e.instanceState(t, inst.ID))
+	assert.Contains(t, e.decisions(t, "nodeclaim/default-redep1"), "RebuildClaim/Rebuilt")
+	assert.Empty(t, e.terminationRequests(t), "nothing was handed to termination")
+	_, err = e.kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+	assert.NoError(t, err, "the Node stays")
 }
 
-func TestGhostNodeIsDeletedOnceNotReady(t *testing.T) {
+// Karpenter's instances and Nodes are not Nodewright's: however long they run without a Nodewright claim,
+// and whether or not their Node is Ready, the lifecycle never touches them.
+func TestKarpentersInstancesAndNodesAreNeverTouched(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	inst := e.launchKarpenters(t, "general-x7k2p", "general")
+	name := "ip-10-0-9-9.ec2.internal"
+	_, err := e.kube.CoreV1().Nodes().Create(ctx, &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelHostname: name,
+			"karpenter.sh/nodepool": "general", "karpenter.k8s.aws/ec2nodeclass": "default", "karpenter.sh/registered": "true",
+			"karpenter.sh/initialized": "true", "karpenter.sh/capacity-type": "on-demand", corev1.LabelInstanceTypeStable: "m5.large"},
+			Finalizers: []string{"karpenter.sh/termination"}},
+		Spec: corev1.NodeSpec{ProviderID: inst.ProviderID()},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if n, err := e.kube.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{}); err == nil {
+			n.Finalizers = nil
+			_, _ = e.kube.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{})
+		}
+		_ = e.kube.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	now := metav1.Now()
+	ready := corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
+		Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}}}
+	_, err = e.kube.CoreV1().Nodes().UpdateStatus(ctx, e.withStatus(t, name, ready), metav1.UpdateOptions{})
+	require.NoError(t, err)
+	before := e.node(t, name).ResourceVersion
+	r := e.runner(nil)
+
+	for i, offset := range []time.Duration{0, time.Minute, 20 * time.Minute, time.Hour} {
+		e.clock.set(offset)
+		rep, err := r.Run(ctx, "run-"+string(rune('1'+i)))
+		require.NoError(t, err)
+		assert.Equal(t, 0, rep.Rebuilt+rep.HandedOver+rep.ClaimsDeleted+rep.Registered+rep.Initialized, rep.String())
+	}
+	assert.Equal(t, "running", e.instanceState(t, inst.ID))
+	assert.Equal(t, before, e.node(t, name).ResourceVersion, "the Node is untouched")
+	assert.Empty(t, e.terminationRequests(t))
+	claims, err := e.store.ListClaims(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, claims, "no claim is made up for a Karpenter instance")
+
+	// Not even once its Node stops being Ready (old code deleted such a Node as a ghost).
+	ready.Conditions[0].Status = corev1.ConditionUnknown
+	_, err = e.kube.CoreV1().Nodes().UpdateStatus(ctx, e.withStatus(t, name, ready), metav1.UpdateOptions{})
+	require.NoError(t, err)
+	before = e.node(t, name).ResourceVersion
+	e.clock.set(2 * time.Hour)
+	_, err = r.Run(ctx, "run-9")
+	require.NoError(t, err)
+	assert.Equal(t, before, e.node(t, name).ResourceVersion)
+	assert.Nil(t, e.node(t, name).DeletionTimestamp)
+	assert.Equal(t, "running", e.instanceState(t, inst.ID))
+	assert.Empty(t, e.terminationRequests(t))
+}
+
+// listThenLaunch lists the instances, and then — before the pass reads the claims — the provisioner
+// records a launch: the scale-up race.
+type listThenLaunch struct {
+	*instance.Launcher
+	after func()
+}
+
+func (l listThenLaunch) List(ctx context.Context) ([]instance.Instance, error) {
+	out, err := l.Launcher.List(ctx)
+	if l.after != nil {
+		l.after()
+	}
+	return out, err
+}
+
+func TestScaleUpRaceKeepsTheFreshClaimAndInstance(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var inst instance.Instance
+	raced := listThenLaunch{Launcher: instance.New(e.ec2, cluster), after: func() {
+		e.pendingClaim(t, "default-race1", "default")
+		inst = e.launch(t, "default-race1", "default")
+		_, err := e.store.UpdateClaim(ctx, "default-race1", func(c *state.Claim) error {
+			c.Lifecycle, c.InstanceID, c.InstanceType, c.Zone = state.Launched, inst.ID, inst.InstanceType, inst.Zone
+			c.CapacityType, c.ProviderID = inst.CapacityType, inst.ProviderID()
+			return nil
+		})
+		require.NoError(t, err)
+	}}
+	rep, err := e.runner(raced).Run(ctx, "run-1")
+	require.NoError(t, err)
+	assert.Equal(t, 0, rep.ClaimsDeleted+rep.HandedOver, rep.String())
+	assert.Equal(t, state.Launched, e.claim(t, "default-race1").Lifecycle, "launched after the list was read: not garbage")
+
+	// Two minutes on, a list that still lags behind (EC2 is eventually consistent) does not decide it
+	// either: EC2 asked by id says the instance runs.
+	e.clock.set(3 * time.Minute)
+	lagging := listThenLaunch{Launcher: instance.New(e.ec2, cluster)}
+	rep, err = e.runner(hiding{lagging, inst.ID}).Run(ctx, "run-2")
+	require.NoError(t, err)
+	assert.Equal(t, 0, rep.ClaimsDeleted+rep.HandedOver+rep.Rebuilt, rep.String())
+	assert.Contains(t, rep.Waiting["nodeclaim/default-race1"], "InstanceStillRunning")
+	assert.Equal(t, state.Launched, e.claim(t, "default-race1").Lifecycle)
+	assert.Equal(t, "running", e.instanceState(t, inst.ID))
+
+	// Once it really is gone, the claim is forgotten.
+	require.NoError(t, instance.New(e.ec2, cluster).Terminate(ctx, inst.ID))
+	rep, err = e.runner(nil).Run(ctx, "run-3")
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.ClaimsDeleted, rep.String())
+	assert.Equal(t, state.Deleted, e.claim(t, "default-race1").Lifecycle)
+	assert.Empty(t, e.terminationRequests(t))
+}
+
+// hiding leaves one instance out of the list, as a lagging DescribeInstances would.
+type hiding struct {
+	listThenLaunch
+	id string
+}
+
+func (h hiding) List(ctx context.Context) ([]instance.Instance, error) {
+	all, err := h.listThenLaunch.List(ctx)
+	var out []instance.Instance
+	for _, i := range all {
+		if i.ID != h.id {
+			out = append(out, i)
+		}
+	}
+	return out, err
+}
+
+func TestGhostNodeIsHandedToTerminationOnceNotReady(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	inst := e.launch(t, "default-ghost", "default")
@@ -159,25 +304,28 @@ func TestGhostNodeIsDeletedOnceNotReady(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, state.Registered, e.claim(t, "default-ghost").Lifecycle)
 	require.NoError(t, instance.New(e.ec2, cluster).Terminate(ctx, inst.ID), "the instance dies behind Nodewright's back")
+	e.clock.set(reconcile.ClaimGCGrace + time.Second)
 
 	rep, err := r.Run(ctx, "run-2")
 	require.NoError(t, err)
-	assert.Equal(t, 0, rep.NodesDeleted+rep.ClaimsDeleted, "a Ready Node is not deleted on an instance list's word: %s", rep)
+	assert.Equal(t, 0, rep.HandedOver+rep.ClaimsDeleted, "a Ready Node is not removed on an instance list's word: %s", rep)
 
 	n.Status.Conditions[0].Status = corev1.ConditionUnknown // the node lifecycle controller's verdict
 	_, err = e.kube.CoreV1().Nodes().UpdateStatus(ctx, e.withStatus(t, n.Name, n.Status), metav1.UpdateOptions{})
 	require.NoError(t, err)
 	rep, err = r.Run(ctx, "run-3")
 	require.NoError(t, err)
-	assert.Equal(t, 1, rep.NodesDeleted, rep.String())
-	assert.Equal(t, 1, rep.ClaimsDeleted, "the ghost claim goes too")
+	assert.Equal(t, 1, rep.HandedOver, rep.String())
+	reqs := e.terminationRequests(t)
+	require.Len(t, reqs, 1)
+	assert.Equal(t, "default-ghost", reqs[0].Claim)
+	assert.Equal(t, "garbage_collected", reqs[0].Reason)
 	_, err = e.kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
-	assert.True(t, apierrors.IsNotFound(err), "node deleted: %v", err)
-	assert.Equal(t, state.Deleted, e.claim(t, "default-ghost").Lifecycle)
-	assert.Contains(t, e.decisions(t, "node/"+n.Name), "DeleteNode/ghost node")
+	assert.NoError(t, err, "only the termination flow deletes Nodes")
+	assert.Contains(t, e.decisions(t, "nodeclaim/default-ghost"), "Terminate/garbage_collected")
 }
 
-func TestClaimWithoutNodeAfterRegistrationTimeoutIsTerminatedAndDeleted(t *testing.T) {
+func TestClaimWithoutNodeAfterRegistrationTimeoutIsHandedToTermination(t *testing.T) {
 	e := newEnv(t)
 	inst := e.launch(t, "default-slow1", "default")
 	e.clock.set(-16 * time.Minute) // launched 16 minutes ago
@@ -186,14 +334,14 @@ func TestClaimWithoutNodeAfterRegistrationTimeoutIsTerminatedAndDeleted(t *testi
 
 	rep, err := e.runner(nil).Run(context.Background(), "run-1")
 	require.NoError(t, err)
-	assert.Equal(t, 1, rep.Terminated, rep.String())
-	assert.Equal(t, 1, rep.ClaimsDeleted)
-	assert.Contains(t, []string{"shutting-down", "terminated"}, e.instanceState(t, inst.ID))
-	c := e.claim(t, "default-slow1")
-	assert.Equal(t, state.Deleted, c.Lifecycle)
-	assert.NotNil(t, c.DeletedAt)
-	assert.ElementsMatch(t, []string{"DeleteClaim/registration_timeout", "TerminateInstance/registration_timeout"},
-		e.decisions(t, "nodeclaim/default-slow1"))
+	assert.Equal(t, 1, rep.HandedOver, rep.String())
+	assert.Equal(t, 0, rep.ClaimsDeleted, "the termination flow deletes it once the instance is gone")
+	assert.Equal(t, "running", e.instanceState(t, inst.ID), "the lifecycle terminates nothing itself")
+	reqs := e.terminationRequests(t)
+	require.Len(t, reqs, 1)
+	assert.Equal(t, "default-slow1", reqs[0].Claim)
+	assert.Equal(t, "registration_timeout", reqs[0].Reason)
+	assert.Equal(t, []string{"Terminate/registration_timeout"}, e.decisions(t, "nodeclaim/default-slow1"))
 }
 
 func TestFailingInstanceListDecidesNothingDestructive(t *testing.T) {
@@ -211,7 +359,7 @@ func TestFailingInstanceListDecidesNothingDestructive(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "listing the cluster's instances")
 	assert.NotEmpty(t, rep.Skipped)
-	assert.Equal(t, 0, rep.Terminated+rep.ClaimsDeleted+rep.NodesDeleted+rep.Adopted, rep.String())
+	assert.Equal(t, 0, rep.HandedOver+rep.ClaimsDeleted+rep.Rebuilt+rep.Adopted, rep.String())
 	assert.Equal(t, "running", e.instanceState(t, leaked.ID))
 	assert.Equal(t, "running", e.instanceState(t, slow.ID))
 	assert.Equal(t, state.Launched, e.claim(t, "default-slow2").Lifecycle)
@@ -233,3 +381,5 @@ func TestAnotherHolderMeansNoRun(t *testing.T) {
 	assert.Equal(t, 0, rep.Passes)
 	assert.Equal(t, state.Launched, e.claim(t, "default-held1").Lifecycle)
 }
+
+func ptr(s string) *string { return &s }

@@ -220,10 +220,25 @@ func (e *env) brokenInstances(t *testing.T) *instance.Launcher {
 // launch runs an instance tagged as Nodewright tags a claim's instance (instance.Request's tags).
 func (e *env) launch(t *testing.T, claim, pool string) instance.Instance {
 	t.Helper()
-	tags := map[string]string{
-		"kubernetes.io/cluster/" + cluster: "owned", instance.TagClusterName: cluster,
+	return e.runTagged(t, map[string]string{
+		instance.ClusterTagKey(cluster): "owned", instance.TagCluster: cluster,
 		instance.TagNodePool: pool, instance.TagNodeClass: "default", instance.TagNodeClaim: claim,
-	}
+	})
+}
+
+// launchKarpenters runs an instance tagged exactly as Karpenter v1.1+ tags the instances it launches.
+func (e *env) launchKarpenters(t *testing.T, claim, pool string) instance.Instance {
+	t.Helper()
+	return e.runTagged(t, map[string]string{
+		instance.ClusterTagKey(cluster): "owned", instance.TagEKSClusterName: cluster,
+		instance.KarpenterTagNodePool: pool, instance.KarpenterTagNodeClass: "default", instance.KarpenterTagNodeClaim: claim,
+		"Name": pool + "/" + claim,
+	})
+}
+
+// runTagged runs an m5.large in the test zone with tags.
+func (e *env) runTagged(t *testing.T, tags map[string]string) instance.Instance {
+	t.Helper()
 	var list []ec2types.Tag
 	for k, v := range tags {
 		list = append(list, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})

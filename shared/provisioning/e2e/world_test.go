@@ -20,6 +20,7 @@ import (
 
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/awstest"
+	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -146,7 +147,7 @@ func (w awsWorld) applyConfig(t *testing.T, yaml string) {
 func (w awsWorld) claimedInstances(t *testing.T) map[string]ec2types.Instance {
 	t.Helper()
 	out, err := w.ec2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
-		{Name: aws.String("tag-key"), Values: []string{"karpenter.sh/nodeclaim"}},
+		{Name: aws.String("tag-key"), Values: []string{instance.TagNodeClaim}},
 		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running"}},
 	}})
 	require.NoError(t, err)
@@ -154,7 +155,7 @@ func (w awsWorld) claimedInstances(t *testing.T) map[string]ec2types.Instance {
 	for _, r := range out.Reservations {
 		for _, inst := range r.Instances {
 			for _, tag := range inst.Tags {
-				if aws.ToString(tag.Key) == "karpenter.sh/nodeclaim" {
+				if aws.ToString(tag.Key) == instance.TagNodeClaim {
 					found[aws.ToString(tag.Value)] = inst
 				}
 			}
