@@ -4,51 +4,63 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 )
 
-// TerminationFinalizer is the finalizer every Node Nodewright registers carries, so that deleting the
-// Node (kubectl delete node) leaves it in place until Nodewright has drained it and its instance is
-// gone. It is Nodewright's own, not Karpenter's karpenter.sh/termination: Karpenter's termination
-// controller takes over any deleting Node with its finalizer and the karpenter.k8s.aws/ec2nodeclass
-// label, drains it and then releases it without terminating the instance.
+// TerminationFinalizer is on every Node Nodewright registers, so that deleting the Node (kubectl delete
+// node, a NodePool removed) goes through the termination flow: drain, terminate the instance, then drop
+// the finalizer. It is Nodewright's own, not karpenter.sh/termination: Karpenter's termination controller
+// takes over any deleting Node that carries its finalizer and would release it without terminating.
 const TerminationFinalizer = "nodewright.sh/termination"
 
-// RemoveFinalizer takes finalizer off the Node. A Node without it, or a Node that is gone, is left alone.
-// The write is a JSON patch that tests the finalizer list it read, so a concurrent change to the list
-// makes it re-read rather than overwrite that change. Once a deleting Node loses its last finalizer,
-// the API server removes it.
+// AddFinalizer puts finalizer on the Node; a Node that has it already is not written. A Node that is
+// being deleted gets no new finalizer (the API server refuses it), which is not an error.
+func (a *Actions) AddFinalizer(ctx context.Context, node, finalizer string) error {
+	return a.updateFinalizers(ctx, node, "adding finalizer "+finalizer+" to", func(fs []string, deleting bool) ([]string, bool) {
+		if deleting || slices.Contains(fs, finalizer) {
+			return fs, false
+		}
+		return append(slices.Clone(fs), finalizer), true
+	})
+}
+
+// RemoveFinalizer takes finalizer off the Node; a Node without it, or one that is gone, is left alone.
 func (a *Actions) RemoveFinalizer(ctx context.Context, node, finalizer string) error {
-	err := retry.OnError(taintBackoff, func(err error) bool { return IsConflict(err) || IsInvalid(err) }, func() error {
+	err := a.updateFinalizers(ctx, node, "removing finalizer "+finalizer+" from", func(fs []string, _ bool) ([]string, bool) {
+		out := slices.DeleteFunc(slices.Clone(fs), func(f string) bool { return f == finalizer })
+		return out, len(out) != len(fs)
+	})
+	return IgnoreNotFound(err)
+}
+
+// updateFinalizers reads the Node and writes the finalizers change computes with a merge patch that
+// carries the resourceVersion it read: a concurrent writer makes it re-read instead of losing a change.
+func (a *Actions) updateFinalizers(ctx context.Context, node, doing string, change func([]string, bool) ([]string, bool)) error {
+	err := retry.RetryOnConflict(taintBackoff, func() error {
 		n, err := a.client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-		if err != nil {
-			return mapError(err)
-		}
-		kept := make([]string, 0, len(n.Finalizers))
-		for _, f := range n.Finalizers {
-			if f != finalizer {
-				kept = append(kept, f)
-			}
-		}
-		if len(kept) == len(n.Finalizers) {
-			return nil
-		}
-		// "test" makes the patch fail (422, invalid) when the list changed since it was read.
-		patch, err := json.Marshal([]map[string]any{
-			{"op": "test", "path": "/metadata/finalizers", "value": n.Finalizers},
-			{"op": "replace", "path": "/metadata/finalizers", "value": kept},
-		})
 		if err != nil {
 			return err
 		}
-		_, err = a.client.CoreV1().Nodes().Patch(ctx, node, types.JSONPatchType, patch, metav1.PatchOptions{})
-		return mapError(err)
+		fs, changed := change(n.Finalizers, n.DeletionTimestamp != nil)
+		if !changed {
+			return nil
+		}
+		if fs == nil {
+			fs = []string{}
+		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": n.ResourceVersion, "finalizers": fs}})
+		if err != nil {
+			return err
+		}
+		_, err = a.client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{})
+		return err
 	})
-	if err == nil || IsNotFound(err) {
-		return nil
+	if err != nil {
+		return fmt.Errorf("%s node %s: %w", doing, node, mapError(err))
 	}
-	return fmt.Errorf("removing finalizer %s from node %s: %w", finalizer, node, err)
+	return nil
 }

@@ -132,7 +132,7 @@ func TestFailClosedEvictionWebhookBlocksAndRedrives(t *testing.T) {
 	}
 	t.Cleanup(removeHook)
 	require.Eventually(t, func() bool {
-		err := w.kube.PolicyV1().Evictions(w.ns).Evict(w.ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod},
+		err := w.kube.PolicyV1().Evictions(w.ns).Evict(w.ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: w.ns},
 			DeleteOptions: &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}})
 		return err != nil && strings.Contains(err.Error(), "deny-evictions")
 	}, 30*time.Second, 100*time.Millisecond, "the API server calls the webhook on evictions")
