@@ -233,3 +233,15 @@ func TestTerminatedInstanceEndsABlockedDrain(t *testing.T) {
 		return true
 	}, 10*time.Second, 100*time.Millisecond, "the pods of the terminated instance are forgotten")
 }
+
+// A claim whose launch never recorded an instance: the instance tagged with its name is terminated, and
+// with nothing else to wait for the claim is deleted; the Node of another instance is not touched.
+func TestClaimWithoutInstanceIDIsDeleted(t *testing.T) {
+	w := newWorld(t, worldOptions{claim: func(c *state.Claim) {
+		c.Lifecycle, c.InstanceID, c.NodeName, c.ProviderID, c.Zone = state.Pending, "", "", "", ""
+	}})
+	w.request("Drifted", nil)
+	w.pumpUntil(30*time.Second, "the claim to be deleted", func() bool { return w.claimIs(state.Deleted) })
+	assert.Equal(t, "terminated", w.instanceState(), "the instance the claim's record did not name")
+	assert.False(t, w.nodeGone())
+}

@@ -49,8 +49,10 @@ func (s *Service) terminate(ctx context.Context, claim state.Claim, req Request)
 		}
 		return outcome{delay: s.cfg.ProgressDelay}, nil
 	}
-	if gone, err := s.instanceTerminated(ctx, claim); err != nil || !gone {
-		return outcome{delay: s.cfg.ProgressDelay}, err // shutting down: its kubelet may still run pods
+	if claim.InstanceID != "" { // without one, FindByClaim above is all there is to wait for
+		if gone, err := s.instanceTerminated(ctx, claim); err != nil || !gone {
+			return outcome{delay: s.cfg.ProgressDelay}, err // shutting down: its kubelet may still run pods
+		}
 	}
 	if err := s.removeNode(ctx, claim.NodeName); err != nil {
 		return outcome{}, err
