@@ -86,15 +86,15 @@ func TestSQSBatchSample(t *testing.T) {
 	resp := w.invoke(t, interruptiontest.Sample(t, eventsDir, "sqs-batch-interruption.json"))
 	assert.Empty(t, resp.BatchItemFailures, "duplicates, no-ops, unknown kinds and malformed bodies are acknowledged")
 
-	assert.Len(t, w.Drain(t, w.ProvisioningURL), 3, "spot warning once (its duplicate acts on nothing) and two retirements")
-	assert.Len(t, w.Drain(t, w.TerminationURL), 3)
+	assert.Len(t, w.Drain(t, w.ProvisioningURL), 4, "spot warning once (its duplicate acts on nothing), two retirements, one shutting down")
+	assert.Len(t, w.Drain(t, w.TerminationURL), 4)
 	assert.Equal(t, state.Draining, w.claim(t, "default-spot1").Lifecycle)
 	assert.Equal(t, state.Draining, w.claim(t, "default-retire1").Lifecycle)
 	assert.Equal(t, "ScheduledChange", w.claim(t, "default-retire2").DisruptionReason)
-	assert.Equal(t, state.Deleted, w.claim(t, "default-gone1").Lifecycle)
+	assert.Equal(t, state.Draining, w.claim(t, "default-gone1").Lifecycle, "handed to the termination flow")
 	assert.Equal(t, state.Initialized, w.claim(t, "default-running").Lifecycle)
 	_, err := w.kube.CoreV1().Nodes().Get(context.Background(), "node-default-gone1", metav1.GetOptions{})
-	assert.Error(t, err, "the terminated instance's Node is deleted")
+	assert.NoError(t, err, "the Node is the termination flow's to remove, once the instance is gone")
 	n, err := w.kube.CoreV1().Nodes().Get(context.Background(), "node-default-spot1", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "karpenter.sh/disrupted", n.Spec.Taints[0].Key)
@@ -134,8 +134,8 @@ func TestEventSamples(t *testing.T) {
 		{file: "interruption-rebalance-recommendation.json", lifecycle: map[string]state.Lifecycle{"default-rebal": state.Initialized}},
 		{file: "interruption-state-stopping.json", replacements: 1, terminations: 1, lifecycle: map[string]state.Lifecycle{"default-stop1": state.Draining}},
 		{file: "interruption-state-stopped.json", replacements: 1, terminations: 1},
-		{file: "interruption-state-shutting-down.json", lifecycle: map[string]state.Lifecycle{"default-gone1": state.Deleted}},
-		{file: "interruption-state-terminated.json", lifecycle: map[string]state.Lifecycle{"default-gone1": state.Deleted}},
+		{file: "interruption-state-shutting-down.json", replacements: 1, terminations: 1, lifecycle: map[string]state.Lifecycle{"default-gone1": state.Draining}},
+		{file: "interruption-state-terminated.json", replacements: 1, terminations: 1, lifecycle: map[string]state.Lifecycle{"default-gone1": state.Draining}},
 		{file: "interruption-state-running.json"},
 		{file: "interruption-capacity-reservation-warning.json", replacements: 1, terminations: 1, lifecycle: map[string]state.Lifecycle{"default-odcr1": state.Draining}},
 		{file: "interruption-health-ec2-scheduled-change.json", replacements: 2, terminations: 2},

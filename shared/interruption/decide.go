@@ -22,8 +22,6 @@ const (
 	LaunchReplacement Step = "LaunchReplacement"
 	// StartTermination enqueues the drain and termination (with the message's deadline, if any).
 	StartTermination Step = "StartTermination"
-	// CleanUp skips the drain (the instance is already going): delete the Node and mark the claim deleted.
-	CleanUp Step = "CleanUp"
 	// RecordEvent only records a Kubernetes Event and a decision record.
 	RecordEvent Step = "RecordEvent"
 )
@@ -69,7 +67,8 @@ type Decision struct {
 // by instance id; other instances are not ours and are ignored). It is idempotent by construction: a
 // claim already disrupted gets no new disruption steps, so duplicates and reordered deliveries never act
 // twice — except that a notice with a deadline earlier than any the claim has hands that deadline to the
-// drain already under way; a termination notice still cleans up a claim in any phase.
+// drain already under way. An instance shutting down or terminated is no exception: its claim is handed
+// to the termination flow like any other, and a claim already on its way out is left to that flow.
 func Decide(msg messages.Message, claims map[string]Claim, rebalance RebalancePolicy) []Decision {
 	var deadline time.Time
 	if d, ok := msg.(messages.Deadliner); ok {
@@ -83,11 +82,13 @@ func Decide(msg messages.Message, claims map[string]Claim, rebalance RebalancePo
 		}
 		d := Decision{Claim: c.Name, Instance: id, Deadline: deadline, Reason: msg.Kind()}
 		switch msg.Kind() {
-		case messages.InstanceTerminatedKind:
-			d.Steps = []Step{CleanUp}
 		case messages.SpotInterruptionKind:
 			d.Steps = disrupt(c, deadline, MarkOfferingUnavailable)
-		case messages.ScheduledChangeKind, messages.InstanceStoppedKind, messages.CapacityReservationInterruptionKind:
+		case messages.ScheduledChangeKind, messages.InstanceStoppedKind, messages.CapacityReservationInterruptionKind,
+			messages.InstanceTerminatedKind:
+			// A shutting-down instance may still run its pods: like any other notice it goes to the
+			// termination flow, which drains while the kubelet lives and removes the Node and forgets
+			// its pods only once EC2 says the instance is terminated.
 			d.Steps = disrupt(c, deadline)
 		case messages.RebalanceRecommendationKind:
 			if rebalance == RebalanceReplace {

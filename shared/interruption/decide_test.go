@@ -44,8 +44,10 @@ func TestDecideReplacementFirst(t *testing.T) {
 		{"interruption-capacity-reservation-warning.json", "reserved", RebalanceEventOnly, replaceThenDrain},
 		{"interruption-rebalance-recommendation.json", "spot", RebalanceEventOnly, []Step{RecordEvent}},
 		{"interruption-rebalance-recommendation.json", "spot", RebalanceReplace, replaceThenDrain},
-		{"interruption-state-terminated.json", "spot", RebalanceEventOnly, []Step{CleanUp}},
-		{"interruption-state-shutting-down.json", "on-demand", RebalanceEventOnly, []Step{CleanUp}},
+		// The instance may still run its pods while it shuts down: replacement and the termination flow,
+		// never a clean-up that deletes the Node and its pods at once.
+		{"interruption-state-terminated.json", "spot", RebalanceEventOnly, replaceThenDrain},
+		{"interruption-state-shutting-down.json", "on-demand", RebalanceEventOnly, replaceThenDrain},
 	}
 	for _, tc := range cases {
 		t.Run(tc.sample+"/"+string(tc.rebalance), func(t *testing.T) {
@@ -79,12 +81,13 @@ func TestDuplicatesAndReorderingNeverActTwice(t *testing.T) {
 	assert.Empty(t, Decide(spot, disrupted, RebalanceEventOnly))
 	stopping := parseSample(t, "interruption-state-stopping.json")
 	assert.Empty(t, Decide(stopping, claimsFor(stopping, Terminating, "on-demand"), RebalanceEventOnly))
-	// A termination notice cleans up whatever phase the claim is in, even if it overtook the warning.
-	terminated := parseSample(t, "interruption-state-terminated.json")
-	for _, phase := range []ClaimPhase{Running, Disrupted, Terminating} {
-		got := Decide(terminated, claimsFor(terminated, phase, "spot"), RebalanceEventOnly)
-		require.Len(t, got, 1)
-		assert.Equal(t, []Step{CleanUp}, got[0].Steps)
+	// A shutting-down or terminated instance whose claim is already on its way out is left to the
+	// termination flow under way, which waits for the instance to be gone before it removes anything.
+	for _, sample := range []string{"interruption-state-shutting-down.json", "interruption-state-terminated.json"} {
+		m := parseSample(t, sample)
+		for _, phase := range []ClaimPhase{Disrupted, Terminating} {
+			assert.Empty(t, Decide(m, claimsFor(m, phase, "spot"), RebalanceEventOnly), "%s, claim %s", sample, phase)
+		}
 	}
 }
 

@@ -40,14 +40,10 @@ type StateStore interface {
 	Decisions(ctx context.Context, subject string, limit int) ([]state.Decision, error)
 }
 
-// NodeActions changes Nodes; *kube.Actions satisfies it. Both calls are idempotent, and DeleteNode
-// treats a Node already gone as deleted.
+// NodeActions changes Nodes; *kube.Actions satisfies it. Taint is idempotent. The interruption path
+// never deletes a Node or a pod: the termination flow does, once the instance is gone.
 type NodeActions interface {
 	Taint(ctx context.Context, node string, taint corev1.Taint) error
-	DeleteNode(ctx context.Context, node string) error
-	// ForgetPods force-deletes the pods bound to a Node whose instance is gone, so their controllers
-	// recreate them now rather than after the pod garbage collector's orphan wait.
-	ForgetPods(ctx context.Context, node string) (int, error)
 }
 
 // EventRecorder publishes Kubernetes Events; *kube.Recorder satisfies it. Events are best effort.

@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -274,29 +273,44 @@ func TestDuplicateStormActsOnce(t *testing.T) {
 	assert.Len(t, e.decisions(t, "default-storm"), 5)
 }
 
-func TestTerminatedInstanceIsCleanedUp(t *testing.T) {
+func TestShuttingDownInstanceIsHandedToTermination(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	node := e.nodeWithPods(t, 1)
+	node := e.nodeWithPods(t, 2)
 	e.claim(t, "default-gone", terminatedInstance, node)
 
-	resp := e.handle(t, interruptiontest.Batch("m", readEvent(t, "interruption-state-terminated.json")))
+	resp := e.handle(t, interruptiontest.Batch("m", readEvent(t, "interruption-state-shutting-down.json")))
 	assert.Empty(t, resp.BatchItemFailures)
 
-	_, err := e.kube.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
-	assert.True(t, apierrors.IsNotFound(err), "Node deleted: %v", err)
-	c := e.getClaim(t, "default-gone")
-	assert.Equal(t, state.Deleted, c.Lifecycle)
-	assert.Equal(t, "InstanceTerminated", c.DisruptionReason)
-	assert.NotNil(t, c.DeletedAt)
-	assert.Equal(t, []string{"CleanUp"}, steps(e.decisions(t, "default-gone")))
-	assert.Empty(t, e.w.Drain(t, e.w.ProvisioningURL), "nothing to replace: the pods are pending again already")
-	assert.Empty(t, e.w.Drain(t, e.w.TerminationURL))
+	// The instance may still run its pods while it shuts down: nothing is deleted here.
+	pods, err := e.kube.CoreV1().Pods(metav1.NamespaceAll).List(context.Background(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+	require.NoError(t, err)
+	assert.Len(t, pods.Items, 2, "no pod is force-deleted while the instance shuts down")
+	for _, p := range pods.Items {
+		assert.Nil(t, p.DeletionTimestamp, "pod %s is not being deleted", p.Name)
+	}
+	n, err := e.kube.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+	require.NoError(t, err, "the Node stays until the termination flow finds the instance terminated")
+	assert.Contains(t, taintKeys(n), apis.DisruptedTaintKey+":NoSchedule")
 
-	t.Run("shutting-down after terminated changes nothing", func(t *testing.T) {
-		resp := e.handle(t, interruptiontest.Batch("late", readEvent(t, "interruption-state-shutting-down.json")))
+	c := e.getClaim(t, "default-gone")
+	assert.Equal(t, state.Draining, c.Lifecycle)
+	assert.Equal(t, "InstanceTerminated", c.DisruptionReason)
+	assert.Len(t, e.w.Drain(t, e.w.ProvisioningURL), 1, "replacement for the pods it ran")
+	terminations := e.w.Drain(t, e.w.TerminationURL)
+	require.Len(t, terminations, 1, "the claim is handed to the termination flow")
+	req, err := termination.ParseRequest(terminations[0])
+	require.NoError(t, err)
+	assert.Equal(t, termination.Request{Claim: "default-gone", Reason: "InstanceTerminated", RequestedAt: req.RequestedAt}, req)
+	assert.ElementsMatch(t, []string{"MarkDisrupted", "TaintNode", "LaunchReplacement", "StartTermination"}, steps(e.decisions(t, "default-gone")))
+
+	t.Run("terminated after shutting-down is left to the termination under way", func(t *testing.T) {
+		resp := e.handle(t, interruptiontest.Batch("late", readEvent(t, "interruption-state-terminated.json")))
 		assert.Empty(t, resp.BatchItemFailures)
 		assert.Equal(t, c.Version, e.getClaim(t, "default-gone").Version)
-		assert.Len(t, e.decisions(t, "default-gone"), 1)
+		assert.Len(t, e.decisions(t, "default-gone"), 4)
+		assert.Empty(t, e.w.Drain(t, e.w.TerminationURL))
+		_, err := e.kube.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+		assert.NoError(t, err, "the Node is still the termination flow's to remove")
 	})
 }
 

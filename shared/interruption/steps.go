@@ -54,8 +54,6 @@ func (s *Service) act(ctx context.Context, msg messages.Message, d Decision, c s
 		}
 		s.publish(ctx, c, kube.ReasonTerminatingOnInterruption, corev1.EventTypeNormal, "Terminating on interruption: "+eventMessage(msg, d))
 		return c, "drain and termination requested", nil
-	case CleanUp:
-		return s.cleanUp(ctx, msg, d, c, reason)
 	case RecordEvent:
 		s.publish(ctx, c, EventReason(msg.Kind()), corev1.EventTypeNormal, eventMessage(msg, d))
 		return c, "recorded; the policy takes no action", nil
@@ -110,57 +108,6 @@ func (s *Service) taint(ctx context.Context, c state.Claim) (string, error) {
 		return "", err
 	}
 	return "Node " + c.NodeName + " tainted " + apis.DisruptedTaintKey + ":NoSchedule", nil
-}
-
-// cleanUp deletes the Node of a claim whose instance is already going and marks the claim deleted,
-// through terminating when the lifecycle requires it. A claim already deleted needs nothing.
-func (s *Service) cleanUp(ctx context.Context, msg messages.Message, d Decision, c state.Claim, reason string) (state.Claim, string, error) {
-	if c.Lifecycle == state.Deleted {
-		return c, "", nil
-	}
-	forgotten := 0
-	if c.NodeName != "" {
-		n, err := s.deps.Nodes.ForgetPods(ctx, c.NodeName)
-		if err != nil {
-			return c, "", err
-		}
-		forgotten = n
-		if err := s.deps.Nodes.DeleteNode(ctx, c.NodeName); err != nil {
-			return c, "", err
-		}
-	}
-	for _, next := range []state.Lifecycle{state.Terminating, state.Deleted} {
-		if next == state.Terminating && c.Lifecycle.CanMoveTo(state.Deleted) {
-			continue
-		}
-		current := c
-		updated, err := s.deps.State.UpdateClaim(ctx, c.Name, func(cl *state.Claim) error {
-			current = *cl
-			if cl.Lifecycle == state.Deleted || !cl.Lifecycle.CanMoveTo(next) {
-				return errUnchanged
-			}
-			cl.Lifecycle = next
-			if cl.DisruptionReason == "" {
-				cl.DisruptionReason = reason
-			}
-			return nil
-		})
-		switch {
-		case errors.Is(err, errUnchanged):
-			c = current
-		case err != nil:
-			return c, "", err
-		default:
-			c = updated
-		}
-	}
-	s.publish(ctx, c, EventReason(msg.Kind()), corev1.EventTypeWarning, eventMessage(msg, d))
-	s.publish(ctx, c, kube.ReasonTerminatingOnInterruption, corev1.EventTypeNormal, "Terminating on interruption: "+eventMessage(msg, d))
-	note := "instance already going: claim " + string(c.Lifecycle)
-	if c.NodeName != "" {
-		note += fmt.Sprintf(", %d pods of Node %s deleted with it, Node deleted", forgotten, c.NodeName)
-	}
-	return c, note, nil
 }
 
 // publish writes a Kubernetes Event on the claim's Node (when it has one) and on its NodeClaim. Events

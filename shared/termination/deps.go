@@ -36,13 +36,19 @@ type Actions interface {
 	Evict(ctx context.Context, ref kube.PodRef) (kube.EvictionResult, error)
 	DeletePod(ctx context.Context, ref kube.PodRef, o kube.DeleteOptions) error
 	DeleteNode(ctx context.Context, node string) error
+	// RemoveFinalizer takes a finalizer off the Node; a Node without it or gone is left alone.
+	RemoveFinalizer(ctx context.Context, node, finalizer string) error
+	// ForgetPods force-deletes the pods bound to the Node; only for a Node whose instance is terminated.
+	ForgetPods(ctx context.Context, node string) (int, error)
 }
 
 // Instances terminates a claim's EC2 instances; *instance.Launcher satisfies it. Terminate succeeds for
-// an instance that is already gone; FindByClaim finds a live (not shutting down) instance of the claim.
+// an instance that is already gone; FindByClaim finds a live (not shutting down) instance of the claim;
+// Terminated says whether EC2 reports the instance terminated or unknown (shutting down is not yet).
 type Instances interface {
 	Terminate(ctx context.Context, id string) error
 	FindByClaim(ctx context.Context, claim string) (instance.Instance, bool, error)
+	Terminated(ctx context.Context, id string) (bool, error)
 }
 
 // Events publishes Kubernetes Events (best effort); *kube.Recorder satisfies it.

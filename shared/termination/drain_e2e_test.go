@@ -205,7 +205,7 @@ func (f *failingEvictions) Evict(ctx context.Context, ref kube.PodRef) (kube.Evi
 	return f.Actions.Evict(ctx, ref)
 }
 
-func TestCrashBetweenTaintAndDrainConverges(t *testing.T) {
+func TestFailedEvictionIsRedrivenAndConverges(t *testing.T) {
 	w := newWorld(t, worldOptions{actions: func(a Actions) Actions { return &failingEvictions{Actions: a, n: 1} }})
 	w.replicaSet("web", 1, 1)
 	w.waitReady(1)
@@ -214,18 +214,19 @@ func TestCrashBetweenTaintAndDrainConverges(t *testing.T) {
 	var ev events.SQSEvent
 	var resp events.SQSEventResponse
 	require.Eventually(t, func() bool { ev, resp = w.pumpOnce(); return len(ev.Records) > 0 }, 10*time.Second, 10*time.Millisecond)
-	require.Len(t, resp.BatchItemFailures, 1, "the failed eviction leaves the message to SQS")
-	assert.Equal(t, ev.Records[0].MessageId, resp.BatchItemFailures[0].ItemIdentifier)
+	assert.Empty(t, resp.BatchItemFailures, "the failed eviction blocks the drain; the message is not left to SQS")
+	assert.Equal(t, 1, w.stats.Redriven, "it is re-driven instead")
 	assert.True(t, w.claimIs(state.Draining))
 	node, err := w.kube.CoreV1().Nodes().Get(w.ctx, w.node, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Contains(t, node.Spec.Taints, corev1.Taint{Key: drain.DisruptedTaintKey, Effect: corev1.TaintEffectNoSchedule})
 
-	w.pumpUntil(60*time.Second, "the redelivered request to finish the job", func() bool { return w.claimIs(state.Deleted) })
+	w.pumpUntil(60*time.Second, "the re-driven request to finish the job", func() bool { return w.claimIs(state.Deleted) })
 	assert.Equal(t, "terminated", w.instanceState())
 	assert.True(t, w.nodeGone())
-	assert.Equal(t, []string{"Draining", "Drained", "Terminating", "Deleted"}, w.decisionKinds(),
-		"the redelivery does not repeat the draining step")
+	assert.Equal(t, []string{"Draining", "DrainBlocked", "Drained", "Terminating", "Deleted"}, w.decisionKinds(),
+		"the re-drive does not repeat the draining step")
+	assert.Equal(t, 1, w.stats.Evictions["error"])
 }
 
 func TestRequestForDeletedClaimDoesNothing(t *testing.T) {

@@ -2,8 +2,8 @@ package termination
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,6 +27,8 @@ type tally struct {
 	evicted, blocked, deleted, terminating, held int
 	// codes counts eviction requests by the API server's answer, as pods_eviction_requests does.
 	codes map[string]int
+	// failures are the errors of the evictions and deletions that failed (they count as blocked).
+	failures []string
 }
 
 // removed is how many pods this pass actually evicted or deleted.
@@ -47,6 +49,13 @@ func (s *Service) drain(ctx context.Context, claim state.Claim, in delivery) (ou
 	}
 	if err != nil {
 		return outcome{}, fmt.Errorf("reading node %s: %w", claim.NodeName, err)
+	}
+	if gone, err := s.instanceTerminated(ctx, claim); err != nil || gone {
+		if gone {
+			err = s.decide(ctx, claim.Name, "InstanceGone", in.req, fmt.Sprintf(
+				"instance %s is terminated, so nothing runs on node %s any more: no drain", claim.InstanceID, node.Name), nil)
+		}
+		return outcome{finished: gone}, err
 	}
 	if err := s.cordon(ctx, node); err != nil {
 		return outcome{}, err
@@ -75,14 +84,9 @@ func (s *Service) drain(ctx context.Context, claim state.Claim, in delivery) (ou
 	if plan.Drained {
 		return s.drained(ctx, claim, node, in, deadline, now)
 	}
-	t, err := s.apply(ctx, node, plan, in.req)
-	if err != nil {
-		return outcome{}, err
-	}
-	if !t.progressing() && (in.req.Attempt <= 1 || in.req.Attempt%10 == 0) {
-		err = s.decide(ctx, claim.Name, "DrainBlocked", in.req, fmt.Sprintf(
-			"node %s: %d pods refused by PodDisruptionBudgets, %d held by %s or a later tier", node.Name, t.blocked, t.held,
-			drain.DoNotDisruptAnnotation), deadlineDetails(deadline))
+	t := s.apply(ctx, node, plan, in.req)
+	if (!t.progressing() || len(t.failures) > 0) && (in.req.Attempt <= 1 || in.req.Attempt%10 == 0) {
+		err = s.decide(ctx, claim.Name, "DrainBlocked", in.req, blockedMessage(node.Name, t), blockedDetails(deadline, t))
 	}
 	return outcome{delay: redriveDelay(t.progressing(), in.req.Attempt, plan.NextDeadlineDelete, now,
 		s.cfg.ProgressDelay, s.cfg.BlockedDelay), stats: stepStats{evictions: t.codes, podsDrained: t.removed()}}, err
@@ -123,11 +127,12 @@ func (s *Service) podsOn(ctx context.Context, node string) ([]*corev1.Pod, error
 	return pods, nil
 }
 
-// apply carries out the plan's evictions and deadline deletions, with Karpenter's Events. A budget's
-// refusal is counted, not an error; failed calls are returned together after every pod had its turn.
-func (s *Service) apply(ctx context.Context, node *corev1.Node, plan drain.Plan, req Request) (tally, error) {
+// apply carries out the plan's evictions and deadline deletions, with Karpenter's Events. A pod that
+// could not be evicted or deleted — refused by a budget, or any error for that one pod — is counted as
+// blocked, with a FailedDraining Event saying why; it never fails the delivery, which is re-driven
+// instead, so a drain stuck on one pod is never given up.
+func (s *Service) apply(ctx context.Context, node *corev1.Node, plan drain.Plan, req Request) tally {
 	t := tally{codes: map[string]int{}}
-	var errs []error
 	for _, d := range plan.Decisions {
 		ref := kube.PodRef{Namespace: d.Pod.Namespace, Name: d.Pod.Name, UID: d.Pod.UID}
 		switch d.Action {
@@ -140,8 +145,13 @@ func (s *Service) apply(ctx context.Context, node *corev1.Node, plan drain.Plan,
 				s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Type: corev1.EventTypeWarning, Reason: kube.ReasonFailedDraining,
 					Message: fmt.Sprintf("Failed to drain node, evicting pod %s: %v", ref, err)})
 			case err != nil:
-				errs = append(errs, err)
+				// Whatever answered (a fail-closed admission webhook, a throttled or failing API server),
+				// the pod stays, so the drain is blocked on it and looks again later, like a budget's refusal.
+				t.blocked++
 				t.codes["error"]++
+				t.failures = append(t.failures, err.Error())
+				s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Type: corev1.EventTypeWarning, Reason: kube.ReasonFailedDraining,
+					Message: fmt.Sprintf("Failed to drain node, evicting pod %s: %v", ref, err)})
 			case res.Outcome == kube.Blocked:
 				t.blocked++
 				t.codes["429"]++
@@ -159,7 +169,10 @@ func (s *Service) apply(ctx context.Context, node *corev1.Node, plan drain.Plan,
 		case drain.Delete:
 			grace := d.GracePeriod
 			if err := s.deps.Actions.DeletePod(ctx, ref, kube.DeleteOptions{GracePeriod: &grace}); err != nil {
-				errs = append(errs, err)
+				t.blocked++
+				t.failures = append(t.failures, err.Error())
+				s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Type: corev1.EventTypeWarning, Reason: kube.ReasonFailedDraining,
+					Message: fmt.Sprintf("Failed to drain node, deleting pod %s: %v", ref, err)})
 				continue
 			}
 			t.deleted++
@@ -173,7 +186,7 @@ func (s *Service) apply(ctx context.Context, node *corev1.Node, plan drain.Plan,
 			}
 		}
 	}
-	return t, errors.Join(errs...)
+	return t
 }
 
 // publish writes an Event; Events are best effort, so a failure is dropped.
@@ -181,6 +194,31 @@ func (s *Service) publish(ctx context.Context, e kube.Event) {
 	if s.deps.Events != nil {
 		_, _ = s.deps.Events.Publish(ctx, e)
 	}
+}
+
+// blockedMessage is the DrainBlocked decision's message: what holds the drain, and the first error.
+func blockedMessage(node string, t tally) string {
+	msg := fmt.Sprintf("node %s: %d pods refused by PodDisruptionBudgets, %d held by %s or a later tier", node,
+		t.blocked-len(t.failures), t.held, drain.DoNotDisruptAnnotation)
+	if len(t.failures) > 0 {
+		msg += fmt.Sprintf(", %d could not be evicted (%s)", len(t.failures), t.failures[0])
+	}
+	return msg
+}
+
+// maxRecordedFailures bounds the errors a DrainBlocked decision keeps, so a large Node's record stays small.
+const maxRecordedFailures = 10
+
+// blockedDetails are the DrainBlocked decision's details: the deadline and the failed calls' errors.
+func blockedDetails(deadline *time.Time, t tally) map[string]string {
+	d := deadlineDetails(deadline)
+	if len(t.failures) > 0 {
+		if d == nil {
+			d = map[string]string{}
+		}
+		d["errors"] = strings.Join(t.failures[:min(len(t.failures), maxRecordedFailures)], "; ")
+	}
+	return d
 }
 
 func deadlineDetails(deadline *time.Time) map[string]string {

@@ -59,6 +59,11 @@ func (s *Service) process(ctx context.Context, in delivery) (outcome, error) {
 			return outcome{finished: true, note: "the drain was called off; the claim is back in service"}, nil
 		}
 	}
+	// A Node that exists is always drained before its instance is terminated, found by its provider id
+	// when the claim does not name it yet.
+	if claim, err = s.withNode(ctx, claim); err != nil {
+		return outcome{}, err
+	}
 	if claim.NodeName != "" && claim.Lifecycle.CanMoveTo(state.Draining) {
 		if claim, err = s.startDraining(ctx, claim, in.req); err != nil {
 			return outcome{}, err

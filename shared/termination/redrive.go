@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -45,18 +46,40 @@ func delaySeconds(d time.Duration) int32 {
 func (s *Service) redrive(ctx context.Context, in delivery, out outcome) error {
 	next := in.req
 	next.Attempt = max(in.req.Attempt, 1) + 1
-	body, err := next.Body()
+	return s.send(ctx, next, out.delay, out.drainedAt)
+}
+
+// FreshCopyAfterReceives is the receive count from which a request whose step keeps failing is sent
+// again as a fresh message (receive count 1) instead of being left to SQS. Below the termination queue's
+// maxReceiveCount (20, infra/queues.go), so a request goes to the dead-letter queue only when even
+// sending it again failed that many times: a drain is never abandoned over a transient failure.
+const FreshCopyAfterReceives = 3
+
+// retryFresh sends a copy of a request whose step failed, with the blocked delay, when it has been
+// received FreshCopyAfterReceives times or more; it reports whether it did. The attempt number is kept:
+// the step did not run, so the copy must not pass for a re-drive of a drain under way.
+func (s *Service) retryFresh(ctx context.Context, rec events.SQSMessage, in delivery) (bool, error) {
+	n, err := strconv.Atoi(rec.Attributes[string(sqstypes.MessageSystemAttributeNameApproximateReceiveCount)])
+	if err != nil || n < FreshCopyAfterReceives {
+		return false, nil
+	}
+	return true, s.send(ctx, in.req, s.cfg.BlockedDelay, in.drainedAt)
+}
+
+// send puts req on the termination queue with a delay, carrying drainedAt when set.
+func (s *Service) send(ctx context.Context, req Request, delay time.Duration, drainedAt time.Time) error {
+	body, err := req.Body()
 	if err != nil {
 		return err
 	}
 	msg := &sqs.SendMessageInput{QueueUrl: aws.String(s.cfg.QueueURL), MessageBody: aws.String(body),
-		DelaySeconds: delaySeconds(out.delay)}
-	if !out.drainedAt.IsZero() {
+		DelaySeconds: delaySeconds(delay)}
+	if !drainedAt.IsZero() {
 		msg.MessageAttributes = map[string]sqstypes.MessageAttributeValue{DrainedAtAttribute: {
-			DataType: aws.String("String"), StringValue: aws.String(out.drainedAt.UTC().Format(time.RFC3339Nano))}}
+			DataType: aws.String("String"), StringValue: aws.String(drainedAt.UTC().Format(time.RFC3339Nano))}}
 	}
 	if _, err := s.deps.Queue.SendMessage(ctx, msg); err != nil {
-		return fmt.Errorf("re-driving the termination of claim %s: %w", in.req.Claim, err)
+		return fmt.Errorf("re-driving the termination of claim %s: %w", req.Claim, err)
 	}
 	return nil
 }

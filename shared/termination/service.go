@@ -89,7 +89,8 @@ func NewService(cfg Config, deps Deps) *Service {
 // HandleBatch works on every message of a termination-queue batch. A malformed message is logged once and
 // acknowledged; a request that is not finished is sent again with a delay and acknowledged; only a
 // transient failure (state, Kubernetes, EC2 or SQS) is reported as a batch item failure, so SQS delivers
-// that message again.
+// that message again — until it has been received FreshCopyAfterReceives times: then a fresh copy is sent
+// and the message acknowledged, so a request never reaches the dead-letter queue while SQS takes sends.
 func (s *Service) HandleBatch(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
 	resp, _ := s.Handle(ctx, ev)
 	return resp
@@ -143,8 +144,19 @@ func (s *Service) handleMessage(ctx context.Context, rec events.SQSMessage) hand
 	out, err := s.process(ctx, in)
 	h := handled{reason: req.Reason, out: out}
 	if err != nil {
-		s.log.ErrorContext(ctx, "termination step failed; the message is delivered again", "messageId", rec.MessageId,
-			"claim", req.Claim, "attempt", req.Attempt, "error", err.Error())
+		sent, sendErr := s.retryFresh(ctx, rec, in)
+		switch {
+		case sendErr != nil:
+			s.log.ErrorContext(ctx, "termination step failed and sending a fresh copy failed too; the message is delivered again",
+				"messageId", rec.MessageId, "claim", req.Claim, "attempt", req.Attempt, "error", err.Error(), "sendError", sendErr.Error())
+		case sent:
+			s.log.ErrorContext(ctx, "termination step failed again; a fresh copy of the request is sent", "messageId", rec.MessageId,
+				"claim", req.Claim, "attempt", req.Attempt, "error", err.Error())
+			h.ack, h.redriven = true, true
+		default:
+			s.log.ErrorContext(ctx, "termination step failed; the message is delivered again", "messageId", rec.MessageId,
+				"claim", req.Claim, "attempt", req.Attempt, "error", err.Error())
+		}
 		return h
 	}
 	if out.finished {

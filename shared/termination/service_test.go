@@ -5,11 +5,15 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/nodewright/nodewright/shared/state"
 )
@@ -93,6 +97,63 @@ func TestHandleBatchWithoutTouchingTheCluster(t *testing.T) {
 			}
 			assert.Contains(t, logs.String(), tc.wantLog)
 			assert.Equal(t, 1, bytes.Count(logs.Bytes(), []byte("\n")), "logged once")
+		})
+	}
+}
+
+// sentMessages is a unit-test Queue that keeps what is sent; err fails every send.
+type sentMessages struct {
+	sent []*sqs.SendMessageInput
+	err  error
+}
+
+func (q *sentMessages) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	if q.err != nil {
+		return nil, q.err
+	}
+	q.sent = append(q.sent, in)
+	return &sqs.SendMessageOutput{}, nil
+}
+
+func TestAFailingRequestNeverReachesTheDeadLetterQueue(t *testing.T) {
+	const body = `{"claim":"default-abc","reason":"Drifted","requestedAt":"2026-11-22T12:00:00Z","attempt":3}`
+	cases := []struct {
+		name      string
+		received  string
+		sendErr   error
+		wantAcked bool
+		wantSent  bool
+	}{
+		{"the first receives are left to SQS", "1", nil, false, false},
+		{"still left to SQS just below the threshold", strconv.Itoa(FreshCopyAfterReceives - 1), nil, false, false},
+		{"from the threshold on a fresh copy is sent", strconv.Itoa(FreshCopyAfterReceives), nil, true, true},
+		{"long before maxReceiveCount", "19", nil, true, true},
+		{"a copy that cannot be sent leaves the message to SQS", "19", errors.New("sqs unavailable"), false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			q := &sentMessages{err: tc.sendErr}
+			s := NewService(Config{QueueURL: "http://queue", BlockedDelay: 40 * time.Second, Log: slog.New(slog.DiscardHandler)},
+				Deps{Store: &claimStore{err: errors.New("ProvisionedThroughputExceeded")}, Queue: q})
+			ev := batch(body)
+			ev.Records[0].Attributes = map[string]string{"ApproximateReceiveCount": tc.received}
+			resp, stats := s.Handle(context.Background(), ev)
+			if tc.wantAcked {
+				assert.Empty(t, resp.BatchItemFailures)
+				assert.Equal(t, 1, stats.Redriven)
+			} else {
+				assert.Len(t, resp.BatchItemFailures, 1)
+			}
+			if !tc.wantSent {
+				assert.Empty(t, q.sent)
+				return
+			}
+			require.Len(t, q.sent, 1)
+			assert.Equal(t, int32(40), q.sent[0].DelaySeconds, "looked at again after the blocked delay")
+			req, err := ParseRequest(aws.ToString(q.sent[0].MessageBody))
+			require.NoError(t, err)
+			assert.Equal(t, 3, req.Attempt, "the attempt is kept: the step did not run")
+			assert.Equal(t, "default-abc", req.Claim)
 		})
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
 // terminate moves the claim to terminating, terminates its instance, deletes its Node, releases its
-// disruption-budget slot and moves the claim to deleted. It comes back later (not finished) while EC2 still reports a live instance for the claim,
-// so a Node is never deleted under a running kubelet that would register it again.
+// disruption-budget slot and moves the claim to deleted. It comes back later (not finished) while EC2
+// still reports an instance of the claim that is not terminated (shutting down included), so a Node is
+// never deleted, nor its pods forgotten, under a kubelet that may still run them.
 func (s *Service) terminate(ctx context.Context, claim state.Claim, req Request) (outcome, error) {
 	if claim.Lifecycle == state.Deleted {
 		return finishedAsGone, nil
@@ -47,10 +49,13 @@ func (s *Service) terminate(ctx context.Context, claim state.Claim, req Request)
 		}
 		return outcome{delay: s.cfg.ProgressDelay}, nil
 	}
-	if claim.NodeName != "" {
-		if err := s.deps.Actions.DeleteNode(ctx, claim.NodeName); err != nil {
-			return outcome{}, err
+	if claim.InstanceID != "" { // without one, FindByClaim above is all there is to wait for
+		if gone, err := s.instanceTerminated(ctx, claim); err != nil || !gone {
+			return outcome{delay: s.cfg.ProgressDelay}, err // shutting down: its kubelet may still run pods
 		}
+	}
+	if err := s.removeNode(ctx, claim.NodeName); err != nil {
+		return outcome{}, err
 	}
 	// The disruption's budget slot is held until the node is gone; released before the claim is marked
 	// deleted, so a failure here is retried by the next delivery rather than forgotten.
@@ -72,4 +77,34 @@ func (s *Service) terminate(ctx context.Context, claim state.Claim, req Request)
 		out.stats = stepStats{terminated: true, took: max(s.deps.Now().Sub(req.RequestedAt), 0)}
 	}
 	return out, nil
+}
+
+// instanceTerminated reports whether EC2 says the claim's instance is terminated; false when the claim
+// names no instance (then nothing says so).
+func (s *Service) instanceTerminated(ctx context.Context, claim state.Claim) (bool, error) {
+	if claim.InstanceID == "" {
+		return false, nil
+	}
+	gone, err := s.deps.Instances.Terminated(ctx, claim.InstanceID)
+	if err != nil {
+		return false, fmt.Errorf("reading the state of instance %s of claim %s: %w", claim.InstanceID, claim.Name, err)
+	}
+	return gone, nil
+}
+
+// removeNode removes the Node of a claim whose instance is terminated: the pods still bound to it are
+// force-deleted (nothing runs them any more; their controllers recreate them now rather than after the
+// pod garbage collector's wait), Nodewright's finalizer is taken off and the Node deleted — a Node
+// someone already deleted (kubectl delete node) then goes as well.
+func (s *Service) removeNode(ctx context.Context, node string) error {
+	if node == "" {
+		return nil
+	}
+	if _, err := s.deps.Actions.ForgetPods(ctx, node); err != nil {
+		return err
+	}
+	if err := s.deps.Actions.RemoveFinalizer(ctx, node, kube.TerminationFinalizer); err != nil {
+		return err
+	}
+	return s.deps.Actions.DeleteNode(ctx, node)
 }

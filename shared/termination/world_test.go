@@ -57,6 +57,8 @@ type worldOptions struct {
 	grace string
 	// actions wraps the real Actions (fault injection); nil uses them as they are.
 	actions func(Actions) Actions
+	// claim changes the claim record before it is stored (nil: initialized, naming the Node).
+	claim func(*state.Claim)
 }
 
 func newWorld(t *testing.T, o worldOptions) *world {
@@ -82,8 +84,12 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	w.queueURL = aws.ToString(q.QueueUrl)
 
 	w.instance = w.launch(w.claim)
-	_, err = w.store.CreateClaim(ctx, state.Claim{Name: w.claim, NodePool: "default", NodeClass: "default",
-		Lifecycle: state.Initialized, InstanceID: w.instance, NodeName: w.node, ProviderID: "aws:///us-east-1a/" + w.instance})
+	claim := state.Claim{Name: w.claim, NodePool: "default", NodeClass: "default", Zone: "us-east-1a",
+		Lifecycle: state.Initialized, InstanceID: w.instance, NodeName: w.node, ProviderID: "aws:///us-east-1a/" + w.instance}
+	if o.claim != nil {
+		o.claim(&claim)
+	}
+	_, err = w.store.CreateClaim(ctx, claim)
 	require.NoError(t, err)
 	np := apis.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
 	if o.grace != "" {
