@@ -16,6 +16,10 @@ type RunReport struct {
 	Terminated int
 	// NodesDeleted and ClaimsDeleted count Nodes and claim records deleted.
 	NodesDeleted, ClaimsDeleted int
+	// HandedOver counts termination requests sent (deleted Nodes, removed NodePools, stalled drains).
+	HandedOver int
+	// FinalizersRemoved counts deleting Nodes released because their instance is gone.
+	FinalizersRemoved int
 	// Joining counts, after the last pass, the claims whose Node is still on its way (pending, launched
 	// or registered).
 	Joining int
@@ -23,6 +27,9 @@ type RunReport struct {
 	Waiting map[string]string
 	// Skipped says why the repairs were not decided in the last pass, if they were not.
 	Skipped string
+	// Held says which hand-over rules decided nothing in the last pass, and why (incomplete or empty
+	// configuration).
+	Held []string
 	// Errors are problems with single items ("nodeclaim/<name>: ..."); they did not stop the pass.
 	Errors []string
 	// Usage is each NodePool's Nodes against its limits (last pass).
@@ -38,12 +45,15 @@ func (r *RunReport) add(p RunReport) {
 	r.Terminated += p.Terminated
 	r.NodesDeleted += p.NodesDeleted
 	r.ClaimsDeleted += p.ClaimsDeleted
-	r.Joining, r.Waiting, r.Skipped, r.Usage = p.Joining, p.Waiting, p.Skipped, p.Usage
+	r.HandedOver += p.HandedOver
+	r.FinalizersRemoved += p.FinalizersRemoved
+	r.Joining, r.Waiting, r.Skipped, r.Held, r.Usage = p.Joining, p.Waiting, p.Skipped, p.Held, p.Usage
 	r.Errors = append(r.Errors, p.Errors...)
 }
 
 // String summarises the report in one line (for logs and test failures).
 func (r RunReport) String() string {
-	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d terminated=%d nodesDeleted=%d claimsDeleted=%d joining=%d errors=%d",
-		r.Passes, r.Registered, r.Initialized, r.Adopted, r.Terminated, r.NodesDeleted, r.ClaimsDeleted, r.Joining, len(r.Errors))
+	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d terminated=%d nodesDeleted=%d claimsDeleted=%d handedOver=%d finalizersRemoved=%d joining=%d errors=%d",
+		r.Passes, r.Registered, r.Initialized, r.Adopted, r.Terminated, r.NodesDeleted, r.ClaimsDeleted, r.HandedOver,
+		r.FinalizersRemoved, r.Joining, len(r.Errors))
 }
