@@ -219,10 +219,12 @@ func at(base time.Time, d time.Duration) *time.Time {
 }
 
 // ourNode is a Node with a providerID for instance id in us-east-1a, the NodePool label, and
-// Nodewright's finalizer; deleting gives it a deletionTimestamp.
+// Nodewright's finalizer, Ready; deleting gives it a deletionTimestamp.
 func ourNode(name, id string, deleting bool) *corev1.Node {
 	n := node(name, "aws:///us-east-1a/"+id, map[string]string{"karpenter.sh/nodepool": "default"})
 	n.Finalizers = []string{"nodewright.sh/termination"}
+	// Ready, so the ghost-node repair (a Node whose instance is not listed) leaves it to these rules.
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
 	if deleting {
 		ts := metav1.NewTime(time.Date(2026, 11, 25, 11, 59, 0, 0, time.UTC))
 		n.DeletionTimestamp = &ts
