@@ -16,7 +16,7 @@ func TestDeletedNodeHandsItsClaimOverOnce(t *testing.T) {
 	byName := claimOn("default-a", "default", state.Initialized, "i-0a", "ip-a")
 	byProvider := claimOn("default-b", "default", state.Initialized, "i-0b", "")
 	draining := claimOn("default-c", "default", state.Draining, "i-0c", "ip-c")
-	draining.DrainingAt = at(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC), -time.Minute)
+	draining.DrainingAt = at(testNow, -time.Minute)
 	kept := claimOn("default-d", "default", state.Initialized, "i-0d", "ip-d")
 	notOurs := ourNode("ip-d", "i-0d", true)
 	notOurs.Finalizers = []string{"example.com/other"}
@@ -94,7 +94,7 @@ func TestRemovedNodePoolsClaimsAreHandedOver(t *testing.T) {
 		claimOn("gone-x", "gone", state.Draining, "i-0x", "ip-x"),
 	}
 	claims[4].ProviderID = ""
-	claims[5].DrainingAt = at(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC), -time.Minute)
+	claims[5].DrainingAt = at(testNow, -time.Minute)
 
 	t.Run("claims of a NodePool no longer stored go, once", func(t *testing.T) {
 		r := newRig(t, claims...)

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/state"
 	"github.com/nodewright/nodewright/shared/termination"
@@ -19,51 +18,19 @@ import (
 // Fakes for the hand-over and registration-order tests: a store with configuration and hooks to inject
 // what a concurrent writer does, a Node writer that records its calls, and a termination queue.
 
-// poolsYAML has a valid "default" NodePool and its EC2NodeClass.
-const poolsYAML = `
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata:
-  name: default
-spec:
-  template:
-    spec:
-      nodeClassRef:
-        group: karpenter.k8s.aws
-        kind: EC2NodeClass
-        name: default
-      requirements:
-        - key: kubernetes.io/arch
-          operator: In
-          values: ["amd64"]
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata:
-  name: default
-spec:
-  amiFamily: AL2023
-  role: KarpenterNodeRole-demo
-  amiSelectorTerms:
-    - alias: al2023@latest
-  subnetSelectorTerms:
-    - tags:
-        karpenter.sh/discovery: demo
-  securityGroupSelectorTerms:
-    - tags:
-        karpenter.sh/discovery: demo
-`
-
-// configItems is poolsYAML as stored, plus a NodePool "broken" whose stored spec does not decode.
-func configItems(t *testing.T) []state.ConfigItem {
-	t.Helper()
-	objs, err := apis.Decode("pools.yaml", []byte(poolsYAML))
-	require.NoError(t, err)
-	require.Empty(t, apis.DefaultAndValidate(objs))
-	items, err := state.ConfigItemsFrom(objs)
-	require.NoError(t, err)
-	return append(items, state.ConfigItem{Kind: state.KindNodePool, Name: "broken", Spec: "{"})
+// configItems is a valid NodePool "default" as stored, plus a NodePool "broken" whose stored spec does not
+// decode (a configuration problem, not a removal).
+func configItems() []state.ConfigItem {
+	return []state.ConfigItem{
+		{Kind: state.KindNodePool, Name: "default", Spec: `{"metadata":{"name":"default"},"spec":{"template":{"spec":{
+			"nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"default"},
+			"requirements":[{"key":"kubernetes.io/arch","operator":"In","values":["amd64"]}]}}}}`},
+		{Kind: state.KindNodePool, Name: "broken", Spec: "{"},
+	}
 }
+
+// testNow is the rig's clock at its start.
+var testNow = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 
 // hookStore is fakeStore with configuration; afterList runs after the claims were listed, as a writer
 // that moves a claim between the pass's read and its write.
@@ -197,8 +164,8 @@ type rig struct {
 }
 
 func newRig(t *testing.T, claims ...state.Claim) *rig {
-	return &rig{store: &hookStore{fakeStore: fakeStore{claims: claims}, config: configItems(t)}, writer: &recWriter{},
-		queue: &queue{}, now: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+	return &rig{store: &hookStore{fakeStore: fakeStore{claims: claims}, config: configItems()}, writer: &recWriter{},
+		queue: &queue{}, now: testNow}
 }
 
 func (r *rig) run(t *testing.T) RunReport {
@@ -226,7 +193,7 @@ func ourNode(name, id string, deleting bool) *corev1.Node {
 	// Ready, so the ghost-node repair (a Node whose instance is not listed) leaves it to these rules.
 	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
 	if deleting {
-		ts := metav1.NewTime(time.Date(2026, 11, 25, 11, 59, 0, 0, time.UTC))
+		ts := metav1.NewTime(testNow.Add(-time.Minute))
 		n.DeletionTimestamp = &ts
 	}
 	return n
@@ -237,4 +204,15 @@ func claimOn(name, pool string, l state.Lifecycle, id, nodeName string) state.Cl
 	created := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	return state.Claim{Name: name, NodePool: pool, NodeClass: "default", Lifecycle: l, InstanceID: id, Zone: "us-east-1a",
 		ProviderID: "aws:///us-east-1a/" + id, NodeName: nodeName, CreatedAt: created, LaunchedAt: &created}
+}
+
+// stalledClaim is a claim that entered lifecycle l (draining or terminating) 20 minutes before testNow.
+func stalledClaim(name string, l state.Lifecycle) state.Claim {
+	c := claimOn(name, "default", l, "i-0"+name, "ip-"+name)
+	if l == state.Terminating {
+		c.TerminatingAt = at(testNow, -20*time.Minute)
+	} else {
+		c.DrainingAt = at(testNow, -20*time.Minute)
+	}
+	return c
 }

@@ -30,7 +30,7 @@ func TestResendInterval(t *testing.T) {
 }
 
 func TestStalledFor(t *testing.T) {
-	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	now := testNow
 	claim := func(l state.Lifecycle, since time.Duration, sentAgo time.Duration, sends int) state.Claim {
 		c := claimOn("default-s", "default", l, "i-0s", "ip-s")
 		switch l {
@@ -67,9 +67,9 @@ func TestStalledFor(t *testing.T) {
 }
 
 func TestStalledDrainIsSentAgainOnceWithItsReason(t *testing.T) {
-	base := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	stalled := claimOn("default-old", "default", state.Draining, "i-0o", "ip-o")
-	stalled.DrainingAt, stalled.DisruptionReason = at(base, -20*time.Minute), "Drifted"
+	base := testNow
+	stalled := stalledClaim("default-old", state.Draining)
+	stalled.DisruptionReason = "Drifted"
 	fresh := claimOn("default-new", "default", state.Draining, "i-0n", "ip-n")
 	fresh.DrainingAt, fresh.DisruptionReason = at(base, -time.Minute), "Empty"
 	r := newRig(t, stalled, fresh)
@@ -104,14 +104,12 @@ func TestStalledDrainIsSentAgainOnceWithItsReason(t *testing.T) {
 }
 
 func TestOverlappingPassesSendOnce(t *testing.T) {
-	base := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	stalled := claimOn("default-old", "default", state.Draining, "i-0o", "ip-o")
-	stalled.DrainingAt = at(base, -20*time.Minute)
+	stalled := stalledClaim("default-old", state.Draining)
 	r := newRig(t, stalled)
 	r.instances.list = tagged(stalled)
 	r.store.afterList = func(s *hookStore) { // another pass, with its lease expired under it, sends first
 		c := s.claim(t, "default-old")
-		c.TerminationSentAt, c.TerminationSends = &base, 1
+		c.TerminationSentAt, c.TerminationSends = &testNow, 1
 	}
 	r.run(t)
 	assert.Empty(t, r.queue.sent, "the claim's mark changed since the pass read it")
@@ -119,9 +117,7 @@ func TestOverlappingPassesSendOnce(t *testing.T) {
 }
 
 func TestAFailedSendIsTriedAgainNextPass(t *testing.T) {
-	base := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	stalled := claimOn("default-old", "default", state.Terminating, "i-0o", "ip-o")
-	stalled.TerminatingAt = at(base, -20*time.Minute)
+	stalled := stalledClaim("default-old", state.Terminating)
 	r := newRig(t, stalled)
 	r.instances.list = tagged(stalled)
 	r.queue.err = errors.New("sqs: throttled")
