@@ -109,8 +109,9 @@ type Prices interface {
 	Price(instanceType, zone, capacityType string) (float64, bool)
 }
 
-// Runner brings launched claims' Nodes into the cluster (registration, initialization) and repairs what
-// events missed (reconcile.Decide). It is safe for concurrent use; the lease lets one pass proceed at a
+// Runner brings launched claims' Nodes into the cluster (registration, initialization), hands the claims
+// of deleted Nodes, removed NodePools and stalled drains to the termination flow, and repairs what events
+// missed (reconcile.Decide). It is safe for concurrent use; the lease lets one pass proceed at a
 // time, across processes.
 type Runner struct {
 	cfg  RunnerConfig
