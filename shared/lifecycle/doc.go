@@ -10,5 +10,10 @@
 // reads the instances, the claims, the NodePools and the Nodes, applies registration and initialization
 // through the Kubernetes adapter, then carries out reconcile.Decide's repairs (adopt, launch and
 // registration timeouts, leaked instances, ghost claims and Nodes), recording a decision for each step.
-// Its adapters sit behind the small interfaces declared in runner.go.
+// Registration records the Node on the claim before it opens the Node, and puts Nodewright's finalizer
+// (nodewright.sh/termination) on it. Nodes leave only through the termination flow: the pass hands it the
+// claims of deleted Nodes (kubectl delete node) and of NodePools removed from the configuration, sends
+// stalled drains again (handover.go says when), and releases a deleting Node's finalizer once no claim
+// stands for it and its instance is gone. Its adapters sit behind the small interfaces declared in
+// runner.go.
 package lifecycle

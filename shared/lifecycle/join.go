@@ -42,47 +42,90 @@ func (p *passState) move(ctx context.Context, name string, from state.Lifecycle,
 	return true, nil
 }
 
-// register brings each launched claim's Node, once it has joined, the claim's labels and the NodePool's
-// annotations and taints, lifts karpenter.sh/unregistered and moves the claim to registered.
+// register brings each launched claim's Node, once it has joined, into the cluster, in an order that is
+// safe against a drain starting meanwhile: first the claim learns its Node (NodeName recorded, moved to
+// registered, a conditional write), then the Node gets Nodewright's finalizer, the NodePool's taints and
+// labels, and only then, if the claim is still in service, is karpenter.sh/unregistered lifted. So the
+// termination flow always finds the Node of a claim it drains, and a Node whose claim is on its way out
+// never opens to pods. A claim read registered whose Node still has the unregistered taint (a pass cut
+// short) is finished the same way.
 func (p *passState) register(ctx context.Context) {
 	for _, c := range p.w.claims {
-		if c.Lifecycle != state.Launched {
+		if c.Lifecycle != state.Launched && c.Lifecycle != state.Registered {
 			continue
 		}
 		subject := "nodeclaim/" + c.Name
 		reg := Register(ExpectedFor(c, p.w.pools[c.NodePool]), p.w.nodes)
 		if reg.Node == nil {
-			p.wait(c.Name, reg.Reason)
+			if c.Lifecycle == state.Launched {
+				p.wait(c.Name, reg.Reason)
+			}
 			continue
 		}
 		node := reg.Node
-		for _, w := range reg.Warnings {
-			reason, msg, _ := strings.Cut(w, ": ")
-			p.event(ctx, node, corev1.EventTypeWarning, kube.Reason(reason), msg)
+		if c.Lifecycle == state.Registered && (node.Name != c.NodeName || reg.Patch.Empty()) {
+			continue // registered whole; initialize takes it from here
 		}
-		if err := p.apply(ctx, node, reg.Patch); err != nil {
+		if node.DeletionTimestamp != nil {
+			p.wait(c.Name, "NodeDeleting: the Node is being deleted before it was registered")
+			continue
+		}
+		if c.Lifecycle == state.Launched {
+			for _, w := range reg.Warnings {
+				reason, msg, _ := strings.Cut(w, ": ")
+				p.event(ctx, node, corev1.EventTypeWarning, kube.Reason(reason), msg)
+			}
+			ok, err := p.move(ctx, c.Name, state.Launched, func(cur *state.Claim) {
+				cur.Lifecycle, cur.NodeName = state.Registered, node.Name
+				if cur.ProviderID == "" {
+					cur.ProviderID = node.Spec.ProviderID
+				}
+			})
+			if err != nil || !ok {
+				if err != nil {
+					p.fail(subject, err)
+				}
+				continue
+			}
+			p.lifecycle[c.Name] = state.Registered
+			p.rep.Registered++
+			msg := fmt.Sprintf("Node %s registered for NodeClaim %s (instance %s)", node.Name, c.Name, c.InstanceID)
+			p.event(ctx, node, corev1.EventTypeNormal, ReasonRegistered, msg)
+			p.decide(ctx, subject, "Registered", "Registered", msg, map[string]string{"node": node.Name,
+				"instanceId": c.InstanceID, "warnings": strings.Join(reg.Warnings, "; ")})
+		}
+		if err := p.openNode(ctx, c.Name, node, reg.Patch); err != nil {
 			p.fail(subject, err)
-			continue
 		}
-		ok, err := p.move(ctx, c.Name, state.Launched, func(cur *state.Claim) {
-			cur.Lifecycle, cur.NodeName = state.Registered, node.Name
-			if cur.ProviderID == "" {
-				cur.ProviderID = node.Spec.ProviderID
-			}
-		})
-		if err != nil || !ok {
-			if err != nil {
-				p.fail(subject, err)
-			}
-			continue
-		}
-		p.lifecycle[c.Name] = state.Registered
-		p.rep.Registered++
-		msg := fmt.Sprintf("Node %s registered for NodeClaim %s (instance %s)", node.Name, c.Name, c.InstanceID)
-		p.event(ctx, node, corev1.EventTypeNormal, ReasonRegistered, msg)
-		p.decide(ctx, subject, "Registered", "Registered", msg, map[string]string{"node": node.Name,
-			"instanceId": c.InstanceID, "warnings": strings.Join(reg.Warnings, "; ")})
 	}
+}
+
+// openNode finishes a registration whose claim already names the Node: finalizer, taints and labels, then
+// the unregistered taint is lifted, unless the claim has meanwhile left service (then it stays, and the
+// Node never takes pods; the termination flow has its name and drains it).
+func (p *passState) openNode(ctx context.Context, claim string, node *corev1.Node, patch Patch) error {
+	if err := p.r.deps.NodeActions.AddFinalizer(ctx, node.Name, kube.TerminationFinalizer); err != nil {
+		return err
+	}
+	p.finalized[node.Name] = true
+	lift := patch.RemoveTaints
+	patch.RemoveTaints = nil
+	if err := p.apply(ctx, node, patch); err != nil {
+		return err
+	}
+	if len(lift) == 0 {
+		return nil
+	}
+	cur, err := p.r.deps.Store.GetClaim(ctx, claim)
+	if err != nil {
+		return fmt.Errorf("reading the claim again before lifting %s: %w", UnregisteredTaintKey, err)
+	}
+	if !cur.Lifecycle.InService() {
+		p.lifecycle[claim] = cur.Lifecycle
+		p.wait(claim, fmt.Sprintf("ClaimLeftService: the claim is %s; %s stays on Node %s", cur.Lifecycle, UnregisteredTaintKey, node.Name))
+		return nil
+	}
+	return p.apply(ctx, node, Patch{RemoveTaints: lift})
 }
 
 // initialize labels each registered claim's Node initialized once it is Ready, its startup and ephemeral
@@ -101,6 +144,10 @@ func (p *passState) initialize(ctx context.Context) {
 		}
 		if node == nil {
 			p.wait(c.Name, "NodeNotFound")
+			continue
+		}
+		if hasTaint(node, UnregisteredTaintKey) {
+			p.wait(c.Name, "Unregistered: "+UnregisteredTaintKey+" is still on the Node")
 			continue
 		}
 		init := Initialize(exp, node)

@@ -2,14 +2,12 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/reconcile"
 	"github.com/nodewright/nodewright/shared/state"
-	"github.com/nodewright/nodewright/shared/termination"
 )
 
 // reconcileState maps a claim's lifecycle to what reconciliation cares about; deleted claims are left out.
@@ -80,7 +78,7 @@ func (p *passState) repair(ctx context.Context) {
 		case reconcile.RebuildClaim:
 			p.rebuild(ctx, a, instances[a.Instance])
 		case reconcile.Terminate:
-			p.handOver(ctx, a)
+			p.handOverAction(ctx, a)
 		case reconcile.DeleteClaim:
 			p.deleteClaim(ctx, a)
 		}
@@ -111,25 +109,21 @@ func (p *passState) confirmGone(ctx context.Context, actions []reconcile.Action)
 	return alive, true
 }
 
-// handOver sends the claim to the termination flow, which drains its Node (if any), terminates the
-// instance and deletes the Node once the instance is gone.
-func (p *passState) handOver(ctx context.Context, a reconcile.Action) {
-	subject := "nodeclaim/" + a.Claim
-	if p.r.deps.Terminations == nil {
-		p.fail(subject, errors.New("no termination queue to hand the node to"))
-		return
+// handOverAction sends the action's claim to the termination flow, which drains its Node (if any),
+// terminates the instance and deletes the Node once the instance is gone; at most once per overlap of
+// passes, as every hand-over of the lifecycle.
+func (p *passState) handOverAction(ctx context.Context, a reconcile.Action) {
+	c := state.Claim{Name: a.Claim} // a claim rebuilt this pass is not in the pass's list
+	for _, listed := range p.w.claims {
+		if listed.Name == a.Claim {
+			c = listed
+		}
 	}
-	now := p.r.deps.Now().UTC()
-	if err := p.r.deps.Terminations.Send(ctx, termination.Request{Claim: a.Claim, Reason: reasonOf(a), RequestedAt: now}); err != nil {
-		p.fail(subject, fmt.Errorf("handing to the termination flow: %w", err))
-		return
-	}
-	p.rep.HandedOver++
 	details := map[string]string{"instanceId": a.Instance}
 	if a.Node != "" {
 		details["node"] = a.Node
 	}
-	p.decide(ctx, subject, string(a.Kind), reasonOf(a), a.Reason+"; handed to the termination flow", details)
+	p.handOver(ctx, c, reasonOf(a), reasonOf(a), a.Reason+"; handed to the termination flow", details)
 }
 
 // adopt gives a pending claim the instance its interrupted launch left behind.

@@ -14,11 +14,13 @@ type RunReport struct {
 	Adopted int
 	// Rebuilt counts claims rebuilt for own instances no claim stood for (a redeploy with an empty table).
 	Rebuilt int
-	// HandedOver counts claims sent to the termination flow (registration timeouts, ghost Nodes); the
-	// lifecycle terminates no instance and deletes no Node itself.
+	// HandedOver counts claims sent to the termination flow (registration timeouts, ghost Nodes, deleted
+	// Nodes, removed NodePools, stalled drains); the lifecycle terminates no instance and deletes no Node.
 	HandedOver int
 	// ClaimsDeleted counts claim records deleted.
 	ClaimsDeleted int
+	// FinalizersRemoved counts deleting Nodes released because their instance is gone.
+	FinalizersRemoved int
 	// Joining counts, after the last pass, the claims whose Node is still on its way (pending, launched
 	// or registered).
 	Joining int
@@ -26,6 +28,9 @@ type RunReport struct {
 	Waiting map[string]string
 	// Skipped says why the repairs were not decided in the last pass, if they were not.
 	Skipped string
+	// Held says which hand-over rules decided nothing in the last pass, and why (incomplete or empty
+	// configuration).
+	Held []string
 	// Errors are problems with single items ("nodeclaim/<name>: ..."); they did not stop the pass.
 	Errors []string
 	// Usage is each NodePool's Nodes against its limits (last pass).
@@ -41,12 +46,13 @@ func (r *RunReport) add(p RunReport) {
 	r.Rebuilt += p.Rebuilt
 	r.HandedOver += p.HandedOver
 	r.ClaimsDeleted += p.ClaimsDeleted
-	r.Joining, r.Waiting, r.Skipped, r.Usage = p.Joining, p.Waiting, p.Skipped, p.Usage
+	r.FinalizersRemoved += p.FinalizersRemoved
+	r.Joining, r.Waiting, r.Skipped, r.Held, r.Usage = p.Joining, p.Waiting, p.Skipped, p.Held, p.Usage
 	r.Errors = append(r.Errors, p.Errors...)
 }
 
 // String summarises the report in one line (for logs and test failures).
 func (r RunReport) String() string {
-	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d rebuilt=%d handedOver=%d claimsDeleted=%d joining=%d errors=%d",
-		r.Passes, r.Registered, r.Initialized, r.Adopted, r.Rebuilt, r.HandedOver, r.ClaimsDeleted, r.Joining, len(r.Errors))
+	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d rebuilt=%d handedOver=%d claimsDeleted=%d finalizersRemoved=%d joining=%d errors=%d",
+		r.Passes, r.Registered, r.Initialized, r.Adopted, r.Rebuilt, r.HandedOver, r.ClaimsDeleted, r.FinalizersRemoved, r.Joining, len(r.Errors))
 }

@@ -34,6 +34,7 @@ type Store interface {
 	ReleaseLease(ctx context.Context, l state.Lease) error
 	ListClaims(ctx context.Context) ([]state.Claim, error)
 	CreateClaim(ctx context.Context, c state.Claim) (state.Claim, error)
+	GetClaim(ctx context.Context, name string) (state.Claim, error)
 	UpdateClaim(ctx context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error)
 	RecordDecision(ctx context.Context, d state.Decision) error
 }
@@ -50,6 +51,8 @@ type NodeWriter interface {
 	Label(ctx context.Context, node string, labels map[string]*string) error
 	Annotate(ctx context.Context, node string, annotations map[string]string) error
 	DeleteNode(ctx context.Context, node string) error
+	AddFinalizer(ctx context.Context, node, finalizer string) error
+	RemoveFinalizer(ctx context.Context, node, finalizer string) error
 }
 
 // Instances reads the cluster's own instances; *instance.Launcher satisfies it. List returns every live
@@ -109,8 +112,9 @@ type Prices interface {
 	Price(instanceType, zone, capacityType string) (float64, bool)
 }
 
-// Runner brings launched claims' Nodes into the cluster (registration, initialization) and repairs what
-// events missed (reconcile.Decide). It is safe for concurrent use; the lease lets one pass proceed at a
+// Runner brings launched claims' Nodes into the cluster (registration, initialization), hands the claims
+// of deleted Nodes, removed NodePools and stalled drains to the termination flow, and repairs what events
+// missed (reconcile.Decide). It is safe for concurrent use; the lease lets one pass proceed at a
 // time, across processes.
 type Runner struct {
 	cfg  RunnerConfig
@@ -208,19 +212,27 @@ func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
 		return instErr
 	}
 	rep.Errors = append(rep.Errors, w.problems...)
-	p := &passState{r: r, runID: runID, rep: rep, w: w, lifecycle: map[string]state.Lifecycle{}}
+	p := &passState{r: r, runID: runID, rep: rep, w: w, lifecycle: map[string]state.Lifecycle{},
+		sent: map[string]bool{}, finalized: map[string]bool{}}
 	for _, c := range w.claims {
 		p.lifecycle[c.Name] = c.Lifecycle
 	}
 	p.register(ctx)
 	p.initialize(ctx)
+	p.keepFinalizers(ctx)
 	rep.Usage = Usage(w.nodes, w.pools)
+	// Hand-overs to the termination flow need claims, configuration and Nodes, not the instance list: the
+	// termination flow itself checks the instance before it terminates.
+	p.handOverDeletedNodes(ctx)
+	p.handOverRemovedPools(ctx)
+	p.resendStalled(ctx)
 	if instErr != nil {
 		rep.Skipped = "repairs: the instance list could not be read; nothing is decided on partial data"
 		rep.Joining = p.joining()
 		return instErr
 	}
 	p.repair(ctx)
+	p.releaseDeletedNodes(ctx)
 	rep.Joining = p.joining()
 	return nil
 }
@@ -233,6 +245,10 @@ type passState struct {
 	w     *world
 	// lifecycle is each claim's state as this pass left it.
 	lifecycle map[string]state.Lifecycle
+	// sent are the claims this pass handed to the termination flow.
+	sent map[string]bool
+	// finalized are the Nodes this pass gave Nodewright's finalizer.
+	finalized map[string]bool
 }
 
 // joining counts the claims whose Node is still on its way (pending, launched or registered).

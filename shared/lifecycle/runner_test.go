@@ -31,6 +31,14 @@ func (f *fakeStore) ReleaseLease(context.Context, state.Lease) error { return ni
 func (f *fakeStore) ListClaims(context.Context) ([]state.Claim, error) {
 	return append([]state.Claim(nil), f.claims...), nil
 }
+func (f *fakeStore) GetClaim(_ context.Context, name string) (state.Claim, error) {
+	for _, c := range f.claims {
+		if c.Name == name {
+			return c, nil
+		}
+	}
+	return state.Claim{}, state.ErrNotFound
+}
 func (f *fakeStore) UpdateClaim(_ context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error) {
 	for i := range f.claims {
 		if f.claims[i].Name == name {
@@ -71,6 +79,12 @@ func (noWrites) Label(context.Context, string, map[string]*string) error {
 	return errors.New("unexpected write")
 }
 func (noWrites) DeleteNode(context.Context, string) error { return errors.New("unexpected write") }
+func (noWrites) AddFinalizer(context.Context, string, string) error {
+	return errors.New("unexpected write")
+}
+func (noWrites) RemoveFinalizer(context.Context, string, string) error {
+	return errors.New("unexpected write")
+}
 
 type fakeInstances struct{ list []instance.Instance }
 

@@ -56,6 +56,11 @@ type Claim struct {
 	// GoneBy is when the instance will be gone whatever budgets and do-not-disrupt say (the earliest
 	// deadline of an interruption notice); every pod must be off the Node by then. Nil when no notice set one.
 	GoneBy *time.Time `dynamodbav:"goneBy,omitempty"`
+	// TerminationSentAt is when the lifecycle last handed the claim to the termination flow (its Node was
+	// deleted, its NodePool removed, or its drain stalled); TerminationSends counts those hand-overs. The
+	// lifecycle writes both, with the version check, before it sends, so overlapping passes send once.
+	TerminationSentAt *time.Time `dynamodbav:"terminationSentAt,omitempty"`
+	TerminationSends  int        `dynamodbav:"terminationSends,omitempty"`
 
 	CreatedAt     time.Time  `dynamodbav:"createdAt"`
 	LaunchedAt    *time.Time `dynamodbav:"launchedAt,omitempty"`

@@ -322,7 +322,7 @@ func TestGhostNodeIsHandedToTerminationOnceNotReady(t *testing.T) {
 	assert.Equal(t, "garbage_collected", reqs[0].Reason)
 	_, err = e.kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
 	assert.NoError(t, err, "only the termination flow deletes Nodes")
-	assert.Contains(t, e.decisions(t, "nodeclaim/default-ghost"), "Terminate/garbage_collected")
+	assert.Contains(t, e.decisions(t, "nodeclaim/default-ghost"), "TerminationRequested/garbage_collected")
 }
 
 func TestClaimWithoutNodeAfterRegistrationTimeoutIsHandedToTermination(t *testing.T) {
@@ -341,7 +341,7 @@ func TestClaimWithoutNodeAfterRegistrationTimeoutIsHandedToTermination(t *testin
 	require.Len(t, reqs, 1)
 	assert.Equal(t, "default-slow1", reqs[0].Claim)
 	assert.Equal(t, "registration_timeout", reqs[0].Reason)
-	assert.Equal(t, []string{"Terminate/registration_timeout"}, e.decisions(t, "nodeclaim/default-slow1"))
+	assert.Equal(t, []string{"TerminationRequested/registration_timeout"}, e.decisions(t, "nodeclaim/default-slow1"))
 }
 
 func TestFailingInstanceListDecidesNothingDestructive(t *testing.T) {

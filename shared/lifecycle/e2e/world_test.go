@@ -320,7 +320,10 @@ func (e *env) joinNode(t *testing.T, name string, inst instance.Instance, pool s
 		Spec:       corev1.NodeSpec{ProviderID: inst.ProviderID(), Taints: taints},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = e.kube.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = kube.NewActions(e.kube).RemoveFinalizer(context.Background(), name, kube.TerminationFinalizer)
+		_ = e.kube.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"),
 		corev1.ResourcePods: resource.MustParse("29")}
 	now := metav1.Now()
