@@ -57,16 +57,5 @@ func (s *Service) sendTermination(ctx context.Context, claim, reason string, dea
 		d := deadline.UTC()
 		req.Deadline = &d
 	}
-	body, err := req.Body()
-	if err != nil {
-		return err
-	}
-	_, err = s.deps.Queue.SendMessage(ctx, &sqs.SendMessageInput{
-		QueueUrl:    aws.String(s.cfg.TerminationQueueURL),
-		MessageBody: aws.String(body),
-	})
-	if err != nil {
-		return fmt.Errorf("sending the termination request for claim %s: %w", claim, err)
-	}
-	return nil
+	return termination.NewSender(s.deps.Queue, s.cfg.TerminationQueueURL).Send(ctx, req)
 }

@@ -119,6 +119,9 @@ func (p *passState) handOverAction(ctx context.Context, a reconcile.Action) {
 			c = listed
 		}
 	}
+	if !handOverDue(c, p.r.deps.Now()) {
+		return // handed over lately (this rule or another); the stalled-drain rule sends again if it is lost
+	}
 	details := map[string]string{"instanceId": a.Instance}
 	if a.Node != "" {
 		details["node"] = a.Node
