@@ -163,6 +163,13 @@ func (a *agent) markForeign(id string) {
 	a.foreign[id] = true
 }
 
+// isForeign reports whether id is another provisioner's instance.
+func (a *agent) isForeign(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.foreign[id]
+}
+
 // joinForeign registers a foreign instance's Node as that provisioner's bootstrap made it (labels,
 // taints and finalizers given) and runs its pods from then on.
 func (a *agent) joinForeign(ctx context.Context, inst ec2types.Instance, node *corev1.Node) error {
