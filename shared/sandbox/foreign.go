@@ -91,7 +91,7 @@ func (s *Sandbox) launchKarpenterCapacity(ctx context.Context, n int, namespace 
 			corev1.LabelHostname: name, corev1.LabelInstanceTypeStable: karpenterInstanceType,
 			corev1.LabelTopologyZone: zone, corev1.LabelTopologyRegion: zone[:len(zone)-1],
 			scheduling.LabelNodePool: KarpenterNodePool, scheduling.LabelEC2NodeClass: "default",
-			scheduling.LabelCapacityType: scheduling.CapacityTypeOnDemand,
+			scheduling.LabelCapacityType:   scheduling.CapacityTypeOnDemand,
 			scheduling.LabelNodeRegistered: "true", scheduling.LabelNodeInitalized: "true",
 		} {
 			labels[k] = v
