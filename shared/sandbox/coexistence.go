@@ -130,26 +130,11 @@ metadata:
 spec:
   template:
     spec:
-      nodeClassRef:
-        group: karpenter.k8s.aws
-        kind: EC2NodeClass
-        name: default
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
       requirements:
-        - key: team
-          operator: In
-          values: ["a", "b"]
-        - key: kubernetes.io/arch
-          operator: In
-          values: ["amd64"]
-        - key: karpenter.k8s.aws/instance-category
-          operator: In
-          values: ["c", "m", "r"]
-        - key: karpenter.k8s.aws/instance-generation
-          operator: Gt
-          values: ["4"]
-        - key: karpenter.sh/capacity-type
-          operator: In
-          values: ["on-demand"]
+        - {key: team, operator: In, values: ["a", "b"]}
+        - {key: kubernetes.io/arch, operator: In, values: ["amd64"]}
+        - {key: karpenter.sh/capacity-type, operator: In, values: ["on-demand"]}
   limits:
     cpu: "64"
 `

@@ -62,7 +62,8 @@ func (s *Sandbox) launchKarpenterCapacity(ctx context.Context, n int, namespace 
 	for i := 0; i < n; i++ {
 		zone := Zones[i%len(Zones)]
 		subnets, err := s.EC2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{
-			{Name: aws.String("availability-zone"), Values: []string{zone}}}})
+			{Name: aws.String("availability-zone"), Values: []string{zone}},
+			{Name: aws.String("tag:karpenter.sh/discovery"), Values: []string{Cluster}}}})
 		if err != nil || len(subnets.Subnets) == 0 {
 			return fc, fmt.Errorf("finding the subnet in %s: %v", zone, err)
 		}
