@@ -124,6 +124,25 @@ func (a *Actions) Label(ctx context.Context, node string, labels map[string]*str
 	return a.patchNode(ctx, node, "labelling", map[string]any{"metadata": map[string]any{"labels": diff}})
 }
 
+// Annotate sets annotations on the Node. Annotations already as asked are not written again; others
+// on the Node are left alone.
+func (a *Actions) Annotate(ctx context.Context, node string, annotations map[string]string) error {
+	n, err := a.client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("annotating node %s: %w", node, mapError(err))
+	}
+	diff := map[string]string{}
+	for k, v := range annotations {
+		if cur, ok := n.Annotations[k]; !ok || cur != v {
+			diff[k] = v
+		}
+	}
+	if len(diff) == 0 {
+		return nil
+	}
+	return a.patchNode(ctx, node, "annotating", map[string]any{"metadata": map[string]any{"annotations": diff}})
+}
+
 // Cordon marks the Node unschedulable.
 func (a *Actions) Cordon(ctx context.Context, node string) error {
 	return a.setUnschedulable(ctx, node, true)

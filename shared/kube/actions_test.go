@@ -115,6 +115,28 @@ func TestLabelAndCordon(t *testing.T) {
 	assert.False(t, getNode(t, c, node).Spec.Unschedulable)
 }
 
+func TestAnnotate(t *testing.T) {
+	_, c, ns := realCluster(t, kubetest.Options{})
+	ctx := context.Background()
+	node := kubetest.ReadyNode(t, c, ns+"-annotate", nil)
+	a := NewActions(c)
+	n := getNode(t, c, node)
+	n.Annotations = map[string]string{"example.com/kept": "yes"}
+	_, err := c.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	want := map[string]string{"example.com/owner": "ml-platform", "example.com/empty": ""}
+	require.NoError(t, a.Annotate(ctx, node, want))
+	n = getNode(t, c, node)
+	assert.Equal(t, "ml-platform", n.Annotations["example.com/owner"])
+	assert.Contains(t, n.Annotations, "example.com/empty", "an empty value is an annotation too")
+	assert.Equal(t, "yes", n.Annotations["example.com/kept"], "other annotations are left alone")
+	require.NoError(t, a.Annotate(ctx, node, want))
+	assert.Equal(t, n.ResourceVersion, getNode(t, c, node).ResourceVersion, "annotations already set are not written")
+
+	assert.True(t, IsNotFound(a.Annotate(ctx, "no-such-node", want)), "a missing Node is NotFound")
+}
+
 func TestDeletePodAndNode(t *testing.T) {
 	_, c, ns := realCluster(t, kubetest.Options{})
 	ctx := context.Background()

@@ -33,10 +33,12 @@ type Options struct {
 	// Family is an AMI family (apis.AMIFamilyAL2023, …).
 	Family  string
 	Cluster Cluster
-	// Labels are the labels the node registers with: nodepool, nodeclass, capacity type and the NodePool
-	// template labels. Labels in domains the kubelet may not set on itself (kubernetes.io, k8s.io and
-	// their sub-domains, as Kubernetes' NodeRestriction admission enforces) are left out, as Karpenter
-	// does; the lifecycle code sets them on the Node.
+	// Labels are the labels the node registers with: nodepool, nodeclass, capacity type, the NodePool
+	// template labels and the custom labels a claim's pods narrowed its requirements to (team=a). The
+	// template's name hashes them, so each distinct label set gets its own template. Labels in domains
+	// the kubelet may not set on itself (kubernetes.io, k8s.io and their sub-domains, as Kubernetes'
+	// NodeRestriction admission enforces) are left out, as Karpenter does; the lifecycle code sets them
+	// on the Node.
 	Labels map[string]string
 	// Taints and StartupTaints are the NodePool template's; karpenter.sh/unregistered:NoExecute is
 	// always added.

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"maps"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,21 +12,22 @@ import (
 )
 
 // ExpectedFor is what the claim's NodePool (pool; the zero pool when it is no longer configured) asks of
-// its Node: the pool's template labels and its single-valued In requirements, the NodePool and
-// EC2NodeClass labels, the instance type, zone and capacity type the claim launched with, the pool's
-// taints and startup taints, and the extended resources (not cpu, memory, pods, ephemeral-storage or
-// hugepages) the claim's pods requested.
+// its Node: every label recorded on the claim (its pool's template labels, the requirement values its
+// pods narrowed, its instance type's labels), for claims recorded without them the pool's template
+// labels and single-valued In requirements, the NodePool and EC2NodeClass labels, the instance type,
+// zone and capacity type the claim launched with, the pool's template annotations, taints and startup
+// taints, and the extended resources (not cpu, memory, pods, ephemeral-storage or hugepages) the
+// claim's pods requested.
 func ExpectedFor(c state.Claim, pool scheduling.NodePool) Expected {
-	exp := Expected{ProviderID: providerID(c), Labels: map[string]string{},
+	exp := Expected{ProviderID: providerID(c), Labels: map[string]string{}, Annotations: maps.Clone(pool.Annotations),
 		Taints: pool.Taints, StartupTaints: pool.StartupTaints}
 	for _, r := range pool.Requirements {
 		if r.Operator == scheduling.OpIn && len(r.Values) == 1 && r.Key != scheduling.LabelHostname {
 			exp.Labels[r.Key] = r.Values[0]
 		}
 	}
-	for k, v := range pool.Labels {
-		exp.Labels[k] = v
-	}
+	maps.Copy(exp.Labels, pool.Labels)
+	maps.Copy(exp.Labels, c.Labels)
 	set := func(k, v string) {
 		if v != "" {
 			exp.Labels[k] = v

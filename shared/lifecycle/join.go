@@ -42,8 +42,8 @@ func (p *passState) move(ctx context.Context, name string, from state.Lifecycle,
 	return true, nil
 }
 
-// register brings each launched claim's Node, once it has joined, the NodePool's labels and taints, lifts
-// karpenter.sh/unregistered and moves the claim to registered.
+// register brings each launched claim's Node, once it has joined, the claim's labels and the NodePool's
+// annotations and taints, lifts karpenter.sh/unregistered and moves the claim to registered.
 func (p *passState) register(ctx context.Context) {
 	for _, c := range p.w.claims {
 		if c.Lifecycle != state.Launched {
@@ -127,12 +127,17 @@ func (p *passState) initialize(ctx context.Context) {
 	}
 }
 
-// apply writes a patch to the Node: taints first, then labels (karpenter.sh/registered among them), and
-// the unregistered taint last, so a pass that stops half-way leaves a Node the next pass finishes rather
-// than one that takes pods before its taints are set.
+// apply writes a patch to the Node: taints first, then annotations, then labels
+// (karpenter.sh/registered among them), and the unregistered taint last, so a pass that stops half-way
+// leaves a Node the next pass finishes rather than one that takes pods before its taints are set.
 func (p *passState) apply(ctx context.Context, node *corev1.Node, patch Patch) error {
 	for _, t := range patch.AddTaints {
 		if err := p.r.deps.NodeActions.Taint(ctx, node.Name, t); err != nil {
+			return err
+		}
+	}
+	if len(patch.SetAnnotations) > 0 {
+		if err := p.r.deps.NodeActions.Annotate(ctx, node.Name, patch.SetAnnotations); err != nil {
 			return err
 		}
 	}

@@ -17,8 +17,10 @@ const (
 
 // Expected is what the claim's NodePool asks of its Node.
 type Expected struct {
-	ProviderID    string
-	Labels        map[string]string
+	ProviderID string
+	Labels     map[string]string
+	// Annotations are the NodePool's template annotations (spec.template.metadata.annotations).
+	Annotations   map[string]string
 	Taints        []corev1.Taint
 	StartupTaints []corev1.Taint
 	// ExtendedResources are the non-zero extended resources the claim's pods requested (e.g.
@@ -28,14 +30,15 @@ type Expected struct {
 
 // Patch is what to change on the Node; applying it twice changes nothing more.
 type Patch struct {
-	SetLabels    map[string]string
-	AddTaints    []corev1.Taint
-	RemoveTaints []string // taint keys
+	SetLabels      map[string]string
+	SetAnnotations map[string]string
+	AddTaints      []corev1.Taint
+	RemoveTaints   []string // taint keys
 }
 
 // Empty reports whether the patch changes nothing.
 func (p Patch) Empty() bool {
-	return len(p.SetLabels) == 0 && len(p.AddTaints) == 0 && len(p.RemoveTaints) == 0
+	return len(p.SetLabels) == 0 && len(p.SetAnnotations) == 0 && len(p.AddTaints) == 0 && len(p.RemoveTaints) == 0
 }
 
 // Registration is the outcome of looking for the claim's Node.
@@ -49,7 +52,9 @@ type Registration struct {
 	Warnings []string
 }
 
-// Register finds the Node with the claim's providerID and says what to patch to register it.
+// Register finds the Node with the claim's providerID and says what to patch to register it: the
+// expected labels and annotations, the taints (unless the Node opts out of taint sync), the registered
+// label, and lifting karpenter.sh/unregistered.
 func Register(exp Expected, nodes []*corev1.Node) Registration {
 	var found []*corev1.Node
 	for _, n := range nodes {
@@ -77,6 +82,14 @@ func Register(exp Expected, nodes []*corev1.Node) Registration {
 	for k, v := range exp.Labels {
 		if node.Labels[k] != v {
 			r.Patch.SetLabels[k] = v
+		}
+	}
+	for k, v := range exp.Annotations {
+		if cur, ok := node.Annotations[k]; !ok || cur != v {
+			if r.Patch.SetAnnotations == nil {
+				r.Patch.SetAnnotations = map[string]string{}
+			}
+			r.Patch.SetAnnotations[k] = v
 		}
 	}
 	if node.Annotations[DoNotSyncTaintsAnnotn] != "true" && node.Labels[RegisteredLabel] != "true" {

@@ -47,6 +47,7 @@ type NodeWriter interface {
 	Taint(ctx context.Context, node string, taint corev1.Taint) error
 	Untaint(ctx context.Context, node string, taint corev1.Taint) error
 	Label(ctx context.Context, node string, labels map[string]*string) error
+	Annotate(ctx context.Context, node string, annotations map[string]string) error
 	DeleteNode(ctx context.Context, node string) error
 }
 

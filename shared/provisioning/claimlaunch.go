@@ -33,8 +33,12 @@ type claimLaunch struct {
 // The returned claim is set whenever an instance was launched, even if recording it failed.
 func (l claimLaunch) run(ctx context.Context) (*LaunchedClaim, error) {
 	cp, nc := l.target.claim, l.target.class.nc
-	_, err := l.store.CreateClaim(ctx, state.Claim{Name: l.name, NodePool: cp.NodePool, NodeClass: nc.Name,
-		Lifecycle: state.Pending, TemplateHash: l.poolHash, NodeClassHash: l.classHash,
+	labels, err := claimLabels(l.target.pool, nc.Name, cp.Requirements)
+	if err != nil {
+		return nil, fmt.Errorf("labelling claim %s: %w", l.name, err)
+	}
+	_, err = l.store.CreateClaim(ctx, state.Claim{Name: l.name, NodePool: cp.NodePool, NodeClass: nc.Name,
+		Lifecycle: state.Pending, TemplateHash: l.poolHash, NodeClassHash: l.classHash, Labels: labels,
 		Requests: requestStrings(cp.Requests), InstanceTypes: cp.InstanceTypeOptions, ReservationID: cp.ReservationID})
 	if err != nil {
 		return nil, fmt.Errorf("writing claim %s: %w", l.name, err)
@@ -59,11 +63,14 @@ func (l claimLaunch) run(ctx context.Context) (*LaunchedClaim, error) {
 
 	inst := res.Instance
 	capacityType, price := launchedOffering(plan, inst)
+	labels = launchedLabels(labels, l.target.class.byName[inst.InstanceType], inst, capacityType,
+		l.target.class.subnets[inst.Zone].ZoneID, reservationType(plan, inst.CapacityReservationID))
 	launched := &LaunchedClaim{Name: l.name, NodePool: cp.NodePool, InstanceID: inst.ID, InstanceType: inst.InstanceType,
 		Zone: inst.Zone, CapacityType: capacityType, Price: price, Pods: len(cp.Pods)}
 	_, err = l.store.UpdateClaim(ctx, l.name, func(c *state.Claim) error {
 		c.Lifecycle, c.InstanceID, c.InstanceType, c.Zone = state.Launched, inst.ID, inst.InstanceType, inst.Zone
 		c.CapacityType, c.PricePerHour, c.ProviderID = capacityType, price, inst.ProviderID()
+		c.Labels = labels
 		return nil
 	})
 	if err != nil {
@@ -117,4 +124,14 @@ func launchedOffering(plan LaunchPlan, inst instance.Instance) (string, float64)
 		}
 	}
 	return inst.CapacityType, 0
+}
+
+// reservationType is the type (default, capacity-block) of the plan's reservation id, or "".
+func reservationType(plan LaunchPlan, id string) string {
+	for _, o := range plan.Reserved {
+		if id != "" && o.ReservationID == id {
+			return o.ReservationType
+		}
+	}
+	return ""
 }

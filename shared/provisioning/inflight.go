@@ -9,9 +9,10 @@ import (
 
 // inFlightClaims are the claims written or launched by earlier runs whose Node has not registered yet
 // (DESIGN decision 4): the solver fills them before it opens anything new, so pods waiting for a booting
-// node trigger no second launch. A launched claim looks like its instance type in its zone and capacity
-// type; a pending one (its launch not answered yet) like the cheapest of its instance-type options. A
-// claim whose NodePool can no longer launch, or whose type is not in the catalog, still stands for its
+// node trigger no second launch. A claim carries the labels recorded for it (its pool's, the values
+// its pods narrowed, its instance type's). A launched claim looks like its instance type in its zone
+// and capacity type; a pending one (its launch not answered yet) like the cheapest of its instance-type
+// options. A claim whose NodePool can no longer launch, or whose type is not in the catalog, still stands for its
 // recorded requests, so it absorbs at least the pods it was made for.
 func inFlightClaims(claims []state.Claim, registered map[string]bool, pools []scheduling.NodePool,
 	classes map[string]*readyClass) []scheduling.InFlightClaim {
@@ -47,6 +48,9 @@ func inFlightClaims(claims []state.Claim, registered map[string]bool, pools []sc
 			f.Allocatable = parseRequests(c.Requests)
 			f.Capacity = f.Allocatable
 		}
+		// The claim's own labels: the values its pods narrowed (team=a), and once launched its instance
+		// type's. Without them a pod selecting team=a would not fit the claim made for it.
+		maps.Copy(f.Labels, c.Labels)
 		if c.Zone != "" {
 			f.Labels[scheduling.LabelZone] = c.Zone
 		}

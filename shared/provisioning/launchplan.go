@@ -96,7 +96,7 @@ func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarg
 			lt, ok := names[key]
 			if !ok {
 				lt, err = templates.Ensure(ctx, launchtemplate.Template{NodeClass: t.class.nc, Resolved: t.class.resolved.Status,
-					ImageID: image, Options: templateOptions(t, o.CapacityType, cr)})
+					ImageID: image, Options: templateOptions(t, reqs, o.CapacityType, cr)})
 				if err != nil {
 					return LaunchPlan{}, fmt.Errorf("ensuring launch template for %s: %w", image, err)
 				}
@@ -124,10 +124,21 @@ func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarg
 }
 
 // templateOptions are the user-data inputs of the claim's nodes: the NodePool's labels (its
-// EC2NodeClass label included) with the nodepool and capacity-type labels, and its taints. A node of a
+// EC2NodeClass label included) with the nodepool and capacity-type labels, the custom labels the
+// claim's pods narrowed (team=a from "team Exists"; see narrowedLabels), and its taints. A node of a
 // reservation (cr, else nil) also gets the reservation id and type labels, and its template targets it.
-func templateOptions(t claimTarget, capacityType string, cr *nodeclass.CapacityReservation) launchtemplate.Options {
+//
+// Narrowed labels make templates differ per claim, but a template is named after the hash of its data,
+// so claims with the same label set share one and a claim with another set gets its own. Only keys no
+// instance type defines are narrowed into the template: well-known ones (instance-family, zone...)
+// would differ between the overrides of one fleet, and reach the Node through registration instead.
+func templateOptions(t claimTarget, reqs scheduling.Requirements, capacityType string, cr *nodeclass.CapacityReservation) launchtemplate.Options {
 	labels := map[string]string{}
+	for k, v := range narrowedLabels(reqs) {
+		if !scheduling.IsWellKnownLabel(k) {
+			labels[k] = v
+		}
+	}
 	maps.Copy(labels, t.pool.Labels)
 	labels[apis.NodePoolLabelKey] = t.pool.Name
 	labels[apis.NodeClassLabelKey] = t.class.nc.Name

@@ -14,8 +14,9 @@ import (
 )
 
 // NodePoolsFrom converts defaulted, valid NodePools into the scheduler's view, sorted by name. Each pool
-// keeps its weight (0 when unset), template labels plus the karpenter.k8s.aws/ec2nodeclass label naming
-// its nodeClassRef, taints, startup taints, requirements with their operators and minValues, and limits.
+// keeps its weight (0 when unset), template annotations, template labels plus the
+// karpenter.k8s.aws/ec2nodeclass label naming its nodeClassRef, taints, startup taints, requirements
+// with their operators and minValues, and limits.
 // Static NodePools (spec.replicas set) are left out: they keep a fixed node count and never provision
 // for pending pods. An error names the NodePool and the requirement the scheduler cannot parse.
 func NodePoolsFrom(objs apis.Objects) ([]scheduling.NodePool, error) {
@@ -52,6 +53,9 @@ func nodePoolFrom(np *apis.NodePool) (scheduling.NodePool, error) {
 	}
 	if ref := tmpl.Spec.NodeClassRef; ref != nil && ref.Name != "" {
 		p.Labels[scheduling.LabelEC2NodeClass] = ref.Name
+	}
+	if len(tmpl.ObjectMeta.Annotations) > 0 {
+		p.Annotations = maps.Clone(tmpl.ObjectMeta.Annotations)
 	}
 	for i, r := range tmpl.Spec.Requirements {
 		spec := scheduling.NodeSelectorRequirement{

@@ -65,6 +65,7 @@ spec:
   template:
     metadata:
       labels: {team: ml}
+      annotations: {example.com/owner: ml-platform}
     spec:
       taints:
         - {key: nvidia.com/gpu, value: "true", effect: NoSchedule}
@@ -81,6 +82,7 @@ spec:
 				Name:          "gpu",
 				Weight:        42,
 				Labels:        map[string]string{"team": "ml", scheduling.LabelEC2NodeClass: "default"},
+				Annotations:   map[string]string{"example.com/owner": "ml-platform"},
 				Taints:        []corev1.Taint{{Key: "nvidia.com/gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule}},
 				StartupTaints: []corev1.Taint{{Key: "node.example.com/warming", Effect: corev1.TaintEffectNoExecute}},
 				Requirements: []scheduling.NodeSelectorRequirement{

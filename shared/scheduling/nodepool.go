@@ -27,6 +27,8 @@ type NodePool struct {
 	Requirements []NodeSelectorRequirement
 	// Labels are added to every node (spec.template.metadata.labels).
 	Labels map[string]string
+	// Annotations are put on every node (spec.template.metadata.annotations); the scheduler ignores them.
+	Annotations map[string]string
 	// Taints must be tolerated; StartupTaints need not be.
 	Taints        []corev1.Taint
 	StartupTaints []corev1.Taint

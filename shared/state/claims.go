@@ -34,6 +34,13 @@ type Claim struct {
 	// ReservationID is the capacity reservation the scheduler counted the claim against, if any: until
 	// its launch is answered, the next solves count that instance as taken.
 	ReservationID string `dynamodbav:"reservationId,omitempty"`
+	// Labels are every label the claim's Node will carry, as Karpenter sets them on a NodeClaim: the
+	// NodePool's template labels, its nodepool and node-class labels, the requirement values the pods
+	// packed on the claim narrowed to one (team=a from a pool's "team Exists" and a pod's nodeSelector),
+	// and, once the launch has answered, the instance type's labels (instance-family, -cpu, -memory...),
+	// zone, zone id and capacity type. Registration puts them on the Node; in-flight accounting matches
+	// pods against them.
+	Labels map[string]string `dynamodbav:"labels,omitempty"`
 
 	// Filled by the launch.
 	InstanceID   string  `dynamodbav:"instanceId,omitempty"` // sparse key of IndexByInstance

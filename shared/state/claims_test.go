@@ -15,10 +15,13 @@ func TestClaimLifecycle(t *testing.T) {
 	s, clk := newStore(t)
 
 	c, err := s.CreateClaim(ctx, Claim{Name: "default-abc12", NodePool: "default", InstanceTypes: []string{"m7g.large", "m6g.large"},
-		Requests: map[string]string{"cpu": "1500m", "memory": "3Gi"}})
+		Requests: map[string]string{"cpu": "1500m", "memory": "3Gi"}, Labels: map[string]string{"team": "a", "karpenter.sh/nodepool": "default"}})
 	require.NoError(t, err)
 	assert.Equal(t, Pending, c.Lifecycle)
 	assert.EqualValues(t, 1, c.Version)
+	read, err := s.GetClaim(ctx, c.Name)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"team": "a", "karpenter.sh/nodepool": "default"}, read.Labels, "labels are stored")
 
 	_, err = s.CreateClaim(ctx, Claim{Name: "default-abc12", NodePool: "default"})
 	assert.True(t, IsAlreadyExists(err), "a second create of the same claim must fail: %v", err)

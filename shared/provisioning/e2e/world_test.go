@@ -125,14 +125,21 @@ func newAWSWorld(t *testing.T) awsWorld {
 	_, err = db.CreateTable(ctx, state.CreateTableInput("state"))
 	require.NoError(t, err)
 	w.store = state.New(db, "state")
-	objs, err := apis.Decode("config.yaml", []byte(config))
+	w.applyConfig(t, config)
+	return w
+}
+
+// applyConfig validates NodePools and EC2NodeClasses and adds them to the stored configuration,
+// keeping what is there.
+func (w awsWorld) applyConfig(t *testing.T, yaml string) {
+	t.Helper()
+	objs, err := apis.Decode("config.yaml", []byte(yaml))
 	require.NoError(t, err)
 	require.Empty(t, apis.DefaultAndValidate(objs))
 	items, err := state.ConfigItemsFrom(objs)
 	require.NoError(t, err)
-	_, err = w.store.ApplyConfig(ctx, items, false)
+	_, err = w.store.ApplyConfig(context.Background(), items, false)
 	require.NoError(t, err)
-	return w
 }
 
 // claimedInstances lists the live instances tagged with a claim, by claim name.
