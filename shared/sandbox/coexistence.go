@@ -134,6 +134,8 @@ spec:
       requirements:
         - {key: team, operator: In, values: ["a", "b"]}
         - {key: kubernetes.io/arch, operator: In, values: ["amd64"]}
+        - {key: karpenter.k8s.aws/instance-category, operator: In, values: ["c", "m", "r"]}
+        - {key: karpenter.k8s.aws/instance-generation, operator: Gt, values: ["4"]}
         - {key: karpenter.sh/capacity-type, operator: In, values: ["on-demand"]}
   limits:
     cpu: "64"
