@@ -29,6 +29,10 @@ var scenarios = map[string]scenario{
 		rep, err := sb.ScaleUp(ctx, sandbox.ScaleUpOptions{Replicas: int32(replicas)})
 		return rep, err == nil && rep.PodsBound == rep.PodsRequested && rep.LeakedInstances == 0 && len(rep.Leaks) == 0 && len(rep.Errors) == 0, err
 	},
+	"coexistence": func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (any, bool, error) {
+		rep, err := sb.Coexistence(ctx, sandbox.CoexistenceOptions{ScaleUpOptions: sandbox.ScaleUpOptions{Replicas: int32(replicas)}})
+		return rep, err == nil && rep.Worked(), err
+	},
 	"spot-interruption": func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (any, bool, error) {
 		rep, err := sb.SpotInterruption(ctx, sandbox.ScaleUpOptions{Replicas: int32(replicas)})
 		return rep, err == nil && rep.PodsLost == 0 && rep.DuplicateEventsActedOn == 0 && rep.InterruptedNodeGoneAfterSeconds >= 0 &&

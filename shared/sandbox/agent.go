@@ -37,6 +37,9 @@ type agent struct {
 	seen   map[string]time.Time // instance id → when the agent first saw it running
 	joined map[string]string    // instance id → Node name
 	failed map[string]bool      // instances whose user data could not be read (reported once)
+	// foreign are instances another provisioner (Karpenter) launched and registered: the agent runs
+	// their pods and removes their Nodes when they are terminated, but never joins them from user data.
+	foreign map[string]bool
 }
 
 func (a *agent) run(ctx context.Context, every time.Duration) {
@@ -63,17 +66,9 @@ func (a *agent) sync(ctx context.Context) error {
 
 // syncInstances joins booted instances and removes the Nodes of terminated ones.
 func (a *agent) syncInstances(ctx context.Context) error {
-	var insts []ec2types.Instance
-	pages := ec2.NewDescribeInstancesPaginator(a.ec2, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
-		{Name: aws.String("tag:" + instance.TagCluster), Values: []string{a.cluster}}}})
-	for pages.HasMorePages() {
-		out, err := pages.NextPage(ctx)
-		if err != nil {
-			return err
-		}
-		for _, r := range out.Reservations {
-			insts = append(insts, r.Instances...)
-		}
+	insts, err := a.instances(ctx)
+	if err != nil {
+		return err
 	}
 	now := time.Now()
 	for _, inst := range insts {
@@ -85,7 +80,7 @@ func (a *agent) syncInstances(ctx context.Context) error {
 			a.seen[id] = now
 			first = now
 		}
-		broken := a.failed[id]
+		broken := a.failed[id] || a.foreign[id]
 		a.mu.Unlock()
 		switch inst.State.Name {
 		case ec2types.InstanceStateNameRunning, ec2types.InstanceStateNamePending:
@@ -119,6 +114,81 @@ func (a *agent) syncInstances(ctx context.Context) error {
 			a.mu.Unlock()
 		}
 	}
+	return nil
+}
+
+// instances lists the instances the agent is the kubelet of: Nodewright's (by its cluster tag) and the
+// foreign ones it was handed (by id, whatever they are tagged with).
+func (a *agent) instances(ctx context.Context) ([]ec2types.Instance, error) {
+	var insts []ec2types.Instance
+	listed := map[string]bool{}
+	collect := func(in *ec2.DescribeInstancesInput) error {
+		pages := ec2.NewDescribeInstancesPaginator(a.ec2, in)
+		for pages.HasMorePages() {
+			out, err := pages.NextPage(ctx)
+			if err != nil {
+				return err
+			}
+			for _, r := range out.Reservations {
+				for _, i := range r.Instances {
+					if id := aws.ToString(i.InstanceId); !listed[id] {
+						listed[id] = true
+						insts = append(insts, i)
+					}
+				}
+			}
+		}
+		return nil
+	}
+	if err := collect(&ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:" + instance.TagCluster), Values: []string{a.cluster}}}}); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	foreign := make([]string, 0, len(a.foreign))
+	for id := range a.foreign {
+		foreign = append(foreign, id)
+	}
+	a.mu.Unlock()
+	if len(foreign) == 0 {
+		return insts, nil
+	}
+	return insts, collect(&ec2.DescribeInstancesInput{InstanceIds: foreign})
+}
+
+// markForeign tells the agent that id is another provisioner's instance, before it could try to join it.
+func (a *agent) markForeign(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.foreign[id] = true
+}
+
+// isForeign reports whether id is another provisioner's instance.
+func (a *agent) isForeign(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.foreign[id]
+}
+
+// joinForeign registers a foreign instance's Node as that provisioner's bootstrap made it (labels,
+// taints and finalizers given) and runs its pods from then on.
+func (a *agent) joinForeign(ctx context.Context, inst ec2types.Instance, node *corev1.Node) error {
+	id := aws.ToString(inst.InstanceId)
+	a.markForeign(id)
+	info, ok := a.types[string(inst.InstanceType)]
+	if !ok {
+		return fmt.Errorf("instance type %s is not in the catalog", inst.InstanceType)
+	}
+	it, err := scheduling.NewAWSInstanceType(info, scheduling.NodeClassConfig{}, nil)
+	if err != nil {
+		return err
+	}
+	if err := a.register(ctx, inst, node, it, info.Architecture); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.joined[id] = node.Name
+	a.mu.Unlock()
 	return nil
 }
 
@@ -162,8 +232,18 @@ func (a *agent) join(ctx context.Context, inst ec2types.Instance) (string, error
 	}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 		Spec: corev1.NodeSpec{ProviderID: "aws:///" + zone + "/" + id, Taints: boot.Taints}}
+	if err := a.register(ctx, inst, node, it, info.Architecture); err != nil {
+		return "", err
+	}
+	a.tl.Printf("node-agent", "instance %s (%s, %s) joined as Node %s with %d taints", id, inst.InstanceType, zone, name, len(boot.Taints))
+	return name, nil
+}
+
+// register creates the Node and posts its Ready status, as a kubelet does when it starts.
+func (a *agent) register(ctx context.Context, inst ec2types.Instance, node *corev1.Node, it *scheduling.InstanceType, arch string) error {
+	name := node.Name
 	if _, err := a.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", fmt.Errorf("registering Node %s: %w", name, err)
+		return fmt.Errorf("registering Node %s: %w", name, err)
 	}
 	status := corev1.NodeStatus{
 		Capacity: it.Capacity.List(), Allocatable: it.Allocatable.List(),
@@ -171,7 +251,7 @@ func (a *agent) join(ctx context.Context, inst ec2types.Instance) (string, error
 			Message: "sandbox node agent is posting ready status", LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
 		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: aws.ToString(inst.PrivateIpAddress)},
 			{Type: corev1.NodeHostName, Address: name}},
-		NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.34.4", OperatingSystem: "linux", Architecture: info.Architecture,
+		NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.34.4", OperatingSystem: "linux", Architecture: arch,
 			OSImage: "Amazon Linux 2023 (sandbox)", ContainerRuntimeVersion: "containerd://sandbox"},
 	}
 	// Registration may patch the Node between these calls: post the status on the latest version.
@@ -184,16 +264,12 @@ func (a *agent) join(ctx context.Context, inst ec2types.Instance) (string, error
 		_, err = a.client.CoreV1().Nodes().UpdateStatus(ctx, cur, metav1.UpdateOptions{})
 		return err
 	}); err != nil {
-		return "", fmt.Errorf("posting Node %s status: %w", name, err)
+		return fmt.Errorf("posting Node %s status: %w", name, err)
 	}
 	// The API server's TaintNodesByCondition admission taints a new Node not-ready; the node lifecycle
 	// controller lifts the taint once the Node reports Ready. The sandbox runs without that controller
 	// (its Nodes have no kubelet heartbeats), so the agent lifts it.
-	if err := kube.NewActions(a.client).Untaint(ctx, name, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}); err != nil {
-		return "", err
-	}
-	a.tl.Printf("node-agent", "instance %s (%s, %s) joined as Node %s with %d taints", id, inst.InstanceType, zone, name, len(boot.Taints))
-	return name, nil
+	return kube.NewActions(a.client).Untaint(ctx, name, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule})
 }
 
 // syncPods starts the pods bound to the agent's Nodes and finishes the ones being deleted.

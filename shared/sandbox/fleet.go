@@ -14,6 +14,7 @@ import (
 // Launch is one CreateFleet call the provisioner made.
 type Launch struct {
 	Claim        string
+	NodePool     string
 	At           time.Time // when the call was made
 	InstanceIDs  []string
 	InstanceType string
@@ -42,8 +43,11 @@ func (f *fleetWatch) CreateFleet(ctx context.Context, in *ec2.CreateFleetInput, 
 	l := Launch{At: time.Now()}
 	for _, ts := range in.TagSpecifications {
 		for _, t := range ts.Tags {
-			if aws.ToString(t.Key) == instance.TagNodeClaim {
+			switch aws.ToString(t.Key) {
+			case instance.TagNodeClaim:
 				l.Claim = aws.ToString(t.Value)
+			case instance.TagNodePool:
+				l.NodePool = aws.ToString(t.Value)
 			}
 		}
 	}

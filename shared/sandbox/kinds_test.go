@@ -29,7 +29,7 @@ func TestEveryInterruptionKindEndToEnd(t *testing.T) {
 
 	arn := func(id string) []string { return []string{"arn:aws:ec2:us-east-1:123456789012:instance/" + id} }
 	current := func(t *testing.T) state.Claim {
-		c, _, err := sb.busiestSpotClaim(ctx, "default")
+		c, _, err := sb.busiestClaim(ctx, "default", "spot")
 		require.NoError(t, err)
 		return c
 	}

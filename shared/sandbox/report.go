@@ -74,7 +74,7 @@ func (s *Sandbox) capacity(ctx context.Context) (Capacity, error) {
 		}
 	}
 	for _, i := range insts {
-		if !owned[i.ID] {
+		if !owned[i.ID] && !s.agent.isForeign(i.ID) { // another provisioner's instance is not Nodewright's leak
 			c.LeakedInstances++
 			c.Leaks = append(c.Leaks, "instance "+i.ID+" has no live claim")
 		}

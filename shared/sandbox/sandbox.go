@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/nodewright/nodewright/shared/awstest"
 	"github.com/nodewright/nodewright/shared/footprint"
@@ -105,9 +106,10 @@ type Sandbox struct {
 	Launcher     *instance.Launcher
 	Recorder     *kube.Recorder
 
-	fleet *fleetWatch
-	hook  *webhook
-	agent *agent
+	fleet  *fleetWatch
+	hook   *webhook
+	agent  *agent
+	writes *writeLog // the functions' identity's mutating requests
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -130,7 +132,7 @@ type Stats struct {
 // webhook, the functions behind their event sources, and the node agent.
 func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 	opts.defaults()
-	s := &Sandbox{opts: opts, Timeline: NewTimeline(opts.Out), Log: slog.New(slog.NewJSONHandler(opts.Log, nil))}
+	s := &Sandbox{opts: opts, Timeline: NewTimeline(opts.Out), Log: slog.New(slog.NewJSONHandler(opts.Log, nil)), writes: &writeLog{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -214,7 +216,7 @@ func (s *Sandbox) wire(ctx context.Context) error {
 		types[t.Info.Name] = t.Info
 	}
 	s.agent = &agent{ec2: s.EC2, client: s.Client, cluster: Cluster, types: types, bootDelay: s.opts.BootDelay, tl: s.Timeline,
-		onError: s.fail, seen: map[string]time.Time{}, joined: map[string]string{}, failed: map[string]bool{}}
+		onError: s.fail, seen: map[string]time.Time{}, joined: map[string]string{}, failed: map[string]bool{}, foreign: map[string]bool{}}
 
 	token := "sandbox-" + fmt.Sprint(rand.Uint64())
 	s.hook = startWebhook(&podwebhook.Intake{Cluster: Cluster, QueueURL: s.Queues.Provisioning, Token: token,
@@ -238,7 +240,7 @@ func (s *Sandbox) wire(ctx context.Context) error {
 }
 
 // grantFunctions applies the footprint's ClusterRole and binding, as `nodewright manifests` prints them,
-// and connects as the functions' identity.
+// and connects as the functions' identity, recording every write that identity makes.
 func (s *Sandbox) grantFunctions(ctx context.Context) error {
 	if _, err := s.Client.RbacV1().ClusterRoles().Create(ctx, footprint.ClusterRole(), metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating the functions' ClusterRole: %w", err)
@@ -249,7 +251,9 @@ func (s *Sandbox) grantFunctions(ctx context.Context) error {
 	if err := footprint.AwaitGranted(ctx, s.Client, kubetest.FunctionsUser, 30*time.Second); err != nil {
 		return err
 	}
-	c, err := kube.NewClientset(s.CP.FunctionsConfig)
+	cfg := rest.CopyConfig(s.CP.FunctionsConfig)
+	cfg.Wrap(s.writes.wrap)
+	c, err := kube.NewClientset(cfg)
 	if err != nil {
 		return err
 	}
@@ -309,6 +313,9 @@ func (s *Sandbox) Launches() []Launch { return s.fleet.Launches() }
 // CrashAfterNextLaunch makes the provisioner's next successful CreateFleet crash its invocation before
 // the claim is updated (the failure the lifecycle function's adoption repairs).
 func (s *Sandbox) CrashAfterNextLaunch() { s.fleet.CrashAfterNextLaunch() }
+
+// FunctionWrites returns every mutating request the functions' identity sent to the API server so far.
+func (s *Sandbox) FunctionWrites() []Write { return s.writes.Writes() }
 
 // WebhookLatencies returns the webhook handler's durations so far.
 func (s *Sandbox) WebhookLatencies() []time.Duration { return s.hook.latencies() }

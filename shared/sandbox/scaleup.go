@@ -222,17 +222,22 @@ func (s *Sandbox) finishScaleUp(ctx context.Context, rep ScaleUpReport, pods []p
 
 // inflate is Karpenter's classic demo workload: pause containers that only request resources.
 func inflate(o ScaleUpOptions) *appsv1.Deployment {
-	zero := int32(0)
+	return pauseDeployment("inflate", o.Namespace, 0, o.CPU, o.Memory, nil)
+}
+
+// pauseDeployment is a deployment of pause containers labelled app=name that request cpu and memory and
+// select nodes by nodeSelector.
+func pauseDeployment(name, namespace string, replicas int32, cpu, memory string, nodeSelector map[string]string) *appsv1.Deployment {
 	grace := int64(0)
-	labels := map[string]string{"app": "inflate"}
+	labels := map[string]string{"app": name}
 	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "inflate", Namespace: o.Namespace},
-		Spec: appsv1.DeploymentSpec{Replicas: &zero, Selector: &metav1.LabelSelector{MatchLabels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
-				TerminationGracePeriodSeconds: &grace,
-				Containers: []corev1.Container{{Name: "inflate", Image: "public.ecr.aws/eks-distro/kubernetes/pause:3.7",
+				TerminationGracePeriodSeconds: &grace, NodeSelector: nodeSelector,
+				Containers: []corev1.Container{{Name: name, Image: "public.ecr.aws/eks-distro/kubernetes/pause:3.7",
 					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-						corev1.ResourceCPU: resource.MustParse(o.CPU), corev1.ResourceMemory: resource.MustParse(o.Memory)}}}}}},
+						corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}}}}}},
 		},
 	}
 }

@@ -61,7 +61,7 @@ func (s *Sandbox) SpotInterruption(ctx context.Context, o ScaleUpOptions) (SpotI
 	if setup.PodsRunning < setup.PodsRequested {
 		return rep, fmt.Errorf("setup: only %d of %d pods running", setup.PodsRunning, setup.PodsRequested)
 	}
-	victim, pods, err := s.busiestSpotClaim(ctx, o.Namespace)
+	victim, pods, err := s.busiestClaim(ctx, o.Namespace, "spot")
 	if err != nil {
 		return rep, err
 	}
@@ -127,8 +127,8 @@ func (s *Sandbox) SpotInterruption(ctx context.Context, o ScaleUpOptions) (SpotI
 	return s.finishSpot(ctx, rep, victim, o, errsBefore)
 }
 
-// busiestSpotClaim is the initialized spot claim whose Node runs the most inflate pods.
-func (s *Sandbox) busiestSpotClaim(ctx context.Context, namespace string) (state.Claim, int, error) {
+// busiestClaim is the initialized claim of capacityType ("" for any) whose Node runs the most inflate pods.
+func (s *Sandbox) busiestClaim(ctx context.Context, namespace, capacityType string) (state.Claim, int, error) {
 	claims, err := s.Store.ListClaims(ctx)
 	if err != nil {
 		return state.Claim{}, 0, err
@@ -144,19 +144,24 @@ func (s *Sandbox) busiestSpotClaim(ctx context.Context, namespace string) (state
 	var best state.Claim
 	most := 0
 	for _, c := range claims {
-		if c.Lifecycle == state.Initialized && c.CapacityType == "spot" && perNode[c.NodeName] > most {
+		if c.Lifecycle == state.Initialized && (capacityType == "" || c.CapacityType == capacityType) && perNode[c.NodeName] > most {
 			best, most = c, perNode[c.NodeName]
 		}
 	}
 	if most == 0 {
-		return best, 0, fmt.Errorf("no initialized spot node runs inflate pods")
+		return best, 0, fmt.Errorf("no initialized %s node runs inflate pods", strings.TrimSpace(capacityType+" Nodewright"))
 	}
 	return best, most, nil
 }
 
 // inflateRunning counts the running inflate pods, and those running on other nodes than node.
 func (s *Sandbox) inflateRunning(ctx context.Context, namespace, node string) (running, elsewhere int, err error) {
-	list, err := s.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: "app=inflate"})
+	return s.podsRunning(ctx, namespace, "inflate", node)
+}
+
+// podsRunning counts the running pods of app, and those running on other nodes than node.
+func (s *Sandbox) podsRunning(ctx context.Context, namespace, app, node string) (running, elsewhere int, err error) {
+	list, err := s.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
 	if err != nil {
 		return 0, 0, err
 	}

@@ -141,6 +141,12 @@ func storeConfig(ctx context.Context, cfg aws.Config, table, config string) erro
 	if _, err := db.CreateTable(ctx, state.CreateTableInput(table)); err != nil {
 		return fmt.Errorf("creating the state table: %w", err)
 	}
+	return applyConfig(ctx, state.New(db, table), config)
+}
+
+// applyConfig validates config and applies it to the table, as `nodewright apply` does; objects the
+// table holds and config does not are kept.
+func applyConfig(ctx context.Context, store *state.Store, config string) error {
 	objs, err := apis.Decode("sandbox.yaml", []byte(config))
 	if err != nil {
 		return err
@@ -152,7 +158,7 @@ func storeConfig(ctx context.Context, cfg aws.Config, table, config string) erro
 	if err != nil {
 		return err
 	}
-	_, err = state.New(db, table).ApplyConfig(ctx, items, false)
+	_, err = store.ApplyConfig(ctx, items, false)
 	return err
 }
 

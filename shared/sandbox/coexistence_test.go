@@ -1,0 +1,50 @@
+package sandbox
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Karpenter's capacity beside Nodewright's: nothing of Karpenter's touched, nothing of Nodewright's that
+// Karpenter would collect, a deleted Node drained and terminated, a narrowed label launched once.
+func TestCoexistenceLeavesKarpenterAloneAndRemovesOnlyItsOwn(t *testing.T) {
+	sb := start(t)
+	rep, err := sb.Coexistence(context.Background(), CoexistenceOptions{ScaleUpOptions: ScaleUpOptions{Replicas: 6, Timeout: 2 * time.Minute}})
+	require.NoError(t, err)
+	t.Logf("report: %+v", rep)
+	require.Len(t, rep.ForeignInstances, 3)
+	assert.Equal(t, 3, rep.ForeignPods, "Karpenter's app ran on its nodes")
+
+	assert.Zero(t, rep.ForeignInstancesTerminated, "Karpenter's instances")
+	assert.Zero(t, rep.ForeignNodesModified, "writes to Karpenter's Nodes: %v", rep.ForeignNodeWrites)
+	assert.Zero(t, rep.ForeignPodsEvicted)
+	assert.Zero(t, rep.OwnInstancesMatchingKarpenterDiscovery, "ours Karpenter's garbage collection lists: %v", rep.OwnInstancesMatching)
+	assert.Zero(t, rep.OwnLaunchTemplatesMatchingKarpenterDiscovery)
+	assert.GreaterOrEqual(t, rep.LifecycleSeconds, 120.0)
+	assert.Positive(t, rep.LifecyclePasses)
+
+	assert.True(t, rep.DeletedNodeInstanceTerminated, "kubectl delete node terminates the instance")
+	assert.GreaterOrEqual(t, rep.DeletedNodeGoneAfterS, 0.0, "the deleted Node goes")
+	assert.GreaterOrEqual(t, rep.DeletedNodePodsRescheduledAfterS, 0.0, "its pods run elsewhere")
+	assert.Zero(t, rep.DeletedNodePodsLost)
+
+	assert.Positive(t, rep.NarrowedLabelNodesNeeded)
+	assert.GreaterOrEqual(t, rep.NarrowedProvisionerRuns, 5)
+	assert.Equal(t, rep.NarrowedLabelNodesNeeded, rep.NarrowedLabelLaunches, "the narrowed label launches once")
+	assert.Equal(t, rep.NarrowedPods, rep.NarrowedPodsRunning)
+
+	assert.Zero(t, rep.LeakedInstances)
+	assert.Empty(t, rep.Leaks)
+	assert.Zero(t, rep.PodsLost)
+	assert.Empty(t, rep.Errors)
+	for target, met := range rep.TargetsMet {
+		assert.True(t, met, target)
+	}
+	if !rep.Worked() {
+		dump(t, sb)
+	}
+}
