@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // CoexistenceOptions shape the coexistence scenario.
@@ -272,15 +273,25 @@ func (s *Sandbox) deleteNodeStep(ctx context.Context, o CoexistenceOptions, rep 
 	return nil
 }
 
-// narrowedLabelStep adds the teams NodePool, asks one plan how many nodes the narrowed deployment needs,
-// creates it, and triggers the provisioner (as its schedule does) at least ProvisionerRuns times while
-// its pods are pending or booting, counting the nodes launched for the pool.
+// narrowedLabelStep creates a deployment selecting team=a while no NodePool offers that label, waits
+// until the scheduler has marked all its pods Unschedulable, then adds the teams NodePool, asks one plan
+// how many nodes the pods need, and triggers the provisioner (as its schedule does) at least
+// ProvisionerRuns times while the pods are pending or booting, counting the nodes launched for the pool.
+// The pods are all pending before the pool exists so that every run sees the same pods: what is measured
+// is whether runs after the first launch again for pods a claim in flight already serves (the storm the
+// narrowed label used to cause), not how pods that trickle in are batched.
 func (s *Sandbox) narrowedLabelStep(ctx context.Context, o CoexistenceOptions, rep *CoexistenceReport) error {
+	const app = "narrow"
+	deploy := pauseDeployment(app, o.Namespace, o.NarrowedReplicas, "1", "1536Mi", map[string]string{"team": "a"})
+	if _, err := s.Client.AppsV1().Deployments(o.Namespace).Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating the %s deployment: %w", app, err)
+	}
+	if err := s.awaitUnschedulable(ctx, o.Namespace, deploy.Spec.Selector.MatchLabels, int(o.NarrowedReplicas)); err != nil {
+		return err
+	}
 	if err := applyConfig(ctx, s.Store, s.opts.Config+narrowedPoolConfig); err != nil {
 		return fmt.Errorf("adding NodePool %s: %w", NarrowedNodePool, err)
 	}
-	const app = "narrow"
-	deploy := pauseDeployment(app, o.Namespace, o.NarrowedReplicas, "1", "1536Mi", map[string]string{"team": "a"})
 	pods := make([]*corev1.Pod, o.NarrowedReplicas)
 	for i := range pods {
 		pods[i] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", app, i), Namespace: o.Namespace,
@@ -296,11 +307,8 @@ func (s *Sandbox) narrowedLabelStep(ctx context.Context, o CoexistenceOptions, r
 	rep.NarrowedLabelNodesNeeded = len(plan.NewClaims)
 	s.Timeline.Restart()
 	launchesBefore, solvesBefore := len(s.Launches()), s.Stats().Solves
-	if _, err := s.Client.AppsV1().Deployments(o.Namespace).Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating the %s deployment: %w", app, err)
-	}
-	s.Timeline.Printf("scenario", "NodePool %s (team In [a, b]) added; deployment %s: %d pods selecting team=a; one plan needs %d nodes",
-		NarrowedNodePool, app, o.NarrowedReplicas, rep.NarrowedLabelNodesNeeded)
+	s.Timeline.Printf("scenario", "deployment %s: %d pods selecting team=a, all Unschedulable; NodePool %s (team In [a, b]) added; one plan needs %d nodes",
+		app, o.NarrowedReplicas, NarrowedNodePool, rep.NarrowedLabelNodesNeeded)
 	start := time.Now()
 	for {
 		running, _, err := s.podsRunning(ctx, o.Namespace, app, "")
@@ -421,4 +429,36 @@ func (s *Sandbox) countForeignWrites(rep *CoexistenceReport, fc foreignCapacity,
 		}
 	}
 	rep.ForeignPodsEvicted = len(evicted)
+}
+
+// awaitUnschedulable waits (at most a minute) until want pods matching selector in namespace carry the
+// scheduler's PodScheduled=False condition with reason Unschedulable.
+func (s *Sandbox) awaitUnschedulable(ctx context.Context, namespace string, selector map[string]string, want int) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		list, err := s.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
+			LabelSelector: labels.SelectorFromSet(selector).String()})
+		if err != nil {
+			return fmt.Errorf("listing pods %v: %w", selector, err)
+		}
+		n := 0
+		for _, p := range list.Items {
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+					n++
+				}
+			}
+		}
+		if n >= want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of %d pods %v were marked Unschedulable within a minute", n, want, selector)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }

@@ -145,43 +145,43 @@ func (s *Sandbox) foreignInstancesTerminated(ctx context.Context, ids []string) 
 	return gone, nil
 }
 
-// karpenterGCInstanceFilters are the DescribeInstances filters of Karpenter's garbage collection: live
-// instances with both of its tag keys and its cluster tag, v1.1 and later by eks:eks-cluster-name's
-// value, v1.0 by the kubernetes.io/cluster/<name> key. An instance either list returns is one Karpenter
-// terminates (and deletes the Node of) when no NodeClaim of its own stands for it.
-func karpenterGCInstanceFilters(cluster string) map[string][]ec2types.Filter {
-	common := []ec2types.Filter{
-		{Name: aws.String("tag-key"), Values: []string{karpenterTagNodePool}},
-		{Name: aws.String("tag-key"), Values: []string{karpenterTagNodeClass}},
-		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}},
-	}
-	return map[string][]ec2types.Filter{
-		"v1.1+": append(append([]ec2types.Filter(nil), common...), ec2types.Filter{Name: aws.String("tag:" + eksTagClusterName), Values: []string{cluster}}),
-		"v1.0":  append(append([]ec2types.Filter(nil), common...), ec2types.Filter{Name: aws.String("tag-key"), Values: []string{kubernetesClusterTag(cluster)}}),
-	}
+// karpenterCollects reports whether Karpenter's instance garbage collection lists an instance with tags
+// as its own: both of its tag keys and its cluster tag (v1.1 and later: eks:eks-cluster-name=<cluster>;
+// v1.0: the kubernetes.io/cluster/<cluster> key). Such an instance is terminated, and its Node deleted,
+// when no NodeClaim of Karpenter's stands for it. The test is made here rather than with Karpenter's
+// DescribeInstances filters because moto keeps only the last of several filters of one name (two
+// tag-key filters), so it would answer a different question than EC2 does.
+func karpenterCollects(tags map[string]string, cluster string) bool {
+	_, pool := tags[karpenterTagNodePool]
+	_, class := tags[karpenterTagNodeClass]
+	_, v10 := tags[kubernetesClusterTag(cluster)]
+	return pool && class && (tags[eksTagClusterName] == cluster || v10)
 }
 
-// ownInstancesMatchingKarpenterDiscovery lists, with Karpenter's garbage-collection filters, the live
-// instances that are not foreign: Nodewright's instances Karpenter would terminate.
+// ownInstancesMatchingKarpenterDiscovery lists the live instances that are not foreign and that
+// Karpenter's garbage collection would list: Nodewright's instances Karpenter would terminate.
 func (s *Sandbox) ownInstancesMatchingKarpenterDiscovery(ctx context.Context, foreign []string) ([]string, error) {
 	skip := map[string]bool{}
 	for _, id := range foreign {
 		skip[id] = true
 	}
 	var ids []string
-	for _, filters := range karpenterGCInstanceFilters(Cluster) {
-		pages := ec2.NewDescribeInstancesPaginator(s.EC2, &ec2.DescribeInstancesInput{Filters: filters})
-		for pages.HasMorePages() {
-			out, err := pages.NextPage(ctx)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range out.Reservations {
-				for _, i := range r.Instances {
-					if id := aws.ToString(i.InstanceId); !skip[id] {
-						skip[id] = true
-						ids = append(ids, id)
-					}
+	pages := ec2.NewDescribeInstancesPaginator(s.EC2, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}}}})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range out.Reservations {
+			for _, i := range r.Instances {
+				tags := map[string]string{}
+				for _, t := range i.Tags {
+					tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+				}
+				if id := aws.ToString(i.InstanceId); !skip[id] && karpenterCollects(tags, Cluster) {
+					skip[id] = true
+					ids = append(ids, id)
 				}
 			}
 		}
