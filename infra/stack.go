@@ -43,7 +43,7 @@ func NewNodewrightStack(scope constructs.Construct, id string, props StackProps)
 		Interruption: s.Queues.Interruption, Provisioning: s.Queues.Provisioning, Termination: s.Queues.Termination,
 		InterruptionDeadLetter: s.Queues.DeadLetter["Interruption"],
 	}, props.RebalancePolicy)
-	s.Termination = NewTermination(stack, "Termination", worker, s.Queues.Termination)
+	s.Termination = NewTermination(stack, "Termination", worker, s.Queues.Termination, s.Queues.Provisioning)
 	s.Access = NewClusterAccess(stack, "ClusterAccess", props.ClusterName, map[string]awsiam.IRole{
 		"Provisioner": s.Provisioner.Function.Role, "Lifecycle": s.Lifecycle.Function.Role,
 		"Interruption": s.Interruption.Function.Role, "Termination": s.Termination.Function.Role,

@@ -15,18 +15,21 @@ type Termination struct {
 	Function *GoFunction
 }
 
-// NewTermination creates the function consuming queue, allowed to re-send to it, to read instances and
-// to terminate only the cluster's own. It also deletes disruption budget reservations when a drain ends.
-func NewTermination(scope constructs.Construct, id string, p WorkerProps, queue awssqs.Queue) *Termination {
+// NewTermination creates the function consuming queue, allowed to re-send to it, to wake the provisioner
+// through provisioning when a drain starts, to read instances and to terminate only the cluster's own.
+// It also deletes disruption budget reservations when a drain ends.
+func NewTermination(scope constructs.Construct, id string, p WorkerProps, queue, provisioning awssqs.Queue) *Termination {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	timeout := awscdk.Duration_Seconds(jsii.Number(60))
 	fn := newWorker(c, "Handler", p, workerSpec{
 		name: "termination", timeout: timeout, memoryMB: 512,
 		stateAccess: append(append(append([]string{}, stateRead...), stateWrite...), "dynamodb:DeleteItem"),
-		extraEnv:    map[string]*string{"NODEWRIGHT_TERMINATION_QUEUE_URL": queue.QueueUrl()},
+		extraEnv: map[string]*string{"NODEWRIGHT_TERMINATION_QUEUE_URL": queue.QueueUrl(),
+			"NODEWRIGHT_PROVISIONING_QUEUE_URL": provisioning.QueueUrl()},
 	})
 	consume(fn, queue, queueTrigger{batchSize: 10}, timeout)
 	queue.GrantSendMessages(fn.Function)
+	provisioning.GrantSendMessages(fn.Function)
 	allow(fn.Role, "EC2Reads", []string{"ec2:DescribeInstances"}, []string{"*"}, nil)
 	allowTerminateOwned(fn.Role, p.ClusterName)
 	suppressWildcards(fn.Role, "ec2:DescribeInstances has no resource-level permissions in IAM.", "Resource::*")

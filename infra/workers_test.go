@@ -117,7 +117,7 @@ var workerFunctions = map[string]struct {
 	"provisioner":  {prefix: "Provisioner", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE"}, reserved: 1.0},
 	"lifecycle":    {prefix: "Lifecycle", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL"}, reserved: 1.0},
 	"interruption": {prefix: "Interruption", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_PROVISIONING_QUEUE_URL", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_REBALANCE_POLICY"}},
-	"termination":  {prefix: "Termination", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL"}},
+	"termination":  {prefix: "Termination", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_PROVISIONING_QUEUE_URL"}},
 }
 
 func TestWorkers(t *testing.T) {
@@ -344,14 +344,16 @@ func TestWorkers(t *testing.T) {
 		assert.Contains(t, strings.Join(sendsTo, " "), `"QueuesTermination`)
 	})
 
-	t.Run("termination may re-send to its own queue", func(t *testing.T) {
-		var send string
+	t.Run("termination may re-send to its own queue and wake the provisioner", func(t *testing.T) {
+		var sendsTo []string
 		for _, s := range cfn.statements(t, "TerminationHandlerRole") {
 			if hasAction(s, "sqs:SendMessage") {
-				send = js(t, s["Resource"])
+				sendsTo = append(sendsTo, js(t, s["Resource"]))
 			}
 		}
-		assert.Contains(t, send, `"QueuesTermination`)
+		require.Len(t, sendsTo, 2)
+		assert.Contains(t, strings.Join(sendsTo, " "), `"QueuesTermination`)
+		assert.Contains(t, strings.Join(sendsTo, " "), `"QueuesProvisioning`)
 	})
 
 	t.Run("lifecycle sends only to the termination queue: its removals go through the drain", func(t *testing.T) {

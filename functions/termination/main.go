@@ -4,7 +4,9 @@
 // request with a delay.
 //
 // Environment: NODEWRIGHT_CLUSTER_NAME, NODEWRIGHT_STATE_TABLE and NODEWRIGHT_TERMINATION_QUEUE_URL
-// (required); NODEWRIGHT_CLUSTER_ENDPOINT and NODEWRIGHT_CLUSTER_CA (read from EKS DescribeCluster when
+// (required); NODEWRIGHT_PROVISIONING_QUEUE_URL (the provisioner's queue, woken when a drain starts so
+// its replacement is launched at once; unset, the drain waits for the provisioner's schedule);
+// NODEWRIGHT_CLUSTER_ENDPOINT and NODEWRIGHT_CLUSTER_CA (read from EKS DescribeCluster when
 // unset).
 package main
 
@@ -63,7 +65,8 @@ func build(ctx context.Context) (*termination.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return termination.NewService(termination.Config{QueueURL: queue, Log: lambdacontext.NewLogger()}, termination.Deps{
+	return termination.NewService(termination.Config{QueueURL: queue, ProvisioningQueueURL: os.Getenv("NODEWRIGHT_PROVISIONING_QUEUE_URL"),
+		ClusterName: name, Log: lambdacontext.NewLogger()}, termination.Deps{
 		Store:     state.New(state.NewClient(cfg), table),
 		Kube:      client,
 		Actions:   kube.NewActions(client),

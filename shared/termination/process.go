@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -99,6 +101,11 @@ func (s *Service) startDraining(ctx context.Context, claim state.Claim, req Requ
 	if moved {
 		err = s.decide(ctx, updated.Name, "Draining", req, fmt.Sprintf("draining node %s: tainting %s:NoSchedule and evicting its pods",
 			updated.NodeName, disruptedTaint.Key), nil)
+		// The provisioner sees a draining claim's pods as pending; a failed wake-up only means the drain
+		// waits for its schedule, so it is logged, not retried.
+		if werr := s.wakeProvisioner(ctx, updated.Name, req.Reason, aws.ToTime(updated.DrainingAt)); werr != nil {
+			s.log.WarnContext(ctx, "waking the provisioner", "claim", updated.Name, "error", werr.Error())
+		}
 	}
 	return updated, err
 }

@@ -16,6 +16,10 @@ import (
 type Config struct {
 	// QueueURL is the termination queue the unfinished requests are sent back to (required).
 	QueueURL string
+	// ProvisioningQueueURL is the provisioner's FIFO queue and ClusterName its message group: a drain
+	// that starts wakes the provisioner there to launch its pods' replacement. Empty: the drain waits for
+	// the provisioner's schedule.
+	ProvisioningQueueURL, ClusterName string
 	// ProgressDelay is how long to wait before looking again while pods are leaving (default 5 s).
 	ProgressDelay time.Duration
 	// BlockedDelay is the longest wait while the drain is blocked by budgets or do-not-disrupt pods

@@ -42,12 +42,14 @@ type world struct {
 	store    *state.Store
 	sqs      *sqs.Client
 	queueURL string
-	ec2      *ec2.Client
-	claim    string
-	instance string
-	svc      *Service
-	logs     *syncBuffer
-	kubelet  *kubelet
+	// provisioningURL is the provisioner's FIFO queue the drain wakes.
+	provisioningURL string
+	ec2             *ec2.Client
+	claim           string
+	instance        string
+	svc             *Service
+	logs            *syncBuffer
+	kubelet         *kubelet
 	// stats adds up what every handled batch reported.
 	stats BatchStats
 }
@@ -82,6 +84,10 @@ func newWorld(t *testing.T, o worldOptions) *world {
 		Attributes: map[string]string{"VisibilityTimeout": "2"}})
 	require.NoError(t, err)
 	w.queueURL = aws.ToString(q.QueueUrl)
+	pq, err := w.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("provisioning-" + w.ns + ".fifo"),
+		Attributes: map[string]string{"FifoQueue": "true"}})
+	require.NoError(t, err)
+	w.provisioningURL = aws.ToString(pq.QueueUrl)
 
 	w.instance = w.launch(w.claim)
 	claim := state.Claim{Name: w.claim, NodePool: "default", NodeClass: "default", Zone: "us-east-1a",
@@ -108,7 +114,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	// These tests are about the drain: a provisioning run has already placed the pods elsewhere (a mark
 	// later than any drain start here), so the replacement gate is open; TestGate covers the gate.
 	require.NoError(t, w.store.AdvanceMark(context.Background(), ReplacementMark, time.Now().Add(time.Hour)))
-	w.svc = NewService(Config{QueueURL: w.queueURL, ProgressDelay: time.Second, BlockedDelay: 2 * time.Second,
+	w.svc = NewService(Config{QueueURL: w.queueURL, ProvisioningQueueURL: w.provisioningURL, ClusterName: testCluster, ProgressDelay: time.Second, BlockedDelay: 2 * time.Second,
 		VolumeDetachWait: 3 * time.Second, Log: slog.New(slog.NewJSONHandler(w.logs, nil))},
 		Deps{Store: w.store, Kube: client, Actions: actions, Instances: instance.New(w.ec2, testCluster),
 			Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: "termination-test"}), Queue: w.sqs, Now: time.Now})
