@@ -344,28 +344,25 @@ func TestWorkers(t *testing.T) {
 		assert.Contains(t, strings.Join(sendsTo, " "), `"QueuesTermination`)
 	})
 
-	t.Run("termination may re-send to its own queue and wake the provisioner", func(t *testing.T) {
-		var sendsTo []string
-		for _, s := range cfn.statements(t, "TerminationHandlerRole") {
-			if hasAction(s, "sqs:SendMessage") {
-				sendsTo = append(sendsTo, js(t, s["Resource"]))
+	// Who may send to which queue: termination re-sends to its own queue and wakes the provisioner when
+	// a drain starts; the lifecycle removes nothing itself, it hands nodes to the termination flow.
+	for role, queues := range map[string][]string{
+		"TerminationHandlerRole": {"QueuesTermination", "QueuesProvisioning"},
+		"LifecycleHandlerRole":   {"QueuesTermination"},
+	} {
+		t.Run(role+" sends to "+strings.Join(queues, " and "), func(t *testing.T) {
+			var sendsTo []string
+			for _, s := range cfn.statements(t, role) {
+				if hasAction(s, "sqs:SendMessage") {
+					sendsTo = append(sendsTo, js(t, s["Resource"]))
+				}
 			}
-		}
-		require.Len(t, sendsTo, 2)
-		assert.Contains(t, strings.Join(sendsTo, " "), `"QueuesTermination`)
-		assert.Contains(t, strings.Join(sendsTo, " "), `"QueuesProvisioning`)
-	})
-
-	t.Run("lifecycle sends only to the termination queue: its removals go through the drain", func(t *testing.T) {
-		var sendsTo []string
-		for _, s := range cfn.statements(t, "LifecycleHandlerRole") {
-			if hasAction(s, "sqs:SendMessage") {
-				sendsTo = append(sendsTo, js(t, s["Resource"]))
+			require.Len(t, sendsTo, len(queues))
+			for _, q := range queues {
+				assert.Contains(t, strings.Join(sendsTo, " "), `"`+q)
 			}
-		}
-		require.Len(t, sendsTo, 1)
-		assert.Contains(t, sendsTo[0], `"QueuesTermination`)
-	})
+		})
+	}
 
 	t.Run("each function role has an access entry in the functions' Kubernetes group", func(t *testing.T) {
 		entries := cfn.ofType("AWS::EKS::AccessEntry")

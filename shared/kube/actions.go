@@ -71,31 +71,42 @@ func (a *Actions) Untaint(ctx context.Context, node string, taint corev1.Taint) 
 // controllers) touch a busy Node often, so it tries longer than client-go's DefaultRetry.
 var taintBackoff = wait.Backoff{Steps: 12, Duration: 20 * time.Millisecond, Factor: 1.5, Jitter: 0.5, Cap: time.Second}
 
-// updateTaints reads the Node, lets change compute its new taints, and writes them with a merge patch
-// that carries the resourceVersion it read, so a concurrent writer makes it re-read instead of losing
-// that writer's change.
+// updateTaints reads the Node, lets change compute its new taints, and writes them (see patchNodeAt).
 func (a *Actions) updateTaints(ctx context.Context, node, doing string,
 	change func([]corev1.Taint) ([]corev1.Taint, bool)) error {
+	return a.patchNodeAt(ctx, node, doing, func(n *corev1.Node) (map[string]any, bool) {
+		taints, changed := change(n.Spec.Taints)
+		if taints == nil {
+			taints = []corev1.Taint{}
+		}
+		return map[string]any{"spec": map[string]any{"taints": taints}}, changed
+	})
+}
+
+// patchNodeAt reads the Node, lets change compute a merge patch from it (or say nothing changes), and
+// writes the patch with the resourceVersion it read, so a concurrent writer makes it re-read instead of
+// losing that writer's change.
+func (a *Actions) patchNodeAt(ctx context.Context, node, doing string, change func(*corev1.Node) (map[string]any, bool)) error {
 	err := retry.RetryOnConflict(taintBackoff, func() error {
 		n, err := a.client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		taints, changed := change(n.Spec.Taints)
+		patch, changed := change(n)
 		if !changed {
 			return nil
 		}
-		if taints == nil {
-			taints = []corev1.Taint{}
+		meta, _ := patch["metadata"].(map[string]any)
+		if meta == nil {
+			meta = map[string]any{}
 		}
-		patch, err := json.Marshal(map[string]any{
-			"metadata": map[string]any{"resourceVersion": n.ResourceVersion},
-			"spec":     map[string]any{"taints": taints},
-		})
+		meta["resourceVersion"] = n.ResourceVersion
+		patch["metadata"] = meta
+		body, err := json.Marshal(patch)
 		if err != nil {
 			return err
 		}
-		_, err = a.client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{})
+		_, err = a.client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, body, metav1.PatchOptions{})
 		return err
 	})
 	if err != nil {

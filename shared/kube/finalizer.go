@@ -2,13 +2,9 @@ package kube
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"slices"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // TerminationFinalizer is on every Node Nodewright registers, so that deleting the Node (kubectl delete
@@ -37,30 +33,13 @@ func (a *Actions) RemoveFinalizer(ctx context.Context, node, finalizer string) e
 	return IgnoreNotFound(err)
 }
 
-// updateFinalizers reads the Node and writes the finalizers change computes with a merge patch that
-// carries the resourceVersion it read: a concurrent writer makes it re-read instead of losing a change.
+// updateFinalizers reads the Node and writes the finalizers change computes (see patchNodeAt).
 func (a *Actions) updateFinalizers(ctx context.Context, node, doing string, change func([]string, bool) ([]string, bool)) error {
-	err := retry.RetryOnConflict(taintBackoff, func() error {
-		n, err := a.client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	return a.patchNodeAt(ctx, node, doing, func(n *corev1.Node) (map[string]any, bool) {
 		fs, changed := change(n.Finalizers, n.DeletionTimestamp != nil)
-		if !changed {
-			return nil
-		}
 		if fs == nil {
 			fs = []string{}
 		}
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": n.ResourceVersion, "finalizers": fs}})
-		if err != nil {
-			return err
-		}
-		_, err = a.client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{})
-		return err
+		return map[string]any{"metadata": map[string]any{"finalizers": fs}}, changed
 	})
-	if err != nil {
-		return fmt.Errorf("%s node %s: %w", doing, node, mapError(err))
-	}
-	return nil
 }
