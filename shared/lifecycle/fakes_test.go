@@ -119,7 +119,6 @@ func (w *recWriter) Untaint(_ context.Context, node string, t corev1.Taint) erro
 func (w *recWriter) Label(_ context.Context, node string, _ map[string]*string) error {
 	return w.rec("label " + node)
 }
-func (w *recWriter) DeleteNode(_ context.Context, node string) error { return w.rec("delete " + node) }
 func (w *recWriter) Annotate(_ context.Context, node string, _ map[string]string) error {
 	return w.rec("annotate " + node)
 }

@@ -44,13 +44,13 @@ type NodeLister interface {
 	List(ctx context.Context, opts metav1.ListOptions) (*corev1.NodeList, error)
 }
 
-// NodeWriter changes Nodes; *kube.Actions satisfies it. Every method is idempotent.
+// NodeWriter changes Nodes; *kube.Actions satisfies it. Every method is idempotent. It cannot delete a
+// Node: only the termination flow does, once the instance is gone.
 type NodeWriter interface {
 	Taint(ctx context.Context, node string, taint corev1.Taint) error
 	Untaint(ctx context.Context, node string, taint corev1.Taint) error
 	Label(ctx context.Context, node string, labels map[string]*string) error
 	Annotate(ctx context.Context, node string, annotations map[string]string) error
-	DeleteNode(ctx context.Context, node string) error
 	AddFinalizer(ctx context.Context, node, finalizer string) error
 	RemoveFinalizer(ctx context.Context, node, finalizer string) error
 }

@@ -78,7 +78,6 @@ func (noWrites) Untaint(context.Context, string, corev1.Taint) error {
 func (noWrites) Label(context.Context, string, map[string]*string) error {
 	return errors.New("unexpected write")
 }
-func (noWrites) DeleteNode(context.Context, string) error { return errors.New("unexpected write") }
 func (noWrites) AddFinalizer(context.Context, string, string) error {
 	return errors.New("unexpected write")
 }
