@@ -49,6 +49,8 @@ func TestDeletingNodeWithoutLiveClaimLosesTheFinalizerOnlyOnceItsInstanceIsGone(
 		node      *corev1.Node
 		listed    []string
 		listErr   error
+		live      []string // live when EC2 is asked by id, though not listed
+		liveErr   error
 		wantCalls []string
 	}{
 		{name: "claim deleted, instance gone", claims: []state.Claim{deleted}, node: ourNode("ip-e", "i-0e", true),
@@ -58,6 +60,10 @@ func TestDeletingNodeWithoutLiveClaimLosesTheFinalizerOnlyOnceItsInstanceIsGone(
 		{name: "claim deleted, instance still listed", claims: []state.Claim{deleted}, node: ourNode("ip-e", "i-0e", true),
 			listed: []string{"i-0e"}},
 		{name: "instance list failed", node: ourNode("ip-f", "i-0f", true), listErr: errors.New("ec2: throttled")},
+		{name: "claim deleted, instance not listed yet but live by id", claims: []state.Claim{deleted},
+			node: ourNode("ip-e", "i-0e", true), live: []string{"i-0e"}},
+		{name: "instance not listed, EC2 cannot be asked by id", node: ourNode("ip-f", "i-0f", true),
+			liveErr: errors.New("ec2: throttled")},
 		{name: "no instance id in the providerID", node: func() *corev1.Node {
 			n := ourNode("ip-g", "i-0g", true)
 			n.Spec.ProviderID = "kind://docker/ip-g"
@@ -72,7 +78,10 @@ func TestDeletingNodeWithoutLiveClaimLosesTheFinalizerOnlyOnceItsInstanceIsGone(
 			for _, id := range tc.listed {
 				r.instances.list = append(r.instances.list, tagged(claimOn("x", "default", state.Deleted, id, ""))...)
 			}
-			r.instances.err = tc.listErr
+			for _, id := range tc.live {
+				r.instances.live = append(r.instances.live, tagged(claimOn("x", "default", state.Deleted, id, ""))...)
+			}
+			r.instances.err, r.instances.liveErr = tc.listErr, tc.liveErr
 			rep := r.run(t)
 			assert.Equal(t, tc.wantCalls, r.writer.calls)
 			assert.Equal(t, len(tc.wantCalls), rep.FinalizersRemoved)

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -143,10 +144,12 @@ func (q *queue) Send(_ context.Context, req termination.Request) error {
 	return nil
 }
 
-// listedInstances lists fixed instances, or fails with err.
+// listedInstances lists fixed instances, or fails with err; asked by id, it also knows live (instances a
+// lagging list misses), or fails with liveErr.
 type listedInstances struct {
-	list []instance.Instance
-	err  error
+	list, live []instance.Instance
+	err        error
+	liveErr    error
 }
 
 func (l listedInstances) List(context.Context) ([]instance.Instance, error) { return l.list, l.err }
@@ -154,7 +157,10 @@ func (l listedInstances) LiveByID(ctx context.Context, ids []string) ([]instance
 	if l.err != nil {
 		return nil, l.err
 	}
-	return fakeInstances{list: l.list}.LiveByID(ctx, ids)
+	if l.liveErr != nil {
+		return nil, l.liveErr
+	}
+	return fakeInstances{list: append(slices.Clone(l.list), l.live...)}.LiveByID(ctx, ids)
 }
 
 // rig is one pass's fakes.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/state"
 )
@@ -29,14 +31,17 @@ func (p *passState) keepFinalizers(ctx context.Context) {
 }
 
 // releaseDeletedNodes takes Nodewright's finalizer off every deleting Node that no live claim stands for
-// and whose instance is not in the pass's (complete) instance list: nothing is left to drain or
-// terminate, and the Node must not hang. A Node whose instance still runs keeps it until the instance is
-// gone; a Node with a live claim is the termination flow's to release.
+// and whose instance is neither in the pass's (complete) instance list nor live when EC2 is asked by id
+// (a list may lag): nothing is left to drain or terminate, and the Node must not hang. A Node whose
+// instance still runs keeps it until the instance is gone; a Node with a live claim is the termination
+// flow's to release.
 func (p *passState) releaseDeletedNodes(ctx context.Context) {
 	running := map[string]bool{}
 	for _, i := range p.w.instances {
 		running[i.ID] = true
 	}
+	var release []*corev1.Node
+	var ids []string
 	for _, n := range p.deletingNodes() {
 		if _, ok := p.liveClaimOf(n); ok {
 			continue
@@ -48,6 +53,25 @@ func (p *passState) releaseDeletedNodes(ctx context.Context) {
 			continue
 		case running[id]:
 			p.wait("node/"+n.Name, fmt.Sprintf("FinalizerKept: instance %s still runs", id))
+			continue
+		}
+		release, ids = append(release, n), append(ids, id)
+	}
+	if len(ids) == 0 {
+		return
+	}
+	live, err := p.r.deps.Instances.LiveByID(ctx, ids)
+	if err != nil {
+		p.fail("instances", fmt.Errorf("confirming that deleted Nodes' instances are gone: %w", err))
+		return
+	}
+	for _, i := range live {
+		running[i.ID] = true
+	}
+	for _, n := range release {
+		id := instanceID(n.Spec.ProviderID)
+		if running[id] {
+			p.wait("node/"+n.Name, fmt.Sprintf("FinalizerKept: instance %s is not listed yet but EC2 says it runs", id))
 			continue
 		}
 		if err := p.r.deps.NodeActions.RemoveFinalizer(ctx, n.Name, kube.TerminationFinalizer); err != nil {
