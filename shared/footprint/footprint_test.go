@@ -135,7 +135,6 @@ func TestAPIServerCallsTheWebhookOnlyForUnschedulablePods(t *testing.T) {
 		_ = c.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), WebhookConfigName, metav1.DeleteOptions{})
 	})
 	require.NoError(t, AwaitWebhook(ctx, c, ns, func() int { return int(calls.Load()) }, time.Minute))
-	probeCalls := calls.Load()
 
 	node := kubetest.ReadyNode(t, c, ns+"-node", nil)
 	pod := func(name, cpu string) *corev1.Pod {
@@ -144,19 +143,28 @@ func TestAPIServerCallsTheWebhookOnlyForUnschedulablePods(t *testing.T) {
 	}
 	_, err = c.CoreV1().Pods(ns).Create(ctx, pod("fits", "100m"), metav1.CreateOptions{})
 	require.NoError(t, err)
+	// The scheduler may see the pod before the new node reaches its cache, and then rightly marks it
+	// Unschedulable for a moment (and the webhook rightly enqueues it). Count only what comes after it is
+	// bound.
+	var fits *corev1.Pod
+	require.Eventually(t, func() bool {
+		fits, err = c.CoreV1().Pods(ns).Get(ctx, "fits", metav1.GetOptions{})
+		return err == nil && fits.Spec.NodeName != ""
+	}, time.Minute, 50*time.Millisecond, "kube-scheduler binds the pod that fits")
+	assert.Equal(t, node, fits.Spec.NodeName)
+	queue.mu.Lock()
+	before, probeCalls := len(queue.sent), calls.Load()
+	queue.mu.Unlock()
+
 	_, err = c.CoreV1().Pods(ns).Create(ctx, pod("too-big", "64"), metav1.CreateOptions{})
 	require.NoError(t, err)
-
-	for queue.count() == 0 {
+	for queue.count() == before {
 		select {
 		case <-ctx.Done():
 			t.Fatal("the API server never called the webhook for the unschedulable pod")
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	fits, err := c.CoreV1().Pods(ns).Get(ctx, "fits", metav1.GetOptions{})
-	require.NoError(t, err)
-	assert.Equal(t, node, fits.Spec.NodeName)
 	// A status update of a bound pod (what a kubelet sends) is filtered out by the match conditions.
 	fits.Status.Phase = corev1.PodRunning
 	_, err = c.CoreV1().Pods(ns).UpdateStatus(ctx, fits, metav1.UpdateOptions{})
@@ -165,8 +173,8 @@ func TestAPIServerCallsTheWebhookOnlyForUnschedulablePods(t *testing.T) {
 
 	queue.mu.Lock()
 	defer queue.mu.Unlock()
-	for _, m := range queue.sent {
+	for _, m := range queue.sent[before:] {
 		assert.Contains(t, m, `"name":"too-big"`, "only the unschedulable pod is enqueued")
 	}
-	assert.EqualValues(t, len(queue.sent), calls.Load()-probeCalls, "the API server called the webhook for nothing else")
+	assert.EqualValues(t, len(queue.sent)-before, calls.Load()-probeCalls, "the API server called the webhook for nothing else")
 }
