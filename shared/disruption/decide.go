@@ -59,8 +59,9 @@ type Result struct {
 	// Commands holds at most one command: the first method (empty, multi-node, single-node) that
 	// finds one wins the run, as in Karpenter.
 	Commands []Command `json:"commands"`
-	// Kept lists the nodes that were not disrupted for a reason other than "nothing cheaper was
-	// found": not candidates, or candidates held back by a budget.
+	// Kept lists nodes that were not disrupted and why: every node that is not a candidate,
+	// candidates held back by a budget, and, when single-node consolidation ran, the candidates it
+	// tried with the reason the simulation gave.
 	Kept []Kept `json:"kept"`
 	// Skipped says why nothing was decided at all (incomplete input).
 	Skipped string `json:"skipped,omitempty"`
@@ -188,14 +189,17 @@ func (e *engine) singleNode(cands []*candidate, b *budgets, blocked map[string]K
 		}
 		one := []*candidate{c}
 		if !e.mightSave(one) {
+			blocked[c.name()] = Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: "no consolidation: its pods would need a new node that costs at least as much as it does (LP lower bound)"}
 			continue
 		}
 		if !e.mayRun() {
 			return nil
 		}
-		if o := e.simulate(one); o.invalid == "" {
+		o := e.simulate(one)
+		if o.invalid == "" {
 			return e.consolidation(MethodSingle, one, o)
 		}
+		blocked[c.name()] = Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: "no consolidation: " + o.invalid}
 	}
 	return nil
 }

@@ -38,26 +38,33 @@ func newPruner(e *engine) *pruner {
 		p.totalFree.cpu += r.cpu
 		p.totalFree.memory += r.memory
 	}
-	catalogs := [][]*scheduling.InstanceType{e.in.InstanceTypes}
-	for _, pool := range e.schedPools {
-		catalogs = append(catalogs, pool.InstanceTypes)
+	// Each pool offers the types compatible with its requirements at its cheapest compatible
+	// offering; the union over pools is a superset of what a replacement can be.
+	type priced struct {
+		it    *scheduling.InstanceType
+		price float64
 	}
-	seen := map[*scheduling.InstanceType]bool{}
-	for _, types := range catalogs {
+	seen := map[priced]bool{}
+	for _, pool := range e.schedPools {
+		reqs, err := scheduling.RequirementsFromSpecs(pool.Requirements)
+		if err != nil {
+			reqs = scheduling.Requirements{} // Solve reports the error; the bound stays valid
+		}
+		reqs.AddAll(scheduling.RequirementsFromLabels(pool.Labels))
+		types := pool.InstanceTypes
+		if len(types) == 0 {
+			types = e.in.InstanceTypes
+		}
 		for _, it := range types {
-			if seen[it] {
+			if it.Requirements.Intersects(reqs) != nil {
 				continue
 			}
-			seen[it] = true
-			price := math.Inf(1)
-			for i := range it.Offerings {
-				if o := &it.Offerings[i]; usable(it, o, nil, e.in.Unavailable) {
-					price = math.Min(price, o.Price)
-				}
+			o, ok := it.CheapestOffering(reqs, e.in.Unavailable)
+			if !ok || seen[priced{it, o.Price}] {
+				continue
 			}
-			if !math.IsInf(price, 1) {
-				p.types = append(p.types, scheduling.Capacity{CPU: float64(it.Allocatable.CPU), Memory: float64(it.Allocatable.Memory), Price: price})
-			}
+			seen[priced{it, o.Price}] = true
+			p.types = append(p.types, scheduling.Capacity{CPU: float64(it.Allocatable.CPU), Memory: float64(it.Allocatable.Memory), Price: o.Price})
 		}
 	}
 	return p
