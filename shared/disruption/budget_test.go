@@ -82,7 +82,7 @@ func TestAllowedDisruptions(t *testing.T) {
 			budgets: []disruption.Budget{{Nodes: "0", Reasons: []disruption.Reason{disruption.ReasonDrifted}}, b("5")}, reason: disruption.ReasonDrifted, nodes: 10, want: 0,
 		},
 		{
-			name: "reasons: a budget listing several reasons applies to each",
+			name:    "reasons: a budget listing several reasons applies to each",
 			budgets: []disruption.Budget{{Nodes: "1", Reasons: []disruption.Reason{disruption.ReasonEmpty, disruption.ReasonUnderutilized}}},
 			reason:  disruption.ReasonUnderutilized, nodes: 10, want: 1,
 		},
