@@ -27,6 +27,8 @@ type candidate struct {
 	// cost is RescheduleDisruptionCost of pods; requests sums their CPU and memory requests.
 	cost     float64
 	requests room
+	// unfit caches pruner.unfit.
+	unfit *room
 	// noReplace is set by the churn guard: the node was itself launched as a replacement within
 	// its pool's consolidateAfter, so it may be deleted but not replaced.
 	noReplace bool

@@ -1,0 +1,100 @@
+package disruption_test
+
+import (
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodewright/nodewright/shared/disruption"
+	"github.com/nodewright/nodewright/shared/scheduling"
+)
+
+// BenchmarkDecide decides on generated clusters (see fragmented) and reports the simulations run,
+// the pods left in the cluster and the nodes the command removes.
+//
+//   - fragmented: ~20 pods per node, 60% of them removed at random (fixed seed), at least one pod
+//     left per node; with the 10% budget multi-node searches 10% of the nodes, with 100% all of them.
+//   - full: the same before any pod is removed.
+//   - packed-spot: nodes filled until no pod shape fits, all spot, spot-to-spot off: nothing can be
+//     done, and the LP pre-check proves it for every candidate without a simulation.
+//   - pinned: fragmented, but every node runs one pod pinned to it by a hostname node selector, so
+//     every simulation fails and nothing tells so beforehand: single-node simulates every candidate.
+//     This is the slowest path; Options.TimeLeft bounds it in production.
+func BenchmarkDecide(b *testing.B) {
+	cases := []struct {
+		name        string
+		nodes       int
+		podsPerNode int
+		removed     float64
+		budget      string
+		modify      func(disruption.Input)
+	}{
+		{name: "fragmented", nodes: 200, podsPerNode: 20, removed: 0.6, budget: "10%"},
+		{name: "fragmented", nodes: 200, podsPerNode: 20, removed: 0.6, budget: "100%"},
+		{name: "fragmented", nodes: 2000, podsPerNode: 20, removed: 0.6, budget: "10%"},
+		{name: "fragmented", nodes: 2000, podsPerNode: 20, removed: 0.6, budget: "100%"},
+		{name: "full", nodes: 2000, podsPerNode: 20, removed: 0, budget: "10%"},
+		{name: "packed-spot", nodes: 2000, podsPerNode: 1000, removed: 0, budget: "10%", modify: func(in disruption.Input) {
+			setCapacityType(in, scheduling.CapacityTypeSpot)
+		}},
+		{name: "pinned", nodes: 200, podsPerNode: 20, removed: 0.6, budget: "10%", modify: pinOnePodPerNode},
+		{name: "pinned", nodes: 2000, podsPerNode: 20, removed: 0.6, budget: "10%", modify: pinOnePodPerNode},
+	}
+	for _, tc := range cases {
+		b.Run(fmt.Sprintf("%s/nodes=%d/budget=%s", tc.name, tc.nodes, tc.budget), func(b *testing.B) {
+			in := fragmented(tc.nodes, tc.podsPerNode, tc.removed, 42)
+			in.NodePools[0].Budgets = []disruption.Budget{{Nodes: tc.budget}}
+			if tc.modify != nil {
+				tc.modify(in)
+			}
+			pods := 0
+			for _, nd := range in.Nodes {
+				pods += len(nd.Pods)
+			}
+			var res disruption.Result
+			for b.Loop() {
+				res = disruption.Decide(in)
+			}
+			b.ReportMetric(float64(res.Simulations), "sims")
+			b.ReportMetric(float64(pods), "pods")
+			removed := 0
+			if len(res.Commands) > 0 {
+				removed = len(res.Commands[0].Nodes)
+			}
+			b.ReportMetric(float64(removed), "removed")
+		})
+	}
+}
+
+// setCapacityType makes every node of in a ct node at that price.
+func setCapacityType(in disruption.Input, ct string) {
+	for i := range in.Nodes {
+		n := &in.Nodes[i]
+		n.CapacityType = ct
+		n.Node.Labels[scheduling.LabelCapacityType] = ct
+		for _, it := range in.InstanceTypes {
+			if it.Name != n.InstanceType {
+				continue
+			}
+			for _, o := range it.Offerings {
+				if o.Zone == n.Zone && o.CapacityType == ct {
+					n.Price = o.Price
+				}
+			}
+		}
+	}
+}
+
+// pinOnePodPerNode gives the first pod of every node a hostname node selector for its node.
+func pinOnePodPerNode(in disruption.Input) {
+	for i := range in.Nodes {
+		n := &in.Nodes[i]
+		if len(n.Pods) == 0 {
+			continue
+		}
+		p := n.Pods[0].DeepCopy()
+		p.Spec.NodeSelector = map[string]string{corev1.LabelHostname: n.Name()}
+		n.Pods = append([]*corev1.Pod{p}, n.Pods[1:]...)
+	}
+}
