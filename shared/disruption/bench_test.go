@@ -18,9 +18,10 @@ import (
 //   - full: the same before any pod is removed.
 //   - packed-spot: nodes filled until no pod shape fits, all spot, spot-to-spot off: nothing can be
 //     done, and the LP pre-check proves it for every candidate without a simulation.
-//   - pinned: fragmented, but every node runs one pod pinned to it by a hostname node selector, so
-//     every simulation fails and nothing tells so beforehand: single-node simulates every candidate.
-//     This is the slowest path; Options.TimeLeft bounds it in production.
+//   - pinned: fragmented, but every node carries a label of its own and runs one pod that selects
+//     it (as pods pinned to local storage do), so every simulation fails and nothing tells so
+//     beforehand: single-node simulates every candidate. This is the slowest path;
+//     Options.TimeLeft bounds it in production.
 func BenchmarkDecide(b *testing.B) {
 	cases := []struct {
 		name        string
@@ -86,15 +87,17 @@ func setCapacityType(in disruption.Input, ct string) {
 	}
 }
 
-// pinOnePodPerNode gives the first pod of every node a hostname node selector for its node.
+// pinOnePodPerNode labels every node example.com/pin=<node> and gives its first pod that node
+// selector; no NodePool defines the label, so no new node can take the pod either.
 func pinOnePodPerNode(in disruption.Input) {
 	for i := range in.Nodes {
 		n := &in.Nodes[i]
 		if len(n.Pods) == 0 {
 			continue
 		}
+		n.Node.Labels["example.com/pin"] = n.Name()
 		p := n.Pods[0].DeepCopy()
-		p.Spec.NodeSelector = map[string]string{corev1.LabelHostname: n.Name()}
+		p.Spec.NodeSelector = map[string]string{"example.com/pin": n.Name()}
 		n.Pods = append([]*corev1.Pod{p}, n.Pods[1:]...)
 	}
 }

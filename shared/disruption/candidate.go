@@ -98,6 +98,9 @@ func newCandidate(now time.Time, n *Node, pools map[string]NodePool, pdb *pdbs) 
 			}
 		}
 		if isReschedulable(p) {
+			if err := scheduling.ValidatePod(p); err != nil {
+				return nil, fmt.Sprintf("pod %s could not be rescheduled anywhere: %v", podKey(p), err)
+			}
 			c.pods = append(c.pods, p)
 			req := scheduling.PodRequests(p)
 			c.requests.cpu += float64(req.CPU)

@@ -104,6 +104,10 @@ func TestCandidates(t *testing.T) {
 		},
 		{name: "WhenEmpty keeps a node with pods", pool: pool("default", policy(disruption.WhenEmpty)), kept: "consolidates only empty nodes (WhenEmpty)"},
 		{name: "WhenEmpty removes an empty node", pool: pool("default", policy(disruption.WhenEmpty)), pods: []*corev1.Pod{daemonPod("ds")}},
+		{
+			name: "a pod the scheduler refuses keeps its node", kept: "pod default/web could not be rescheduled anywhere",
+			pods: []*corev1.Pod{schedulingtest.Pod(schedulingtest.PodOptions{Name: "web", CPU: "1", NodeSelector: map[string]string{corev1.LabelHostname: "n"}})},
+		},
 		{name: "unknown price keeps a node with pods", modify: func(n *disruption.Node) { n.Price = 0 }, kept: "price is unknown"},
 	}
 	for _, tc := range cases {

@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -167,5 +166,3 @@ func keptReason(r disruption.Result, node string) string {
 	}
 	return ""
 }
-
-func quantity(s string) resource.Quantity { return resource.MustParse(s) }
