@@ -262,3 +262,53 @@ func TestSearchBudget(t *testing.T) {
 		assert.Len(t, res.Commands[0].Nodes, 3)
 	})
 }
+
+// TestMovesOnlyToInitializedNodes: a consolidation that relies on a node still booting, or on a
+// claim not registered yet, is rejected (the node may never come up).
+func TestMovesOnlyToInitializedNodes(t *testing.T) {
+	small := schedulingtest.SmallCatalog()
+	cases := []struct {
+		name   string
+		modify func(*disruption.Input)
+		kept   string
+	}{
+		{name: "initialized sink: deleted", modify: func(*disruption.Input) {}},
+		{
+			name:   "sink not initialized",
+			modify: func(in *disruption.Input) { in.Nodes[0].Initialized = false },
+			kept:   "would move to sink, which is not initialized yet",
+		},
+		{
+			name: "in-flight claim with room",
+			modify: func(in *disruption.Input) {
+				in.Nodes = in.Nodes[1:]
+				in.InFlight = []scheduling.InFlightClaim{{
+					Name: "booting", NodePool: "default",
+					Labels:   map[string]string{scheduling.LabelArch: "amd64", scheduling.LabelOS: "linux", scheduling.LabelInstanceType: "large", scheduling.LabelZone: schedulingtest.Zones[0], scheduling.LabelCapacityType: scheduling.CapacityTypeOnDemand},
+					Capacity: small[3].Capacity, Allocatable: small[3].Allocatable,
+				}}
+			},
+			kept: "would move to booting, which is not initialized yet",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := disruption.Input{
+				Now: now, InstanceTypes: small, NodePools: []disruption.NodePool{pool("default", onDemandOnly, amd64Only)},
+				Nodes: []disruption.Node{
+					bigUnmanaged("sink"),
+					node(small, nodeSpec{"n1", "default", "small", scheduling.CapacityTypeOnDemand, []*corev1.Pod{pod("web", "1500m")}}),
+				},
+			}
+			tc.modify(&in)
+			res := disruption.Decide(in)
+			if tc.kept == "" {
+				require.Len(t, res.Commands, 1)
+				assert.Equal(t, disruption.ActionDelete, res.Commands[0].Action)
+				return
+			}
+			assert.Empty(t, res.Commands)
+			assert.Contains(t, keptReason(res, "n1"), tc.kept)
+		})
+	}
+}

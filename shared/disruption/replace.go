@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/nodewright/nodewright/shared/scheduling"
 )
@@ -89,6 +90,8 @@ func (e *engine) priceReplacement(cands []*candidate, cp scheduling.ClaimPlan) (
 		return cp, "no offering of the cheaper instance types is available"
 	}
 	out.Zone, out.CapacityType, out.Price, out.ReservationID = best.Zone, best.CapacityType, best.Price, best.ReservationID
+	out.Why = fmt.Sprintf("%s Consolidation keeps the %d %s options whose price is below the $%.4f/h of the nodes it replaces.",
+		cp.Why, len(names), strings.Join(reqs.Get(scheduling.LabelCapacityType).Values(), "/"), total)
 	return out, ""
 }
 
