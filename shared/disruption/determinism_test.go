@@ -52,3 +52,64 @@ func TestInputNotModified(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, string(before), string(after))
 }
+
+// TestCommandsFit applies the command Decide finds on fragmented clusters and checks the result
+// independently: every pod of a removed node has a destination that is neither removed nor
+// disrupting, every destination's requests stay within its allocatable CPU and memory, the
+// replacement's pods fit its instance type, and the savings are what the prices say.
+func TestCommandsFit(t *testing.T) {
+	for seed := range uint64(3) {
+		in := fragmented(150, 20, 0.6, seed)
+		in.NodePools[0].Budgets = []disruption.Budget{{Nodes: "100%"}}
+		res := disruption.Decide(in)
+		require.Len(t, res.Commands, 1, "seed %d", seed)
+		cmd := res.Commands[0]
+		removed := map[string]bool{}
+		total := 0.0
+		for _, n := range cmd.Nodes {
+			removed[n.Name] = true
+			total += n.PricePerHour
+		}
+		used := map[string]scheduling.Resources{}
+		alloc := map[string]scheduling.Resources{}
+		podsByKey := map[string]*corev1.Pod{}
+		moving := 0
+		for _, n := range in.Nodes {
+			alloc[n.Name()] = scheduling.ResourcesFromList(n.Node.Status.Allocatable)
+			for _, p := range n.Pods {
+				podsByKey[p.Namespace+"/"+p.Name] = p
+				if removed[n.Name()] {
+					moving++
+				} else {
+					used[n.Name()] = used[n.Name()].Add(scheduling.PodRequests(p))
+				}
+			}
+		}
+		assert.Len(t, cmd.Moves, moving, "seed %d: every pod of a removed node moves", seed)
+		replacement := ""
+		if len(cmd.Replacements) == 1 {
+			replacement = cmd.Replacements[0].Name
+			for _, it := range in.InstanceTypes {
+				if it.Name == cmd.Replacements[0].InstanceType {
+					alloc[replacement] = it.Allocatable
+				}
+			}
+		}
+		for _, m := range cmd.Moves {
+			assert.False(t, removed[m.To], "seed %d: %s moves to removed node %s", seed, m.Pod, m.To)
+			_, known := alloc[m.To]
+			require.True(t, known, "seed %d: %s moves to unknown %s", seed, m.Pod, m.To)
+			used[m.To] = used[m.To].Add(scheduling.PodRequests(podsByKey[m.Pod]))
+		}
+		for name, u := range used {
+			assert.LessOrEqual(t, u.CPU, alloc[name].CPU, "seed %d: %s CPU", seed, name)
+			assert.LessOrEqual(t, u.Memory, alloc[name].Memory, "seed %d: %s memory", seed, name)
+		}
+		price := 0.0
+		if replacement != "" {
+			price = cmd.Replacements[0].Price
+			assert.Less(t, price, total)
+		}
+		assert.InDelta(t, total-price, cmd.SavingsPerHour, 1e-9)
+	}
+}
