@@ -113,3 +113,34 @@ func TestCommandsFit(t *testing.T) {
 		assert.InDelta(t, total-price, cmd.SavingsPerHour, 1e-9)
 	}
 }
+
+// TestCompactSimulationIsExact: folding bound pods into their node's allocatable (done when no pod
+// has topology rules) decides exactly as simulating with every pod, including with DaemonSet and
+// host-port pods, pending pods, a disrupting node and pinned pods.
+func TestCompactSimulationIsExact(t *testing.T) {
+	for seed := range uint64(4) {
+		for _, budget := range []string{"10%", "100%"} {
+			in := fragmented(60, 20, 0.6, seed)
+			in.NodePools[0].Budgets = []disruption.Budget{{Nodes: budget}}
+			in.PendingPods = []*corev1.Pod{pod("pending-a", "2"), pod("pending-b", "500m")}
+			in.Nodes[1].Disrupting = true
+			in.Nodes[2].Pods = append(in.Nodes[2].Pods, daemonPod("ds-2"))
+			hp := schedulingtest.Pod(schedulingtest.PodOptions{Name: "hostport", Owner: "hostport", CPU: "100m", HostPorts: []int32{8080}})
+			in.Nodes[4].Pods = append(in.Nodes[4].Pods, hp)
+			if seed%2 == 1 {
+				pinOnePodPerNode(in)
+			}
+			compact := disruption.Decide(in)
+			full := disruption.Decide(disruption.WithFullSimulation(in))
+			a, err := json.Marshal(compact)
+			require.NoError(t, err)
+			b, err := json.Marshal(full)
+			require.NoError(t, err)
+			assert.JSONEq(t, string(b), string(a), "seed %d budget %s", seed, budget)
+			if len(compact.Commands) == 1 {
+				assert.NoError(t, disruption.Validate(compact.Commands[0], in))
+				assert.NoError(t, disruption.Validate(compact.Commands[0], disruption.WithFullSimulation(in)))
+			}
+		}
+	}
+}

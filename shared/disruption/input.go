@@ -87,6 +87,8 @@ type Options struct {
 	// TimeLeft, when set, is asked before each simulation; when it answers false the search stops
 	// and the best command found so far (if any) is returned. The engine never reads a clock.
 	TimeLeft func() bool
+	// fullSimulation turns off compactNodes (tests compare both).
+	fullSimulation bool
 }
 
 // Node is one node of the cluster with what the engine needs to know about it.

@@ -20,8 +20,10 @@ type engine struct {
 	// nodes are all nodes by name; byName indexes them.
 	nodes  []*Node
 	byName map[string]*Node
-	// destinations are the nodes pods may move to: all but those already disrupting.
+	// destinations are the nodes pods may move to: all but those already disrupting. compact,
+	// when set, are the same nodes as simulations see them (compact.go).
 	destinations []scheduling.ExistingNode
+	compact      []scheduling.ExistingNode
 	// alwaysMoving are the pending pods and the pods of disrupting nodes, simulated every time.
 	alwaysMoving []*corev1.Pod
 	catalogs     map[string]map[string]*scheduling.InstanceType
@@ -58,6 +60,9 @@ func newEngine(in *Input) *engine {
 		})
 	}
 	e.alwaysMoving = append(sortedPods(in.PendingPods), disruptingPods...)
+	if !in.Options.fullSimulation {
+		e.compact = compactNodes(e.destinations, e.alwaysMoving)
+	}
 	return e
 }
 
@@ -115,8 +120,12 @@ func (e *engine) simulate(cands []*candidate) outcome {
 	}
 	moving := len(pods)
 	pods = append(pods, e.alwaysMoving...)
-	nodes := make([]scheduling.ExistingNode, 0, len(e.destinations))
-	for _, n := range e.destinations {
+	dests := e.destinations
+	if e.compact != nil {
+		dests = e.compact
+	}
+	nodes := make([]scheduling.ExistingNode, 0, len(dests))
+	for _, n := range dests {
 		if !removed[n.Node.Name] {
 			nodes = append(nodes, n)
 		}
