@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodewright/nodewright/shared/disruption"
 	"github.com/nodewright/nodewright/shared/scheduling"
@@ -18,6 +19,8 @@ import (
 //   - full: the same before any pod is removed.
 //   - packed-spot: nodes filled until no pod shape fits, all spot, spot-to-spot off: nothing can be
 //     done, and the LP pre-check proves it for every candidate without a simulation.
+//   - spread: fragmented, but a fifth of the deployments spread over zones (ScheduleAnyway), so
+//     simulations cannot fold bound pods into allocatable (compact.go) and see every pod.
 //   - pinned: fragmented, but every node carries a label of its own and runs one pod that selects
 //     it (as pods pinned to local storage do), so every simulation fails and nothing tells so
 //     beforehand: single-node simulates every candidate. This is the slowest path;
@@ -39,6 +42,8 @@ func BenchmarkDecide(b *testing.B) {
 		{name: "packed-spot", nodes: 2000, podsPerNode: 1000, removed: 0, budget: "10%", modify: func(in disruption.Input) {
 			setCapacityType(in, scheduling.CapacityTypeSpot)
 		}},
+		{name: "spread", nodes: 2000, podsPerNode: 20, removed: 0.6, budget: "10%", modify: spreadSomeApps},
+		{name: "spread", nodes: 2000, podsPerNode: 20, removed: 0.6, budget: "100%", modify: spreadSomeApps},
 		{name: "pinned", nodes: 200, podsPerNode: 20, removed: 0.6, budget: "10%", modify: pinOnePodPerNode},
 		{name: "pinned", nodes: 2000, podsPerNode: 20, removed: 0.6, budget: "10%", modify: pinOnePodPerNode},
 	}
@@ -99,5 +104,24 @@ func pinOnePodPerNode(in disruption.Input) {
 		p := n.Pods[0].DeepCopy()
 		p.Spec.NodeSelector = map[string]string{"example.com/pin": n.Name()}
 		n.Pods = append([]*corev1.Pod{p}, n.Pods[1:]...)
+	}
+}
+
+// spreadSomeApps gives the pods of every fifth deployment a soft zone spread constraint.
+func spreadSomeApps(in disruption.Input) {
+	for i := range in.Nodes {
+		n := &in.Nodes[i]
+		for j, p := range n.Pods {
+			app := p.Labels["app"]
+			if app == "" || (app[len(app)-1]-'0')%5 != 0 {
+				continue
+			}
+			q := p.DeepCopy()
+			q.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+				MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone, WhenUnsatisfiable: corev1.ScheduleAnyway,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+			}}
+			n.Pods[j] = q
+		}
 	}
 }
