@@ -2,12 +2,14 @@ package disruption_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodewright/nodewright/shared/disruption"
 	"github.com/nodewright/nodewright/shared/scheduling"
@@ -124,9 +126,23 @@ func TestCompactSimulationIsExact(t *testing.T) {
 			in.NodePools[0].Budgets = []disruption.Budget{{Nodes: budget}}
 			in.PendingPods = []*corev1.Pod{pod("pending-a", "2"), pod("pending-b", "500m")}
 			in.Nodes[1].Disrupting = true
-			in.Nodes[2].Pods = append(in.Nodes[2].Pods, daemonPod("ds-2"))
-			hp := schedulingtest.Pod(schedulingtest.PodOptions{Name: "hostport", Owner: "hostport", CPU: "100m", HostPorts: []int32{8080}})
-			in.Nodes[4].Pods = append(in.Nodes[4].Pods, hp)
+			// A DaemonSet running on every node but one (whose daemon is still to come), and a
+			// host-port deployment on every other node.
+			ds := schedulingtest.DaemonSet("ds", "300m", "256Mi")
+			in.DaemonSets = append(in.DaemonSets, ds)
+			for i := range in.Nodes {
+				n := &in.Nodes[i]
+				if i != 2 {
+					dp := schedulingtest.Pod(schedulingtest.PodOptions{Name: fmt.Sprintf("ds-%d", i), Namespace: "kube-system", CPU: "300m", Memory: "256Mi", NodeName: n.Name()})
+					yes := true
+					dp.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name, UID: ds.UID, Controller: &yes}}
+					n.Pods = append(n.Pods, dp)
+				}
+				if i%2 == 0 {
+					hp := schedulingtest.Pod(schedulingtest.PodOptions{Name: fmt.Sprintf("hostport-%d", i), Owner: "hostport", CPU: "100m", HostPorts: []int32{8080}, NodeName: n.Name()})
+					n.Pods = append(n.Pods, hp)
+				}
+			}
 			if seed%2 == 1 {
 				pinOnePodPerNode(in)
 			}
