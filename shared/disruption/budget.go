@@ -11,8 +11,8 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// DefaultBudgets is what a NodePool without budgets gets: at most 10% of its nodes at once.
-var DefaultBudgets = []Budget{{Nodes: "10%"}}
+// DefaultBudgets returns what a NodePool without budgets gets: at most 10% of its nodes at once.
+func DefaultBudgets() []Budget { return []Budget{{Nodes: "10%"}} }
 
 // unlimited is the allowance of a pool no active budget limits (Karpenter's MaxInt32).
 const unlimited = math.MaxInt32
@@ -31,7 +31,7 @@ func AllowedDisruptions(pool NodePool, reason Reason, now time.Time, nodes, disr
 func budgetAllows(pool NodePool, reason Reason, now time.Time, nodes int) int {
 	budgets := pool.Budgets
 	if budgets == nil {
-		budgets = DefaultBudgets
+		budgets = DefaultBudgets()
 	}
 	allowed := unlimited
 	for _, b := range budgets {
