@@ -1,0 +1,166 @@
+package disruption
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodewright/nodewright/shared/scheduling"
+)
+
+// Kept is a node that is not a candidate for disruption in this run, and why.
+type Kept struct {
+	Node     string `json:"node"`
+	NodePool string `json:"nodePool,omitempty"`
+	Reason   string `json:"reason"`
+}
+
+// candidate is a node consolidation may remove.
+type candidate struct {
+	node *Node
+	pool NodePool
+	// pods are the pods that must move elsewhere (reschedulable).
+	pods []*corev1.Pod
+	// cost is RescheduleDisruptionCost of pods; requests sums their CPU and memory requests.
+	cost     float64
+	requests room
+	// unfit caches pruner.unfit.
+	unfit *room
+	// noReplace is set by the churn guard: the node was itself launched as a replacement within
+	// its pool's consolidateAfter, so it may be deleted but not replaced.
+	noReplace bool
+}
+
+func (c *candidate) name() string { return c.node.Name() }
+
+// empty reports whether nothing has to move off the node.
+func (c *candidate) empty() bool { return len(c.pods) == 0 }
+
+// findCandidates returns the nodes consolidation may remove, in consolidation order (price per
+// disruption cost, highest first), and a reason for each other node.
+func findCandidates(in *Input, pools map[string]NodePool, pdb *pdbs) ([]*candidate, []Kept) {
+	var out []*candidate
+	var kept []Kept
+	for i := range in.Nodes {
+		n := &in.Nodes[i]
+		c, reason := newCandidate(in.Now, n, pools, pdb)
+		if reason != "" {
+			kept = append(kept, Kept{Node: n.Name(), NodePool: n.NodePool, Reason: reason})
+			continue
+		}
+		out = append(out, c)
+	}
+	sortCandidates(out)
+	slices.SortFunc(kept, func(a, b Kept) int { return cmp.Compare(a.Node, b.Node) })
+	return out, kept
+}
+
+// sortCandidates orders by price per unit of disruption cost, highest first (the node that saves
+// most for the least disruption goes first), then by name.
+func sortCandidates(cs []*candidate) {
+	slices.SortStableFunc(cs, func(a, b *candidate) int {
+		return cmp.Or(cmp.Compare(b.node.Price/b.cost, a.node.Price/a.cost), cmp.Compare(a.name(), b.name()))
+	})
+}
+
+// newCandidate returns the node as a candidate, or the reason it is not one.
+func newCandidate(now time.Time, n *Node, pools map[string]NodePool, pdb *pdbs) (*candidate, string) {
+	if n.NodePool == "" {
+		return nil, "not managed by Nodewright"
+	}
+	pool, ok := pools[n.NodePool]
+	if !ok {
+		return nil, fmt.Sprintf("its NodePool %s is unknown", n.NodePool)
+	}
+	if !n.Initialized {
+		return nil, "not initialized yet"
+	}
+	if isDisrupting(n) {
+		return nil, "already being disrupted"
+	}
+	if n.Node.Annotations[AnnotationDoNotDisrupt] == "true" {
+		return nil, fmt.Sprintf("the node has the %s annotation", AnnotationDoNotDisrupt)
+	}
+	c := &candidate{node: n, pool: pool}
+	for _, p := range sortedPods(n.Pods) {
+		if !isActive(p) {
+			continue
+		}
+		if p.Annotations[AnnotationDoNotDisrupt] == "true" {
+			return nil, fmt.Sprintf("pod %s has the %s annotation", podKey(p), AnnotationDoNotDisrupt)
+		}
+		if !isMirror(p) {
+			if why := pdb.blocks(p); why != "" {
+				return nil, why
+			}
+		}
+		if isReschedulable(p) {
+			if err := scheduling.ValidatePod(p); err != nil {
+				return nil, fmt.Sprintf("pod %s could not be rescheduled anywhere: %v", podKey(p), err)
+			}
+			c.pods = append(c.pods, p)
+			req := scheduling.PodRequests(p)
+			c.requests.cpu += float64(req.CPU)
+			c.requests.memory += float64(req.Memory)
+		}
+	}
+	c.cost = RescheduleDisruptionCost(c.pods)
+	if pool.ConsolidateAfter == nil {
+		return nil, fmt.Sprintf("NodePool %s has consolidateAfter Never", pool.Name())
+	}
+	since := n.LaunchedAt
+	if n.LastPodEvent.After(since) {
+		since = n.LastPodEvent
+	}
+	if at := since.Add(*pool.ConsolidateAfter); now.Before(at) {
+		return nil, fmt.Sprintf("consolidateAfter %s has not passed since the last pod change; consolidatable at %s", *pool.ConsolidateAfter, at.UTC().Format(time.RFC3339))
+	}
+	if !c.empty() {
+		switch pool.Policy {
+		case WhenEmpty:
+			return nil, fmt.Sprintf("NodePool %s consolidates only empty nodes (WhenEmpty) and %d pods would have to move", pool.Name(), len(c.pods))
+		case "", WhenEmptyOrUnderutilized:
+		default:
+			return nil, fmt.Sprintf("consolidation policy %s is not supported for nodes with pods", pool.Policy)
+		}
+		if n.InstanceType == "" || n.CapacityType == "" || n.Zone == "" || n.Price <= 0 {
+			return nil, "its instance type, zone, capacity type or price is unknown"
+		}
+	}
+	if !n.ReplacementLaunchedAt.IsZero() && now.Before(n.ReplacementLaunchedAt.Add(*pool.ConsolidateAfter)) {
+		c.noReplace = true
+	}
+	return c, ""
+}
+
+// isDisrupting reports whether the node is already on its way out.
+func isDisrupting(n *Node) bool {
+	if n.Disrupting || n.Node.DeletionTimestamp != nil {
+		return true
+	}
+	for _, t := range n.Node.Spec.Taints {
+		if t.Key == scheduling.TaintDisrupted {
+			return true
+		}
+	}
+	return false
+}
+
+// nodeReady reports whether the node's Ready condition is True.
+func nodeReady(n *Node) bool {
+	for _, c := range n.Node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func sortedPods(pods []*corev1.Pod) []*corev1.Pod {
+	out := slices.Clone(pods)
+	slices.SortFunc(out, func(a, b *corev1.Pod) int { return cmp.Compare(podKey(a), podKey(b)) })
+	return out
+}

@@ -1,0 +1,60 @@
+package disruption
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// EvictionCost is how much evicting the pod costs, Karpenter's formula: 1 plus its
+// pod-deletion-cost annotation / 2^27 plus its priority / 2^25, clamped to [-10, 10]. An unreadable
+// annotation counts as 0.
+func EvictionCost(pod *corev1.Pod) float64 {
+	cost := 1.0
+	if v, ok := pod.Annotations[AnnotationPodDeletionCost]; ok {
+		if d, err := strconv.ParseInt(v, 10, 32); err == nil {
+			cost += float64(d) / (1 << 27)
+		}
+	}
+	if pod.Spec.Priority != nil {
+		cost += float64(*pod.Spec.Priority) / (1 << 25)
+	}
+	return min(max(cost, -10), 10)
+}
+
+// RescheduleDisruptionCost is the cost of moving pods elsewhere: 1 plus the sum of their positive
+// eviction costs.
+func RescheduleDisruptionCost(pods []*corev1.Pod) float64 {
+	cost := 1.0
+	for _, p := range pods {
+		cost += max(0, EvictionCost(p))
+	}
+	return cost
+}
+
+// isReschedulable reports whether the pod must move when its node goes: it is running or pending
+// (not finished, not being deleted), and neither a DaemonSet pod nor a static (mirror) pod.
+func isReschedulable(pod *corev1.Pod) bool {
+	return isActive(pod) && !ownedBy(pod, "DaemonSet") && !isMirror(pod)
+}
+
+// isActive reports whether the pod has neither finished nor is being deleted.
+func isActive(pod *corev1.Pod) bool {
+	return pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed && pod.DeletionTimestamp == nil
+}
+
+func isMirror(pod *corev1.Pod) bool {
+	_, mirror := pod.Annotations[AnnotationMirrorPod]
+	return mirror || ownedBy(pod, "Node")
+}
+
+func ownedBy(pod *corev1.Pod, kind string) bool {
+	for _, o := range pod.OwnerReferences {
+		if o.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+func podKey(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }

@@ -1,0 +1,249 @@
+package disruption
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nodewright/nodewright/shared/scheduling"
+)
+
+// Action is what a command does to its nodes.
+type Action string
+
+const (
+	ActionDelete  Action = "delete"
+	ActionReplace Action = "replace"
+)
+
+// Method is the consolidation method that found a command.
+type Method string
+
+const (
+	MethodEmpty  Method = "empty"
+	MethodMulti  Method = "multi"
+	MethodSingle Method = "single"
+)
+
+// Move is where a pod goes when its node is removed: an existing node or the replacement claim.
+type Move struct {
+	Pod string `json:"pod"`
+	To  string `json:"to"`
+}
+
+// CommandNode is one node a command removes.
+type CommandNode struct {
+	Name         string  `json:"name"`
+	Claim        string  `json:"claim"`
+	NodePool     string  `json:"nodePool"`
+	PricePerHour float64 `json:"pricePerHour"`
+}
+
+// Command is one disruption decision: remove Nodes, launching Replacements first when there are any.
+type Command struct {
+	Reason       Reason                 `json:"reason"`
+	Method       Method                 `json:"method"`
+	Action       Action                 `json:"action"`
+	Nodes        []CommandNode          `json:"nodes"`
+	Replacements []scheduling.ClaimPlan `json:"replacements,omitempty"`
+	Moves        []Move                 `json:"moves,omitempty"`
+	// SavingsPerHour is what the nodes cost minus what the replacement costs.
+	SavingsPerHour float64 `json:"savingsPerHour"`
+	// Why is the decision in one sentence for an operator.
+	Why string `json:"why"`
+}
+
+// Result is what Decide found.
+type Result struct {
+	// Commands holds at most one command: the first method (empty, multi-node, single-node) that
+	// finds one wins the run, as in Karpenter.
+	Commands []Command `json:"commands"`
+	// Kept lists nodes that were not disrupted and why: every node that is not a candidate,
+	// candidates held back by a budget, and, when single-node consolidation ran, the candidates it
+	// tried with the reason the simulation gave.
+	Kept []Kept `json:"kept"`
+	// Skipped says why nothing was decided at all (incomplete input).
+	Skipped string `json:"skipped,omitempty"`
+	// Simulations is how many scheduling simulations ran; SearchStopped is set when
+	// Options.MaxSimulations or Options.TimeLeft cut the search short.
+	Simulations   int  `json:"simulations"`
+	SearchStopped bool `json:"searchStopped,omitempty"`
+}
+
+// Decide finds the next disruption of the cluster in in: all empty candidates within budgets,
+// else several underused candidates deleted or replaced by one cheaper node, else one candidate
+// deleted or replaced by a cheaper node. It decides nothing when in.Incomplete is set.
+func Decide(in Input) Result {
+	if in.Incomplete != "" {
+		return Result{Skipped: "the snapshot is incomplete (" + in.Incomplete + "); nothing is disrupted on partial data", Commands: []Command{}, Kept: []Kept{}}
+	}
+	e := newEngine(&in)
+	cands, kept := findCandidates(&in, e.pools, newPDBs(in.PDBs))
+	b := newBudgets(&in, e.pools)
+	blocked := map[string]Kept{}
+	var cmd *Command
+	for _, method := range []func([]*candidate, *budgets, map[string]Kept) *Command{e.emptiness, e.multiNode, e.singleNode} {
+		if cmd = method(cands, b, blocked); cmd != nil || e.exhausted {
+			break
+		}
+	}
+	res := Result{Commands: []Command{}, Simulations: e.sims, SearchStopped: e.exhausted}
+	chosen := map[string]bool{}
+	if cmd != nil {
+		res.Commands = append(res.Commands, *cmd)
+		for _, n := range cmd.Nodes {
+			chosen[n.Name] = true
+		}
+	}
+	for name, k := range blocked {
+		if !chosen[name] {
+			kept = append(kept, k)
+		}
+	}
+	slices.SortFunc(kept, func(a, b Kept) int { return cmp.Compare(a.Node, b.Node) })
+	res.Kept = append([]Kept{}, kept...)
+	return res
+}
+
+// emptiness deletes every empty candidate its pool's Empty budget allows, in one command.
+func (e *engine) emptiness(cands []*candidate, b *budgets, blocked map[string]Kept) *Command {
+	var chosen []*candidate
+	for _, c := range cands {
+		if !c.empty() {
+			continue
+		}
+		if b.left(c.pool.Name(), ReasonEmpty) == 0 {
+			blocked[c.name()] = budgetKept(c, ReasonEmpty)
+			continue
+		}
+		b.take(c.pool.Name(), ReasonEmpty)
+		chosen = append(chosen, c)
+	}
+	if len(chosen) == 0 {
+		return nil
+	}
+	cmd := newCommand(ReasonEmpty, MethodEmpty, chosen, outcome{action: ActionDelete})
+	for _, c := range chosen {
+		cmd.SavingsPerHour += c.node.Price
+	}
+	cmd.Why = fmt.Sprintf("Deleting %s: no pods to move; saves $%.4f/h.", nodeList(chosen), cmd.SavingsPerHour)
+	return cmd
+}
+
+// multiNode finds the longest prefix of the underused candidates (in consolidation order, within
+// the Underutilized budgets) that can be deleted or replaced by one cheaper node, by binary search
+// on the prefix length (at least two nodes). Prefixes the LP bound proves cannot save money are
+// skipped without a simulation.
+func (e *engine) multiNode(cands []*candidate, b *budgets, blocked map[string]Kept) *Command {
+	var list []*candidate
+	used := map[string]int{}
+	for _, c := range cands {
+		if c.empty() {
+			continue
+		}
+		pool := c.pool.Name()
+		if b.left(pool, ReasonUnderutilized)-used[pool] <= 0 {
+			blocked[c.name()] = budgetKept(c, ReasonUnderutilized)
+			continue
+		}
+		used[pool]++
+		list = append(list, c)
+	}
+	var best outcome
+	bestN := 0
+	lo, hi := 2, len(list)
+	for lo <= hi {
+		mid := (lo + hi) / 2
+		prefix := list[:mid]
+		if !e.mightSave(prefix) {
+			hi = mid - 1
+			continue
+		}
+		if !e.mayRun() {
+			break
+		}
+		if o := e.simulate(prefix); o.invalid == "" {
+			best, bestN = o, mid
+			lo = mid + 1
+		} else {
+			hi = mid - 1
+		}
+	}
+	if bestN == 0 {
+		return nil
+	}
+	return e.consolidation(MethodMulti, list[:bestN], best)
+}
+
+// singleNode takes the first underused candidate, in consolidation order, that can be deleted or
+// replaced by a cheaper node.
+func (e *engine) singleNode(cands []*candidate, b *budgets, blocked map[string]Kept) *Command {
+	for _, c := range cands {
+		if c.empty() {
+			continue
+		}
+		if b.left(c.pool.Name(), ReasonUnderutilized) == 0 {
+			blocked[c.name()] = budgetKept(c, ReasonUnderutilized)
+			continue
+		}
+		one := []*candidate{c}
+		if !e.mightSave(one) {
+			blocked[c.name()] = Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: "no consolidation: its pods would need a new node that costs at least as much as it does (LP lower bound)"}
+			continue
+		}
+		if !e.mayRun() {
+			return nil
+		}
+		o := e.simulate(one)
+		if o.invalid == "" {
+			return e.consolidation(MethodSingle, one, o)
+		}
+		blocked[c.name()] = Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: "no consolidation: " + o.invalid}
+	}
+	return nil
+}
+
+// consolidation turns a valid outcome into an Underutilized command.
+func (e *engine) consolidation(m Method, cands []*candidate, o outcome) *Command {
+	cmd := newCommand(ReasonUnderutilized, m, cands, o)
+	if o.action == ActionDelete {
+		cmd.Why = fmt.Sprintf("Deleting %s: their %d pods fit on other nodes; saves $%.4f/h.", nodeList(cands), len(o.moves), o.savings)
+	} else {
+		r := o.replacement
+		cmd.Why = fmt.Sprintf("Replacing %s with one %s %s node in %s ($%.4f/h, %d instance types allowed): their %d pods fit on it and other nodes; saves $%.4f/h.",
+			nodeList(cands), r.CapacityType, r.InstanceType, r.Zone, r.Price, len(r.InstanceTypeOptions), len(o.moves), o.savings)
+	}
+	return cmd
+}
+
+func newCommand(r Reason, m Method, cands []*candidate, o outcome) *Command {
+	cmd := &Command{Reason: r, Method: m, Action: o.action, Moves: o.moves, SavingsPerHour: o.savings}
+	for _, c := range cands {
+		cmd.Nodes = append(cmd.Nodes, CommandNode{Name: c.name(), Claim: c.node.Claim, NodePool: c.pool.Name(), PricePerHour: c.node.Price})
+	}
+	slices.SortFunc(cmd.Nodes, func(a, b CommandNode) int { return cmp.Compare(a.Name, b.Name) })
+	if o.replacement != nil {
+		cmd.Replacements = []scheduling.ClaimPlan{*o.replacement}
+	}
+	return cmd
+}
+
+func budgetKept(c *candidate, r Reason) Kept {
+	return Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: fmt.Sprintf("NodePool %s's disruption budget for %s allows no more disruptions now", c.pool.Name(), r)}
+}
+
+func nodeList(cands []*candidate) string {
+	names := make([]string, len(cands))
+	for i, c := range cands {
+		names[i] = c.name()
+	}
+	slices.Sort(names)
+	if len(names) == 1 {
+		return "node " + names[0]
+	}
+	if len(names) > 5 {
+		return fmt.Sprintf("%d nodes (%s, ...)", len(names), strings.Join(names[:5], ", "))
+	}
+	return "nodes " + strings.Join(names, ", ")
+}

@@ -1,0 +1,205 @@
+package disruption
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodewright/nodewright/shared/scheduling"
+)
+
+// engine holds what one Decide or Validate shares between its simulations.
+type engine struct {
+	in    *Input
+	pools map[string]NodePool
+	// schedPools are the NodePools as the scheduler takes them, by name.
+	schedPools []scheduling.NodePool
+	// nodes are all nodes by name; byName indexes them.
+	nodes  []*Node
+	byName map[string]*Node
+	// destinations are the nodes pods may move to: all but those already disrupting. compact,
+	// when set, are the same nodes as simulations see them (compact.go).
+	destinations []scheduling.ExistingNode
+	compact      []scheduling.ExistingNode
+	// alwaysMoving are the pending pods and the pods of disrupting nodes, simulated every time.
+	alwaysMoving []*corev1.Pod
+	catalogs     map[string]map[string]*scheduling.InstanceType
+	prune        *pruner
+	sims         int
+	exhausted    bool
+}
+
+func newEngine(in *Input) *engine {
+	e := &engine{in: in, pools: map[string]NodePool{}, byName: map[string]*Node{}, catalogs: map[string]map[string]*scheduling.InstanceType{}}
+	for _, p := range in.NodePools {
+		e.pools[p.Name()] = p
+		e.schedPools = append(e.schedPools, p.Scheduling)
+	}
+	slices.SortFunc(e.schedPools, func(a, b scheduling.NodePool) int { return cmp.Compare(a.Name, b.Name) })
+	for i := range in.Nodes {
+		e.nodes = append(e.nodes, &in.Nodes[i])
+	}
+	slices.SortFunc(e.nodes, func(a, b *Node) int { return cmp.Compare(a.Name(), b.Name()) })
+	var disruptingPods []*corev1.Pod
+	for _, n := range e.nodes {
+		e.byName[n.Name()] = n
+		if isDisrupting(n) {
+			for _, p := range sortedPods(n.Pods) {
+				if isReschedulable(p) {
+					disruptingPods = append(disruptingPods, p)
+				}
+			}
+			continue
+		}
+		e.destinations = append(e.destinations, scheduling.ExistingNode{
+			Node: n.Node, Pods: n.Pods, NodePool: n.NodePool, Initialized: n.Initialized,
+			Allocatable: n.Allocatable, Capacity: n.Capacity,
+		})
+	}
+	e.alwaysMoving = append(sortedPods(in.PendingPods), disruptingPods...)
+	if !in.Options.fullSimulation {
+		e.compact = compactNodes(e.destinations, e.alwaysMoving)
+	}
+	return e
+}
+
+// catalog returns the instance types a pool launches, by name.
+func (e *engine) catalog(pool string) map[string]*scheduling.InstanceType {
+	if c, ok := e.catalogs[pool]; ok {
+		return c
+	}
+	types := e.in.InstanceTypes
+	if p, ok := e.pools[pool]; ok && len(p.Scheduling.InstanceTypes) > 0 {
+		types = p.Scheduling.InstanceTypes
+	}
+	c := make(map[string]*scheduling.InstanceType, len(types))
+	for _, it := range types {
+		c[it.Name] = it
+	}
+	e.catalogs[pool] = c
+	return c
+}
+
+// mayRun reports whether the search budget allows one more simulation, and counts it.
+func (e *engine) mayRun() bool {
+	if e.exhausted {
+		return false
+	}
+	o := e.in.Options
+	if (o.MaxSimulations > 0 && e.sims >= o.MaxSimulations) || (o.TimeLeft != nil && !o.TimeLeft()) {
+		e.exhausted = true
+		return false
+	}
+	e.sims++
+	return true
+}
+
+// outcome is what removing a set of candidates would do.
+type outcome struct {
+	// invalid says why the candidates cannot be removed together; the rest is then meaningless.
+	invalid     string
+	action      Action
+	replacement *scheduling.ClaimPlan
+	moves       []Move
+	savings     float64
+}
+
+// simulate schedules the candidates' pods, with the pending pods and those of disrupting nodes, on
+// every other node and at most one new claim, and says whether the candidates can be deleted (no
+// new claim) or replaced (one new claim, cheaper than they are together). A candidate pod that
+// cannot be placed, or that would land on a node or claim not initialized yet, makes it invalid.
+func (e *engine) simulate(cands []*candidate) outcome {
+	removed := make(map[string]bool, len(cands))
+	var pods []*corev1.Pod
+	for _, c := range cands {
+		removed[c.name()] = true
+		pods = append(pods, c.pods...)
+	}
+	moving := len(pods)
+	pods = append(pods, e.alwaysMoving...)
+	dests := e.destinations
+	if e.compact != nil {
+		dests = e.compact
+	}
+	nodes := make([]scheduling.ExistingNode, 0, len(dests))
+	for _, n := range dests {
+		if !removed[n.Node.Name] {
+			nodes = append(nodes, n)
+		}
+	}
+	in := e.in
+	plan, err := scheduling.Solve(scheduling.Input{
+		Pods: pods, Nodes: nodes, InFlight: in.InFlight, NodePools: e.schedPools, DaemonSets: in.DaemonSets,
+		InstanceTypes: in.InstanceTypes, Unavailable: in.Unavailable, MinValuesPolicy: in.MinValuesPolicy,
+		PersistentVolumeClaims: in.PersistentVolumeClaims, PersistentVolumes: in.PersistentVolumes,
+		StorageClasses: in.StorageClasses, Namespaces: in.Namespaces,
+	})
+	if err != nil {
+		return outcome{invalid: fmt.Sprintf("the simulation failed: %v", err)}
+	}
+	dest := make(map[*corev1.Pod]string, len(pods))
+	for _, np := range plan.ExistingNodes {
+		for _, p := range np.Pods {
+			dest[p] = np.Name
+		}
+	}
+	onClaim := map[*corev1.Pod]bool{}
+	for _, cp := range plan.NewClaims {
+		for _, p := range cp.Pods {
+			dest[p], onClaim[p] = cp.Name, true
+		}
+	}
+	failures := make(map[*corev1.Pod]string, len(plan.Unschedulable))
+	for _, f := range plan.Unschedulable {
+		failures[f.Pod] = f.Reason
+	}
+	out := outcome{}
+	for _, p := range pods[:moving] {
+		to, ok := dest[p]
+		if !ok {
+			return outcome{invalid: fmt.Sprintf("pod %s could not be rescheduled: %s", podKey(p), failures[p])}
+		}
+		if !onClaim[p] {
+			if n, ok := e.byName[to]; !ok || !n.Initialized {
+				return outcome{invalid: fmt.Sprintf("pod %s would move to %s, which is not initialized yet", podKey(p), to)}
+			}
+		}
+		out.moves = append(out.moves, Move{Pod: podKey(p), To: to})
+	}
+	total := 0.0
+	for _, c := range cands {
+		total += c.node.Price
+	}
+	switch len(plan.NewClaims) {
+	case 0:
+		out.action, out.savings = ActionDelete, total
+		if total <= 0 {
+			return outcome{invalid: "deleting the nodes saves nothing"}
+		}
+	case 1:
+		for _, c := range cands {
+			if c.noReplace {
+				return outcome{invalid: fmt.Sprintf("node %s was launched as a replacement less than consolidateAfter ago and may not be replaced yet", c.name())}
+			}
+		}
+		cp, why := e.priceReplacement(cands, plan.NewClaims[0])
+		if why != "" {
+			return outcome{invalid: why}
+		}
+		out.action, out.replacement, out.savings = ActionReplace, &cp, total-cp.Price
+		if out.savings <= 0 {
+			return outcome{invalid: fmt.Sprintf("the replacement costs $%.4f/h, not less than the $%.4f/h of the nodes", cp.Price, total)}
+		}
+	default:
+		names := make([]string, len(plan.NewClaims))
+		for i, cp := range plan.NewClaims {
+			names[i] = cp.Name
+		}
+		return outcome{invalid: fmt.Sprintf("the pods would need %d new nodes (%s); consolidation launches at most one", len(plan.NewClaims), strings.Join(names, ", "))}
+	}
+	slices.SortFunc(out.moves, func(a, b Move) int { return cmp.Compare(a.Pod, b.Pod) })
+	return out
+}

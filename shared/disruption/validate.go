@@ -1,0 +1,97 @@
+package disruption
+
+import "fmt"
+
+// ValidationKind classifies why a command no longer holds.
+type ValidationKind string
+
+const (
+	// ValidationIncomplete: the fresh snapshot is incomplete, so nothing can be confirmed.
+	ValidationIncomplete ValidationKind = "incomplete"
+	// ValidationCandidate: a node is gone, changed, or no longer a candidate of the command's kind.
+	ValidationCandidate ValidationKind = "candidate"
+	// ValidationBudget: a budget no longer allows all of the command's nodes.
+	ValidationBudget ValidationKind = "budget"
+	// ValidationScheduling: re-simulating gives another decision.
+	ValidationScheduling ValidationKind = "scheduling"
+)
+
+// ValidationError says why a command must not be executed.
+type ValidationError struct {
+	Kind   ValidationKind
+	Reason string
+}
+
+func (e *ValidationError) Error() string { return fmt.Sprintf("%s: %s", e.Kind, e.Reason) }
+
+// Validate re-checks a command on a fresh snapshot taken after it was decided (Karpenter waits 15
+// seconds) and before any node is tainted: every node must still be a candidate (same claim, and
+// still empty for an Empty command), the budgets must still allow them all, and for Underutilized
+// the simulation must still give the same action, with the command's replacement instance types a
+// subset of what the fresh simulation allows. It returns nil when the command may proceed, or a
+// *ValidationError.
+func Validate(cmd Command, fresh Input) error {
+	if fresh.Incomplete != "" {
+		return &ValidationError{ValidationIncomplete, "the snapshot is incomplete: " + fresh.Incomplete}
+	}
+	e := newEngine(&fresh)
+	cands, kept := findCandidates(&fresh, e.pools, newPDBs(fresh.PDBs))
+	byName := map[string]*candidate{}
+	for _, c := range cands {
+		byName[c.name()] = c
+	}
+	why := map[string]string{}
+	for _, k := range kept {
+		why[k.Node] = k.Reason
+	}
+	var chosen []*candidate
+	perPool := map[string]int{}
+	for _, n := range cmd.Nodes {
+		c, ok := byName[n.Name]
+		switch {
+		case !ok && why[n.Name] != "":
+			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer a candidate: %s", n.Name, why[n.Name])}
+		case !ok:
+			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is gone", n.Name)}
+		case c.node.Claim != n.Claim:
+			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s now belongs to claim %s, not %s", n.Name, c.node.Claim, n.Claim)}
+		case cmd.Reason == ReasonEmpty && !c.empty():
+			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer empty (%d pods would have to move)", n.Name, len(c.pods))}
+		}
+		chosen = append(chosen, c)
+		perPool[c.pool.Name()]++
+	}
+	b := newBudgets(&fresh, e.pools)
+	for pool, n := range perPool {
+		if left := b.left(pool, cmd.Reason); n > left {
+			return &ValidationError{ValidationBudget, fmt.Sprintf("NodePool %s's budget for %s now allows %d disruptions, the command needs %d", pool, cmd.Reason, left, n)}
+		}
+	}
+	if cmd.Reason == ReasonEmpty {
+		return nil
+	}
+	if !e.mayRun() {
+		return &ValidationError{ValidationScheduling, "no simulation left in the search budget to re-check the command"}
+	}
+	o := e.simulate(chosen)
+	switch {
+	case o.invalid != "":
+		return &ValidationError{ValidationScheduling, o.invalid}
+	case o.action != cmd.Action:
+		return &ValidationError{ValidationScheduling, fmt.Sprintf("the nodes would now be %sd, not %sd", o.action, cmd.Action)}
+	case cmd.Action == ActionReplace:
+		if len(cmd.Replacements) != 1 {
+			return &ValidationError{ValidationScheduling, fmt.Sprintf("a replace command needs one replacement, it has %d", len(cmd.Replacements))}
+		}
+		allowed := map[string]bool{}
+		for _, name := range o.replacement.InstanceTypeOptions {
+			allowed[name] = true
+		}
+		for _, name := range cmd.Replacements[0].InstanceTypeOptions {
+			if !allowed[name] {
+				return &ValidationError{ValidationScheduling, fmt.Sprintf("instance type %s is no longer a valid replacement", name)}
+			}
+		}
+	}
+	return nil
+}
