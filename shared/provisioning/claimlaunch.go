@@ -25,6 +25,8 @@ type claimLaunch struct {
 	name string
 	// poolHash and classHash are the drift hashes the claim is launched from.
 	poolHash, classHash string
+	// replaces names the claims a consolidation launches this one to replace (state.Claim.Replaces).
+	replaces []string
 }
 
 // run writes the claim record (pending), then launches it and records the outcome:
@@ -96,7 +98,8 @@ func (l claimLaunch) create(ctx context.Context, labels map[string]string) (stri
 		name := l.newName()
 		_, err := l.store.CreateClaim(ctx, state.Claim{Name: name, NodePool: cp.NodePool, NodeClass: nc.Name,
 			Lifecycle: state.Pending, TemplateHash: l.poolHash, NodeClassHash: l.classHash, Labels: labels,
-			Requests: requestStrings(cp.Requests), InstanceTypes: cp.InstanceTypeOptions, ReservationID: cp.ReservationID})
+			Requests: requestStrings(cp.Requests), InstanceTypes: cp.InstanceTypeOptions, ReservationID: cp.ReservationID,
+			Replaces: l.replaces})
 		switch {
 		case err == nil:
 			return name, nil
