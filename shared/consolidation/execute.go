@@ -116,6 +116,12 @@ func (r *Runner) handOver(ctx context.Context, c *state.DisruptionCommand, rep *
 		r.publish(ctx, kube.Event{Object: nodeRef(d.Node), Reason: kube.ReasonDisruptionTerminating,
 			Message: fmt.Sprintf("disrupting node via %s: %s", c.Reason, c.Why)}, rep)
 	}
+	if rep.HandedOver == nil {
+		rep.HandedOver = map[string]int{}
+	}
+	for _, d := range c.Candidates {
+		rep.HandedOver[d.NodePool+"/"+c.Reason]++
+	}
 	c.Phase = state.CommandTerminating
 	stored, err := r.deps.Store.PutDisruptionCommand(ctx, *c)
 	if err != nil {
@@ -163,6 +169,7 @@ func (r *Runner) rollback(ctx context.Context, c *state.DisruptionCommand, why s
 		}
 	}
 	c.Phase, c.Outcome = state.CommandRolledBack, why
+	rep.RolledBack++
 	if stored, err := r.deps.Store.PutDisruptionCommand(ctx, *c); err != nil {
 		rep.Errors = append(rep.Errors, fmt.Sprintf("recording command %s as rolled back: %v", c.ID, err))
 	} else {

@@ -189,8 +189,14 @@ type Report struct {
 	TaintsLifted []string
 	// Commands are the commands this run executed.
 	Commands []disruption.Command
-	// Rejected are decided commands that were not executed, and why (validation, budget ledger).
-	Rejected []string
+	// Rejected are decided commands that were not executed, and why (validation, budget ledger);
+	// FailedValidations counts those that failed validation.
+	Rejected          []string
+	FailedValidations int
+	// RolledBack counts the commands this run called off; HandedOver the disrupted claims it sent to
+	// the termination flow, per NodePool and reason ("pool/reason").
+	RolledBack int
+	HandedOver map[string]int
 	// Skipped says why nothing was decided (incomplete data, deadline).
 	Skipped string
 	// EligibleNodes are the Nodewright nodes of the last decision that were not kept (candidates the
@@ -264,6 +270,7 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 		}
 		fresh := r.read(ctx)
 		if verr := disruption.Validate(cmd, fresh.input); verr != nil {
+			rep.FailedValidations++
 			r.rejected(ctx, cmd, "validation", verr.Error(), rep)
 			return nil
 		}
