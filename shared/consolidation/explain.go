@@ -167,3 +167,28 @@ func nodeNames(cmd disruption.Command) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// blockedPools publishes DisruptionBlocked on each NodePool whose budgets allow no disruption for a
+// consolidation reason while it has nodes (the Recorder drops repeats within its window).
+func (r *Runner) blockedPools(ctx context.Context, w *world, rep *Report) {
+	if w.input.Incomplete != "" {
+		return
+	}
+	nodes := map[string]int{}
+	for i := range w.input.Nodes {
+		if n := &w.input.Nodes[i]; n.NodePool != "" && n.Initialized {
+			nodes[n.NodePool]++
+		}
+	}
+	for _, p := range w.input.NodePools {
+		if nodes[p.Name()] == 0 {
+			continue
+		}
+		for _, reason := range []disruption.Reason{disruption.ReasonEmpty, disruption.ReasonUnderutilized} {
+			if w.allowed[p.Name()][reason] == 0 {
+				r.publish(ctx, kube.Event{Object: kube.NodePoolObject(p.Name()), Reason: kube.ReasonDisruptionBlocked,
+					Message: fmt.Sprintf("the budgets of NodePool %s allow no %s consolidation now (%d nodes)", p.Name(), reason, nodes[p.Name()])}, rep)
+			}
+		}
+	}
+}

@@ -13,10 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/scheduling"
@@ -267,9 +265,9 @@ func (l *fakeLauncher) ClaimName(pool string) string {
 	l.names++
 	return fmt.Sprintf("%s-r%d", pool, l.names)
 }
-func (l *fakeLauncher) NodePools() []scheduling.NodePool            { return l.pools }
+func (l *fakeLauncher) NodePools() []scheduling.NodePool             { return l.pools }
 func (l *fakeLauncher) Unavailable() scheduling.UnavailableOfferings { return nil }
-func (l *fakeLauncher) Problems() []string                          { return nil }
+func (l *fakeLauncher) Problems() []string                           { return nil }
 func (l *fakeLauncher) InFlight(claims []state.Claim, snap *kube.Snapshot) []scheduling.InFlightClaim {
 	return nil
 }
@@ -449,6 +447,3 @@ func (f *fixture) gone(node string) {
 	f.cluster.nodes = slices.DeleteFunc(f.cluster.nodes, func(n corev1.Node) bool { return n.Name == node })
 	f.cluster.pods = slices.DeleteFunc(f.cluster.pods, func(p corev1.Pod) bool { return p.Spec.NodeName == node })
 }
-
-var _ = metav1.Now
-var _ = apis.DisruptedNoScheduleTaint

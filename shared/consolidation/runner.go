@@ -252,6 +252,13 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 		}
 		w := r.read(ctx)
 		rep.Errors = append(rep.Errors, w.problems...)
+		if _, ok := ctx.Deadline(); ok {
+			// The search stops with its best command so far while a validation and an execution still fit.
+			w.input.Options.TimeLeft = func() bool { return r.timeFor(ctx, r.cfg.ValidationDelay+r.cfg.CommandMargin) }
+		}
+		if i == 1 {
+			r.blockedPools(ctx, w, rep)
+		}
 		start := time.Now()
 		res := disruption.Decide(w.input)
 		rep.Evaluation += time.Since(start)

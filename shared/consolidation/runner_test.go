@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/disruption"
@@ -355,4 +354,26 @@ func TestPodRemovalIsDatedByTheRunThatSeesIt(t *testing.T) {
 	assert.Equal(t, start.Add(time.Minute), w.input.Nodes[0].LastPodEvent)
 }
 
-var _ = corev1.TaintEffectNoSchedule
+// A NodePool whose budgets allow nothing says so on the NodePool, and its nodes are kept.
+func TestZeroBudgetBlocksAndSaysSo(t *testing.T) {
+	f := newFixture(t, "0")
+	f.node("empty", "medium")
+	rep := f.run()
+	assert.Empty(t, rep.Commands)
+	assert.Contains(t, f.events.reasons("default"), kube.ReasonDisruptionBlocked)
+	assert.Equal(t, 0, rep.Allowed["default"][disruption.ReasonEmpty])
+	assert.Contains(t, f.store.kinds("node/empty"), KindUnconsolidatable)
+}
+
+// The engine's search is bounded by the time left before the deadline, less a validation and an
+// execution: with too little left, the run decides nothing rather than act after its deadline.
+func TestNearTheDeadlineNothingIsDecided(t *testing.T) {
+	f := newFixture(t, "100%")
+	f.node("empty", "medium")
+	ctx, cancel := context.WithDeadline(context.Background(), f.clock.Now().Add(DefaultCommandMargin/2))
+	defer cancel()
+	rep, err := f.runner.Run(ctx, "run")
+	require.NoError(t, err)
+	assert.Contains(t, rep.Skipped, "deadline")
+	assert.False(t, f.cluster.tainted("empty"))
+}

@@ -162,3 +162,47 @@ func TestOverlappingRunsNeverExceedTheBudget(t *testing.T) {
 		assert.Contains(t, rejected, "budget ledger")
 	}
 }
+
+// A replacement that is removed before it initializes (its launch failed) rolls the command back: the
+// taints are lifted in the API server, nothing is drained, the ledger is released.
+func TestFailedReplacementRollsBack(t *testing.T) {
+	w := newWorld(t, "100%")
+	a := w.node("a", "m5.xlarge", "4", nil, "500m")
+	b := w.node("b", "m5.xlarge", "4", nil, "500m")
+	r := w.runner("", nil)
+	rep, err := r.Run(w.ctx, "run-1")
+	require.NoError(t, err)
+	require.Len(t, rep.Commands, 1)
+	commands, err := w.store.ListDisruptionCommands(w.ctx)
+	require.NoError(t, err)
+	require.Len(t, commands, 1)
+	repl := commands[0].Replacements[0]
+	_, err = w.store.UpdateClaim(w.ctx, repl, func(c *state.Claim) error { c.Lifecycle = state.Deleted; return nil })
+	require.NoError(t, err)
+
+	// A run too close to its deadline to decide anything new only advances what is in progress.
+	short, cancel := context.WithTimeout(w.ctx, 10*time.Second)
+	defer cancel()
+	rep, err = r.Run(short, "run-2")
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Advanced)
+	assert.Contains(t, rep.Advanced[0], "rolled back")
+	assert.Empty(t, rep.Commands)
+	assert.False(t, w.tainted(a))
+	assert.False(t, w.tainted(b))
+	assert.Empty(t, w.terminationRequests(), "the old nodes stay; the replacement is already gone")
+	n, err := w.store.DisruptionsInFlight(w.ctx, "default")
+	require.NoError(t, err)
+	assert.Zero(t, n, "the rolled-back command's reservations are released")
+	commands, err = w.store.ListDisruptionCommands(w.ctx)
+	require.NoError(t, err)
+	var rolled *state.DisruptionCommand
+	for i := range commands {
+		if commands[i].ID == "run-1-1" {
+			rolled = &commands[i]
+		}
+	}
+	require.NotNil(t, rolled)
+	assert.Equal(t, state.CommandRolledBack, rolled.Phase)
+	assert.Contains(t, rolled.Outcome, repl)
+}
