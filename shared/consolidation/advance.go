@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/scheduling"
 	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/termination"
 )
 
 // advance takes every command in progress one step further and lifts stale taints:
@@ -124,12 +127,40 @@ func (r *Runner) advanceLaunching(ctx context.Context, c *state.DisruptionComman
 	rep.Advanced = append(rep.Advanced, c.ID+": waiting for "+waitingOn)
 }
 
+// Bounds on a handed-over claim that the termination flow has not started draining (its request was
+// lost): it is sent again after resendAfter, and the command gives the claim up after giveUpAfter.
+const (
+	resendAfter = 2 * time.Minute
+	giveUpAfter = 30 * time.Minute
+)
+
 // advanceTerminating releases the reservations of disrupted claims that are gone and finishes the
-// command when all are.
+// command when all are. A claim still in service well after it was handed over (its request lost) is
+// sent again; past giveUpAfter its reservation is released, its taint lifted and it is left in service.
 func (r *Runner) advanceTerminating(ctx context.Context, c *state.DisruptionCommand, claims map[string]state.Claim, rep *Report) {
+	now := r.deps.Now()
+	var since time.Duration
+	if c.HandedOverAt != nil {
+		since = now.Sub(*c.HandedOverAt)
+	}
 	left := 0
+	var abandoned []string
 	for _, d := range c.Candidates {
-		if cl, ok := claims[d.Claim]; ok && cl.Lifecycle != state.Deleted {
+		cl, ok := claims[d.Claim]
+		switch {
+		case ok && cl.Lifecycle.InService() && since > giveUpAfter:
+			if err := r.deps.Nodes.Untaint(ctx, d.Node, apis.DisruptedNoScheduleTaint); err != nil {
+				rep.Errors = append(rep.Errors, err.Error())
+				return
+			}
+			abandoned = append(abandoned, d.Claim)
+		case ok && cl.Lifecycle.InService() && since > resendAfter:
+			left++
+			if err := r.deps.Terminations.Send(ctx, termination.Request{Claim: d.Claim, Reason: c.Reason, RequestedAt: now.UTC()}); err != nil {
+				rep.Errors = append(rep.Errors, fmt.Sprintf("command %s: %v", c.ID, err))
+			}
+			continue
+		case ok && cl.Lifecycle != state.Deleted:
 			left++
 			continue
 		}
@@ -142,6 +173,9 @@ func (r *Runner) advanceTerminating(ctx context.Context, c *state.DisruptionComm
 		return
 	}
 	c.Phase, c.Outcome = state.CommandDone, "every disrupted node is gone"
+	if len(abandoned) > 0 {
+		c.Outcome = fmt.Sprintf("the termination flow never started draining %s within %s; left in service", strings.Join(abandoned, ", "), giveUpAfter)
+	}
 	stored, err := r.deps.Store.PutDisruptionCommand(ctx, *c)
 	if err != nil {
 		rep.Errors = append(rep.Errors, fmt.Sprintf("recording command %s as done: %v", c.ID, err))

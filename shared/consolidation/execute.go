@@ -122,7 +122,7 @@ func (r *Runner) handOver(ctx context.Context, c *state.DisruptionCommand, rep *
 	for _, d := range c.Candidates {
 		rep.HandedOver[d.NodePool+"/"+c.Reason]++
 	}
-	c.Phase = state.CommandTerminating
+	c.Phase, c.HandedOverAt = state.CommandTerminating, &now
 	stored, err := r.deps.Store.PutDisruptionCommand(ctx, *c)
 	if err != nil {
 		rep.Errors = append(rep.Errors, fmt.Sprintf("recording command %s as terminating: %v", c.ID, err))

@@ -377,3 +377,32 @@ func TestNearTheDeadlineNothingIsDecided(t *testing.T) {
 	assert.Contains(t, rep.Skipped, "deadline")
 	assert.False(t, f.cluster.tainted("empty"))
 }
+
+// A handed-over claim the termination flow never starts draining (its request lost) is sent again, and
+// given up after a while: its slot released, its taint lifted, the command finished saying so.
+func TestLostTerminationRequestIsResentThenGivenUp(t *testing.T) {
+	f := newFixture(t, "100%")
+	f.node("empty", "medium")
+	f.runner.cfg.MaxCommands = 1
+	f.run()
+	c := f.store.command()
+	require.Equal(t, state.CommandTerminating, c.Phase)
+	require.Len(t, f.terms.sent, 1)
+	f.launch.prepareErr = errors.New("stop after advancing")
+
+	f.clock.Advance(time.Minute)
+	f.run()
+	assert.Len(t, f.terms.sent, 1, "the termination flow has time to start")
+	f.clock.Advance(2 * time.Minute)
+	f.run()
+	assert.Len(t, f.terms.sent, 2, "sent again")
+	assert.True(t, f.cluster.tainted("empty"))
+
+	f.clock.Advance(30 * time.Minute)
+	f.run()
+	got := f.store.commands[c.ID]
+	assert.Equal(t, state.CommandDone, got.Phase)
+	assert.Contains(t, got.Outcome, "never started draining claim-empty")
+	assert.False(t, f.cluster.tainted("empty"))
+	assert.Zero(t, f.store.inFlight("default"))
+}

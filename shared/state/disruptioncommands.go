@@ -54,10 +54,12 @@ type DisruptionCommand struct {
 	Candidates   []DisruptedClaim `dynamodbav:"candidates"`
 	Replacements []string         `dynamodbav:"replacements,omitempty"`
 	// SavingsPerHour and Why are the engine's, for explain.
-	SavingsPerHour float64    `dynamodbav:"savingsPerHour"`
-	Why            string     `dynamodbav:"why,omitempty"`
-	StartedAt      time.Time  `dynamodbav:"startedAt"`
-	FinishedAt     *time.Time `dynamodbav:"finishedAt,omitempty"`
+	SavingsPerHour float64   `dynamodbav:"savingsPerHour"`
+	Why            string    `dynamodbav:"why,omitempty"`
+	StartedAt      time.Time `dynamodbav:"startedAt"`
+	// HandedOverAt is when the disrupted claims were sent to the termination flow.
+	HandedOverAt *time.Time `dynamodbav:"handedOverAt,omitempty"`
+	FinishedAt   *time.Time `dynamodbav:"finishedAt,omitempty"`
 	// Outcome says how the command ended (rolled back: why).
 	Outcome string `dynamodbav:"outcome,omitempty"`
 	Version int64  `dynamodbav:"version"`
