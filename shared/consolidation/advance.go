@@ -60,6 +60,7 @@ func (r *Runner) advance(ctx context.Context, rep *Report) error {
 			}
 		}
 	}
+	r.releaseOrphans(ctx, list, commands, rep)
 	byProvider, byNode := map[string]state.Claim{}, map[string]state.Claim{}
 	for _, c := range list {
 		if c.ProviderID != "" {
@@ -183,4 +184,48 @@ func (r *Runner) advanceTerminating(ctx context.Context, c *state.DisruptionComm
 	}
 	*c = stored
 	rep.Advanced = append(rep.Advanced, c.ID+": done")
+}
+
+// orphanGrace is how old a ledger reservation no active command holds must be before it is released:
+// longer than any run takes between a reservation and its command record.
+const orphanGrace = 5 * time.Minute
+
+// releaseOrphans releases ledger reservations no active command holds (a run that crashed between its
+// reservation and its command record, or a command finished without its release), unless the claim is
+// draining or terminating: the termination flow releases those once the node is gone.
+func (r *Runner) releaseOrphans(ctx context.Context, claims []state.Claim, commands []state.DisruptionCommand, rep *Report) {
+	now := r.deps.Now()
+	held := map[string]bool{}
+	pools := map[string]bool{}
+	for _, c := range commands {
+		for _, d := range c.Candidates {
+			pools[d.NodePool] = true
+			if c.Phase.Active() {
+				held[d.Claim] = true
+			}
+		}
+	}
+	byName := map[string]state.Claim{}
+	for _, c := range claims {
+		pools[c.NodePool] = true
+		byName[c.Name] = c
+	}
+	for pool := range pools {
+		rs, err := r.deps.Store.DisruptionReservations(ctx, pool)
+		if err != nil {
+			rep.Errors = append(rep.Errors, err.Error())
+			continue
+		}
+		for _, res := range rs {
+			c, ok := byName[res.Claim]
+			if held[res.Claim] || now.Sub(res.At) < orphanGrace || (ok && (c.Lifecycle == state.Draining || c.Lifecycle == state.Terminating)) {
+				continue
+			}
+			if err := r.deps.Store.ReleaseDisruption(ctx, pool, res.Claim); err != nil {
+				rep.Errors = append(rep.Errors, err.Error())
+				continue
+			}
+			rep.Advanced = append(rep.Advanced, fmt.Sprintf("released the orphaned budget slot of %s in %s", res.Claim, pool))
+		}
+	}
 }

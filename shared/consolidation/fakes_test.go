@@ -47,14 +47,14 @@ type fakeStore struct {
 	configErr error
 	claims    map[string]state.Claim
 	commands  map[string]state.DisruptionCommand
-	// ledger: reservations per pool.
-	ledger    map[string]map[string]bool
+	// ledger: reservations per pool, with when they were taken.
+	ledger    map[string]map[string]time.Time
 	decisions []state.Decision
 }
 
 func newFakeStore(now func() time.Time) *fakeStore {
 	return &fakeStore{now: now, claims: map[string]state.Claim{}, commands: map[string]state.DisruptionCommand{},
-		ledger: map[string]map[string]bool{}}
+		ledger: map[string]map[string]time.Time{}}
 }
 
 func (s *fakeStore) AcquireLease(_ context.Context, name, holder string, ttl time.Duration) (state.Lease, error) {
@@ -120,15 +120,15 @@ func (s *fakeStore) ReserveDisruption(_ context.Context, pool, claim string, all
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ledger[pool] == nil {
-		s.ledger[pool] = map[string]bool{}
+		s.ledger[pool] = map[string]time.Time{}
 	}
-	if s.ledger[pool][claim] {
+	if _, ok := s.ledger[pool][claim]; ok {
 		return nil
 	}
 	if len(s.ledger[pool]) >= allowed {
 		return fmt.Errorf("reserving %s: %w", claim, state.ErrBudgetExhausted)
 	}
-	s.ledger[pool][claim] = true
+	s.ledger[pool][claim] = s.now()
 	return nil
 }
 func (s *fakeStore) ReleaseDisruption(_ context.Context, pool, claim string) error {
@@ -136,6 +136,15 @@ func (s *fakeStore) ReleaseDisruption(_ context.Context, pool, claim string) err
 	defer s.mu.Unlock()
 	delete(s.ledger[pool], claim)
 	return nil
+}
+func (s *fakeStore) DisruptionReservations(_ context.Context, pool string) ([]state.DisruptionReservation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []state.DisruptionReservation
+	for claim, at := range s.ledger[pool] {
+		out = append(out, state.DisruptionReservation{Claim: claim, At: at})
+	}
+	return out, nil
 }
 func (s *fakeStore) inFlight(pool string) int {
 	s.mu.Lock()

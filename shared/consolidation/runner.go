@@ -56,6 +56,7 @@ type Store interface {
 	PutDisruptionCommand(ctx context.Context, c state.DisruptionCommand) (state.DisruptionCommand, error)
 	ReserveDisruption(ctx context.Context, nodePool, claim string, allowed int) error
 	ReleaseDisruption(ctx context.Context, nodePool, claim string) error
+	DisruptionReservations(ctx context.Context, nodePool string) ([]state.DisruptionReservation, error)
 	RecordDecisions(ctx context.Context, ds []state.Decision) error
 }
 

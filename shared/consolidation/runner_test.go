@@ -406,3 +406,24 @@ func TestLostTerminationRequestIsResentThenGivenUp(t *testing.T) {
 	assert.False(t, f.cluster.tainted("empty"))
 	assert.Zero(t, f.store.inFlight("default"))
 }
+
+// A reservation no command holds (a run crashed between reserving and recording) is released once it is
+// older than any run; a young one, or one of a draining claim, is left.
+func TestOrphanedReservationsAreReleased(t *testing.T) {
+	f := newFixture(t, "100%")
+	f.node("busy", "large", "7")
+	f.node("draining", "large", "7")
+	c := f.store.claim("claim-draining")
+	c.Lifecycle = state.Draining
+	f.store.setClaim(c)
+	ctx := context.Background()
+	require.NoError(t, f.store.ReserveDisruption(ctx, "default", "claim-busy", 10))
+	require.NoError(t, f.store.ReserveDisruption(ctx, "default", "claim-draining", 10))
+	f.launch.prepareErr = errors.New("stop after advancing")
+	f.run()
+	assert.Equal(t, 2, f.store.inFlight("default"), "too young to be an orphan")
+	f.clock.Advance(orphanGrace + time.Second)
+	rep := f.run()
+	assert.Equal(t, 1, f.store.inFlight("default"), "the draining claim keeps its slot until termination releases it")
+	assert.Contains(t, rep.Advanced, "released the orphaned budget slot of claim-busy in default")
+}

@@ -41,3 +41,21 @@ func TestDisruptionCommands(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, list, "finished commands expire")
 }
+
+func TestDisruptionReservations(t *testing.T) {
+	s, clk := newStore(t)
+	ctx := context.Background()
+	require.NoError(t, s.ReserveDisruption(ctx, "a", "a-1", 3))
+	clk.Advance(time.Second)
+	require.NoError(t, s.ReserveDisruption(ctx, "a", "a-2", 3))
+	require.NoError(t, s.ReserveDisruption(ctx, "b", "b-1", 3))
+	got, err := s.DisruptionReservations(ctx, "a")
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Equal(t, "a-1", got[0].Claim)
+	assert.Equal(t, newClock().Now(), got[0].At.UTC())
+	require.NoError(t, s.ReleaseDisruption(ctx, "a", "a-1"))
+	got, err = s.DisruptionReservations(ctx, "a")
+	require.NoError(t, err)
+	assert.Equal(t, []DisruptionReservation{{Claim: "a-2", At: got[0].At}}, got)
+}
