@@ -16,8 +16,9 @@
 //     every Config.KeptEvery.
 //   - podevents.go dates each node's last pod event; its comment states the precision.
 //
-// Order of writes, for crash safety: ledger, command record, taint, replacement claim (recorded before
-// EC2 is called). A crash anywhere leaves something the next run advances or rolls back. One window
-// remains: between the taint and the replacement claim's record (a claim write), a provisioning run
-// would see the tainted nodes' pods without the replacement in flight and launch for them itself.
+// Order of writes, for crash safety: ledger, command record, replacement claims (pending), taint,
+// launch. A crash anywhere leaves something the next run advances or rolls back (a pending claim never
+// launched is timed out by the reconciler, which rolls its command back). Recording the replacements
+// before the taint means a provisioning run never sees the disrupted nodes' pods without the
+// replacements in flight for them, so it launches nothing of its own for them.
 package consolidation

@@ -21,10 +21,12 @@ import (
 //  2. the command is recorded (state table, phase launching) with its replacements' claim names, before
 //     anything changes in the cluster, so a crash anywhere after is advanced or rolled back by the next
 //     run;
-//  3. the nodes are tainted karpenter.sh/disrupted:NoSchedule;
-//  4. a replace launches its replacement claims through the provisioning launch path (claim recorded
-//     first, marked as replacing the nodes' claims); termination waits until they initialize (advance);
-//     a delete hands its nodes to the termination flow at once.
+//  3. a replace records its replacement claims (pending, marked as replacing the nodes' claims), so a
+//     provisioning run counts them in flight before it can see the nodes disrupted;
+//  4. the nodes are tainted karpenter.sh/disrupted:NoSchedule;
+//  5. the replacements are launched through the provisioning launch path (the claim name as the
+//     ClientToken); termination waits until they initialize (advance). A delete hands its nodes to the
+//     termination flow at once.
 //
 // It reports whether the command was executed (false: dropped or rolled back).
 func (r *Runner) execute(ctx context.Context, id string, cmd disruption.Command, w *world, rep *Report) bool {
@@ -58,6 +60,28 @@ func (r *Runner) execute(ctx context.Context, id string, cmd disruption.Command,
 		r.rejected(ctx, cmd, "recording the command", err.Error(), rep)
 		return false
 	}
+	// Replacement claims are recorded before the taint: a provisioning run that sees the tainted
+	// nodes' pods also sees the replacements in flight for them, and launches nothing of its own.
+	pending := make([]PendingLaunch, len(cmd.Replacements))
+	renamed := false
+	for i, cp := range cmd.Replacements {
+		p, err := w.launches.Record(ctx, cp, rec.Replacements[i], claims)
+		if err != nil {
+			r.rollback(ctx, &rec, fmt.Sprintf("recording replacement %s failed: %v", rec.Replacements[i], err), nil, rep)
+			return false
+		}
+		renamed = renamed || p.Name() != rec.Replacements[i] // the name drawn was taken; another was drawn
+		pending[i], rec.Replacements[i] = p, p.Name()
+	}
+	if renamed {
+		stored, err := r.deps.Store.PutDisruptionCommand(ctx, rec)
+		if err != nil {
+			// The next run finds the first name missing and rolls the command back.
+			rep.Errors = append(rep.Errors, fmt.Sprintf("recording the replacements of command %s: %v", id, err))
+		} else {
+			rec = stored
+		}
+	}
 	for _, n := range cmd.Nodes {
 		if err := r.deps.Nodes.Taint(ctx, n.Name, apis.DisruptedNoScheduleTaint); err != nil {
 			r.rollback(ctx, &rec, fmt.Sprintf("tainting node %s failed: %v", n.Name, err), nil, rep)
@@ -70,11 +94,8 @@ func (r *Runner) execute(ctx context.Context, id string, cmd disruption.Command,
 		r.handOver(ctx, &rec, rep)
 		return true
 	}
-	for i, cp := range cmd.Replacements {
-		launched, err := w.launches.Launch(ctx, cp, rec.Replacements[i], claims)
-		if launched != nil && launched.Name != rec.Replacements[i] {
-			rec.Replacements[i] = launched.Name // the name drawn was taken; the launch drew another
-		}
+	for i, p := range pending {
+		launched, err := p.Launch(ctx)
 		if err != nil && launched == nil {
 			r.rollback(ctx, &rec, fmt.Sprintf("launching replacement %s failed: %v", rec.Replacements[i], err), nil, rep)
 			return false
@@ -87,11 +108,6 @@ func (r *Runner) execute(ctx context.Context, id string, cmd disruption.Command,
 			r.publish(ctx, kube.Event{Object: nodeRef(n.Name), Reason: kube.ReasonDisruptionLaunching,
 				Message: fmt.Sprintf("%s/%s: %s", cmd.Reason, cmd.Method, what)}, rep)
 		}
-	}
-	if stored, err := r.deps.Store.PutDisruptionCommand(ctx, rec); err != nil {
-		rep.Errors = append(rep.Errors, fmt.Sprintf("recording the replacements of command %s: %v", id, err))
-	} else {
-		rec = stored
 	}
 	rep.Commands = append(rep.Commands, cmd)
 	r.record(ctx, commandDecisions(id, KindDisrupt, cmd, cmd.Why, rec.Replacements, r.deps.Now()), rep)

@@ -186,6 +186,8 @@ type fakeCluster struct {
 	// reads counts snapshots; onRead runs before each (tests change the cluster between reads).
 	reads  int
 	onRead func(c *fakeCluster, read int)
+	// onTaint runs before each taint.
+	onTaint func(node string)
 }
 
 func (c *fakeCluster) Snapshot(context.Context) (*kube.Snapshot, error) {
@@ -213,6 +215,9 @@ func (c *fakeCluster) Snapshot(context.Context) (*kube.Snapshot, error) {
 }
 
 func (c *fakeCluster) Taint(_ context.Context, node string, t corev1.Taint) error {
+	if c.onTaint != nil {
+		c.onTaint(node)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := range c.nodes {
@@ -280,17 +285,39 @@ func (l *fakeLauncher) Problems() []string                           { return ni
 func (l *fakeLauncher) InFlight(claims []state.Claim, snap *kube.Snapshot) []scheduling.InFlightClaim {
 	return nil
 }
-func (l *fakeLauncher) Launch(_ context.Context, cp scheduling.ClaimPlan, name string, replaces []string) (*provisioning.LaunchedClaim, error) {
+func (l *fakeLauncher) Record(_ context.Context, cp scheduling.ClaimPlan, name string, replaces []string) (PendingLaunch, error) {
+	now := l.store.now()
+	l.store.setClaim(state.Claim{Name: name, NodePool: cp.NodePool, Lifecycle: state.Pending, Replaces: replaces, CreatedAt: now,
+		InstanceTypes: cp.InstanceTypeOptions})
+	return &fakePending{l: l, cp: cp, name: name}, nil
+}
+
+type fakePending struct {
+	l    *fakeLauncher
+	cp   scheduling.ClaimPlan
+	name string
+}
+
+func (p *fakePending) Name() string { return p.name }
+
+// Launch launches the recorded claim; with launchErr it fails as a launch with no capacity does (the
+// claim deleted).
+func (p *fakePending) Launch(context.Context) (*provisioning.LaunchedClaim, error) {
+	l, cp := p.l, p.cp
 	l.mu.Lock()
 	l.launched = append(l.launched, cp)
 	l.mu.Unlock()
+	c := l.store.claim(p.name)
 	if l.launchErr != nil {
+		c.Lifecycle = state.Deleted
+		l.store.setClaim(c)
 		return nil, l.launchErr
 	}
 	now := l.store.now()
-	l.store.setClaim(state.Claim{Name: name, NodePool: cp.NodePool, Lifecycle: state.Launched, InstanceType: cp.InstanceType,
-		Zone: cp.Zone, CapacityType: cp.CapacityType, PricePerHour: cp.Price, Replaces: replaces, CreatedAt: now, LaunchedAt: &now})
-	return &provisioning.LaunchedClaim{Name: name, NodePool: cp.NodePool, InstanceType: cp.InstanceType, Zone: cp.Zone,
+	c.Lifecycle, c.InstanceType, c.Zone, c.CapacityType, c.PricePerHour, c.LaunchedAt = state.Launched, cp.InstanceType, cp.Zone,
+		cp.CapacityType, cp.Price, &now
+	l.store.setClaim(c)
+	return &provisioning.LaunchedClaim{Name: p.name, NodePool: cp.NodePool, InstanceType: cp.InstanceType, Zone: cp.Zone,
 		CapacityType: cp.CapacityType, Price: cp.Price}, nil
 }
 

@@ -35,6 +35,17 @@ func (p provisioningLaunches) Problems() []string                           { re
 func (p provisioningLaunches) InFlight(claims []state.Claim, snap *kube.Snapshot) []scheduling.InFlightClaim {
 	return p.v.InFlight(claims, snap)
 }
-func (p provisioningLaunches) Launch(ctx context.Context, cp scheduling.ClaimPlan, name string, replaces []string) (*provisioning.LaunchedClaim, error) {
-	return p.v.Launch(ctx, cp, name, replaces)
+func (p provisioningLaunches) Record(ctx context.Context, cp scheduling.ClaimPlan, name string, replaces []string) (PendingLaunch, error) {
+	pl, err := p.v.Record(ctx, cp, name, replaces)
+	if err != nil {
+		return nil, err
+	}
+	return pendingLaunch{pl}, nil
+}
+
+type pendingLaunch struct{ p *provisioning.PendingLaunch }
+
+func (p pendingLaunch) Name() string { return p.p.Name }
+func (p pendingLaunch) Launch(ctx context.Context) (*provisioning.LaunchedClaim, error) {
+	return p.p.Launch(ctx)
 }

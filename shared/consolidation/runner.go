@@ -80,8 +80,17 @@ type Launches interface {
 	// Problems are configuration items or pools left out (not an error: the rest is complete).
 	Problems() []string
 	InFlight(claims []state.Claim, snap *kube.Snapshot) []scheduling.InFlightClaim
-	// Launch records and launches one claim named name replacing the claims in replaces.
-	Launch(ctx context.Context, cp scheduling.ClaimPlan, name string, replaces []string) (*provisioning.LaunchedClaim, error)
+	// Record writes the pending record of one claim named name (another name when it is taken)
+	// replacing the claims in replaces; provisioning counts it in flight from then on.
+	Record(ctx context.Context, cp scheduling.ClaimPlan, name string, replaces []string) (PendingLaunch, error)
+}
+
+// PendingLaunch is a recorded claim not launched yet.
+type PendingLaunch interface {
+	// Name is the name the claim was recorded under.
+	Name() string
+	// Launch launches it; see provisioning.PendingLaunch.Launch for the outcomes.
+	Launch(ctx context.Context) (*provisioning.LaunchedClaim, error)
 }
 
 // ClusterReader reads the whole cluster at once; *kube.Snapshotter satisfies it.

@@ -54,10 +54,24 @@ func TestReplacementIsLaunchedBeforeAnyTermination(t *testing.T) {
 	f.node("n1", "medium", "1")
 	f.node("n2", "medium", "1")
 	f.node("n3", "medium", "1")
+	var recordedAtTaint []string
+	f.cluster.onTaint = func(string) {
+		if recordedAtTaint != nil {
+			return
+		}
+		recordedAtTaint = []string{}
+		claims, _ := f.store.ListClaims(context.Background())
+		for _, c := range claims {
+			if len(c.Replaces) > 0 {
+				recordedAtTaint = append(recordedAtTaint, c.Name)
+			}
+		}
+	}
 	rep := f.run()
 
 	require.Len(t, rep.Commands, 1)
 	cmd := rep.Commands[0]
+	assert.Len(t, recordedAtTaint, 1, "the replacement claim is recorded (in flight for the provisioner) before any node is tainted")
 	assert.Equal(t, disruption.ActionReplace, cmd.Action)
 	require.Len(t, f.launch.launched, 1)
 	c := f.store.command()

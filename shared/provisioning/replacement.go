@@ -58,11 +58,28 @@ func (l *Launches) InFlight(claims []state.Claim, snap *kube.Snapshot) []schedul
 	return inFlightClaims(claims, providerIDs(snap), l.Pools, l.classes)
 }
 
-// Launch launches one planned claim named name (another name is drawn if it is taken) that replaces the
-// claims named in replaces, recorded on the claim (state.Claim.Replaces). The returned claim is set
-// whenever an instance was launched; on an error with no instance the claim is deleted (nothing started)
-// or left pending for the reconciler to adopt or time out (outcome unknown), as a provisioning launch.
+// Launch records and launches one planned claim (Record, then PendingLaunch.Launch).
 func (l *Launches) Launch(ctx context.Context, cp scheduling.ClaimPlan, name string, replaces []string) (*LaunchedClaim, error) {
+	p, err := l.Record(ctx, cp, name, replaces)
+	if err != nil {
+		return nil, err
+	}
+	return p.Launch(ctx)
+}
+
+// PendingLaunch is a claim whose pending record is written and whose instance is not launched yet.
+type PendingLaunch struct {
+	cl     claimLaunch
+	labels map[string]string
+	// Name is the name the claim was recorded under.
+	Name string
+}
+
+// Record writes the pending record of one planned claim named name (another name is drawn if it is
+// taken) that replaces the claims named in replaces (state.Claim.Replaces). From then on provisioning
+// runs count it as capacity in flight, so a caller that records its claims before it disrupts nodes
+// (taints them) never has their pods launched for twice.
+func (l *Launches) Record(ctx context.Context, cp scheduling.ClaimPlan, name string, replaces []string) (*PendingLaunch, error) {
 	pool, ok := l.byPool[cp.NodePool]
 	if !ok {
 		return nil, fmt.Errorf("NodePool %s cannot launch", cp.NodePool)
@@ -82,7 +99,19 @@ func (l *Launches) Launch(ctx context.Context, cp scheduling.ClaimPlan, name str
 			return l.p.claimName(cp.NodePool)
 		},
 		poolHash: l.cfg.poolHash[pool.Name], classHash: l.cfg.classHash[NodeClassRefName(pool)], replaces: replaces}
-	return cl.run(ctx)
+	labels, err := cl.record(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &PendingLaunch{cl: cl, labels: labels, Name: cl.name}, nil
+}
+
+// Launch launches the recorded claim through the provisioning launch path (the claim name as the
+// CreateFleet ClientToken). The returned claim is set whenever an instance was launched; on an error
+// with no instance the claim is deleted (nothing started) or left pending for the reconciler to adopt or
+// time out (outcome unknown), as a provisioning launch.
+func (p *PendingLaunch) Launch(ctx context.Context) (*LaunchedClaim, error) {
+	return p.cl.launch(ctx, p.labels)
 }
 
 // ClaimName draws a fresh claim name for nodePool ("<nodepool>-<5 random characters>").
