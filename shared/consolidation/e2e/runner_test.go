@@ -75,6 +75,14 @@ func TestUnderusedPairIsReplacedCheaperBeforeAnyTermination(t *testing.T) {
 	assert.Less(t, repl.PricePerHour, 2*w.price("m5.xlarge", "on-demand"), "cheaper than what it replaces")
 	assert.True(t, w.claimedInstances()[repl.Name], "the replacement's instance runs, tagged with its claim")
 
+	// A provisioning run now sees the disrupted nodes' pods as pending, and the replacement in flight
+	// for them: it launches nothing of its own.
+	prov, err := w.prov.Run(w.ctx, "provisioner-run")
+	require.NoError(t, err)
+	assert.Equal(t, 2, prov.PendingPods, "the tainted nodes' pods are reschedulable")
+	assert.Equal(t, 1, prov.InFlight)
+	assert.Empty(t, prov.Claims, "the replacement absorbs them: nothing launched twice")
+
 	// The replacement joins and initializes (the lifecycle function's work): the next run hands both
 	// nodes to the termination flow.
 	_, err = w.store.UpdateClaim(w.ctx, repl.Name, func(cl *state.Claim) error {
