@@ -9,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/nodewright/nodewright/shared/consolidation"
 	"github.com/nodewright/nodewright/shared/disruption"
@@ -213,4 +216,32 @@ func TestFailedReplacementRollsBack(t *testing.T) {
 	require.NotNil(t, rolled)
 	assert.Equal(t, state.CommandRolledBack, rolled.Phase)
 	assert.Contains(t, rolled.Outcome, repl)
+}
+
+// A PodDisruptionBudget that allows no disruption keeps the node of the pod it covers.
+func TestPDBBlocks(t *testing.T) {
+	w := newWorld(t, "100%")
+	guarded := w.node("guarded", "m5.large", "2", nil)
+	w.pod("db", guarded, "100m", nil)
+	p, err := w.client.CoreV1().Pods(w.ns).Get(w.ctx, "db", metav1.GetOptions{})
+	require.NoError(t, err)
+	p.Labels = map[string]string{"app": "db"}
+	_, err = w.client.CoreV1().Pods(w.ns).Update(w.ctx, p, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	one := intstr.FromInt32(1)
+	_, err = w.client.PolicyV1().PodDisruptionBudgets(w.ns).Create(w.ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "db"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &one,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}, metav1.CreateOptions{})
+	require.NoError(t, err) // no disruption controller runs here: its status allows 0 disruptions
+
+	rep, err := w.runner("", nil).Run(w.ctx, "run-1")
+	require.NoError(t, err)
+	assert.Empty(t, rep.Commands)
+	assert.False(t, w.tainted(guarded))
+	ds, err := w.store.Decisions(w.ctx, "node/"+guarded, 10)
+	require.NoError(t, err)
+	require.NotEmpty(t, ds)
+	assert.Equal(t, consolidation.KindUnconsolidatable, ds[0].Kind)
+	assert.Contains(t, ds[0].Message, "PodDisruptionBudget "+w.ns+"/db allows no disruption")
 }
