@@ -6,6 +6,8 @@
 // Environment: NODEWRIGHT_CLUSTER_NAME, NODEWRIGHT_STATE_TABLE and NODEWRIGHT_TERMINATION_QUEUE_URL
 // (required); NODEWRIGHT_PROVISIONING_QUEUE_URL (the provisioner's queue, woken when a drain starts so
 // its replacement is launched at once; unset, the drain waits for the provisioner's schedule);
+// NODEWRIGHT_DISRUPTION_QUEUE_URL (the disruption function's wake queue, sent one message per removed
+// claim so consolidation's next step does not wait for its schedule; unset, nothing is sent);
 // NODEWRIGHT_CLUSTER_ENDPOINT and NODEWRIGHT_CLUSTER_CA (read from EKS DescribeCluster when
 // unset).
 package main
@@ -66,7 +68,8 @@ func build(ctx context.Context) (*termination.Service, error) {
 		return nil, err
 	}
 	return termination.NewService(termination.Config{QueueURL: queue, ProvisioningQueueURL: os.Getenv("NODEWRIGHT_PROVISIONING_QUEUE_URL"),
-		ClusterName: name, Log: lambdacontext.NewLogger()}, termination.Deps{
+		DisruptionQueueURL: os.Getenv("NODEWRIGHT_DISRUPTION_QUEUE_URL"),
+		ClusterName:        name, Log: lambdacontext.NewLogger()}, termination.Deps{
 		Store:     state.New(state.NewClient(cfg), table),
 		Kube:      client,
 		Actions:   kube.NewActions(client),

@@ -2,7 +2,23 @@
 // it turns Karpenter v1 configuration and the cluster's state into the pure engine's input
 // (shared/disruption) and carries the engine's commands out.
 //
-// This file set starts with the conversion of NodePools (nodepools.go); the runner that executes
-// commands (taint, replacement first, drain through the termination flow, budgets on the ledger) builds
-// on it.
+//   - nodepools.go converts NodePools into the engine's view (policy, consolidateAfter, budgets).
+//   - Runner (runner.go) is one disruption run under the "disruption" lease: advance.go takes the
+//     commands in progress one step (hand the nodes to termination once every replacement has
+//     initialized; roll back on a failed or late replacement; finish when the nodes are gone; lift stale
+//     karpenter.sh/disrupted taints); snapshot.go reads a complete snapshot into disruption.Input (or
+//     names what it could not read, and nothing is decided); the engine decides; after
+//     Config.ValidationDelay the command is re-checked with disruption.Validate on a fresh snapshot;
+//     execute.go carries it out replacement first (ledger reservation, command record, taint, replacement
+//     claims launched through the provisioning launch path, or termination requests for a delete).
+//   - explain.go records decisions under node/NAME and nodeclaim/NAME (for `nodewright explain`) and
+//     publishes Events with Karpenter's reasons; kept nodes are recorded only when their reason changes or
+//     every Config.KeptEvery.
+//   - podevents.go dates each node's last pod event; its comment states the precision.
+//
+// Order of writes, for crash safety: ledger, command record, replacement claims (pending), taint,
+// launch. A crash anywhere leaves something the next run advances or rolls back (a pending claim never
+// launched is timed out by the reconciler, which rolls its command back). Recording the replacements
+// before the taint means a provisioning run never sees the disrupted nodes' pods without the
+// replacements in flight for them, so it launches nothing of its own for them.
 package consolidation

@@ -25,6 +25,8 @@ type claimLaunch struct {
 	name string
 	// poolHash and classHash are the drift hashes the claim is launched from.
 	poolHash, classHash string
+	// replaces names the claims a consolidation launches this one to replace (state.Claim.Replaces).
+	replaces []string
 }
 
 // run writes the claim record (pending), then launches it and records the outcome:
@@ -36,6 +38,16 @@ type claimLaunch struct {
 //
 // The returned claim is set whenever an instance was launched, even if recording it failed.
 func (l claimLaunch) run(ctx context.Context) (*LaunchedClaim, error) {
+	labels, err := l.record(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.launch(ctx, labels)
+}
+
+// record writes the pending claim record (see create) and returns the labels it was written with; it
+// sets l.name.
+func (l *claimLaunch) record(ctx context.Context) (map[string]string, error) {
 	cp, nc := l.target.claim, l.target.class.nc
 	labels, err := claimLabels(l.target.pool, nc.Name, cp.Requirements)
 	if err != nil {
@@ -44,6 +56,12 @@ func (l claimLaunch) run(ctx context.Context) (*LaunchedClaim, error) {
 	if l.name, err = l.create(ctx, labels); err != nil {
 		return nil, err
 	}
+	return labels, nil
+}
+
+// launch launches the recorded claim l.name and records the outcome (see run).
+func (l claimLaunch) launch(ctx context.Context, labels map[string]string) (*LaunchedClaim, error) {
+	cp, nc := l.target.claim, l.target.class.nc
 	req := instance.Request{Cluster: l.target.cluster.Name, Claim: l.name, NodePool: cp.NodePool, NodeClass: nc.Name,
 		Tags: nc.Spec.Tags, Context: aws.ToString(nc.Spec.Context)}
 	plan, err := buildLaunchPlan(ctx, l.templates, l.target, req)
@@ -96,7 +114,8 @@ func (l claimLaunch) create(ctx context.Context, labels map[string]string) (stri
 		name := l.newName()
 		_, err := l.store.CreateClaim(ctx, state.Claim{Name: name, NodePool: cp.NodePool, NodeClass: nc.Name,
 			Lifecycle: state.Pending, TemplateHash: l.poolHash, NodeClassHash: l.classHash, Labels: labels,
-			Requests: requestStrings(cp.Requests), InstanceTypes: cp.InstanceTypeOptions, ReservationID: cp.ReservationID})
+			Requests: requestStrings(cp.Requests), InstanceTypes: cp.InstanceTypeOptions, ReservationID: cp.ReservationID,
+			Replaces: l.replaces})
 		switch {
 		case err == nil:
 			return name, nil

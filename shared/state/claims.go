@@ -42,6 +42,10 @@ type Claim struct {
 	// pods against them.
 	Labels map[string]string `dynamodbav:"labels,omitempty"`
 
+	// Replaces names the claims this one was launched to replace (a consolidation's replacement); the
+	// churn guard keeps such a node from being replaced again within its NodePool's consolidateAfter.
+	Replaces []string `dynamodbav:"replaces,omitempty"`
+
 	// Filled by the launch.
 	InstanceID   string  `dynamodbav:"instanceId,omitempty"` // sparse key of IndexByInstance
 	InstanceType string  `dynamodbav:"instanceType,omitempty"`

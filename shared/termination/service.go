@@ -20,6 +20,9 @@ type Config struct {
 	// that starts wakes the provisioner there to launch its pods' replacement. Empty: the drain waits for
 	// the provisioner's schedule.
 	ProvisioningQueueURL, ClusterName string
+	// DisruptionQueueURL is the disruption function's wake queue: a claim whose node was removed sends
+	// one DisruptionWake there. Empty: nothing is sent.
+	DisruptionQueueURL string
 	// ProgressDelay is how long to wait before looking again while pods are leaving (default 5 s).
 	ProgressDelay time.Duration
 	// BlockedDelay is the longest wait while the drain is blocked by budgets or do-not-disrupt pods

@@ -71,6 +71,11 @@ func (s *Service) terminate(ctx context.Context, claim state.Claim, req Request)
 		if err := s.decide(ctx, claim.Name, "Deleted", req, msg, nil); err != nil {
 			return outcome{}, err
 		}
+		// A finished drain may let a consolidation command finish and the next one start; a failed
+		// wake-up only means the disruption function waits for its schedule.
+		if werr := s.wakeDisruption(ctx, claim.Name, req.Reason); werr != nil {
+			s.log.WarnContext(ctx, "waking the disruption function", "claim", claim.Name, "error", werr.Error())
+		}
 	}
 	out := outcome{finished: true, note: "claim terminated"}
 	if moved {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodewright/nodewright/shared/provisioning"
+	"github.com/nodewright/nodewright/shared/state"
 )
 
 // provisioningMessages receives (and deletes) what the provisioning queue holds.
@@ -59,4 +60,38 @@ func mustJSON(t *testing.T, v any) []byte {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+// A claim the termination flow removes wakes the disruption function once, so consolidation's next step
+// does not wait for its schedule.
+func TestRemovedClaimWakesTheDisruptionFunctionOnce(t *testing.T) {
+	w := newWorld(t, worldOptions{claim: func(c *state.Claim) {
+		c.Lifecycle, c.InstanceID, c.NodeName, c.ProviderID, c.Zone = state.Pending, "", "", "", ""
+	}})
+	q, err := w.sqs.CreateQueue(w.ctx, &sqs.CreateQueueInput{QueueName: aws.String("disruption-" + w.ns)})
+	require.NoError(t, err)
+	w.svc.cfg.DisruptionQueueURL = aws.ToString(q.QueueUrl)
+	w.request("Underutilized", nil)
+	w.pumpUntil(30*time.Second, "the claim to be deleted", func() bool { return w.claimIs(state.Deleted) })
+	w.pumpFor(2 * time.Second)
+
+	var got []DisruptionWake
+	for {
+		out, err := w.sqs.ReceiveMessage(w.ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, MaxNumberOfMessages: 10})
+		require.NoError(t, err)
+		if len(out.Messages) == 0 {
+			break
+		}
+		for _, m := range out.Messages {
+			var body DisruptionWake
+			require.NoError(t, json.Unmarshal([]byte(aws.ToString(m.Body)), &body))
+			got = append(got, body)
+			_, err := w.sqs.DeleteMessage(w.ctx, &sqs.DeleteMessageInput{QueueUrl: q.QueueUrl, ReceiptHandle: m.ReceiptHandle})
+			require.NoError(t, err)
+		}
+	}
+	require.Len(t, got, 1, "one wake-up per removed claim")
+	assert.Equal(t, w.claim, got[0].Claim)
+	assert.Equal(t, "Underutilized", got[0].Reason)
+	assert.Equal(t, testCluster, got[0].Cluster)
 }

@@ -1,0 +1,173 @@
+// Command disruption is the Lambda that runs consolidation: triggered every minute by an EventBridge
+// schedule and woken through its SQS queue when the termination flow removes a claim. Each invocation is
+// one consolidation run (shared/consolidation): commands in progress advanced or rolled back, then new
+// commands decided, validated and executed replacement first, under the cluster's "disruption" lease.
+//
+// Environment: NODEWRIGHT_CLUSTER_NAME, NODEWRIGHT_STATE_TABLE and NODEWRIGHT_TERMINATION_QUEUE_URL
+// (required: disrupted nodes are drained by the termination flow); NODEWRIGHT_CLUSTER_ENDPOINT,
+// NODEWRIGHT_CLUSTER_CA, NODEWRIGHT_SERVICE_CIDR and NODEWRIGHT_KUBERNETES_VERSION (read from EKS
+// DescribeCluster when unset; replacements join the cluster with them);
+// NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION ("true" allows replacing spot nodes with cheaper spot nodes,
+// Karpenter's SpotToSpotConsolidation feature gate; default false); NODEWRIGHT_DISRUPTION_VALIDATION_DELAY
+// (a Go duration, default 15s: the wait before a decision is re-checked on a fresh snapshot).
+package main
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/nodewright/nodewright/shared/consolidation"
+	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/launchtemplate"
+	"github.com/nodewright/nodewright/shared/nodeclass"
+	"github.com/nodewright/nodewright/shared/pricing"
+	"github.com/nodewright/nodewright/shared/provisioning"
+	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/termination"
+)
+
+func main() {
+	log := lambdacontext.NewLogger()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := readSettings(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "disruption:", err)
+		os.Exit(1)
+	}
+	r, err := build(ctx, s)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "disruption:", err)
+		os.Exit(1)
+	}
+	lambda.Start(handler(r, func(rep consolidation.Report) {
+		if err := writeRunMetrics(os.Stdout, s.cluster, rep, time.Now()); err != nil {
+			log.Error("writing disruption metrics", "error", err.Error())
+		}
+	}, log))
+}
+
+// settings are the environment's.
+type settings struct {
+	cluster, table, terminationQueue string
+	spotToSpot                       bool
+	validationDelay                  time.Duration
+}
+
+// readSettings reads the environment and names what is missing or malformed.
+func readSettings(getenv func(string) string) (settings, error) {
+	s := settings{cluster: getenv(kube.EnvClusterName), table: getenv("NODEWRIGHT_STATE_TABLE"),
+		terminationQueue: getenv("NODEWRIGHT_TERMINATION_QUEUE_URL")}
+	for name, v := range map[string]string{kube.EnvClusterName: s.cluster, "NODEWRIGHT_STATE_TABLE": s.table,
+		"NODEWRIGHT_TERMINATION_QUEUE_URL": s.terminationQueue} {
+		if v == "" {
+			return s, fmt.Errorf("%s is required", name)
+		}
+	}
+	if v := getenv("NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return s, fmt.Errorf("NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION: %q is not true or false", v)
+		}
+		s.spotToSpot = b
+	}
+	if v := getenv("NODEWRIGHT_DISRUPTION_VALIDATION_DELAY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return s, fmt.Errorf("NODEWRIGHT_DISRUPTION_VALIDATION_DELAY: %q is not a duration", v)
+		}
+		s.validationDelay = d
+		if d == 0 {
+			s.validationDelay = -1 // none
+		}
+	}
+	return s, nil
+}
+
+// build wires the runner from the environment; only start-up failures end the process.
+func build(ctx context.Context, s settings) (*consolidation.Runner, error) {
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading AWS configuration: %w", err)
+	}
+	cluster, err := kube.ClusterFromEnv(ctx, os.Getenv, eks.NewFromConfig(cfg), kube.Need{Nodes: true})
+	if err != nil {
+		return nil, err
+	}
+	dns, err := dnsIP(cluster.ServiceCIDR)
+	if err != nil {
+		return nil, err
+	}
+	client, err := kube.Connect(cfg, cluster)
+	if err != nil {
+		return nil, err
+	}
+	prices, err := pricing.NewProvider(cfg.Region)
+	if err != nil {
+		return nil, err
+	}
+	ec2Client := ec2.NewFromConfig(cfg)
+	store := state.New(state.NewClient(cfg), s.table)
+	var seed [16]byte
+	if _, err := crand.Read(seed[:]); err != nil {
+		return nil, err
+	}
+	recorder := kube.NewRecorder(client, kube.RecorderOptions{Instance: "disruption"})
+	// Replacements go through a provisioner's launch path: the same catalog, node classes, templates,
+	// prices (the stored spot prices, as the provisioner reads them) and claim-first launches.
+	p := provisioning.New(provisioning.Config{
+		Cluster: launchtemplate.Cluster{Name: cluster.Name, Endpoint: cluster.Endpoint, CABundle: cluster.CA,
+			ServiceCIDR: cluster.ServiceCIDR, DNSIP: dns},
+		KubernetesVersion: cluster.Version,
+	}, provisioning.Dependencies{
+		Store:       store,
+		Cluster:     kube.NewSnapshotter(client, kube.SnapshotOptions{}),
+		NodeClasses: nodeclass.New(ec2Client, ssm.NewFromConfig(cfg), iam.NewFromConfig(cfg), cluster.Name, cfg.Region, time.Now),
+		Catalog:     ec2Client,
+		Prices:      prices,
+		Templates:   launchtemplate.New(ec2Client, cluster.Name, time.Now),
+		Launcher:    instance.New(ec2Client, cluster.Name),
+		Events:      recorder,
+		Now:         time.Now,
+		Rand:        rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))),
+		SpotPrices:  provisioning.NewStoredSpotPrices(store, prices, provisioning.DefaultSpotPricesEvery, time.Now),
+	})
+	return consolidation.New(consolidation.Config{SpotToSpotConsolidation: s.spotToSpot, ValidationDelay: s.validationDelay},
+		consolidation.Deps{
+			Store:        store,
+			Cluster:      kube.NewSnapshotter(client, kube.SnapshotOptions{}),
+			Launcher:     consolidation.ProvisionerLauncher{P: p},
+			Nodes:        kube.NewActions(client),
+			Terminations: termination.NewSender(sqs.NewFromConfig(cfg), s.terminationQueue),
+			Events:       recorder,
+			Now:          time.Now,
+		}), nil
+}
+
+// dnsIP is the cluster DNS service address EKS uses: the tenth address of the service range.
+func dnsIP(serviceCIDR string) (string, error) {
+	prefix, err := netip.ParsePrefix(serviceCIDR)
+	if err != nil || !prefix.Addr().Is4() {
+		return "", fmt.Errorf("service CIDR %q is not an IPv4 range", serviceCIDR)
+	}
+	a := prefix.Masked().Addr().As4()
+	a[3] += 10
+	return netip.AddrFrom4(a).String(), nil
+}

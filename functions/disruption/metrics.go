@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nodewright/nodewright/shared/consolidation"
+	"github.com/nodewright/nodewright/shared/metrics"
+)
+
+// writeRunMetrics writes what a disruption run did as EMF records named after Karpenter's disruption
+// metrics (without the karpenter_ prefix):
+//   - voluntary_disruption_decisions_total per command (dimensions ClusterName, Decision delete|replace,
+//     Reason Empty|Underutilized, ConsolidationType empty|multi|single);
+//   - voluntary_disruption_decision_evaluation_duration_seconds, voluntary_disruption_failed_validations_total
+//     and voluntary_disruption_queue_failures_total (commands rolled back), dimension ClusterName;
+//   - voluntary_disruption_eligible_nodes per NodePool (dimensions ClusterName, NodePool);
+//   - nodepools_allowed_disruptions per NodePool and reason (dimensions ClusterName, NodePool, Reason);
+//   - nodeclaims_disrupted_total per NodePool and reason (claims handed to termination).
+func writeRunMetrics(w io.Writer, cluster string, rep consolidation.Report, at time.Time) error {
+	cl := map[string]string{"ClusterName": cluster}
+	if err := metrics.Write(w, metrics.Record{Dimensions: cl, Values: map[string]float64{
+		"voluntary_disruption_decision_evaluation_duration_seconds": rep.Evaluation.Seconds(),
+		"voluntary_disruption_failed_validations_total":             float64(rep.FailedValidations),
+		"voluntary_disruption_queue_failures_total":                 float64(rep.RolledBack),
+	}, Units: map[string]string{"voluntary_disruption_decision_evaluation_duration_seconds": "Seconds"}}, at); err != nil {
+		return err
+	}
+	decisions := map[[3]string]int{}
+	for _, c := range rep.Commands {
+		decisions[[3]string{string(c.Action), string(c.Reason), string(c.Method)}]++
+	}
+	for k, n := range decisions {
+		if err := metrics.Write(w, metrics.Record{Dimensions: map[string]string{"ClusterName": cluster, "Decision": k[0],
+			"Reason": k[1], "ConsolidationType": k[2]}, Values: map[string]float64{"voluntary_disruption_decisions_total": float64(n)}}, at); err != nil {
+			return err
+		}
+	}
+	for _, pool := range slices.Sorted(maps.Keys(rep.EligibleNodes)) {
+		if err := metrics.Write(w, metrics.Record{Dimensions: map[string]string{"ClusterName": cluster, "NodePool": pool},
+			Values: map[string]float64{"voluntary_disruption_eligible_nodes": float64(rep.EligibleNodes[pool])}}, at); err != nil {
+			return fmt.Errorf("nodepool %s: %w", pool, err)
+		}
+	}
+	for _, pool := range slices.Sorted(maps.Keys(rep.Allowed)) {
+		for reason, n := range rep.Allowed[pool] {
+			if err := metrics.Write(w, metrics.Record{Dimensions: map[string]string{"ClusterName": cluster, "NodePool": pool, "Reason": string(reason)},
+				Values: map[string]float64{"nodepools_allowed_disruptions": float64(n)}}, at); err != nil {
+				return fmt.Errorf("nodepool %s: %w", pool, err)
+			}
+		}
+	}
+	for key, n := range rep.HandedOver {
+		pool, reason, _ := strings.Cut(key, "/")
+		if err := metrics.Write(w, metrics.Record{Dimensions: map[string]string{"ClusterName": cluster, "NodePool": pool, "Reason": metrics.OrUnknown(reason)},
+			Values: map[string]float64{"nodeclaims_disrupted_total": float64(n)}}, at); err != nil {
+			return fmt.Errorf("nodepool %s: %w", pool, err)
+		}
+	}
+	return nil
+}

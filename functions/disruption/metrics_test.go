@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nodewright/nodewright/shared/consolidation"
+	"github.com/nodewright/nodewright/shared/disruption"
+	"github.com/nodewright/nodewright/shared/metrics"
+)
+
+func TestRunMetricsAreNamedAfterKarpenters(t *testing.T) {
+	rep := consolidation.Report{Lease: true, Evaluation: 250 * time.Millisecond, FailedValidations: 1, RolledBack: 2,
+		Commands: []disruption.Command{
+			{Reason: disruption.ReasonEmpty, Method: disruption.MethodEmpty, Action: disruption.ActionDelete},
+			{Reason: disruption.ReasonUnderutilized, Method: disruption.MethodMulti, Action: disruption.ActionReplace},
+		},
+		EligibleNodes: map[string]int{"default": 7},
+		Allowed:       map[string]map[disruption.Reason]int{"default": {disruption.ReasonEmpty: 3, disruption.ReasonUnderutilized: 1}},
+		HandedOver:    map[string]int{"default/Empty": 2},
+	}
+	var buf bytes.Buffer
+	require.NoError(t, writeRunMetrics(&buf, "prod", rep, time.Now()))
+	recs, err := metrics.Records(buf.Bytes())
+	require.NoError(t, err)
+	byName := map[string][]map[string]any{}
+	for _, r := range recs {
+		for _, n := range metrics.MetricNames(r) {
+			byName[n] = append(byName[n], r)
+		}
+	}
+	require.Len(t, byName["voluntary_disruption_decision_evaluation_duration_seconds"], 1)
+	assert.InDelta(t, 0.25, byName["voluntary_disruption_decision_evaluation_duration_seconds"][0]["voluntary_disruption_decision_evaluation_duration_seconds"], 1e-9)
+	assert.EqualValues(t, 1, byName["voluntary_disruption_failed_validations_total"][0]["voluntary_disruption_failed_validations_total"])
+	assert.EqualValues(t, 2, byName["voluntary_disruption_queue_failures_total"][0]["voluntary_disruption_queue_failures_total"])
+
+	decisions := byName["voluntary_disruption_decisions_total"]
+	require.Len(t, decisions, 2)
+	seen := map[string]bool{}
+	for _, d := range decisions {
+		seen[d["Decision"].(string)+"/"+d["Reason"].(string)+"/"+d["ConsolidationType"].(string)] = true
+		assert.Equal(t, "prod", d["ClusterName"])
+	}
+	assert.Equal(t, map[string]bool{"delete/Empty/empty": true, "replace/Underutilized/multi": true}, seen)
+
+	require.Len(t, byName["voluntary_disruption_eligible_nodes"], 1)
+	assert.EqualValues(t, 7, byName["voluntary_disruption_eligible_nodes"][0]["voluntary_disruption_eligible_nodes"])
+	allowed := map[string]any{}
+	for _, r := range byName["nodepools_allowed_disruptions"] {
+		allowed[r["NodePool"].(string)+"/"+r["Reason"].(string)] = r["nodepools_allowed_disruptions"]
+	}
+	assert.EqualValues(t, map[string]any{"default/Empty": 3.0, "default/Underutilized": 1.0}, allowed)
+	require.Len(t, byName["nodeclaims_disrupted_total"], 1)
+	assert.Equal(t, "Empty", byName["nodeclaims_disrupted_total"][0]["Reason"])
+}

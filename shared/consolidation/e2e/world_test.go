@@ -1,0 +1,308 @@
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/awstest"
+	"github.com/nodewright/nodewright/shared/consolidation"
+	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/kubetest"
+	"github.com/nodewright/nodewright/shared/launchtemplate"
+	"github.com/nodewright/nodewright/shared/nodeclass"
+	"github.com/nodewright/nodewright/shared/pricing"
+	"github.com/nodewright/nodewright/shared/provisioning"
+	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/termination"
+)
+
+const (
+	cluster = "demo"
+	region  = "us-east-1"
+	zone    = "us-east-1a"
+)
+
+// config is the NodePool (budget %s) and EC2NodeClass: amd64 c/m/r types, spot and on-demand.
+const config = `
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: default
+spec:
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: 0s
+    budgets: [{nodes: "%s"}]
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: kubernetes.io/arch, operator: In, values: ["amd64"]}
+        - {key: karpenter.k8s.aws/instance-category, operator: In, values: ["c", "m", "r"]}
+        - {key: karpenter.sh/capacity-type, operator: In, values: ["spot", "on-demand"]}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: default
+spec:
+  amiFamily: AL2023
+  role: KarpenterNodeRole-demo
+  amiSelectorTerms: [{tags: {team: platform}}]
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+`
+
+var testCA = base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\ntest\n-----END CERTIFICATE-----\n"))
+
+// world is moto (network, image, role, state table, termination queue) and the local API server, with
+// the test's Nodes labelled e2e=<namespace> so runs see only them.
+type world struct {
+	t        *testing.T
+	ctx      context.Context
+	ec2      *ec2.Client
+	sqs      *sqs.Client
+	store    *state.Store
+	queueURL string
+	client   kubernetes.Interface
+	ns       string
+	prov     *provisioning.Provisioner
+}
+
+func newWorld(t *testing.T, budget string) *world {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	cfg := awstest.Shared(t).Config()
+	cp := kubetest.Shared(t, kubetest.Options{})
+	client, err := kube.NewClientset(cp.Config)
+	require.NoError(t, err)
+	w := &world{t: t, ctx: ctx, ec2: ec2.NewFromConfig(cfg), sqs: sqs.NewFromConfig(cfg), client: client, ns: cp.Namespace(t)}
+
+	tags := func(rt ec2types.ResourceType, k, v string) []ec2types.TagSpecification {
+		return []ec2types.TagSpecification{{ResourceType: rt, Tags: []ec2types.Tag{{Key: aws.String(k), Value: aws.String(v)}}}}
+	}
+	vpc, err := w.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.0.0.0/16")})
+	require.NoError(t, err)
+	for i, z := range []string{"us-east-1a", "us-east-1b"} {
+		_, err := w.ec2.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc.Vpc.VpcId, CidrBlock: aws.String(fmt.Sprintf("10.0.%d.0/24", i)),
+			AvailabilityZone: aws.String(z), TagSpecifications: tags(ec2types.ResourceTypeSubnet, "karpenter.sh/discovery", cluster)})
+		require.NoError(t, err)
+	}
+	_, err = w.ec2.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{GroupName: aws.String("nodes-" + w.ns), Description: aws.String("nodes"),
+		VpcId: vpc.Vpc.VpcId, TagSpecifications: tags(ec2types.ResourceTypeSecurityGroup, "karpenter.sh/discovery", cluster)})
+	require.NoError(t, err)
+	images, err := w.ec2.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"},
+		Filters: []ec2types.Filter{{Name: aws.String("architecture"), Values: []string{"x86_64"}}}})
+	require.NoError(t, err)
+	require.NotEmpty(t, images.Images)
+	base, err := w.ec2.RunInstances(ctx, &ec2.RunInstancesInput{ImageId: images.Images[0].ImageId, MinCount: aws.Int32(1), MaxCount: aws.Int32(1)})
+	require.NoError(t, err)
+	_, err = w.ec2.CreateImage(ctx, &ec2.CreateImageInput{InstanceId: base.Instances[0].InstanceId, Name: aws.String("golden-" + w.ns),
+		TagSpecifications: tags(ec2types.ResourceTypeImage, "team", "platform")})
+	require.NoError(t, err)
+	_, err = w.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{aws.ToString(base.Instances[0].InstanceId)}})
+	require.NoError(t, err)
+	iamc := iam.NewFromConfig(cfg)
+	_, _ = iamc.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("KarpenterNodeRole-demo"),
+		AssumeRolePolicyDocument: aws.String(`{"Version":"2012-10-17","Statement":[]}`)}) // shared moto: may exist
+
+	db := state.NewClient(cfg)
+	table := "state-" + w.ns
+	_, err = db.CreateTable(ctx, state.CreateTableInput(table))
+	require.NoError(t, err)
+	w.store = state.New(db, table)
+	objs, err := apis.Decode("config.yaml", []byte(fmt.Sprintf(config, budget)))
+	require.NoError(t, err)
+	require.Empty(t, apis.DefaultAndValidate(objs))
+	items, err := state.ConfigItemsFrom(objs)
+	require.NoError(t, err)
+	_, err = w.store.ApplyConfig(ctx, items, false)
+	require.NoError(t, err)
+	q, err := w.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("termination-" + w.ns)})
+	require.NoError(t, err)
+	w.queueURL = aws.ToString(q.QueueUrl)
+
+	prices, err := pricing.NewProvider(region)
+	require.NoError(t, err)
+	w.prov = provisioning.New(provisioning.Config{
+		Cluster: launchtemplate.Cluster{Name: cluster, Endpoint: "https://demo.example.com", CABundle: testCA,
+			ServiceCIDR: "10.100.0.0/16", DNSIP: "10.100.0.10"},
+		KubernetesVersion: "1.34",
+	}, provisioning.Dependencies{
+		Store: w.store, Cluster: kube.NewSnapshotter(client, kube.SnapshotOptions{Namespace: w.ns}),
+		NodeClasses: nodeclass.New(w.ec2, ssm.NewFromConfig(cfg), iamc, cluster, region, time.Now),
+		Catalog:     w.ec2, Prices: prices, Templates: launchtemplate.New(w.ec2, cluster, time.Now),
+		Launcher: instance.New(w.ec2, cluster), Now: time.Now, Rand: rand.New(rand.NewPCG(7, 11)),
+	})
+	return w
+}
+
+// runner wires a consolidation runner as functions/disruption does, over the Nodes that match selector
+// (always narrowed to this test's) and the test namespace's pods, with a short validation delay.
+func (w *world) runner(selector string, store consolidation.Store) *consolidation.Runner {
+	client := w.client
+	sel := "e2e=" + w.ns
+	if selector != "" {
+		sel += "," + selector
+	}
+	if store == nil {
+		store = w.store
+	}
+	return consolidation.New(consolidation.Config{ValidationDelay: 200 * time.Millisecond, MaxCommands: 1},
+		consolidation.Deps{
+			Store:        store,
+			Cluster:      kube.NewSnapshotter(client, kube.SnapshotOptions{Namespace: w.ns, NodeSelector: sel}),
+			Launcher:     consolidation.ProvisionerLauncher{P: w.prov},
+			Nodes:        kube.NewActions(client),
+			Terminations: termination.NewSender(w.sqs, w.queueURL),
+			Events:       kube.NewRecorder(client, kube.RecorderOptions{Instance: "disruption-e2e"}),
+			Now:          time.Now,
+		})
+}
+
+// price is the catalog's hourly price of an offering, as a launch would record it.
+func (w *world) price(itype, capacityType string) float64 {
+	l, err := w.prov.PrepareLaunches(w.ctx)
+	require.NoError(w.t, err)
+	require.Empty(w.t, l.Problems)
+	for _, p := range l.Pools {
+		for _, it := range p.InstanceTypes {
+			if it.Name != itype {
+				continue
+			}
+			for _, o := range it.Offerings {
+				if o.Zone == zone && o.CapacityType == capacityType {
+					return o.Price
+				}
+			}
+		}
+	}
+	w.t.Fatalf("no %s %s offering in %s", capacityType, itype, zone)
+	return 0
+}
+
+// node creates an initialized, Ready Nodewright Node of an on-demand itype (cpu CPUs) with its claim
+// record, labelled with extra labels too, and pods of the given CPU requests bound to it.
+func (w *world) node(name, itype, cpu string, extra map[string]string, pods ...string) string {
+	w.t.Helper()
+	name = name + "-" + w.ns[len(w.ns)-5:]
+	kubetest.ReadyNode(w.t, w.client, name, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu),
+		corev1.ResourceMemory: resource.MustParse("7Gi"), corev1.ResourcePods: resource.MustParse("29")})
+	providerID := "aws:///" + zone + "/i-" + name
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := w.client.CoreV1().Nodes().Get(w.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		labels := map[string]string{"e2e": w.ns, scheduling.LabelNodePool: "default", scheduling.LabelNodeInitalized: "true",
+			scheduling.LabelInstanceType: itype, scheduling.LabelZone: zone, scheduling.LabelCapacityType: instance.CapacityTypeOnDemand,
+			scheduling.LabelArch: "amd64", scheduling.LabelOS: "linux", apis.NodeClassLabelKey: "default"}
+		for k, v := range extra {
+			labels[k] = v
+		}
+		for k, v := range labels {
+			n.Labels[k] = v
+		}
+		n.Spec.ProviderID = providerID
+		_, err = w.client.CoreV1().Nodes().Update(w.ctx, n, metav1.UpdateOptions{})
+		return err
+	})
+	require.NoError(w.t, err)
+	launched := time.Now().Add(-time.Hour)
+	init := launched.Add(time.Minute)
+	_, err = w.store.CreateClaim(w.ctx, state.Claim{Name: "claim-" + name, NodePool: "default", NodeClass: "default",
+		Lifecycle: state.Initialized, InstanceType: itype, Zone: zone, CapacityType: instance.CapacityTypeOnDemand,
+		PricePerHour: w.price(itype, instance.CapacityTypeOnDemand), ProviderID: providerID, NodeName: name,
+		CreatedAt: launched, LaunchedAt: &launched, InitializedAt: &init})
+	require.NoError(w.t, err)
+	for i, c := range pods {
+		w.pod(fmt.Sprintf("%s-p%d", name, i), name, c, nil)
+	}
+	return name
+}
+
+// pod creates a running pod requesting cpu bound to node.
+func (w *world) pod(name, node, cpu string, annotations map[string]string) {
+	w.t.Helper()
+	p, err := w.client.CoreV1().Pods(w.ns).Create(w.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: annotations},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu),
+				corev1.ResourceMemory: resource.MustParse("256Mi")}}}}}}, metav1.CreateOptions{})
+	require.NoError(w.t, err)
+	p.Status.Phase = corev1.PodRunning
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	_, err = w.client.CoreV1().Pods(w.ns).UpdateStatus(w.ctx, p, metav1.UpdateOptions{})
+	require.NoError(w.t, err)
+}
+
+// tainted reports whether node carries karpenter.sh/disrupted:NoSchedule in the API server.
+func (w *world) tainted(node string) bool {
+	n, err := w.client.CoreV1().Nodes().Get(w.ctx, node, metav1.GetOptions{})
+	require.NoError(w.t, err)
+	for _, t := range n.Spec.Taints {
+		if t.MatchTaint(&apis.DisruptedNoScheduleTaint) {
+			return true
+		}
+	}
+	return false
+}
+
+// terminationRequests receives (and deletes) the termination queue's requests: claim → reason.
+func (w *world) terminationRequests() map[string]string {
+	out := map[string]string{}
+	for {
+		got, err := w.sqs.ReceiveMessage(w.ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(w.queueURL), MaxNumberOfMessages: 10})
+		require.NoError(w.t, err)
+		if len(got.Messages) == 0 {
+			return out
+		}
+		for _, m := range got.Messages {
+			var r termination.Request
+			require.NoError(w.t, json.Unmarshal([]byte(aws.ToString(m.Body)), &r))
+			out[r.Claim] = r.Reason
+			_, err := w.sqs.DeleteMessage(w.ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(w.queueURL), ReceiptHandle: m.ReceiptHandle})
+			require.NoError(w.t, err)
+		}
+	}
+}
+
+// claimedInstances lists the live instances tagged with a claim, by claim name.
+func (w *world) claimedInstances() map[string]bool {
+	out, err := w.ec2.DescribeInstances(w.ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag-key"), Values: []string{instance.TagNodeClaim}},
+		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running"}}}})
+	require.NoError(w.t, err)
+	found := map[string]bool{}
+	for _, r := range out.Reservations {
+		for _, inst := range r.Instances {
+			for _, tag := range inst.Tags {
+				if aws.ToString(tag.Key) == instance.TagNodeClaim {
+					found[aws.ToString(tag.Value)] = true
+				}
+			}
+		}
+	}
+	return found
+}

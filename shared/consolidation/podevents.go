@@ -1,0 +1,83 @@
+package consolidation
+
+import (
+	"hash/fnv"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// podEvents dates each node's last pod event, the clock consolidateAfter counts from.
+//
+// A serverless function sees no watch stream, so the last pod event of a node is taken as the latest of:
+//   - the creation and the scheduling (PodScheduled condition) of every pod bound to it now: exact to the
+//     second for pods that arrived;
+//   - the run that first saw the node's set of pods change (a pod left, or arrived and is already gone):
+//     a removal is dated by the first run after it, so within the schedule's minute (or sooner when a
+//     drain's wake-up triggers a run). The sets seen are held by the warm function; after a cold start,
+//     removals that happened before it are not seen (the first run only records the set), which can
+//     make a node a candidate up to consolidateAfter earlier than Karpenter would.
+type podEvents struct {
+	mu   sync.Mutex
+	seen map[string]podMemo
+}
+
+type podMemo struct {
+	fingerprint uint64
+	changedAt   time.Time
+}
+
+// lastEvent returns the node's last pod event and records its current pod set; the caller holds mu.
+func (e *podEvents) lastEvent(n *corev1.Node, pods []*corev1.Pod, now time.Time) time.Time {
+	var last time.Time
+	uids := make([]string, 0, len(pods))
+	for _, p := range pods {
+		uids = append(uids, string(p.UID)+"/"+p.Namespace+"/"+p.Name)
+		if t := p.CreationTimestamp.Time; t.After(last) {
+			last = t
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue && c.LastTransitionTime.After(last) {
+				last = c.LastTransitionTime.Time
+			}
+		}
+	}
+	slices.Sort(uids)
+	h := fnv.New64a()
+	for _, u := range uids {
+		_, _ = h.Write([]byte(u))
+		_, _ = h.Write([]byte{0})
+	}
+	fp := h.Sum64()
+	key := n.Name + "/" + string(n.UID)
+	m, known := e.seen[key]
+	switch {
+	case !known:
+		m = podMemo{fingerprint: fp}
+	case m.fingerprint != fp:
+		m = podMemo{fingerprint: fp, changedAt: now}
+	}
+	e.seen[key] = m
+	if m.changedAt.After(last) {
+		last = m.changedAt
+	}
+	return last
+}
+
+// forget drops nodes no longer in the cluster; the caller holds mu.
+func (e *podEvents) forget(present map[string]bool) {
+	for key := range e.seen {
+		name := key
+		for i := len(key) - 1; i >= 0; i-- {
+			if key[i] == '/' {
+				name = key[:i]
+				break
+			}
+		}
+		if !present[name] {
+			delete(e.seen, key)
+		}
+	}
+}

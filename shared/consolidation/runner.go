@@ -1,0 +1,339 @@
+package consolidation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodewright/nodewright/shared/disruption"
+	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/provisioning"
+	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/termination"
+)
+
+// LeaseName is the state-table lease that lets one disruption run at a time proceed per cluster.
+const LeaseName = "disruption"
+
+// Defaults of Config.
+const (
+	DefaultLeaseTTL = 2 * time.Minute
+	// DefaultValidationDelay is how long a decision waits before it is re-checked on a fresh snapshot
+	// (Karpenter waits 15 s, so pods that were on their way have landed).
+	DefaultValidationDelay = 15 * time.Second
+	// DefaultReplacementTimeout is how long a command waits for its replacements to initialize before
+	// it is rolled back (Karpenter's clamp).
+	DefaultReplacementTimeout = 10 * time.Minute
+	// DefaultCommandMargin is the time a new command needs before the deadline, on top of the
+	// validation delay: a fresh snapshot, the ledger, taints, claim records and a launch.
+	DefaultCommandMargin = 25 * time.Second
+	// DefaultKeptEvery is how often a node kept for the same reason is recorded again (decision record
+	// and Unconsolidatable event); a change of reason is recorded at once.
+	DefaultKeptEvery = 10 * time.Minute
+	// DefaultMaxCommands bounds the commands one run executes.
+	DefaultMaxCommands = 10
+)
+
+// Termination reasons this package sends besides the commands' own (Empty, Underutilized).
+const (
+	// ReasonRolledBack is the termination reason of a replacement whose command was called off.
+	ReasonRolledBack = "ConsolidationRolledBack"
+)
+
+// Store is the part of the state table a disruption run uses; *state.Store satisfies it.
+type Store interface {
+	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (state.Lease, error)
+	ReleaseLease(ctx context.Context, l state.Lease) error
+	ListConfig(ctx context.Context, kind string) ([]state.ConfigItem, error)
+	ListClaims(ctx context.Context) ([]state.Claim, error)
+	ListDisruptionCommands(ctx context.Context) ([]state.DisruptionCommand, error)
+	CreateDisruptionCommand(ctx context.Context, c state.DisruptionCommand) (state.DisruptionCommand, error)
+	PutDisruptionCommand(ctx context.Context, c state.DisruptionCommand) (state.DisruptionCommand, error)
+	ReserveDisruption(ctx context.Context, nodePool, claim string, allowed int) error
+	ReleaseDisruption(ctx context.Context, nodePool, claim string) error
+	DisruptionReservations(ctx context.Context, nodePool string) ([]state.DisruptionReservation, error)
+	RecordDecisions(ctx context.Context, ds []state.Decision) error
+}
+
+var _ Store = (*state.Store)(nil)
+
+// Launcher prepares launches the way a provisioning run does; ProvisionerLauncher adapts a
+// *provisioning.Provisioner.
+type Launcher interface {
+	// PrepareLaunches reads configuration, catalog, prices, node classes and unavailable offerings; an
+	// error means a decision would be made on incomplete data.
+	PrepareLaunches(ctx context.Context) (Launches, error)
+	// ClaimName draws a fresh claim name for a NodePool.
+	ClaimName(nodePool string) string
+}
+
+// Launches is one run's view of what can launch, and the launch itself.
+type Launches interface {
+	// NodePools are the pools that can launch, each with its instance types.
+	NodePools() []scheduling.NodePool
+	Unavailable() scheduling.UnavailableOfferings
+	// Problems are configuration items or pools left out (not an error: the rest is complete).
+	Problems() []string
+	InFlight(claims []state.Claim, snap *kube.Snapshot) []scheduling.InFlightClaim
+	// Record writes the pending record of one claim named name (another name when it is taken)
+	// replacing the claims in replaces; provisioning counts it in flight from then on.
+	Record(ctx context.Context, cp scheduling.ClaimPlan, name string, replaces []string) (PendingLaunch, error)
+}
+
+// PendingLaunch is a recorded claim not launched yet.
+type PendingLaunch interface {
+	// Name is the name the claim was recorded under.
+	Name() string
+	// Launch launches it; see provisioning.PendingLaunch.Launch for the outcomes.
+	Launch(ctx context.Context) (*provisioning.LaunchedClaim, error)
+}
+
+// ClusterReader reads the whole cluster at once; *kube.Snapshotter satisfies it.
+type ClusterReader interface {
+	Snapshot(ctx context.Context) (*kube.Snapshot, error)
+}
+
+// NodeActions taints and untaints Nodes; *kube.Actions satisfies it.
+type NodeActions interface {
+	Taint(ctx context.Context, node string, taint corev1.Taint) error
+	Untaint(ctx context.Context, node string, taint corev1.Taint) error
+}
+
+// Terminations hands claims to the termination flow; *termination.Sender satisfies it.
+type Terminations interface {
+	Send(ctx context.Context, req termination.Request) error
+}
+
+// Events publishes Kubernetes Events (best effort); *kube.Recorder satisfies it.
+type Events interface {
+	Publish(ctx context.Context, e kube.Event) (bool, error)
+}
+
+var (
+	_ ClusterReader = (*kube.Snapshotter)(nil)
+	_ NodeActions   = (*kube.Actions)(nil)
+	_ Terminations  = (*termination.Sender)(nil)
+	_ Events        = (*kube.Recorder)(nil)
+)
+
+// Config is the runner's fixed settings; zero values take the defaults.
+type Config struct {
+	LeaseTTL time.Duration
+	// ValidationDelay is the wait between a decision and its re-check on a fresh snapshot; negative
+	// means none (tests).
+	ValidationDelay    time.Duration
+	ReplacementTimeout time.Duration
+	CommandMargin      time.Duration
+	KeptEvery          time.Duration
+	MaxCommands        int
+	// SpotToSpotConsolidation allows replacing spot nodes with cheaper spot nodes (Karpenter's feature
+	// gate of the same name, off by default).
+	SpotToSpotConsolidation bool
+}
+
+// Deps are the adapters a run goes through. All are required except Events (nil: none published).
+type Deps struct {
+	Store        Store
+	Cluster      ClusterReader
+	Launcher     Launcher
+	Nodes        NodeActions
+	Terminations Terminations
+	Events       Events
+	Now          func() time.Time
+}
+
+// Runner runs consolidation: advances the commands in progress, then decides, validates and executes
+// new ones. Safe for concurrent use; the lease lets one run at a time proceed, across processes.
+type Runner struct {
+	cfg  Config
+	deps Deps
+
+	mu sync.Mutex
+	// kept remembers what was recorded lately about each kept node (see DefaultKeptEvery).
+	kept map[string]keptMemo
+	// pods remembers each node's pods as last seen, to date pod removals (see podEvents).
+	pods podEvents
+}
+
+// New returns a runner; zero values in cfg take their defaults.
+func New(cfg Config, deps Deps) *Runner {
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = DefaultLeaseTTL
+	}
+	if cfg.ValidationDelay == 0 {
+		cfg.ValidationDelay = DefaultValidationDelay
+	}
+	if cfg.ValidationDelay < 0 {
+		cfg.ValidationDelay = 0
+	}
+	if cfg.ReplacementTimeout <= 0 {
+		cfg.ReplacementTimeout = DefaultReplacementTimeout
+	}
+	if cfg.CommandMargin <= 0 {
+		cfg.CommandMargin = DefaultCommandMargin
+	}
+	if cfg.KeptEvery <= 0 {
+		cfg.KeptEvery = DefaultKeptEvery
+	}
+	if cfg.MaxCommands <= 0 {
+		cfg.MaxCommands = DefaultMaxCommands
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	return &Runner{cfg: cfg, deps: deps, kept: map[string]keptMemo{}, pods: podEvents{seen: map[string]podMemo{}}}
+}
+
+// Report is what one run did, for the handler's log line, metrics and tests.
+type Report struct {
+	// Lease is false when another run held the lease: this run did nothing.
+	Lease bool
+	// Advanced are what became of commands in progress: "cmd-1: terminating", "cmd-2: rolled back (...)".
+	Advanced []string
+	// TaintsLifted names Nodes whose stale karpenter.sh/disrupted taint was lifted.
+	TaintsLifted []string
+	// Commands are the commands this run executed.
+	Commands []disruption.Command
+	// Rejected are decided commands that were not executed, and why (validation, budget ledger);
+	// FailedValidations counts those that failed validation.
+	Rejected          []string
+	FailedValidations int
+	// RolledBack counts the commands this run called off; HandedOver the disrupted claims it sent to
+	// the termination flow, per NodePool and reason ("pool/reason").
+	RolledBack int
+	HandedOver map[string]int
+	// Skipped says why nothing was decided (incomplete data, deadline).
+	Skipped string
+	// EligibleNodes are the Nodewright nodes of the last decision that were not kept (candidates the
+	// engine could act on), per NodePool.
+	EligibleNodes map[string]int
+	// Allowed is the budget's allowance per NodePool and reason at the last decision.
+	Allowed map[string]map[disruption.Reason]int
+	// Evaluation is the time the engine took, summed over the run's decisions.
+	Evaluation time.Duration
+	// Errors are problems that did not stop the run.
+	Errors []string
+}
+
+// Run is one disruption run, holding the lease as runID. When another run holds the lease it returns at
+// once with Report.Lease false and no error. The error is for what keeps the run from working at all
+// (the lease, the state table); a run that cannot read a complete snapshot decides nothing and says why
+// in Report.Skipped.
+func (r *Runner) Run(ctx context.Context, runID string) (Report, error) {
+	if runID == "" {
+		return Report{}, errors.New("disruption run: a run id is required to hold the lease")
+	}
+	ttl := r.cfg.LeaseTTL
+	if deadline, ok := ctx.Deadline(); ok && deadline.Sub(r.deps.Now()) > ttl {
+		ttl = deadline.Sub(r.deps.Now())
+	}
+	lease, err := r.deps.Store.AcquireLease(ctx, LeaseName, runID, ttl)
+	if errors.Is(err, state.ErrLeaseHeld) {
+		return Report{}, nil
+	}
+	if err != nil {
+		return Report{}, fmt.Errorf("acquiring the disruption lease: %w", err)
+	}
+	rep := Report{Lease: true}
+	err = r.run(ctx, runID, &rep)
+	releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if rerr := r.deps.Store.ReleaseLease(releaseCtx, lease); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("releasing the disruption lease: %w", rerr))
+	}
+	return rep, err
+}
+
+func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
+	if err := r.advance(ctx, rep); err != nil {
+		return err
+	}
+	for i := 1; i <= r.cfg.MaxCommands; i++ {
+		if !r.timeFor(ctx, r.cfg.ValidationDelay+r.cfg.CommandMargin) {
+			if i == 1 {
+				rep.Skipped = "too close to the deadline to decide and validate a command"
+			}
+			return nil
+		}
+		w := r.read(ctx)
+		rep.Errors = append(rep.Errors, w.problems...)
+		if _, ok := ctx.Deadline(); ok {
+			// The search stops with its best command so far while a validation and an execution still fit.
+			w.input.Options.TimeLeft = func() bool { return r.timeFor(ctx, r.cfg.ValidationDelay+r.cfg.CommandMargin) }
+		}
+		if i == 1 {
+			r.blockedPools(ctx, w, rep)
+		}
+		start := time.Now()
+		res := disruption.Decide(w.input)
+		rep.Evaluation += time.Since(start)
+		r.noteEligibility(w, res, rep)
+		if res.Skipped != "" {
+			rep.Skipped = res.Skipped
+			return nil
+		}
+		r.recordKept(ctx, w, res.Kept, rep)
+		if len(res.Commands) == 0 {
+			return nil
+		}
+		cmd := res.Commands[0]
+		if !r.sleep(ctx, r.cfg.ValidationDelay) {
+			return nil
+		}
+		fresh := r.read(ctx)
+		if verr := disruption.Validate(cmd, fresh.input); verr != nil {
+			rep.FailedValidations++
+			r.rejected(ctx, cmd, "validation", verr.Error(), rep)
+			return nil
+		}
+		id := fmt.Sprintf("%s-%d", runID, i)
+		if !r.execute(ctx, id, cmd, fresh, rep) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// timeFor reports whether at least d is left before the context's deadline.
+func (r *Runner) timeFor(ctx context.Context, d time.Duration) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	deadline, ok := ctx.Deadline()
+	return !ok || deadline.Sub(r.deps.Now()) >= d
+}
+
+// sleep waits d unless the context ends first; it reports whether the wait completed.
+func (r *Runner) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// noteEligibility fills the report's eligible nodes and allowances from a decision.
+func (r *Runner) noteEligibility(w *world, res disruption.Result, rep *Report) {
+	rep.Allowed = w.allowed
+	kept := map[string]bool{}
+	for _, k := range res.Kept {
+		kept[k.Node] = true
+	}
+	rep.EligibleNodes = map[string]int{}
+	for _, n := range w.input.Nodes {
+		if n.NodePool != "" && !kept[n.Name()] {
+			rep.EligibleNodes[n.NodePool]++
+		}
+	}
+}

@@ -1,0 +1,287 @@
+package consolidation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+
+	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/disruption"
+	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+// world is one complete read of everything a decision needs, and the engine's input built from it.
+type world struct {
+	input    disruption.Input
+	snap     *kube.Snapshot
+	claims   []state.Claim
+	commands []state.DisruptionCommand
+	launches Launches
+	// claimOf is each Node's claim (found by provider id, else by node name).
+	claimOf map[string]state.Claim
+	// reserved are the claims that hold a ledger reservation: the candidates of active commands.
+	reserved map[string]bool
+	// allowed is each pool's budget allowance per reason at input.Now.
+	allowed  map[string]map[disruption.Reason]int
+	problems []string
+}
+
+// read takes a complete snapshot: state (claims, commands, configuration), cluster, catalog and
+// unavailable offerings. Whatever cannot be read is named in input.Incomplete, so Decide decides
+// nothing and Validate refuses (DESIGN decision 6).
+func (r *Runner) read(ctx context.Context) *world {
+	w := &world{claimOf: map[string]state.Claim{}, reserved: map[string]bool{}, allowed: map[string]map[disruption.Reason]int{}}
+	w.input.Now = r.deps.Now()
+	w.input.Options.SpotToSpotConsolidation = r.cfg.SpotToSpotConsolidation
+	var missing []string
+	fail := func(what string, err error) { missing = append(missing, fmt.Sprintf("%s: %v", what, err)) }
+	var err error
+	if w.claims, err = r.deps.Store.ListClaims(ctx); err != nil {
+		fail("claims", err)
+	}
+	if w.commands, err = r.deps.Store.ListDisruptionCommands(ctx); err != nil {
+		fail("disruption commands", err)
+	}
+	pools, problems, err := r.readNodePools(ctx)
+	if err != nil {
+		fail("NodePools", err)
+	}
+	w.problems = append(w.problems, problems...)
+	if w.snap, err = r.deps.Cluster.Snapshot(ctx); err != nil {
+		fail("cluster", err)
+	}
+	if w.launches, err = r.deps.Launcher.PrepareLaunches(ctx); err != nil {
+		fail("catalog", err)
+	}
+	if len(missing) > 0 {
+		w.input.Incomplete = strings.Join(missing, "; ")
+		return w
+	}
+	w.problems = append(w.problems, w.launches.Problems()...)
+	r.fill(w, pools)
+	return w
+}
+
+// readNodePools reads the stored NodePools into the engine's view. A NodePool that does not decode or
+// convert is left out (its nodes are kept as unmanaged by a known pool) and named in problems.
+func (r *Runner) readNodePools(ctx context.Context) ([]disruption.NodePool, []string, error) {
+	items, err := r.deps.Store.ListConfig(ctx, state.KindNodePool)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []disruption.NodePool
+	var problems []string
+	for _, it := range items {
+		np := &apis.NodePool{}
+		if err := json.Unmarshal([]byte(it.Spec), np); err != nil {
+			problems = append(problems, fmt.Sprintf("NodePool %s: decoding stored spec: %v", it.Name, err))
+			continue
+		}
+		pools, err := NodePoolsFrom(apis.Objects{NodePools: []*apis.NodePool{np}})
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		out = append(out, pools...)
+	}
+	return out, problems, nil
+}
+
+// fill builds the engine's input from a complete read.
+func (r *Runner) fill(w *world, pools []disruption.NodePool) {
+	in, snap := &w.input, w.snap
+	sched := map[string]scheduling.NodePool{}
+	for _, p := range w.launches.NodePools() {
+		sched[p.Name] = p
+	}
+	for _, p := range pools {
+		if s, ok := sched[p.Name()]; ok {
+			p.Scheduling = s // with its EC2NodeClass's instance types
+		}
+		in.NodePools = append(in.NodePools, p)
+	}
+	byProvider, byNode := map[string]state.Claim{}, map[string]state.Claim{}
+	for _, c := range w.claims {
+		if c.Lifecycle == state.Deleted {
+			continue
+		}
+		if c.ProviderID != "" {
+			byProvider[c.ProviderID] = c
+		}
+		if c.NodeName != "" {
+			byNode[c.NodeName] = c
+		}
+	}
+	commanded := map[string]bool{} // nodes held by an active command
+	for _, c := range w.commands {
+		if !c.Phase.Active() {
+			continue
+		}
+		for _, d := range c.Candidates {
+			commanded[d.Node] = true
+			w.reserved[d.Claim] = true
+		}
+	}
+	podsOf := map[string][]*corev1.Pod{}
+	for _, p := range snap.Bound {
+		podsOf[p.Spec.NodeName] = append(podsOf[p.Spec.NodeName], p)
+	}
+	r.pods.mu.Lock()
+	defer r.pods.mu.Unlock()
+	seen := map[string]bool{}
+	for i := range snap.Nodes {
+		n := &snap.Nodes[i]
+		seen[n.Name] = true
+		pool := n.Labels[scheduling.LabelNodePool]
+		c, ok := byProvider[n.Spec.ProviderID]
+		if !ok || n.Spec.ProviderID == "" {
+			c, ok = byNode[n.Name]
+		}
+		if ok {
+			w.claimOf[n.Name] = c
+		} else {
+			// A Node without a claim record is not Nodewright's to disrupt (no claim to terminate, no
+			// price): it stays a destination, as an unmanaged Node. The lifecycle deals with ghosts.
+			pool = ""
+		}
+		node := disruption.Node{Node: n, Pods: podsOf[n.Name], NodePool: pool,
+			Initialized:  pool == "" || n.Labels[scheduling.LabelNodeInitalized] == "true",
+			LastPodEvent: r.pods.lastEvent(n, podsOf[n.Name], in.Now)}
+		if pool != "" {
+			node.Claim = c.Name
+			node.InstanceType = firstOf(c.InstanceType, n.Labels[corev1.LabelInstanceTypeStable])
+			node.Zone = firstOf(c.Zone, n.Labels[corev1.LabelTopologyZone])
+			node.CapacityType = firstOf(c.CapacityType, n.Labels[scheduling.LabelCapacityType])
+			node.Price = c.PricePerHour
+			node.LaunchedAt = launchedAt(c, n)
+			if len(c.Replaces) > 0 {
+				node.ReplacementLaunchedAt = node.LaunchedAt
+			}
+			node.Disrupting = commanded[n.Name] || (ok && (c.Lifecycle == state.Draining || c.Lifecycle == state.Terminating))
+		}
+		in.Nodes = append(in.Nodes, node)
+	}
+	r.pods.forget(seen)
+	in.InFlight = w.launches.InFlight(w.claims, snap)
+	for _, p := range snap.Pending {
+		if p.DeletionTimestamp == nil && scheduling.IsProvisionable(p) {
+			in.PendingPods = append(in.PendingPods, p)
+		}
+	}
+	in.PDBs = pointers(snap.PDBs)
+	in.DaemonSets = pointers(snap.DaemonSets)
+	in.Namespaces = pointers(snap.Namespaces)
+	in.PersistentVolumeClaims = pointers(snap.PVCs)
+	in.PersistentVolumes = pointers(snap.PVs)
+	in.StorageClasses = pointers(snap.StorageClasses)
+	in.Unavailable = w.launches.Unavailable()
+	r.allowances(w)
+}
+
+// allowances computes each pool's budget allowance per consolidation reason as the engine will.
+func (r *Runner) allowances(w *world) {
+	nodes, disrupting := map[string]int{}, map[string]int{}
+	for i := range w.input.Nodes {
+		n := &w.input.Nodes[i]
+		if n.NodePool == "" || !n.Initialized {
+			continue
+		}
+		nodes[n.NodePool]++
+		if isDisrupting(n) {
+			disrupting[n.NodePool]++
+		}
+	}
+	for _, p := range w.input.NodePools {
+		m := map[disruption.Reason]int{}
+		for _, reason := range []disruption.Reason{disruption.ReasonEmpty, disruption.ReasonUnderutilized} {
+			m[reason] = disruption.AllowedDisruptions(p, reason, w.input.Now, nodes[p.Name()], disrupting[p.Name()])
+		}
+		w.allowed[p.Name()] = m
+	}
+}
+
+// ledgerAllowance is the count a ledger reservation for pool and reason is conditioned on: the budget
+// before nodes already disrupting are subtracted, minus the disrupting nodes that hold no reservation
+// (drained by drift, interruption or a user), since the ledger counts only reservations. Two runs that
+// overlap compute the same allowance, and the ledger's conditional write keeps them both under it.
+func ledgerAllowance(w *world, pool string, reason disruption.Reason) int {
+	var p *disruption.NodePool
+	for i := range w.input.NodePools {
+		if w.input.NodePools[i].Name() == pool {
+			p = &w.input.NodePools[i]
+		}
+	}
+	if p == nil {
+		return 0
+	}
+	nodes, unreserved := 0, 0
+	for i := range w.input.Nodes {
+		n := &w.input.Nodes[i]
+		if n.NodePool != pool || !n.Initialized {
+			continue
+		}
+		nodes++
+		if isDisrupting(n) && !w.reserved[n.Claim] {
+			unreserved++
+		}
+	}
+	return disruption.AllowedDisruptions(*p, reason, w.input.Now, nodes, unreserved)
+}
+
+// isDisrupting mirrors the engine's count of disrupting nodes for budgets: marked, deleting, tainted
+// karpenter.sh/disrupted, or not Ready.
+func isDisrupting(n *disruption.Node) bool {
+	if n.Disrupting || n.Node.DeletionTimestamp != nil || hasDisruptedTaint(n.Node) {
+		return true
+	}
+	for _, c := range n.Node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status != corev1.ConditionTrue
+		}
+	}
+	return true
+}
+
+func hasDisruptedTaint(n *corev1.Node) bool {
+	for i := range n.Spec.Taints {
+		if n.Spec.Taints[i].MatchTaint(&apis.DisruptedNoScheduleTaint) {
+			return true
+		}
+	}
+	return false
+}
+
+// launchedAt is when the claim launched (else when it was written), else when the Node was created.
+func launchedAt(c state.Claim, n *corev1.Node) time.Time {
+	switch {
+	case c.LaunchedAt != nil:
+		return *c.LaunchedAt
+	case !c.CreatedAt.IsZero():
+		return c.CreatedAt
+	}
+	return n.CreationTimestamp.Time
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func pointers[T appsv1.DaemonSet | corev1.PersistentVolumeClaim | corev1.PersistentVolume | storagev1.StorageClass | corev1.Namespace | policyv1.PodDisruptionBudget](in []T) []*T {
+	out := make([]*T, len(in))
+	for i := range in {
+		out[i] = &in[i]
+	}
+	return out
+}

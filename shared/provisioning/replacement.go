@@ -1,0 +1,118 @@
+package provisioning
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+// Launches is what one caller outside provisioning needs to plan and launch claims itself, through the
+// same path as a provisioning run (claim record first, the claim name as CreateFleet's ClientToken,
+// adoption by tag on retry): the NodePools that can launch, each with its EC2NodeClass's instance types,
+// and the offerings found without capacity. Consolidation builds its replacements from it.
+type Launches struct {
+	p           *Provisioner
+	cfg         runConfig
+	classes     map[string]*readyClass
+	byPool      map[string]scheduling.NodePool
+	Pools       []scheduling.NodePool
+	Unavailable scheduling.UnavailableOfferings
+	// Problems are configuration items left out and NodePools that cannot launch (class not ready...).
+	Problems []string
+}
+
+// PrepareLaunches reads the configuration, the catalog (once per Provisioner), spot prices and the
+// unavailable offerings, and resolves every EC2NodeClass. The error is for what keeps a caller from
+// deciding on complete data: the configuration, catalog or unavailable offerings could not be read.
+func (p *Provisioner) PrepareLaunches(ctx context.Context) (*Launches, error) {
+	cfg, problems, err := readConfig(ctx, p.deps.Store)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := p.readCatalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rep Report
+	p.loadSpotPrices(ctx, &rep)
+	classes, pools, more := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion)
+	unavailable, err := p.unavailable(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l := &Launches{p: p, cfg: cfg, classes: classes, byPool: map[string]scheduling.NodePool{}, Pools: pools,
+		Unavailable: unavailable, Problems: append(append(problems, rep.Errors...), more...)}
+	for _, pool := range pools {
+		l.byPool[pool.Name] = pool
+	}
+	return l, nil
+}
+
+// InFlight are the claims written or launched whose Nodes have not registered, as the scheduler counts
+// them (see inFlightClaims).
+func (l *Launches) InFlight(claims []state.Claim, snap *kube.Snapshot) []scheduling.InFlightClaim {
+	return inFlightClaims(claims, providerIDs(snap), l.Pools, l.classes)
+}
+
+// Launch records and launches one planned claim (Record, then PendingLaunch.Launch).
+func (l *Launches) Launch(ctx context.Context, cp scheduling.ClaimPlan, name string, replaces []string) (*LaunchedClaim, error) {
+	p, err := l.Record(ctx, cp, name, replaces)
+	if err != nil {
+		return nil, err
+	}
+	return p.Launch(ctx)
+}
+
+// PendingLaunch is a claim whose pending record is written and whose instance is not launched yet.
+type PendingLaunch struct {
+	cl     claimLaunch
+	labels map[string]string
+	// Name is the name the claim was recorded under.
+	Name string
+}
+
+// Record writes the pending record of one planned claim named name (another name is drawn if it is
+// taken) that replaces the claims named in replaces (state.Claim.Replaces). From then on provisioning
+// runs count it as capacity in flight, so a caller that records its claims before it disrupts nodes
+// (taints them) never has their pods launched for twice.
+func (l *Launches) Record(ctx context.Context, cp scheduling.ClaimPlan, name string, replaces []string) (*PendingLaunch, error) {
+	pool, ok := l.byPool[cp.NodePool]
+	if !ok {
+		return nil, fmt.Errorf("NodePool %s cannot launch", cp.NodePool)
+	}
+	rc := l.classes[NodeClassRefName(pool)]
+	if rc == nil {
+		return nil, errors.New("EC2NodeClass " + NodeClassRefName(pool) + " is not ready")
+	}
+	first := true
+	cl := claimLaunch{store: l.p.deps.Store, templates: l.p.deps.Templates, launcher: l.p.deps.Launcher,
+		target: claimTarget{claim: cp, pool: pool, class: rc, unavailable: l.Unavailable, cluster: l.p.cfg.Cluster},
+		newName: func() string {
+			if first && name != "" {
+				first = false
+				return name
+			}
+			return l.p.claimName(cp.NodePool)
+		},
+		poolHash: l.cfg.poolHash[pool.Name], classHash: l.cfg.classHash[NodeClassRefName(pool)], replaces: replaces}
+	labels, err := cl.record(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &PendingLaunch{cl: cl, labels: labels, Name: cl.name}, nil
+}
+
+// Launch launches the recorded claim through the provisioning launch path (the claim name as the
+// CreateFleet ClientToken). The returned claim is set whenever an instance was launched; on an error
+// with no instance the claim is deleted (nothing started) or left pending for the reconciler to adopt or
+// time out (outcome unknown), as a provisioning launch.
+func (p *PendingLaunch) Launch(ctx context.Context) (*LaunchedClaim, error) {
+	return p.cl.launch(ctx, p.labels)
+}
+
+// ClaimName draws a fresh claim name for nodePool ("<nodepool>-<5 random characters>").
+func (p *Provisioner) ClaimName(nodePool string) string { return p.claimName(nodePool) }
