@@ -16,9 +16,13 @@ import (
 //     second for pods that arrived;
 //   - the run that first saw the node's set of pods change (a pod left, or arrived and is already gone):
 //     a removal is dated by the first run after it, so within the schedule's minute (or sooner when a
-//     drain's wake-up triggers a run). The sets seen are held by the warm function; after a cold start,
-//     removals that happened before it are not seen (the first run only records the set), which can
-//     make a node a candidate up to consolidateAfter earlier than Karpenter would.
+//     drain's wake-up triggers a run);
+//   - the run that first saw the node at all. The sets seen are held by the warm function, so after a
+//     cold start a removal that happened before it cannot be known; rather than guess that nothing left
+//     (and consolidate a node earlier than consolidateAfter allows), every node counts as changed when
+//     first seen. A cold start therefore delays consolidation by up to consolidateAfter once (nothing
+//     with the default 0s); it never hastens it. A node that has just joined is first seen within a
+//     minute of its launch, which is what its clock would say anyway.
 type podEvents struct {
 	mu   sync.Mutex
 	seen map[string]podMemo
@@ -55,7 +59,7 @@ func (e *podEvents) lastEvent(n *corev1.Node, pods []*corev1.Pod, now time.Time)
 	m, known := e.seen[key]
 	switch {
 	case !known:
-		m = podMemo{fingerprint: fp}
+		m = podMemo{fingerprint: fp, changedAt: now}
 	case m.fingerprint != fp:
 		m = podMemo{fingerprint: fp, changedAt: now}
 	}

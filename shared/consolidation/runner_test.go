@@ -355,17 +355,20 @@ func TestReplacementNodesCarryTheirLaunchTime(t *testing.T) {
 	assert.Equal(t, "claim-r", w.input.Nodes[0].Claim)
 }
 
-// A pod leaving a node is dated by the run that first sees it gone.
+// A pod leaving a node is dated by the run that first sees it gone; a node seen for the first time (a
+// cold start cannot know what left it before) counts as changed then, never as quiet since its pods came.
 func TestPodRemovalIsDatedByTheRunThatSeesIt(t *testing.T) {
 	f := newFixture(t, "100%")
 	f.node("n", "medium", "1", "1")
 	w := f.runner.read(context.Background())
-	first := w.input.Nodes[0].LastPodEvent
-	assert.True(t, first.Before(start), "on first sight only the pods' own times count")
+	assert.Equal(t, f.clock.Now(), w.input.Nodes[0].LastPodEvent, "first sight")
+	f.clock.Advance(time.Minute)
+	w = f.runner.read(context.Background())
+	assert.Equal(t, start, w.input.Nodes[0].LastPodEvent, "nothing changed since first sight")
 	f.clock.Advance(time.Minute)
 	f.cluster.pods = f.cluster.pods[:1]
 	w = f.runner.read(context.Background())
-	assert.Equal(t, start.Add(time.Minute), w.input.Nodes[0].LastPodEvent)
+	assert.Equal(t, start.Add(2*time.Minute), w.input.Nodes[0].LastPodEvent)
 }
 
 // A NodePool whose budgets allow nothing says so on the NodePool, and its nodes are kept.
@@ -376,6 +379,7 @@ func TestZeroBudgetBlocksAndSaysSo(t *testing.T) {
 	assert.Empty(t, rep.Commands)
 	assert.Contains(t, f.events.reasons("default"), kube.ReasonDisruptionBlocked)
 	assert.Equal(t, 0, rep.Allowed["default"][disruption.ReasonEmpty])
+	assert.Equal(t, map[string]int{"default": 1}, rep.BudgetBlocked, "a candidate only the budget keeps")
 	assert.Contains(t, f.store.kinds("node/empty"), KindUnconsolidatable)
 }
 
