@@ -20,7 +20,10 @@ import (
 //     and voluntary_disruption_queue_failures_total (commands rolled back), dimension ClusterName;
 //   - voluntary_disruption_eligible_nodes per NodePool (dimensions ClusterName, NodePool);
 //   - nodepools_allowed_disruptions per NodePool and reason (dimensions ClusterName, NodePool, Reason);
-//   - nodeclaims_disrupted_total per NodePool and reason (claims handed to termination).
+//   - nodeclaims_disrupted_total per NodePool and reason (claims handed to termination);
+//   - voluntary_disruption_budget_blocked_nodepools, dimension ClusterName: the NodePools whose budgets
+//     allowed no disruption at all while they had candidates (Nodewright's own; the alarm on a budget
+//     that blocks consolidation for hours reads it). Written only by runs that decided.
 func writeRunMetrics(w io.Writer, cluster string, rep consolidation.Report, at time.Time) error {
 	cl := map[string]string{"ClusterName": cluster}
 	if err := metrics.Write(w, metrics.Record{Dimensions: cl, Values: map[string]float64{
@@ -29,6 +32,13 @@ func writeRunMetrics(w io.Writer, cluster string, rep consolidation.Report, at t
 		"voluntary_disruption_queue_failures_total":                 float64(rep.RolledBack),
 	}, Units: map[string]string{"voluntary_disruption_decision_evaluation_duration_seconds": "Seconds"}}, at); err != nil {
 		return err
+	}
+	if rep.EligibleNodes != nil {
+		if err := metrics.Write(w, metrics.Record{Dimensions: cl, Values: map[string]float64{
+			"voluntary_disruption_budget_blocked_nodepools": float64(budgetBlockedPools(rep)),
+		}}, at); err != nil {
+			return err
+		}
 	}
 	decisions := map[[3]string]int{}
 	for _, c := range rep.Commands {
@@ -62,4 +72,24 @@ func writeRunMetrics(w io.Writer, cluster string, rep consolidation.Report, at t
 		}
 	}
 	return nil
+}
+
+// budgetBlockedPools counts the NodePools with candidates that only their budgets kept, while those
+// budgets allowed no disruption for any reason: consolidation of the pool is at a standstill. A pool
+// that is still disrupting within its budget (some candidates held back, some allowed) is not counted.
+func budgetBlockedPools(rep consolidation.Report) int {
+	n := 0
+	for pool, blocked := range rep.BudgetBlocked {
+		if blocked == 0 {
+			continue
+		}
+		standstill := true
+		for _, allowed := range rep.Allowed[pool] {
+			standstill = standstill && allowed == 0
+		}
+		if standstill {
+			n++
+		}
+	}
+	return n
 }

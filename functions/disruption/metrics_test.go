@@ -56,4 +56,38 @@ func TestRunMetricsAreNamedAfterKarpenters(t *testing.T) {
 	assert.EqualValues(t, map[string]any{"default/Empty": 3.0, "default/Underutilized": 1.0}, allowed)
 	require.Len(t, byName["nodeclaims_disrupted_total"], 1)
 	assert.Equal(t, "Empty", byName["nodeclaims_disrupted_total"][0]["Reason"])
+	require.Len(t, byName["voluntary_disruption_budget_blocked_nodepools"], 1)
+	assert.EqualValues(t, 0, byName["voluntary_disruption_budget_blocked_nodepools"][0]["voluntary_disruption_budget_blocked_nodepools"])
+}
+
+func TestBudgetBlockedPools(t *testing.T) {
+	zero := map[disruption.Reason]int{disruption.ReasonEmpty: 0, disruption.ReasonUnderutilized: 0}
+	cases := []struct {
+		name string
+		rep  consolidation.Report
+		want int
+	}{
+		{name: "no candidate held back", rep: consolidation.Report{Allowed: map[string]map[disruption.Reason]int{"a": zero}}, want: 0},
+		{name: "held back while the budget allows nothing", want: 1, rep: consolidation.Report{
+			BudgetBlocked: map[string]int{"a": 3}, Allowed: map[string]map[disruption.Reason]int{"a": zero}}},
+		{name: "held back while still disrupting within the budget", want: 0, rep: consolidation.Report{
+			BudgetBlocked: map[string]int{"a": 3},
+			Allowed:       map[string]map[disruption.Reason]int{"a": {disruption.ReasonEmpty: 0, disruption.ReasonUnderutilized: 2}}}},
+		{name: "two pools, one at a standstill", want: 1, rep: consolidation.Report{
+			BudgetBlocked: map[string]int{"a": 1, "b": 2},
+			Allowed:       map[string]map[disruption.Reason]int{"a": zero, "b": {disruption.ReasonEmpty: 1}}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, budgetBlockedPools(tc.rep)) })
+	}
+}
+
+func TestRunsThatDecidedNothingWriteNoBudgetSignal(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, writeRunMetrics(&buf, "prod", consolidation.Report{Lease: true, Skipped: "incomplete"}, time.Now()))
+	recs, err := metrics.Records(buf.Bytes())
+	require.NoError(t, err)
+	for _, r := range recs {
+		assert.NotContains(t, metrics.MetricNames(r), "voluntary_disruption_budget_blocked_nodepools", "no evidence either way")
+	}
 }

@@ -214,6 +214,9 @@ type Report struct {
 	EligibleNodes map[string]int
 	// Allowed is the budget's allowance per NodePool and reason at the last decision.
 	Allowed map[string]map[disruption.Reason]int
+	// BudgetBlocked counts, per NodePool, the candidates of the last decision that only the pool's
+	// disruption budget kept.
+	BudgetBlocked map[string]int
 	// Evaluation is the time the engine took, summed over the run's decisions.
 	Evaluation time.Duration
 	// Errors are problems that did not stop the run.
@@ -327,8 +330,12 @@ func (r *Runner) sleep(ctx context.Context, d time.Duration) bool {
 func (r *Runner) noteEligibility(w *world, res disruption.Result, rep *Report) {
 	rep.Allowed = w.allowed
 	kept := map[string]bool{}
+	rep.BudgetBlocked = map[string]int{}
 	for _, k := range res.Kept {
 		kept[k.Node] = true
+		if k.BudgetBlocked {
+			rep.BudgetBlocked[k.NodePool]++
+		}
 	}
 	rep.EligibleNodes = map[string]int{}
 	for _, n := range w.input.Nodes {

@@ -128,6 +128,7 @@ func TestBudgetsInDecide(t *testing.T) {
 		blocked := 0
 		for _, k := range res.Kept {
 			if assert.Contains(t, k.Reason, "budget for Empty") {
+				assert.True(t, k.BudgetBlocked, "kept by the budget alone: %s", k.Node)
 				blocked++
 			}
 		}

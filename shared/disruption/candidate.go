@@ -16,6 +16,8 @@ type Kept struct {
 	Node     string `json:"node"`
 	NodePool string `json:"nodePool,omitempty"`
 	Reason   string `json:"reason"`
+	// BudgetBlocked is set when only the NodePool's disruption budget kept the node: it was a candidate.
+	BudgetBlocked bool `json:"budgetBlocked,omitempty"`
 }
 
 // candidate is a node consolidation may remove.

@@ -230,7 +230,8 @@ func newCommand(r Reason, m Method, cands []*candidate, o outcome) *Command {
 }
 
 func budgetKept(c *candidate, r Reason) Kept {
-	return Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: fmt.Sprintf("NodePool %s's disruption budget for %s allows no more disruptions now", c.pool.Name(), r)}
+	return Kept{Node: c.name(), NodePool: c.pool.Name(), BudgetBlocked: true,
+		Reason: fmt.Sprintf("NodePool %s's disruption budget for %s allows no more disruptions now", c.pool.Name(), r)}
 }
 
 func nodeList(cands []*candidate) string {
