@@ -12,7 +12,8 @@ import (
 )
 
 // Alarms are the conditions that need an operator: work stuck in a dead-letter queue, a work queue
-// falling behind, a function failing again and again, pods no NodePool can fit. With a topic, each alarm
+// falling behind, a function failing again and again, pods no NodePool can fit, consolidation held by a
+// budget for hours. With a topic, each alarm
 // notifies it when it fires and when it recovers.
 type Alarms struct {
 	constructs.Construct
@@ -23,7 +24,8 @@ type Alarms struct {
 	// Errors maps each function's name to its error alarm.
 	Errors        map[string]awscloudwatch.Alarm
 	Unschedulable awscloudwatch.Alarm
-	// All are the alarms above in a stable order: queues, functions, pods.
+	BudgetBlocked awscloudwatch.Alarm
+	// All are the alarms above in a stable order: queues, functions, pods, budgets.
 	All []awscloudwatch.Alarm
 }
 
@@ -92,6 +94,19 @@ func NewAlarms(scope constructs.Construct, id string, w Watched, topicArn string
 		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
 		AlarmDescription: jsii.String(fmt.Sprintf("Nodewright %s: pods have fit no NodePool for 15 minutes (requirements, "+
 			"taints, limits or instance types); `nodewright explain pod/NS/NAME` and the pods' events say why.", w.ClusterName)),
+	}))
+	// A NodePool whose budgets allow no disruption while it has candidates is at a standstill. Budgets
+	// that are 0 by schedule for a few hours are normal (business hours); every hourly minimum above zero
+	// for 3 hours in a row is worth a look. Runs that decide nothing write no datapoint.
+	a.BudgetBlocked = a.add(awscloudwatch.NewAlarm(c, jsii.String("ConsolidationBlockedByBudget"), &awscloudwatch.AlarmProps{
+		Metric: emf{cluster: w.ClusterName}.metric(metricBudgetBlockedPools, statMin, "").
+			With(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Hours(jsii.Number(1))}),
+		Threshold: jsii.Number(0), EvaluationPeriods: jsii.Number(3),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		AlarmDescription: jsii.String(fmt.Sprintf("Nodewright %s: a NodePool's disruption budgets have allowed no consolidation "+
+			"for 3 hours although it has nodes to consolidate; check spec.disruption.budgets and drains held by "+
+			"PodDisruptionBudgets (`nodewright explain node/NAME`).", w.ClusterName)),
 	}))
 	if topicArn != "" {
 		notify := awscloudwatchactions.NewSnsAction(awssns.Topic_FromTopicArn(c, jsii.String("Topic"), jsii.String(topicArn)))

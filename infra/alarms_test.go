@@ -74,7 +74,7 @@ func TestAlarms(t *testing.T) {
 
 	t.Run("eleven alarms without actions when no topic is set", func(t *testing.T) {
 		alarms := c.ofType("AWS::CloudWatch::Alarm")
-		assert.Len(t, alarms, 11, "3 dead-letter queues, 2 queue ages, 5 functions, unschedulable pods")
+		assert.Len(t, alarms, 14, "4 dead-letter queues, 2 queue ages, 6 functions, unschedulable pods, budget standstill")
 		for id, a := range alarms {
 			assert.Nil(t, a["AlarmActions"], id)
 			assert.Nil(t, a["OKActions"], id)
@@ -84,7 +84,7 @@ func TestAlarms(t *testing.T) {
 
 	t.Run("any message in a dead-letter queue", func(t *testing.T) {
 		dlq := alarmsOn(t, c, "AWS/SQS", "ApproximateNumberOfMessagesVisible")
-		require.Len(t, dlq, 3, "one alarm per dead-letter queue and none on the work queues")
+		require.Len(t, dlq, 4, "one alarm per dead-letter queue and none on the work queues")
 		for _, q := range []string{"Provisioning", "Interruption", "Termination"} {
 			a := byPrefix(t, dlq, "Queues"+q+"DeadLetter")
 			assert.EqualValues(t, 1, a["Threshold"], q)
@@ -110,7 +110,7 @@ func TestAlarms(t *testing.T) {
 
 	t.Run("each function failing in 3 of 5 minutes", func(t *testing.T) {
 		errs := alarmsOn(t, c, "AWS/Lambda", "Errors")
-		require.Len(t, errs, 5)
+		require.Len(t, errs, 6)
 		for _, fn := range []string{"WebhookHandler", "ProvisionerHandler", "LifecycleHandler", "InterruptionHandler", "TerminationHandler"} {
 			a := byPrefix(t, errs, fn+"Function")
 			assert.EqualValues(t, 0, a["Threshold"], fn)
@@ -139,12 +139,30 @@ func TestAlarms(t *testing.T) {
 		assert.Equal(t, "GreaterThanThreshold", a["ComparisonOperator"])
 		assert.EqualValues(t, 15*60, a["Period"].(float64)*a["EvaluationPeriods"].(float64))
 	})
+
+	t.Run("consolidation held by a budget for three hours", func(t *testing.T) {
+		var found []map[string]interface{}
+		for _, a := range c.ofType("AWS::CloudWatch::Alarm") {
+			if a["MetricName"] == "voluntary_disruption_budget_blocked_nodepools" {
+				found = append(found, a)
+			}
+		}
+		require.Len(t, found, 1)
+		a := found[0]
+		assert.Equal(t, "Nodewright", a["Namespace"])
+		assert.Equal(t, []interface{}{map[string]interface{}{"Name": "ClusterName", "Value": "unit"}}, a["Dimensions"])
+		assert.Equal(t, "Minimum", a["Statistic"], "every run of the hour found a NodePool at a standstill")
+		assert.EqualValues(t, 0, a["Threshold"])
+		assert.Equal(t, "GreaterThanThreshold", a["ComparisonOperator"])
+		assert.Equal(t, "notBreaching", a["TreatMissingData"], "runs that decide nothing are no evidence")
+		assert.EqualValues(t, 3*3600, a["Period"].(float64)*a["EvaluationPeriods"].(float64))
+	})
 }
 
 func TestAlarmsNotifyTopic(t *testing.T) {
 	template, annotations := synthWithTopic(t)
 	alarms := toCfn(t, template).ofType("AWS::CloudWatch::Alarm")
-	require.Len(t, alarms, 11)
+	require.Len(t, alarms, 14)
 	for id, a := range alarms {
 		assert.Equal(t, []interface{}{testTopicArn}, a["AlarmActions"], "%s notifies when it fires", id)
 		assert.Equal(t, []interface{}{testTopicArn}, a["OKActions"], "%s notifies when it recovers", id)

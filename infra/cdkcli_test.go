@@ -65,8 +65,8 @@ func TestCDKCLISynthesizesTheStack(t *testing.T) {
 			count["go function"]++
 		}
 	}
-	assert.Equal(t, 5, count["go function"], "webhook, provisioner, lifecycle, interruption, termination")
-	assert.Equal(t, 6, count["AWS::SQS::Queue"])
+	assert.Equal(t, 6, count["go function"], "webhook, provisioner, lifecycle, interruption, termination, disruption")
+	assert.Equal(t, 8, count["AWS::SQS::Queue"])
 	assert.Equal(t, 1, count["AWS::DynamoDB::Table"])
 	assert.Equal(t, 1, count["AWS::CloudWatch::Dashboard"])
 	assert.Positive(t, count["AWS::CloudWatch::Alarm"])

@@ -80,10 +80,10 @@ func TestDashboard(t *testing.T) {
 			require.NotEmpty(t, section, "a %s widget before the first heading", w.Type)
 			perSection[section]++
 		}
-		assert.Equal(t, []string{"Alarms", "Scale-up", "Capacity", "Interruption", "Termination", "Plumbing"}, headings)
-		assert.Equal(t, map[string]int{"Alarms": 1, "Scale-up": 4, "Capacity": 3, "Interruption": 4, "Termination": 5, "Plumbing": 7},
+		assert.Equal(t, []string{"Alarms", "Scale-up", "Capacity", "Consolidation", "Interruption", "Termination", "Plumbing"}, headings)
+		assert.Equal(t, map[string]int{"Alarms": 1, "Scale-up": 4, "Capacity": 3, "Consolidation": 6, "Interruption": 4, "Termination": 5, "Plumbing": 7},
 			perSection)
-		assert.Len(t, widgets, 30)
+		assert.Len(t, widgets, 37)
 	})
 
 	t.Run("widgets stay on the grid without overlapping", func(t *testing.T) {
@@ -105,6 +105,10 @@ func TestDashboard(t *testing.T) {
 			"interruption_message_queue_duration_seconds", "nodeclaims_disrupted",
 			"nodes_drained", "nodes_terminated", "nodes_termination_duration_seconds", "pods_drained",
 			"pods_eviction_requests", "termination_requests_redriven",
+			"voluntary_disruption_decisions_total", "voluntary_disruption_decision_evaluation_duration_seconds",
+			"voluntary_disruption_failed_validations_total", "voluntary_disruption_queue_failures_total",
+			"voluntary_disruption_eligible_nodes", "nodepools_allowed_disruptions", "nodeclaims_disrupted_total",
+			"voluntary_disruption_budget_blocked_nodepools",
 		} {
 			// A plain metric's name is a JSON string; a search names it in its expression.
 			assert.Regexp(t, `"`+m+`"|\\"`+m+`\\"`, body, "metric %s", m)
@@ -134,17 +138,17 @@ func TestDashboard(t *testing.T) {
 			`"AWS/Lambda","Duration"`, `"AWS/SQS","ApproximateAgeOfOldestMessage"`, `"AWS/SQS","ApproximateNumberOfMessagesVisible"`} {
 			assert.Contains(t, body, m)
 		}
-		for _, label := range []string{"Webhook", "Provisioner", "Lifecycle", "Interruption", "Termination",
-			"Provisioning DLQ", "Interruption DLQ", "Termination DLQ"} {
+		for _, label := range []string{"Webhook", "Provisioner", "Lifecycle", "Interruption", "Termination", "Disruption",
+			"Provisioning DLQ", "Interruption DLQ", "Termination DLQ", "DisruptionWake DLQ"} {
 			assert.Contains(t, body, `"label":"`+label+`"`)
 		}
-		assert.Equal(t, 5*4, strings.Count(body, `"AWS/Lambda",`), "four graphs of five functions")
-		assert.Equal(t, 3*3, strings.Count(body, `"AWS/SQS",`), "age and visible of three queues, visible of three DLQs")
+		assert.Equal(t, 6*4, strings.Count(body, `"AWS/Lambda",`), "four graphs of six functions")
+		assert.Equal(t, 4*3, strings.Count(body, `"AWS/SQS",`), "age and visible of four queues, visible of four DLQs")
 	})
 
 	t.Run("shows every alarm", func(t *testing.T) {
 		status := widgets[1]
 		require.Equal(t, "alarm", status.Type)
-		assert.Len(t, status.Properties["alarms"], 11)
+		assert.Len(t, status.Properties["alarms"], 14)
 	})
 }

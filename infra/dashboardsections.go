@@ -17,7 +17,8 @@ const (
 // metricSections are the dashboard's sections on what Nodewright does and on the AWS parts it runs on.
 func metricSections(w Watched) []dashboardSection {
 	e := emf{cluster: w.ClusterName}
-	return []dashboardSection{scaleUpSection(e), capacitySection(e), interruptionSection(e), terminationSection(e), plumbingSection(w)}
+	return []dashboardSection{scaleUpSection(e), capacitySection(e), consolidationSection(e), interruptionSection(e),
+		terminationSection(e), plumbingSection(w)}
 }
 
 func scaleUpSection(e emf) dashboardSection {
@@ -53,6 +54,28 @@ func capacitySection(e emf) dashboardSection {
 			graph("Memory usage vs limit (bytes)", 8, usageVsLimit(dimResourceType+`="memory"`)...),
 			graph("Nodes, pods and other resources vs limit", 8,
 				usageVsLimit("NOT "+dimResourceType+`="cpu"`, "NOT "+dimResourceType+`="memory"`)...),
+		},
+	}
+}
+
+func consolidationSection(e emf) dashboardSection {
+	poolReason := []string{dimNodePool, dimReason}
+	return dashboardSection{
+		title: "Consolidation",
+		meaning: "Empty and underused nodes removed or replaced cheaper, within budgets; a NodePool with eligible nodes " +
+			"and no allowed disruptions for hours is held by its budget (`nodewright explain node/NAME` says why a node stays).",
+		widgets: []awscloudwatch.IWidget{
+			graph("Decisions by action, reason and method", 8,
+				e.search(metricDisruptionDecisions, []string{dimDecision, dimReason, dimMethod}, statSum, "")),
+			graph("Eligible nodes per NodePool", 8, e.search(metricDisruptionEligible, []string{dimNodePool}, statMax, "")),
+			graph("Allowed disruptions per NodePool and reason", 8, e.search(metricAllowedDisruptions, poolReason, statMin, "")),
+			graph("NodeClaims handed to termination", 8, e.search(metricClaimsConsolidated, poolReason, statSum, "")),
+			graph("Evaluation duration (s)", 8, e.metric(metricDisruptionEvaluation, statP50, "p50"),
+				e.metric(metricDisruptionEvaluation, statMax, "max")),
+			graph("Failed validations, rollbacks, pools held by budgets", 8,
+				e.metric(metricDisruptionFailedChecks, statSum, "failed validations"),
+				e.metric(metricDisruptionRollbacks, statSum, "rolled back"),
+				e.metric(metricBudgetBlockedPools, statMax, "NodePools held by budgets")),
 		},
 	}
 }

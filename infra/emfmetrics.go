@@ -37,6 +37,15 @@ const (
 	metricPodsDrained         = "pods_drained"                       // Reason
 	metricEvictionRequests    = "pods_eviction_requests"             // Code
 	metricRequestsRedriven    = "termination_requests_redriven"
+	// disruption
+	metricDisruptionDecisions    = "voluntary_disruption_decisions_total"                      // Decision, Reason, ConsolidationType
+	metricDisruptionEvaluation   = "voluntary_disruption_decision_evaluation_duration_seconds" // Seconds
+	metricDisruptionFailedChecks = "voluntary_disruption_failed_validations_total"
+	metricDisruptionRollbacks    = "voluntary_disruption_queue_failures_total"
+	metricDisruptionEligible     = "voluntary_disruption_eligible_nodes"           // NodePool
+	metricAllowedDisruptions     = "nodepools_allowed_disruptions"                 // NodePool, Reason
+	metricClaimsConsolidated     = "nodeclaims_disrupted_total"                    // NodePool, Reason
+	metricBudgetBlockedPools     = "voluntary_disruption_budget_blocked_nodepools" // Nodewright's own
 )
 
 // The dimensions of the metrics above.
@@ -48,6 +57,8 @@ const (
 	dimReason       = "Reason"
 	dimCapacityType = "CapacityType"
 	dimCode         = "Code"
+	dimDecision     = "Decision"
+	dimMethod       = "ConsolidationType"
 )
 
 // metricPeriod is the resolution of the dashboard's graphs: the provisioner and lifecycle functions run

@@ -23,6 +23,9 @@ type StackProps struct {
 	// RebalancePolicy is what a rebalance recommendation does: "event" (record it, the default) or
 	// "replace" (replace the node ahead of a likely interruption).
 	RebalancePolicy string
+	// SpotToSpotConsolidation lets consolidation replace spot nodes with cheaper spot nodes (Karpenter's
+	// SpotToSpotConsolidation feature gate, off by default as there).
+	SpotToSpotConsolidation bool
 	// FunctionsDir holds the functions' bootstraps as `make build` writes them (<dir>/<fn>/bootstrap).
 	FunctionsDir string
 	// AlarmTopicArn is the SNS topic the alarms notify; empty leaves them without actions.
@@ -68,6 +71,9 @@ func stackPropsFromContext(app awscdk.App) (StackProps, error) {
 		}
 	}
 	if p.RebalancePolicy, err = rebalancePolicy(str("rebalancePolicy", "")); err != nil {
+		return p, err
+	}
+	if p.SpotToSpotConsolidation, err = boolContext("spotToSpotConsolidation", app.Node().TryGetContext(jsii.String("spotToSpotConsolidation"))); err != nil {
 		return p, err
 	}
 	if p.AlarmTopicArn, err = alarmTopicArn(str("alarmTopicArn", ""), p.Env); err != nil {
@@ -128,4 +134,23 @@ func alarmTopicArn(v string, env *awscdk.Environment) (string, error) {
 			v, m[2], *env.Region, *env.Region)
 	}
 	return v, nil
+}
+
+// boolContext reads a boolean context value: unset is false; true/false as JSON (cdk.json) or as text
+// (-c key=true). Anything else is refused, naming the key.
+func boolContext(key string, v interface{}) (bool, error) {
+	switch v := v.(type) {
+	case nil:
+		return false, nil
+	case bool:
+		return v, nil
+	case string:
+		switch v {
+		case "", "false":
+			return false, nil
+		case "true":
+			return true, nil
+		}
+	}
+	return false, fmt.Errorf("context value %s %v is not supported: use true or false", key, v)
 }

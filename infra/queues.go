@@ -8,7 +8,8 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 )
 
-// Queues are the three work queues of DESIGN.md's flows, each with its dead-letter queue.
+// Queues are the work queues of DESIGN.md's flows (and the disruption function's wake queue), each with its
+// dead-letter queue.
 type Queues struct {
 	constructs.Construct
 	// Provisioning is FIFO with one message group per cluster, so a single provisioner runs at a time.
@@ -17,6 +18,9 @@ type Queues struct {
 	Interruption awssqs.Queue
 	// Termination drives node drains; the handler re-sends with a delay until a drain is done.
 	Termination awssqs.Queue
+	// DisruptionWake wakes the disruption function when a drain finishes, so a scale-in does not wait a
+	// minute per step; its messages carry nothing the run needs.
+	DisruptionWake awssqs.Queue
 	// DeadLetter maps each work queue's name to its dead-letter queue.
 	DeadLetter map[string]awssqs.Queue
 }
@@ -41,6 +45,7 @@ func NewQueues(scope constructs.Construct, id string) *Queues {
 		{id: "Provisioning", fifo: true, maxReceiveCount: 5, visibility: awscdk.Duration_Minutes(jsii.Number(6)), retention: awscdk.Duration_Days(jsii.Number(1))},
 		{id: "Interruption", maxReceiveCount: 5, visibility: awscdk.Duration_Minutes(jsii.Number(2)), retention: awscdk.Duration_Days(jsii.Number(4))},
 		{id: "Termination", maxReceiveCount: 20, visibility: awscdk.Duration_Minutes(jsii.Number(6)), retention: awscdk.Duration_Days(jsii.Number(4))},
+		{id: "DisruptionWake", maxReceiveCount: 5, visibility: awscdk.Duration_Minutes(jsii.Number(18)), retention: awscdk.Duration_Days(jsii.Number(1))},
 	}
 	made := map[string]awssqs.Queue{}
 	for _, s := range specs {
@@ -67,5 +72,6 @@ func NewQueues(scope constructs.Construct, id string) *Queues {
 		q.DeadLetter[s.id] = dlq
 	}
 	q.Provisioning, q.Interruption, q.Termination = made["Provisioning"], made["Interruption"], made["Termination"]
+	q.DisruptionWake = made["DisruptionWake"]
 	return q
 }

@@ -19,6 +19,7 @@ type NodewrightStack struct {
 	Lifecycle    *Lifecycle
 	Interruption *Interruption
 	Termination  *Termination
+	Disruption   *Disruption
 	Access       *ClusterAccess
 
 	Alarms    *Alarms
@@ -43,16 +44,19 @@ func NewNodewrightStack(scope constructs.Construct, id string, props StackProps)
 		Interruption: s.Queues.Interruption, Provisioning: s.Queues.Provisioning, Termination: s.Queues.Termination,
 		InterruptionDeadLetter: s.Queues.DeadLetter["Interruption"],
 	}, props.RebalancePolicy)
-	s.Termination = NewTermination(stack, "Termination", worker, s.Queues.Termination, s.Queues.Provisioning)
+	s.Termination = NewTermination(stack, "Termination", worker, s.Queues.Termination, s.Queues.Provisioning, s.Queues.DisruptionWake)
+	s.Disruption = NewDisruption(stack, "Disruption", worker, DisruptionQueues{Wake: s.Queues.DisruptionWake, Termination: s.Queues.Termination},
+		props.Nodes, props.SpotToSpotConsolidation)
 	s.Access = NewClusterAccess(stack, "ClusterAccess", props.ClusterName, map[string]awsiam.IRole{
 		"Provisioner": s.Provisioner.Function.Role, "Lifecycle": s.Lifecycle.Function.Role,
 		"Interruption": s.Interruption.Function.Role, "Termination": s.Termination.Function.Role,
+		"Disruption": s.Disruption.Function.Role,
 	})
 
 	watched := Watched{ClusterName: props.ClusterName, Queues: s.Queues, Functions: []NamedFunction{
 		{"Webhook", s.Webhook.Function.Function}, {"Provisioner", s.Provisioner.Function.Function},
 		{"Lifecycle", s.Lifecycle.Function.Function}, {"Interruption", s.Interruption.Function.Function},
-		{"Termination", s.Termination.Function.Function},
+		{"Termination", s.Termination.Function.Function}, {"Disruption", s.Disruption.Function.Function},
 	}}
 	s.Alarms = NewAlarms(stack, "Alarms", watched, props.AlarmTopicArn)
 	s.Dashboard = NewDashboard(stack, "Dashboard", watched, s.Alarms.All)

@@ -32,7 +32,7 @@ func synth(t *testing.T) (assertions.Template, assertions.Annotations) {
 func fakeFunctions(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, fn := range []string{"webhook", "provisioner", "lifecycle", "interruption", "termination"} {
+	for _, fn := range []string{"webhook", "provisioner", "lifecycle", "interruption", "termination", "disruption"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, fn), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, fn, "bootstrap"), []byte("not a real binary"), 0o755))
 	}
@@ -70,8 +70,8 @@ func TestStack(t *testing.T) {
 		})
 	})
 
-	t.Run("three work queues, each with a dead-letter queue", func(t *testing.T) {
-		template.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(6))
+	t.Run("four work queues, each with a dead-letter queue", func(t *testing.T) {
+		template.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(8))
 		queues := template.FindResources(jsii.String("AWS::SQS::Queue"), nil)
 		var work, dead, fifo int
 		for id, q := range *queues {
@@ -92,13 +92,13 @@ func TestStack(t *testing.T) {
 				assert.EqualValues(t, 14*24*3600, props["MessageRetentionPeriod"], "dead-letter queue %s keeps 14 days", id)
 			}
 		}
-		assert.Equal(t, 3, work)
-		assert.Equal(t, 3, dead)
+		assert.Equal(t, 4, work)
+		assert.Equal(t, 4, dead)
 		assert.Equal(t, 2, fifo, "the provisioning queue and its dead-letter queue are FIFO")
 	})
 
 	t.Run("every queue denies requests without TLS", func(t *testing.T) {
-		template.ResourceCountIs(jsii.String("AWS::SQS::QueuePolicy"), jsii.Number(6))
+		template.ResourceCountIs(jsii.String("AWS::SQS::QueuePolicy"), jsii.Number(8))
 		policies := template.FindResources(jsii.String("AWS::SQS::QueuePolicy"), map[string]interface{}{
 			"Properties": map[string]interface{}{"PolicyDocument": map[string]interface{}{
 				"Statement": assertions.Match_ArrayWith(&[]interface{}{assertions.Match_ObjectLike(&map[string]interface{}{
@@ -109,7 +109,7 @@ func TestStack(t *testing.T) {
 				})}),
 			}},
 		})
-		assert.Len(t, *policies, 6)
+		assert.Len(t, *policies, 8)
 	})
 
 	t.Run("each configuration object is written into the state table", func(t *testing.T) {

@@ -17,19 +17,21 @@ type Termination struct {
 
 // NewTermination creates the function consuming queue, allowed to re-send to it, to wake the provisioner
 // through provisioning when a drain starts, to read instances and to terminate only the cluster's own.
-// It also deletes disruption budget reservations when a drain ends.
-func NewTermination(scope constructs.Construct, id string, p WorkerProps, queue, provisioning awssqs.Queue) *Termination {
+// It also deletes disruption budget reservations when a drain ends, and wakes the disruption function
+// through disruptionWake when a claim is gone, so the next consolidation step does not wait for the minute.
+func NewTermination(scope constructs.Construct, id string, p WorkerProps, queue, provisioning, disruptionWake awssqs.Queue) *Termination {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	timeout := awscdk.Duration_Seconds(jsii.Number(60))
 	fn := newWorker(c, "Handler", p, workerSpec{
 		name: "termination", timeout: timeout, memoryMB: 512,
 		stateAccess: append(append(append([]string{}, stateRead...), stateWrite...), "dynamodb:DeleteItem"),
 		extraEnv: map[string]*string{"NODEWRIGHT_TERMINATION_QUEUE_URL": queue.QueueUrl(),
-			"NODEWRIGHT_PROVISIONING_QUEUE_URL": provisioning.QueueUrl()},
+			"NODEWRIGHT_PROVISIONING_QUEUE_URL": provisioning.QueueUrl(), "NODEWRIGHT_DISRUPTION_QUEUE_URL": disruptionWake.QueueUrl()},
 	})
 	consume(fn, queue, queueTrigger{batchSize: 10}, timeout)
 	queue.GrantSendMessages(fn.Function)
 	provisioning.GrantSendMessages(fn.Function)
+	disruptionWake.GrantSendMessages(fn.Function)
 	allow(fn.Role, "EC2Reads", []string{"ec2:DescribeInstances"}, []string{"*"}, nil)
 	allowTerminateOwned(fn.Role, p.ClusterName)
 	suppressWildcards(fn.Role, "ec2:DescribeInstances has no resource-level permissions in IAM.", "Resource::*")

@@ -32,7 +32,7 @@ func (q *Queues) ordered() []namedQueue {
 	for _, w := range []struct {
 		name  string
 		queue awssqs.IQueue
-	}{{"Provisioning", q.Provisioning}, {"Interruption", q.Interruption}, {"Termination", q.Termination}} {
+	}{{"Provisioning", q.Provisioning}, {"Interruption", q.Interruption}, {"Termination", q.Termination}, {"DisruptionWake", q.DisruptionWake}} {
 		out = append(out, namedQueue{Name: w.name, Work: w.queue, DeadLetter: q.DeadLetter[w.name]})
 	}
 	return out

@@ -117,7 +117,8 @@ var workerFunctions = map[string]struct {
 	"provisioner":  {prefix: "Provisioner", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE"}, reserved: 1.0},
 	"lifecycle":    {prefix: "Lifecycle", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL"}, reserved: 1.0},
 	"interruption": {prefix: "Interruption", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_PROVISIONING_QUEUE_URL", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_REBALANCE_POLICY"}},
-	"termination":  {prefix: "Termination", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_PROVISIONING_QUEUE_URL"}},
+	"termination":  {prefix: "Termination", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_PROVISIONING_QUEUE_URL", "NODEWRIGHT_DISRUPTION_QUEUE_URL"}},
+	"disruption":   {prefix: "Disruption", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION"}, reserved: 1.0},
 }
 
 func TestWorkers(t *testing.T) {
@@ -141,7 +142,7 @@ func TestWorkers(t *testing.T) {
 		}
 		_, props := cfn.one(t, "AWS::Lambda::Function", "InterruptionHandlerFunction")
 		assert.Equal(t, "event", props["Environment"].(map[string]interface{})["Variables"].(map[string]interface{})["NODEWRIGHT_REBALANCE_POLICY"])
-		for name, want := range map[string]float64{"Provisioner": 60, "Lifecycle": 60, "Interruption": 30, "Termination": 60} {
+		for name, want := range map[string]float64{"Provisioner": 60, "Lifecycle": 60, "Interruption": 30, "Termination": 60, "Disruption": 180} {
 			_, props := cfn.one(t, "AWS::Lambda::Function", name+"HandlerFunction")
 			assert.EqualValues(t, want, props["Timeout"], name)
 		}
@@ -151,8 +152,9 @@ func TestWorkers(t *testing.T) {
 
 	t.Run("queue consumers report partial batch failures and fit in the visibility timeout", func(t *testing.T) {
 		mappings := cfn.ofType("AWS::Lambda::EventSourceMapping")
-		require.Len(t, mappings, 3)
-		consumers := map[string]string{"Provisioner": "QueuesProvisioning", "Interruption": "QueuesInterruption", "Termination": "QueuesTermination"}
+		require.Len(t, mappings, 4)
+		consumers := map[string]string{"Provisioner": "QueuesProvisioning", "Interruption": "QueuesInterruption", "Termination": "QueuesTermination",
+			"Disruption": "QueuesDisruptionWake"}
 		for fn, queue := range consumers {
 			id, props := cfn.one(t, "AWS::Lambda::EventSourceMapping", fn+"HandlerFunctionSqsEventSource")
 			assert.Equal(t, []interface{}{"ReportBatchItemFailures"}, props["FunctionResponseTypes"], id)
@@ -170,8 +172,8 @@ func TestWorkers(t *testing.T) {
 		assert.LessOrEqual(t, redrive["maxReceiveCount"].(float64), 5.0)
 	})
 
-	t.Run("provisioner and lifecycle also run every minute", func(t *testing.T) {
-		for _, fn := range []string{"Provisioner", "Lifecycle"} {
+	t.Run("provisioner, lifecycle and disruption also run every minute", func(t *testing.T) {
+		for _, fn := range []string{"Provisioner", "Lifecycle", "Disruption"} {
 			_, rule := cfn.one(t, "AWS::Events::Rule", fn+"HandlerEveryMinute")
 			assert.Equal(t, "rate(1 minute)", rule["ScheduleExpression"])
 			assert.Contains(t, js(t, rule["Targets"]), `"`+fn+`HandlerFunction`)
@@ -188,7 +190,7 @@ func TestWorkers(t *testing.T) {
 	})
 
 	t.Run("five rules feed the interruption queue with exact patterns", func(t *testing.T) {
-		template.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(8)) // five + two schedules + lifecycle on running
+		template.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(9)) // five + three schedules + lifecycle on running
 		patterns := []map[string]interface{}{
 			{"source": []interface{}{"aws.ec2"}, "detail-type": []interface{}{"EC2 Spot Instance Interruption Warning"}},
 			{"source": []interface{}{"aws.ec2"}, "detail-type": []interface{}{"EC2 Instance Rebalance Recommendation"}},
@@ -230,8 +232,9 @@ func TestWorkers(t *testing.T) {
 	})
 
 	t.Run("instances are launched and tagged only as the cluster's", func(t *testing.T) {
+		// The provisioner launches for pending pods, the disruption function launches replacements.
 		var tagged, fromTemplates, selected int
-		for _, s := range cfn.statements(t, "ProvisionerHandlerRole") {
+		for _, s := range append(cfn.statements(t, "ProvisionerHandlerRole"), cfn.statements(t, "DisruptionHandlerRole")...) {
 			if !hasAction(s, "ec2:RunInstances") && !hasAction(s, "ec2:CreateFleet") && !hasAction(s, "ec2:CreateTags") {
 				continue
 			}
@@ -258,9 +261,9 @@ func TestWorkers(t *testing.T) {
 				}
 			}
 		}
-		assert.Equal(t, 2, tagged, "launch/create and tag-on-create statements")
-		assert.Equal(t, 1, fromTemplates)
-		assert.Equal(t, 1, selected)
+		assert.Equal(t, 4, tagged, "launch/create and tag-on-create statements, in both roles")
+		assert.Equal(t, 2, fromTemplates)
+		assert.Equal(t, 2, selected)
 	})
 
 	t.Run("only termination terminates, and only instances tagged nodewright.sh/cluster", func(t *testing.T) {
@@ -294,11 +297,13 @@ func TestWorkers(t *testing.T) {
 				}
 			}
 		}
-		require.Len(t, passRole, 1)
-		res := js(t, passRole[0]["Resource"])
-		assert.Contains(t, res, `:role/KarpenterNodeRole-demo"`)
-		assert.NotContains(t, res, "*")
-		assert.Equal(t, `{"StringEquals":{"iam:PassedToService":"ec2.amazonaws.com"}}`, js(t, passRole[0]["Condition"]))
+		require.Len(t, passRole, 2, "the provisioner and the disruption function launch")
+		for _, s := range passRole {
+			res := js(t, s["Resource"])
+			assert.Contains(t, res, `:role/KarpenterNodeRole-demo"`)
+			assert.NotContains(t, res, "*")
+			assert.Equal(t, `{"StringEquals":{"iam:PassedToService":"ec2.amazonaws.com"}}`, js(t, s["Condition"]))
+		}
 	})
 
 	t.Run("each role uses the state table and its indexes with only the actions it needs", func(t *testing.T) {
@@ -307,6 +312,8 @@ func TestWorkers(t *testing.T) {
 			"lifecycle":    {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"},
 			"interruption": {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"},
 			"termination":  {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
+			"disruption": {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
+				"dynamodb:BatchWriteItem"},
 		}
 		for name, f := range workerFunctions {
 			var actions []string
@@ -344,11 +351,13 @@ func TestWorkers(t *testing.T) {
 		assert.Contains(t, strings.Join(sendsTo, " "), `"QueuesTermination`)
 	})
 
-	// Who may send to which queue: termination re-sends to its own queue and wakes the provisioner when
-	// a drain starts; the lifecycle removes nothing itself, it hands nodes to the termination flow.
+	// Who may send to which queue: termination re-sends to its own queue, wakes the provisioner when a
+	// drain starts and the disruption function when a claim is gone; the lifecycle and the disruption
+	// function remove nothing themselves, they hand nodes to the termination flow.
 	for role, queues := range map[string][]string{
-		"TerminationHandlerRole": {"QueuesTermination", "QueuesProvisioning"},
+		"TerminationHandlerRole": {"QueuesTermination", "QueuesProvisioning", "QueuesDisruptionWake"},
 		"LifecycleHandlerRole":   {"QueuesTermination"},
+		"DisruptionHandlerRole":  {"QueuesTermination"},
 	} {
 		t.Run(role+" sends to "+strings.Join(queues, " and "), func(t *testing.T) {
 			var sendsTo []string
@@ -366,7 +375,7 @@ func TestWorkers(t *testing.T) {
 
 	t.Run("each function role has an access entry in the functions' Kubernetes group", func(t *testing.T) {
 		entries := cfn.ofType("AWS::EKS::AccessEntry")
-		require.Len(t, entries, 4)
+		require.Len(t, entries, 5)
 		var principals []string
 		for id, e := range entries {
 			assert.Equal(t, "unit", e["ClusterName"], id)
