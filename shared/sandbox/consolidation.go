@@ -129,10 +129,11 @@ type ConsolidationReport struct {
 	Commands   []ConsolidationCommand `json:"commands"`
 	Rejected   []string               `json:"rejected,omitempty"`
 	RolledBack int                    `json:"rolledBack"`
-	// DisruptionRuns: runs that held the lease since the scale-in; WakeRuns those the wake queue
-	// triggered; DisruptionEverySeconds and ValidationDelaySeconds the sandbox pace (deployed: 60 and 15).
+	// DisruptionRuns: runs that held the lease since the scale-in; WakeInvocations the invocations the
+	// wake queue triggered (those finding the lease held included: a run in progress covers them);
+	// DisruptionEverySeconds and ValidationDelaySeconds the sandbox pace (deployed: 60 and 15).
 	DisruptionRuns         int     `json:"disruptionRuns"`
-	WakeRuns               int     `json:"wakeRuns"`
+	WakeInvocations        int     `json:"wakeInvocations"`
 	DisruptionEverySeconds float64 `json:"disruptionEverySeconds"`
 	ValidationDelaySeconds float64 `json:"validationDelaySeconds"`
 	// PodsRunning, PodsUnbound: inflate's pods at the end; PodsLost: replicas not running at the end.
@@ -401,13 +402,16 @@ func (s *Sandbox) finishConsolidation(ctx context.Context, rep ConsolidationRepo
 		rep.Commands = append(rep.Commands, cc)
 	}
 	for _, r := range s.DisruptionRuns() {
-		if r.Start.Before(scaleIn) || r.Err != nil || !r.Report.Lease {
+		if r.Start.Before(scaleIn) || r.Err != nil {
+			continue
+		}
+		if r.Trigger == "queue" {
+			rep.WakeInvocations++
+		}
+		if !r.Report.Lease {
 			continue
 		}
 		rep.DisruptionRuns++
-		if r.Trigger == "queue" {
-			rep.WakeRuns++
-		}
 		rep.Rejected = append(rep.Rejected, r.Report.Rejected...)
 	}
 	list, err := s.Client.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app=inflate"})

@@ -31,7 +31,7 @@ func TestConsolidationRemovesNodesWithinTheBudgetAfterAScaleIn(t *testing.T) {
 	assert.Zero(t, rep.BudgetExceededSamples)
 	assert.GreaterOrEqual(t, rep.ConsolidatedAfterSeconds, 0.0, "a drained node went")
 	assert.GreaterOrEqual(t, rep.SettledAfterSeconds, 0.0, "consolidation settled")
-	assert.Positive(t, rep.WakeRuns, "the termination flow woke the disruption function")
+	assert.Positive(t, rep.WakeInvocations, "the termination flow woke the disruption function")
 	assert.Zero(t, rep.PodsLost)
 	assert.Zero(t, rep.PodsUnbound)
 	assert.Equal(t, rep.ScaledTo, rep.PodsRunning)
