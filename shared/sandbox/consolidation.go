@@ -240,6 +240,7 @@ func consolidationPool() (disruption.NodePool, error) {
 func (s *Sandbox) awaitConsolidation(ctx context.Context, o ConsolidationOptions, pool disruption.NodePool, scaleIn time.Time, rep *ConsolidationReport) error {
 	deadline := scaleIn.Add(o.Timeout)
 	seen := map[string]bool{}
+	phases := map[string]state.CommandPhase{}
 	lastActivity := scaleIn
 	last := ""
 	var lastGone time.Time
@@ -281,7 +282,7 @@ func (s *Sandbox) awaitConsolidation(ctx context.Context, o ConsolidationOptions
 		if len(disrupting) > 0 {
 			lastActivity = now
 		}
-		active, err := s.activeCommands(ctx)
+		active, err := s.followCommands(ctx, phases)
 		if err != nil {
 			return err
 		}
@@ -359,17 +360,35 @@ func (s *Sandbox) poolNodes(ctx context.Context, pool string) ([]corev1.Node, []
 	return list.Items, disrupting, nil
 }
 
-// activeCommands counts the disruption commands in progress.
-func (s *Sandbox) activeCommands(ctx context.Context) (int, error) {
+// followCommands prints each disruption command's phase as its record changes (the runner reports its
+// commands only when its run ends) and counts the commands in progress.
+func (s *Sandbox) followCommands(ctx context.Context, phases map[string]state.CommandPhase) (int, error) {
 	cmds, err := s.Store.ListDisruptionCommands(ctx)
 	if err != nil {
 		return 0, err
 	}
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].StartedAt.Before(cmds[j].StartedAt) })
 	n := 0
 	for _, c := range cmds {
 		if c.Phase.Active() {
 			n++
 		}
+		if phases[c.ID] == c.Phase {
+			continue
+		}
+		phases[c.ID] = c.Phase
+		nodes := make([]string, len(c.Candidates))
+		for i, d := range c.Candidates {
+			nodes[i] = d.Node
+		}
+		what := fmt.Sprintf("command %s %s: %s/%s %s %v", c.ID, c.Phase, c.Reason, c.Method, c.Action, nodes)
+		if len(c.Replacements) > 0 {
+			what += fmt.Sprintf(" → replacements %v", c.Replacements)
+		}
+		if c.Outcome != "" {
+			what += " (" + c.Outcome + ")"
+		}
+		s.Timeline.Printf("scenario", "%s", what)
 	}
 	return n, nil
 }

@@ -159,8 +159,9 @@ func (s *Sandbox) disrupt(ctx context.Context, trigger string) error {
 		s.Log.Info("disruption: another run holds the lease", "trigger", trigger)
 		return nil
 	}
+	run := fmt.Sprintf("%s run %d, %.1fs", trigger, n, time.Since(start).Seconds())
 	for _, a := range rep.Advanced {
-		s.Timeline.Printf("disruption", "%s run %d: %s", trigger, n, a)
+		s.Timeline.Printf("disruption", "%s: %s", run, a)
 	}
 	for _, c := range rep.Commands {
 		nodes := make([]string, len(c.Nodes))
@@ -171,17 +172,17 @@ func (s *Sandbox) disrupt(ctx context.Context, trigger string) error {
 		if len(c.Replacements) > 0 {
 			repl = fmt.Sprintf(" with %d replacement(s)", len(c.Replacements))
 		}
-		s.Timeline.Printf("disruption", "%s run %d: %s/%s %s %v%s, saves $%.4f/h: %s", trigger, n, c.Reason, c.Method, c.Action,
+		s.Timeline.Printf("disruption", "%s: %s/%s %s %v%s, saves $%.4f/h: %s", run, c.Reason, c.Method, c.Action,
 			nodes, repl, c.SavingsPerHour, c.Why)
 	}
 	for _, rj := range rep.Rejected {
-		s.Timeline.Printf("disruption", "%s run %d: rejected %s", trigger, n, rj)
+		s.Timeline.Printf("disruption", "%s: rejected %s", run, rj)
 	}
 	for _, t := range rep.TaintsLifted {
-		s.Timeline.Printf("disruption", "%s run %d: lifted a stale karpenter.sh/disrupted taint from %s", trigger, n, t)
+		s.Timeline.Printf("disruption", "%s: lifted a stale karpenter.sh/disrupted taint from %s", run, t)
 	}
 	if rep.Skipped != "" {
-		s.Timeline.Printf("disruption", "%s run %d: decided nothing: %s", trigger, n, rep.Skipped)
+		s.Timeline.Printf("disruption", "%s: decided nothing: %s", run, rep.Skipped)
 	}
 	if len(rep.Errors) > 0 {
 		s.fail(fmt.Errorf("disruption: %s", strings.Join(rep.Errors, "; ")))
