@@ -33,6 +33,11 @@ var scenarios = map[string]scenario{
 		rep, err := sb.Coexistence(ctx, sandbox.CoexistenceOptions{ScaleUpOptions: sandbox.ScaleUpOptions{Replicas: int32(replicas)}})
 		return rep, err == nil && rep.Worked(), err
 	},
+	"consolidation": func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (any, bool, error) {
+		rep, err := sb.Consolidation(ctx, sandbox.ConsolidationOptions{ScaleUpOptions: sandbox.ScaleUpOptions{Replicas: int32(replicas)},
+			ScaleInTo: int32(max(replicas/5, 1))})
+		return rep, err == nil && rep.Worked(), err
+	},
 	"spot-interruption": func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (any, bool, error) {
 		rep, err := sb.SpotInterruption(ctx, sandbox.ScaleUpOptions{Replicas: int32(replicas)})
 		return rep, err == nil && rep.PodsLost == 0 && rep.DuplicateEventsActedOn == 0 && rep.InterruptedNodeGoneAfterSeconds >= 0 &&

@@ -17,7 +17,7 @@ func (s *Sandbox) startInterruption(ctx context.Context) {
 		ProvisioningQueueURL: s.Queues.Provisioning, TerminationQueueURL: s.Queues.Termination},
 		interruption.ServiceDeps{State: s.Store, Nodes: kube.NewActions(s.FunctionsClient), Events: s.Recorder, Queue: s.SQS, Log: s.Log, Now: time.Now})
 	s.Termination = termination.NewService(termination.Config{QueueURL: s.Queues.Termination,
-		ProvisioningQueueURL: s.Queues.Provisioning, ClusterName: Cluster, Log: s.Log},
+		ProvisioningQueueURL: s.Queues.Provisioning, DisruptionQueueURL: s.Queues.DisruptionWake, ClusterName: Cluster, Log: s.Log},
 		termination.Deps{Store: s.Store, Kube: s.FunctionsClient, Instances: instance.New(s.EC2, Cluster), Events: s.Recorder, Queue: s.SQS, Now: time.Now})
 	s.goRun(func() {
 		(&eventSource{name: "interruption", queueURL: s.Queues.Interruption, sqs: s.SQS, handle: s.Interruption.HandleBatch,

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/nodewright/nodewright/shared/awstest"
+	"github.com/nodewright/nodewright/shared/consolidation"
 	"github.com/nodewright/nodewright/shared/footprint"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/interruption"
@@ -50,6 +51,10 @@ type Options struct {
 	BackstopEvery time.Duration
 	// FunctionTimeout bounds each invocation (default 60 s, the deployed provisioner's timeout).
 	FunctionTimeout time.Duration
+	// DisruptionEvery is the disruption function's schedule once StartDisruption deployed it (default
+	// DefaultDisruptionEvery; deployed: every minute); DisruptionValidationDelay its wait before a
+	// decision is re-checked (default DefaultDisruptionValidationDelay; deployed: 15 s).
+	DisruptionEvery, DisruptionValidationDelay time.Duration
 }
 
 func (o *Options) defaults() {
@@ -73,6 +78,12 @@ func (o *Options) defaults() {
 	}
 	if o.FunctionTimeout <= 0 {
 		o.FunctionTimeout = time.Minute
+	}
+	if o.DisruptionEvery <= 0 {
+		o.DisruptionEvery = DefaultDisruptionEvery
+	}
+	if o.DisruptionValidationDelay <= 0 {
+		o.DisruptionValidationDelay = DefaultDisruptionValidationDelay
 	}
 }
 
@@ -105,18 +116,22 @@ type Sandbox struct {
 	Termination  *termination.Service
 	Launcher     *instance.Launcher
 	Recorder     *kube.Recorder
+	// Disruption is the disruption function's runner, once StartDisruption deployed it.
+	Disruption *consolidation.Runner
 
 	fleet  *fleetWatch
 	hook   *webhook
 	agent  *agent
 	writes *writeLog // the functions' identity's mutating requests
 
+	runCtx context.Context // the functions' lifetime
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu    sync.Mutex
-	stats Stats
-	errs  []error
+	mu             sync.Mutex
+	stats          Stats
+	errs           []error
+	disruptionRuns []DisruptionRun
 }
 
 // Stats count what the functions did.
@@ -126,6 +141,9 @@ type Stats struct {
 	ProvisionerInvocations, Solves, Coalesced int
 	// LifecyclePasses counts lifecycle runs that held the lease.
 	LifecyclePasses int
+	// DisruptionInvocations counts the disruption function's invocations, DisruptionRuns those that held
+	// the lease.
+	DisruptionInvocations, DisruptionRuns int
 }
 
 // Start brings the sandbox up: moto, the control plane, the AWS resources and configuration, the
@@ -227,7 +245,7 @@ func (s *Sandbox) wire(ctx context.Context) error {
 	s.Timeline.Printf("sandbox", "pending-pod webhook registered at https://%s/<token> (failurePolicy Ignore)", s.hook.srv.Listener.Addr())
 
 	runCtx, cancel := context.WithCancel(context.Background())
-	s.cancel = cancel
+	s.runCtx, s.cancel = runCtx, cancel
 	s.goRun(func() {
 		(&eventSource{name: "provisioner", queueURL: s.Queues.Provisioning, sqs: s.SQS, handle: s.provisionerHandler,
 			timeout: s.opts.FunctionTimeout, idle: 50 * time.Millisecond, onError: s.fail}).run(runCtx)

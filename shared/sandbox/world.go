@@ -69,9 +69,10 @@ spec:
         karpenter.sh/discovery: sandbox
 `
 
-// Queues are the URLs of the sandbox's three queues, as the CDK app creates them.
+// Queues are the URLs of the sandbox's queues, as the CDK app creates them: the three work queues and
+// the disruption function's wake queue.
 type Queues struct {
-	Provisioning, Interruption, Termination string
+	Provisioning, Interruption, Termination, DisruptionWake string
 }
 
 // buildAWS creates what the CDK app and the administrator's account provide: the VPC, tagged subnets and
@@ -162,7 +163,8 @@ func applyConfig(ctx context.Context, store *state.Store, config string) error {
 	return err
 }
 
-// createQueues creates the provisioning FIFO queue and the interruption and termination queues.
+// createQueues creates the provisioning FIFO queue, the interruption and termination queues and the
+// disruption wake queue.
 func createQueues(ctx context.Context, q *sqs.Client, cluster string) (Queues, error) {
 	create := func(name string, attrs map[string]string) (string, error) {
 		out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
@@ -180,6 +182,9 @@ func createQueues(ctx context.Context, q *sqs.Client, cluster string) (Queues, e
 	if qs.Interruption, err = create(cluster+"-interruption", map[string]string{string(sqstypes.QueueAttributeNameVisibilityTimeout): "30"}); err != nil {
 		return qs, err
 	}
-	qs.Termination, err = create(cluster+"-termination", map[string]string{string(sqstypes.QueueAttributeNameVisibilityTimeout): "60"})
+	if qs.Termination, err = create(cluster+"-termination", map[string]string{string(sqstypes.QueueAttributeNameVisibilityTimeout): "60"}); err != nil {
+		return qs, err
+	}
+	qs.DisruptionWake, err = create(cluster+"-disruption-wake", map[string]string{string(sqstypes.QueueAttributeNameVisibilityTimeout): "60"})
 	return qs, err
 }
