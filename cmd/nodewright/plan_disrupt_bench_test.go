@@ -268,14 +268,18 @@ func TestPlanDisruptGeneratedCluster(t *testing.T) {
 // to the contract.
 func BenchmarkPlanDisrupt(b *testing.B) {
 	cases := []struct {
-		nodes  int
-		spread bool
-	}{{250, true}, {2000, true}, {2000, false}}
+		nodes              int
+		spread, spotToSpot bool
+	}{{250, true, false}, {250, true, true}, {2000, true, false}, {2000, false, false}}
 	for _, tc := range cases {
-		b.Run(fmt.Sprintf("nodes=%d/spread=%v", tc.nodes, tc.spread), func(b *testing.B) {
+		b.Run(fmt.Sprintf("nodes=%d/spread=%v/spot-to-spot=%v", tc.nodes, tc.spread, tc.spotToSpot), func(b *testing.B) {
 			c := writeFragmented(b, tc.nodes, 0.6, 42, tc.spread)
 			lb := c.lowerBound(b)
-			args := append([]string{"plan"}, c.files.args("-o", "json")...)
+			extra := []string{"-o", "json"}
+			if tc.spotToSpot {
+				extra = append(extra, "--spot-to-spot")
+			}
+			args := append([]string{"plan"}, c.files.args(extra...)...)
 			var out bytes.Buffer
 			var solve []float64
 			var peak uint64
