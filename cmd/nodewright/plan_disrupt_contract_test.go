@@ -153,9 +153,22 @@ func checkDisruptContract(files disruptFiles, out []byte) ([]string, contractSum
 	for _, e := range entries {
 		catalog[e.Name] = e
 	}
+	// offer is the price of an available offering (what a replacement launches); price is any
+	// offering's, for a node already running.
 	offer := func(it, zone, ct string) (float64, bool) {
 		for _, o := range catalog[it].Offerings {
 			if o.Zone == zone && o.CapacityType == ct && o.Available {
+				return o.Price, true
+			}
+		}
+		return 0, false
+	}
+	price := func(it, zone, ct string) (float64, bool) {
+		if p, ok := offer(it, zone, ct); ok {
+			return p, true
+		}
+		for _, o := range catalog[it].Offerings {
+			if o.Zone == zone && o.CapacityType == ct {
 				return o.Price, true
 			}
 		}
@@ -189,11 +202,11 @@ func checkDisruptContract(files disruptFiles, out []byte) ([]string, contractSum
 		cn := &checkedNode{alive: true, pods: map[string]bool{}, labels: n.Labels}
 		if np := pools[n.Labels["karpenter.sh/nodepool"]]; np != nil && n.Labels["karpenter.sh/initialized"] == "true" {
 			cn.ours, cn.pool = true, np.Name
-			price, ok := offer(n.Labels["node.kubernetes.io/instance-type"], n.Labels["topology.kubernetes.io/zone"], n.Labels["karpenter.sh/capacity-type"])
+			p, ok := price(n.Labels["node.kubernetes.io/instance-type"], n.Labels["topology.kubernetes.io/zone"], n.Labels["karpenter.sh/capacity-type"])
 			if !ok {
 				fail("node %s: no catalog offering for its labels", n.Name)
 			}
-			cn.price = price
+			cn.price = p
 		}
 		nodes[n.Name] = cn
 	}
@@ -318,6 +331,8 @@ func checkDisruptContract(files disruptFiles, out []byte) ([]string, contractSum
 					fail("%s: node %s runs pod %s whose PDB allows no disruption", where, name, key)
 				}
 			}
+			// Every node of the pool disrupted in the tick counts against the budget of each reason,
+			// as nodes already disrupting do (Karpenter's rule), so the check is cumulative.
 			disruptedInTick[n.pool]++
 			if np != nil {
 				if allowed := budgetAllowance(np, c.Reason, startCount[n.pool]); disruptedInTick[n.pool] > allowed {
@@ -340,9 +355,9 @@ func checkDisruptContract(files disruptFiles, out []byte) ([]string, contractSum
 			if !slices.Contains(r.InstanceTypeOptions, r.InstanceType) {
 				fail("%s: replacement %s launches %s, not among its options", where, r.Name, r.InstanceType)
 			}
-			price, ok := offer(r.InstanceType, r.Zone, r.CapacityType)
-			if !ok || math.Abs(price-r.PricePerHour) > priceTolerance {
-				fail("%s: replacement %s priced %.6f, the catalog offering %s/%s/%s is %.6f (found %v)", where, r.Name, r.PricePerHour, r.InstanceType, r.Zone, r.CapacityType, price, ok)
+			p, ok := offer(r.InstanceType, r.Zone, r.CapacityType)
+			if !ok || math.Abs(p-r.PricePerHour) > priceTolerance {
+				fail("%s: replacement %s priced %.6f, the catalog offering %s/%s/%s is %.6f (found %v)", where, r.Name, r.PricePerHour, r.InstanceType, r.Zone, r.CapacityType, p, ok)
 			}
 			savings -= r.PricePerHour
 			var cpu, mem int64

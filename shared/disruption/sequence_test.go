@@ -1,6 +1,7 @@
 package disruption_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -180,4 +181,96 @@ func TestSequenceReplacementNamesAvoidNodes(t *testing.T) {
 	require.NotEmpty(t, res.Commands)
 	require.Len(t, res.Commands[0].Replacements, 1)
 	assert.Equal(t, "r-2", res.Commands[0].Replacements[0].Name)
+}
+
+// TestSequenceConservesPods plays a generated fragmented cluster (with zone spreads, so no
+// compaction, and spot-to-spot on, so that a replacement is launched) to the end and checks the sequence's invariants: every pod of the input is on exactly
+// one node at the end; no node left is disrupting or uninitialized; a replacement is never disrupted
+// or given another command's pods in the tick that launched it; every command's pods move to a node
+// that exists then; and each tick disrupts no more of the pool than its 10% budget of the nodes at
+// the start of the tick.
+func TestSequenceConservesPods(t *testing.T) {
+	in := fragmented(60, 20, 0.6, 11)
+	spreadSomeApps(in)
+	in.Options.SpotToSpotConsolidation = true
+	podsIn := map[string]int{}
+	for _, n := range in.Nodes {
+		for _, p := range n.Pods {
+			podsIn[p.Namespace+"/"+p.Name]++
+		}
+	}
+	res := disruption.Sequence(in, disruption.SequenceOptions{})
+	require.NotEmpty(t, res.Commands)
+	require.False(t, res.TickLimitReached)
+	replaced := 0
+	for _, c := range res.Commands {
+		replaced += len(c.Replacements)
+	}
+	t.Logf("%d commands over %d ticks, %d replacements", len(res.Commands), res.Ticks, replaced)
+	assert.Greater(t, res.Ticks, 2, "the budget spreads the work over ticks")
+	assert.Positive(t, replaced, "the scenario exercises a replacement")
+	podsOut := map[string]int{}
+	for _, n := range res.Nodes {
+		assert.False(t, n.Disrupting, n.Name())
+		assert.True(t, n.Initialized, n.Name())
+		for _, p := range n.Pods {
+			podsOut[p.Namespace+"/"+p.Name]++
+		}
+	}
+	assert.Equal(t, podsIn, podsOut, "every pod ends on exactly one node")
+
+	alive := map[string]bool{}
+	for _, n := range in.Nodes {
+		alive[n.Name()] = true
+	}
+	launched := map[string]int{}
+	perTick := map[int]int{}
+	startNodes := map[int]int{}
+	for _, c := range res.Commands {
+		if _, ok := startNodes[c.Tick]; !ok {
+			startNodes[c.Tick] = len(alive)
+		}
+		for _, n := range c.Nodes {
+			assert.True(t, alive[n.Name], "tick %d disrupts %s, which does not exist", c.Tick, n.Name)
+			assert.NotEqual(t, c.Tick, launched[n.Name], "replacement %s disrupted in its own tick", n.Name)
+			perTick[c.Tick]++
+		}
+		own := map[string]bool{}
+		for _, r := range c.Replacements {
+			own[r.Name] = true
+		}
+		for _, m := range c.Moves {
+			if tick, ok := launched[m.To]; ok && tick == c.Tick {
+				assert.True(t, own[m.To], "pod %s moved to another command's replacement %s in its tick", m.Pod, m.To)
+			}
+			assert.True(t, alive[m.To] || own[m.To], "pod %s moved to %s, which does not exist", m.Pod, m.To)
+		}
+		for _, n := range c.Nodes {
+			delete(alive, n.Name)
+		}
+		for _, r := range c.Replacements {
+			launched[r.Name] = c.Tick
+			alive[r.Name] = true
+		}
+	}
+	for tick, n := range perTick {
+		assert.LessOrEqual(t, n, (10*startNodes[tick]+99)/100, "tick %d", tick)
+	}
+}
+
+// BenchmarkSequence plays generated fragmented clusters (fragmented, 60% of pods removed, the 10%
+// budget) to the end and reports the ticks, commands and simulations.
+func BenchmarkSequence(b *testing.B) {
+	for _, n := range []int{200, 2000} {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			in := fragmented(n, 20, 0.6, 42)
+			var res disruption.SequenceResult
+			for b.Loop() {
+				res = disruption.Sequence(in, disruption.SequenceOptions{})
+			}
+			b.ReportMetric(float64(res.Ticks), "ticks")
+			b.ReportMetric(float64(len(res.Commands)), "commands")
+			b.ReportMetric(float64(res.Simulations), "sims")
+		})
+	}
 }
