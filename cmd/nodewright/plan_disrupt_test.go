@@ -39,6 +39,7 @@ func runDisruptJSON(t *testing.T, files disruptFiles, extra ...string) []byte {
 func TestPlanDisruptScenarios(t *testing.T) {
 	cases := []struct {
 		scenario  string
+		args      []string
 		disrupted []string
 		ticks     int
 		// kept maps a kept node to a part of its reason.
@@ -101,11 +102,26 @@ func TestPlanDisruptScenarios(t *testing.T) {
 			scenario: "whenempty", disrupted: []string{"b1"}, ticks: 1,
 			kept: map[string]string{"b2": "WhenEmpty"},
 		},
+		{
+			// spot nodes are replaced by a cheaper spot node only with --spot-to-spot
+			scenario: "spot", disrupted: nil, ticks: 0,
+			kept: map[string]string{"s1": "no consolidation", "s2": "no consolidation", "s3": "no consolidation"},
+		},
+		{
+			scenario: "spot", args: []string{"--spot-to-spot"}, disrupted: []string{"s1", "s2", "s3"}, ticks: 1,
+			kept: map[string]string{"r-1": "costs less"},
+			check: func(t *testing.T, doc contractDoc) {
+				c := doc.Commands[0]
+				assert.Equal(t, "multi", c.Method, "a single spot node needs 15 cheaper spot types; the catalog has fewer")
+				require.Len(t, c.Replacements, 1)
+				assert.Equal(t, "spot", c.Replacements[0].CapacityType)
+			},
+		},
 	}
 	for _, tc := range cases {
-		t.Run(tc.scenario, func(t *testing.T) {
+		t.Run(strings.Join(append([]string{tc.scenario}, tc.args...), " "), func(t *testing.T) {
 			files := scenarioFiles(tc.scenario)
-			out := runDisruptJSON(t, files)
+			out := runDisruptJSON(t, files, tc.args...)
 			violations, sum, err := checkDisruptContract(files, out)
 			require.NoError(t, err)
 			assert.Empty(t, violations)

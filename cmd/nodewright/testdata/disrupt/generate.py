@@ -17,7 +17,7 @@ with open('instance-types.json', 'w') as f:
     f.write('[\n' + ',\n'.join(json.dumps(e, sort_keys=True) for e in cat) + '\n]\n')
 
 def node(name, pool, itype, zone='us-east-1a', ct='on-demand'):
-    taints = [{'key': 'dedicated', 'value': pool, 'effect': 'NoSchedule'}] if pool in ('limited', 'batch') else []
+    taints = [{'key': 'dedicated', 'value': pool, 'effect': 'NoSchedule'}] if pool in ('limited', 'batch', 'flex') else []
     e = big[itype]
     labels = dict(e['labels'])
     labels.update({'karpenter.sh/nodepool': pool, 'karpenter.sh/initialized': 'true', 'karpenter.sh/registered': 'true',
@@ -81,3 +81,7 @@ write('budget', [node('l1', 'limited', 'm5.large'), node('l2', 'limited', 'm5.la
 # whenempty: pool batch consolidates only empty nodes.
 write('whenempty', [node('b1', 'batch', 'm5.large'), node('b2', 'batch', 'm5.xlarge')],
       [pod('job-1', 'b2', '500m', '512Mi', app='job', tolerate='batch')])
+# spot: three spot nodes of pool flex, each too full to take another's pods; only a cheaper spot
+# node could replace them, which needs --spot-to-spot.
+write('spot', [node('s%d' % i, 'flex', 'm5.xlarge', ct='spot') for i in (1, 2, 3)],
+      [pod('calc-%d' % i, 's%d' % i, '2500m', '1Gi', app='calc', tolerate='flex') for i in (1, 2, 3)])
