@@ -57,9 +57,13 @@ spec:
 
 // fragmentedCluster is a generated cluster written to files, with what the benchmark reports.
 type fragmentedCluster struct {
-	files                disruptFiles
-	nodes, packed, left  int
-	remainingPendingPods string // the pods left on Nodewright's nodes, unbound, for the LP bound
+	files               disruptFiles
+	nodes, packed, left int
+	// remainingPendingPods are the pods left on Nodewright's nodes, unbound, for the LP bound;
+	// movablePendingPods the same without the pods of pinned nodes (do-not-disrupt, or running a
+	// PDB-guarded pod), which cost pinnedPrice whatever consolidation does.
+	remainingPendingPods, movablePendingPods string
+	pinnedPrice                              float64
 }
 
 // catalogEntries reads testdata/disrupt's catalog for the generator.
@@ -97,6 +101,7 @@ func writeFragmented(tb testing.TB, n int, removed float64, seed uint64, spread 
 	nodes := corev1.NodeList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "NodeList"}}
 	pods := corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}}
 	pending := corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}}
+	movable := corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}}
 	c := fragmentedCluster{nodes: n}
 	podID := 0
 	for i := range n {
@@ -112,6 +117,25 @@ func writeFragmented(tb testing.TB, n int, removed float64, seed uint64, spread 
 		e := catalog[itype]
 		name := fmt.Sprintf("node-%05d", i)
 		ours := i%100 != 99
+		pinned := ours && (i%50 == 49 || i%25 == 12)
+		if pinned {
+			for _, o := range e.Offerings {
+				if o.Zone == zone && o.CapacityType == ct {
+					c.pinnedPrice += o.Price
+				}
+			}
+		}
+		unbound := func(p corev1.Pod) {
+			if !ours {
+				return
+			}
+			q := p.DeepCopy()
+			q.Spec.NodeName = ""
+			pending.Items = append(pending.Items, *q)
+			if !pinned {
+				movable.Items = append(movable.Items, *q)
+			}
+		}
 		labels := map[string]string{
 			scheduling.LabelInstanceType: itype, scheduling.LabelZone: zone, scheduling.LabelCapacityType: ct,
 			scheduling.LabelArch: "amd64", scheduling.LabelOS: "linux", scheduling.LabelHostname: name,
@@ -142,11 +166,7 @@ func writeFragmented(tb testing.TB, n int, removed float64, seed uint64, spread 
 			free.mem -= 256 << 20
 			c.packed++
 			c.left++
-			if ours {
-				q := p.DeepCopy()
-				q.Spec.NodeName = ""
-				pending.Items = append(pending.Items, *q)
-			}
+			unbound(p)
 		}
 		placed := 0
 		for range 120 {
@@ -170,11 +190,7 @@ func writeFragmented(tb testing.TB, n int, removed float64, seed uint64, spread 
 			app := fmt.Sprintf("app-%02d", k)
 			p := fragmentedPod("default", fmt.Sprintf("%s-%06d", app, podID), name, app, "ReplicaSet", s.cpu, s.mem, spread && k%5 == 0)
 			pods.Items = append(pods.Items, p)
-			if ours {
-				q := p.DeepCopy()
-				q.Spec.NodeName = ""
-				pending.Items = append(pending.Items, *q)
-			}
+			unbound(p)
 		}
 	}
 	dir := tb.TempDir()
@@ -199,6 +215,7 @@ func writeFragmented(tb testing.TB, n int, removed float64, seed uint64, spread 
 		nodePools: pools, catalog: disruptFile("instance-types.json"), daemonSets: disruptFile("daemonsets.yaml"),
 	}
 	c.remainingPendingPods = write("pending.json", pending)
+	c.movablePendingPods = write("movable.json", movable)
 	return c
 }
 
@@ -224,13 +241,14 @@ func fragmentedPod(ns, name, node, app, ownerKind string, cpu, mem int64, spread
 	return p
 }
 
-// lowerBound is the LP lower bound of the price of the pods left on Nodewright's nodes: the plan of
-// those pods, all pending, against an empty cluster with the same NodePool, catalog and DaemonSets.
-func (c fragmentedCluster) lowerBound(tb testing.TB) float64 {
+// lowerBound is the LP lower bound of the price of pods (a file of pods left on Nodewright's
+// nodes): the plan of those pods, all pending, against an empty cluster with the same NodePool,
+// catalog and DaemonSets.
+func (c fragmentedCluster) lowerBound(tb testing.TB, pods string) float64 {
 	tb.Helper()
 	objs, problems := manifest.Check(nil, c.files.nodePools)
 	require.Empty(tb, problems)
-	in, err := planInput(planFlags{pods: c.remainingPendingPods, nodePools: c.files.nodePools, instanceTypes: c.files.catalog,
+	in, err := planInput(planFlags{pods: pods, nodePools: c.files.nodePools, instanceTypes: c.files.catalog,
 		daemonSets: c.files.daemonSets}, objs, func(string) {})
 	require.NoError(tb, err)
 	plan, err := scheduling.Solve(*in)
@@ -264,7 +282,8 @@ func TestPlanDisruptGeneratedCluster(t *testing.T) {
 // zone spreads, which lets every simulation fold bound pods into allocatable, see disruption's
 // compact.go) and reports the
 // sequence's time (solve-s, as the command measures it), commands, ticks, the peak heap sampled
-// during the run, and the cost after against the LP lower bound of the pods left. The output is held
+// during the run, and the cost after against the LP lower bound of the pods left (after/bound), and
+// against the price of the pinned nodes plus the bound of the other pods (after/pinned+bound). The output is held
 // to the contract.
 func BenchmarkPlanDisrupt(b *testing.B) {
 	cases := []struct {
@@ -274,7 +293,10 @@ func BenchmarkPlanDisrupt(b *testing.B) {
 	for _, tc := range cases {
 		b.Run(fmt.Sprintf("nodes=%d/spread=%v/spot-to-spot=%v", tc.nodes, tc.spread, tc.spotToSpot), func(b *testing.B) {
 			c := writeFragmented(b, tc.nodes, 0.6, 42, tc.spread)
-			lb := c.lowerBound(b)
+			lb := c.lowerBound(b, c.remainingPendingPods)
+			// The best any consolidation can do while pinned nodes stay: their price plus the bound of
+			// every other pod.
+			pinnedLB := c.pinnedPrice + c.lowerBound(b, c.movablePendingPods)
 			extra := []string{"-o", "json"}
 			if tc.spotToSpot {
 				extra = append(extra, "--spot-to-spot")
@@ -308,6 +330,7 @@ func BenchmarkPlanDisrupt(b *testing.B) {
 				b.ReportMetric(*doc.CostAfterPerHour, "cost-after-$/h")
 				b.ReportMetric(lb, "lower-bound-$/h")
 				b.ReportMetric(*doc.CostAfterPerHour/lb, "after/bound")
+				b.ReportMetric(*doc.CostAfterPerHour/pinnedLB, "after/pinned+bound")
 			}
 			b.StopTimer()
 			slices.Sort(solve)
