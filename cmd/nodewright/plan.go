@@ -23,6 +23,10 @@ func init() {
 // planFlags are the plan command's inputs.
 type planFlags struct {
 	pods, nodePools, instanceTypes, nodes, daemonSets, unavailable, volumes, namespaces, output string
+	// disrupt runs the consolidation dry run (plan_disrupt.go) instead of the provisioning plan; pdbs
+	// and spotToSpot are its inputs.
+	disrupt, spotToSpot bool
+	pdbs                string
 }
 
 // runPlan reads pods, NodePools and EC2NodeClasses, an instance-type catalog and optionally nodes,
@@ -41,14 +45,21 @@ func runPlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset.StringVar(&f.volumes, "volumes", "", "`FILE` of PersistentVolumeClaims, PersistentVolumes and StorageClasses (kubectl get pvc,pv,sc -A -o yaml); pods' volumes pin their zones")
 	fset.StringVar(&f.namespaces, "namespaces", "", "Namespaces `FILE` (kubectl get ns -o yaml) whose labels pod affinity namespaceSelectors match")
 	fset.StringVar(&f.output, "o", "table", "output `FORMAT`: table or json")
+	fset.BoolVar(&f.disrupt, "disrupt", false, "consolidation dry run: print every command the disruption function would take, tick after tick, and why each other node is kept")
+	fset.StringVar(&f.pdbs, "pdbs", "", "with --disrupt: PodDisruptionBudgets `FILE` (kubectl get pdb -A -o yaml); their status.disruptionsAllowed is used as is")
+	fset.BoolVar(&f.spotToSpot, "spot-to-spot", false, "with --disrupt: allow replacing spot nodes with cheaper spot nodes (SpotToSpotConsolidation, off by default)")
 	fset.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: nodewright plan --pods FILE --nodepools FILE --instance-types FILE [--nodes FILE]")
 		fmt.Fprintln(stderr, "                      [--daemonsets FILE] [--unavailable FILE] [--volumes FILE]")
 		fmt.Fprintln(stderr, "                      [--namespaces FILE] [-o table|json]")
+		fmt.Fprintln(stderr, "       nodewright plan --disrupt --pods FILE --nodepools FILE --instance-types FILE --nodes FILE")
+		fmt.Fprintln(stderr, "                      [--pdbs FILE] [--spot-to-spot] [other plan inputs] [-o table|json]")
 		fmt.Fprintln(stderr)
 		fmt.Fprintln(stderr, "Runs Nodewright's scheduler once over the given pods and prints the NodeClaims it would launch,")
 		fmt.Fprintln(stderr, "the pods that go on existing nodes, and why any pod cannot be placed. Every unbound pod that is")
 		fmt.Fprintln(stderr, "neither finished nor a DaemonSet or static pod is planned for, whatever its conditions say.")
+		fmt.Fprintln(stderr)
+		fmt.Fprintln(stderr, disruptHelp)
 		fmt.Fprintln(stderr)
 		fset.PrintDefaults()
 	}
@@ -60,6 +71,14 @@ func runPlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	if f.pods == "" || f.nodePools == "" || f.instanceTypes == "" || fset.NArg() > 0 || (f.output != "table" && f.output != "json") {
 		fset.Usage()
+		return 2
+	}
+	if !f.disrupt && (f.pdbs != "" || f.spotToSpot) {
+		fmt.Fprintln(stderr, "nodewright plan: --pdbs and --spot-to-spot need --disrupt")
+		return 2
+	}
+	if f.disrupt && f.nodes == "" {
+		fmt.Fprintln(stderr, "nodewright plan: --disrupt needs --nodes: consolidation acts on existing nodes")
 		return 2
 	}
 	warn := func(s string) { fmt.Fprintln(stderr, "warning: "+s) }
@@ -79,6 +98,9 @@ func runPlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "nodewright plan: "+err.Error())
 		return 1
+	}
+	if f.disrupt {
+		return runPlanDisrupt(f, objs, in, stdout, stderr, warn)
 	}
 	start := time.Now()
 	plan, err := scheduling.Solve(*in)
