@@ -79,7 +79,7 @@ var testCA = base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE---
 // world is moto (network, image, role, state table, termination queue) and the local API server, with
 // the test's Nodes labelled e2e=<namespace> so runs see only them.
 type world struct {
-	t        *testing.T
+	t        testing.TB
 	ctx      context.Context
 	ec2      *ec2.Client
 	sqs      *sqs.Client
@@ -90,7 +90,7 @@ type world struct {
 	prov     *provisioning.Provisioner
 }
 
-func newWorld(t *testing.T, budget string) *world {
+func newWorld(t testing.TB, budget string) *world {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
