@@ -33,6 +33,8 @@ type engine struct {
 	prep      *scheduling.Prepared
 	sims      int
 	exhausted bool
+	// failedSingle are the candidates single-node found invalid, when memoSafe (memo.go).
+	failedSingle map[string]string
 }
 
 func newEngine(in *Input) *engine {
@@ -63,6 +65,14 @@ func newEngine(in *Input) *engine {
 		})
 	}
 	e.alwaysMoving = append(sortedPods(in.PendingPods), disruptingPods...)
+	if len(e.alwaysMoving) == 0 {
+		// Replacements of the current Sequence tick take no pod but their own (memo.go).
+		for i, d := range e.destinations {
+			if e.byName[d.Node.Name].closed {
+				e.destinations[i] = closeNode(d)
+			}
+		}
+	}
 	if !in.Options.fullSimulation {
 		e.compact = compactNodes(e.destinations, e.alwaysMoving)
 	}
