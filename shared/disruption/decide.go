@@ -82,6 +82,9 @@ func Decide(in Input) Result {
 	if in.Incomplete != "" {
 		return Result{Skipped: "the snapshot is incomplete (" + in.Incomplete + "); nothing is disrupted on partial data", Commands: []Command{}, Kept: []Kept{}}
 	}
+	if in.Options.pods == nil {
+		in.Options.pods = newPodCache()
+	}
 	e := newEngine(&in)
 	cands, kept := findCandidates(&in, e.pools, newPDBs(in.PDBs))
 	b := newBudgets(&in, e.pools)

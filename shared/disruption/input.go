@@ -93,6 +93,9 @@ type Options struct {
 	// Sequence tick, with the reason; single-node does not simulate them again when that cannot
 	// change the answer (see engine.memoSafe). Set by Sequence only.
 	failedSingle map[string]string
+	// pods memoizes per-pod requests and validity (podcache.go); Decide and Validate make one
+	// when it is nil, Sequence shares one across its runs.
+	pods *podCache
 }
 
 // Node is one node of the cluster with what the engine needs to know about it.

@@ -103,6 +103,7 @@ func Sequence(in Input, opts SequenceOptions) SequenceResult {
 		prefix = "r"
 	}
 	base := in
+	base.Options.pods = newPodCache() // pod objects are shared by every run of the sequence
 	if opts.SchedulesAlwaysActive {
 		base.NodePools = alwaysActive(in.NodePools)
 	}

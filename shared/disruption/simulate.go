@@ -74,7 +74,7 @@ func newEngine(in *Input) *engine {
 		}
 	}
 	if !in.Options.fullSimulation {
-		e.compact = compactNodes(e.destinations, e.alwaysMoving)
+		e.compact = compactNodes(e.destinations, e.alwaysMoving, in.Options.pods)
 	}
 	return e
 }
