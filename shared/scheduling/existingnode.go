@@ -155,7 +155,7 @@ func (s *nodeSlot) fits(c *podClass, step *classStep) Constraint {
 	if p := HostPortConflict(s.hostPorts, c.hostPorts); p != nil {
 		return ConstraintHostPort
 	}
-	if err := compatibleStrict(s.reqs, step.Requirements); err != nil {
+	if !compatibleStrictOK(s.reqs, step.Requirements) {
 		return ConstraintRequirement
 	}
 	if !c.requests.Fits(s.available) {
@@ -183,4 +183,14 @@ func compatibleStrict(node, pod Requirements) error {
 		return &IncompatibleError{Key: key, Incoming: req.String()}
 	}
 	return node.Intersects(pod)
+}
+
+// compatibleStrictOK is compatibleStrict(node, pod) == nil, without wording the refusal.
+func compatibleStrictOK(node, pod Requirements) bool {
+	for key, req := range pod {
+		if _, ok := node[key]; !ok && !allowsAbsence(req) {
+			return false
+		}
+	}
+	return node.intersectsAll(pod)
 }
