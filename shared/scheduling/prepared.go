@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +24,50 @@ type Prepared struct {
 	// node[i] is the index in in.Nodes of slots[i], -1 for an in-flight claim.
 	slots []*nodeSlot
 	node  []int
+	// views are in.Nodes as setupTopology reads them, by index in in.Nodes.
+	views []*nodeView
+}
+
+// nodeView is what setupTopology reads of an existing node, read once by Prepare: its labels as
+// requirements, the pods that may make topology groups of their own (every pod with spread
+// constraints or pod (anti-)affinity, terminal or not: groupsFor makes no group for the others),
+// and the running pods with their label class (equal namespace and labels, equal class: the
+// groups that select a pod depend on nothing else).
+type nodeView struct {
+	reqs      Requirements
+	withTerms []*corev1.Pod
+	live      []*corev1.Pod
+	class     []int
+}
+
+func newNodeViews(nodes []ExistingNode) []*nodeView {
+	classes := map[string]int{}
+	views := make([]*nodeView, len(nodes))
+	var key []byte
+	for i, n := range nodes {
+		v := &nodeView{reqs: RequirementsFromLabels(n.Node.Labels)}
+		for _, p := range n.Pods {
+			if a := p.Spec.Affinity; len(p.Spec.TopologySpreadConstraints) > 0 || (a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil)) {
+				v.withTerms = append(v.withTerms, p)
+			}
+			if isTerminal(p) {
+				continue
+			}
+			key = append(key[:0], p.Namespace...)
+			for _, k := range slices.Sorted(maps.Keys(p.Labels)) {
+				key = append(append(append(append(key, 0), k...), 0), p.Labels[k]...)
+			}
+			id, ok := classes[string(key)]
+			if !ok {
+				id = len(classes)
+				classes[string(key)] = id
+			}
+			v.live = append(v.live, p)
+			v.class = append(v.class, id)
+		}
+		views[i] = v
+	}
+	return views
 }
 
 // Prepare reads in's nodes, in-flight claims and DaemonSets for Prepared.Solve. in.Pods is
@@ -61,6 +106,7 @@ func Prepare(in Input) *Prepared {
 	for i, j := range order {
 		p.slots[i], p.node[i] = slots[j], index[j]
 	}
+	p.views = newNodeViews(in.Nodes)
 	return p
 }
 
@@ -70,11 +116,14 @@ func Prepare(in Input) *Prepared {
 func (p *Prepared) Solve(pods []*corev1.Pod, leaveOut map[string]bool) (*Plan, error) {
 	in := p.in
 	in.Pods = pods
+	views := p.views
 	if len(leaveOut) > 0 {
 		nodes := make([]ExistingNode, 0, len(in.Nodes))
-		for _, n := range in.Nodes {
+		views = make([]*nodeView, 0, len(in.Nodes))
+		for i, n := range in.Nodes {
 			if !leaveOut[n.Node.Name] {
 				nodes = append(nodes, n)
+				views = append(views, p.views[i])
 			}
 		}
 		in.Nodes = nodes
@@ -92,5 +141,5 @@ func (p *Prepared) Solve(pods []*corev1.Pod, leaveOut map[string]bool) (*Plan, e
 		c.hostPorts, c.placed = slices.Clip(c.hostPorts), nil
 		slots = append(slots, c)
 	}
-	return solve(in, p.daemons, slots)
+	return solve(in, p.daemons, slots, views)
 }

@@ -16,12 +16,17 @@ import (
 
 // withExistingNodes adds to a random input existing nodes of its pools and unmanaged ones, in all
 // zones, some tainted, some not initialized, with bound pods (some with host ports, some spread
-// over zones, some finished) and an in-flight claim; and spreads some pods to place.
+// over zones softly or not, some with hostname anti-affinity, some in another namespace, some
+// finished) and an in-flight claim; and pods to place with the same topology rules.
 func withExistingNodes(in scheduling.Input, seed uint64) scheduling.Input {
 	r := rand.New(rand.NewPCG(seed, 13))
 	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
 	spread := []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: scheduling.LabelZone, WhenUnsatisfiable: corev1.ScheduleAnyway,
 		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "spread"}}}}
+	hard := []corev1.TopologySpreadConstraint{{MaxSkew: 2, TopologyKey: scheduling.LabelZone, WhenUnsatisfiable: corev1.DoNotSchedule,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "hard"}}}}
+	lonely := &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		TopologyKey: scheduling.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "lonely"}}}}}}
 	for i := range 5 + r.IntN(25) {
 		name := fmt.Sprintf("node-%03d-%d", r.IntN(1000), i) // unique, in random order
 		labels := map[string]string{scheduling.LabelZone: pick(Zones...), scheduling.LabelArch: pick("amd64", "arm64"), scheduling.LabelOS: "linux"}
@@ -37,13 +42,23 @@ func withExistingNodes(in scheduling.Input, seed uint64) scheduling.Input {
 		n := scheduling.ExistingNode{Node: Node(o), NodePool: pool, Initialized: r.IntN(5) > 0}
 		for j := range r.IntN(6) {
 			po := PodOptions{Name: fmt.Sprintf("bound-%d-%d", i, j), CPU: fmt.Sprintf("%dm", 50+r.IntN(800)), Memory: fmt.Sprintf("%dMi", 64+r.IntN(2000)), NodeName: name}
-			switch r.IntN(4) {
+			switch r.IntN(6) {
 			case 0:
 				po.HostPorts = []int32{8080}
 			case 1:
 				po.Labels, po.Spread = map[string]string{"app": "spread"}, spread
+			case 2:
+				po.Labels, po.Spread = map[string]string{"app": "hard"}, hard
+			case 3:
+				po.Labels = map[string]string{"app": "lonely"}
 			}
 			p := Pod(po)
+			if po.Labels["app"] == "lonely" {
+				p.Spec.Affinity = lonely
+			}
+			if r.IntN(5) == 0 {
+				p.Namespace = "other"
+			}
 			if r.IntN(8) == 0 {
 				p.Status.Phase = corev1.PodSucceeded
 			}
@@ -59,6 +74,15 @@ func withExistingNodes(in scheduling.Input, seed uint64) scheduling.Input {
 	for i := range r.IntN(10) {
 		in.Pods = append(in.Pods, Pod(PodOptions{Name: fmt.Sprintf("spread-%d", i), CPU: "300m", Memory: "300Mi", HostPorts: []int32{8080},
 			Labels: map[string]string{"app": "spread"}, Spread: spread}))
+	}
+	for i := range r.IntN(8) {
+		in.Pods = append(in.Pods, Pod(PodOptions{Name: fmt.Sprintf("hard-%d", i), CPU: "200m", Memory: "200Mi",
+			Labels: map[string]string{"app": "hard"}, Spread: hard}))
+	}
+	for i := range r.IntN(4) {
+		p := Pod(PodOptions{Name: fmt.Sprintf("lonely-%d", i), CPU: "100m", Memory: "100Mi", Labels: map[string]string{"app": "lonely"}})
+		p.Spec.Affinity = lonely
+		in.Pods = append(in.Pods, p)
 	}
 	return in
 }

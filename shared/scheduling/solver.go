@@ -64,6 +64,8 @@ type solver struct {
 	targets map[targetKey]cachedTarget
 	// res counts the instances capacity reservations still take; nil when the catalogs have none.
 	res *reservationLedger
+	// views, when set (Prepared.Solve), are in.Nodes as setupTopology reads them, one per node.
+	views []*nodeView
 }
 
 // Solve computes a plan. It returns an error only for malformed input (an unparsable NodePool
@@ -79,7 +81,7 @@ func Solve(in Input) (*Plan, error) {
 		slots = append(slots, newInFlightSlot(c, byName, daemons))
 	}
 	orderSlots(slots)
-	return solve(in, daemons, slots)
+	return solve(in, daemons, slots, nil)
 }
 
 func poolsByName(pools []NodePool) map[string]NodePool {
@@ -92,8 +94,8 @@ func poolsByName(pools []NodePool) map[string]NodePool {
 
 // solve is Solve once the existing nodes and in-flight claims of in are slots (fresh, ordered by
 // orderSlots); Solve and Prepared.Solve share it.
-func solve(in Input, daemons []*daemon, slots []*nodeSlot) (*Plan, error) {
-	s := &solver{in: in, strict: in.MinValuesPolicy != MinValuesBestEffort, targets: map[targetKey]cachedTarget{}}
+func solve(in Input, daemons []*daemon, slots []*nodeSlot, views []*nodeView) (*Plan, error) {
+	s := &solver{in: in, strict: in.MinValuesPolicy != MinValuesBestEffort, targets: map[targetKey]cachedTarget{}, views: views}
 	for _, p := range orderNodePools(in.NodePools) {
 		ps, err := newPoolState(p, in.InstanceTypes, daemons, in.Unavailable)
 		if err != nil {
