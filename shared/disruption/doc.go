@@ -57,8 +57,9 @@
 // # Cost
 //
 // A simulation is one scheduling solve over the whole cluster. The engine has the scheduler
-// prepare the destination nodes once per Decide (scheduling.Prepare: labels parsed, slots built)
-// and each simulation reuses them, leaving the candidates out (the same plan as a Solve). When no
+// prepare the destination nodes once per Decide (scheduling.Prepare: labels parsed, slots built,
+// bound pods classed for topology counting) and each simulation reuses them, leaving the
+// candidates out (the same plan as a Solve). When no
 // pod has topology rules, each node's bound pods are also folded into its allocatable once per
 // run (compact.go). Multi-node needs about log2(candidates) simulations, so on 2,000 nodes a
 // decision takes well under a second. The slow case is a cluster where every candidate needs a
