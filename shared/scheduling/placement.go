@@ -78,7 +78,11 @@ func (s *solver) setupTopology(classes []*podClass) {
 					m = t.matchingGroups(p)
 					matching[v.class[j]] = m
 				}
-				t.recordExistingMatching(p, n.Node.Name, v.reqs, n.Node.Spec.Taints, m)
+				var owned []*topoGroup
+				if v.liveTerms[j] { // groupsFor gives the others no group
+					owned = t.ownedGroups(p)
+				}
+				t.recordExistingMatching(p, n.Node.Name, v.reqs, n.Node.Spec.Taints, m, owned)
 			}
 		}
 	}

@@ -38,6 +38,8 @@ type nodeView struct {
 	withTerms []*corev1.Pod
 	live      []*corev1.Pod
 	class     []int
+	// liveTerms[i] says whether live[i] is among withTerms.
+	liveTerms []bool
 }
 
 func newNodeViews(nodes []ExistingNode) []*nodeView {
@@ -47,12 +49,15 @@ func newNodeViews(nodes []ExistingNode) []*nodeView {
 	for i, n := range nodes {
 		v := &nodeView{reqs: RequirementsFromLabels(n.Node.Labels)}
 		for _, p := range n.Pods {
-			if a := p.Spec.Affinity; len(p.Spec.TopologySpreadConstraints) > 0 || (a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil)) {
+			a := p.Spec.Affinity
+			terms := len(p.Spec.TopologySpreadConstraints) > 0 || (a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil))
+			if terms {
 				v.withTerms = append(v.withTerms, p)
 			}
 			if isTerminal(p) {
 				continue
 			}
+			v.liveTerms = append(v.liveTerms, terms)
 			key = append(key[:0], p.Namespace...)
 			for _, k := range slices.Sorted(maps.Keys(p.Labels)) {
 				key = append(append(append(append(key, 0), k...), 0), p.Labels[k]...)

@@ -79,9 +79,11 @@ func withExistingNodes(in scheduling.Input, seed uint64) scheduling.Input {
 		in.Pods = append(in.Pods, Pod(PodOptions{Name: fmt.Sprintf("hard-%d", i), CPU: "200m", Memory: "200Mi",
 			Labels: map[string]string{"app": "hard"}, Spread: hard}))
 	}
-	for i := range r.IntN(4) {
+	for i := range r.IntN(6) {
 		p := Pod(PodOptions{Name: fmt.Sprintf("lonely-%d", i), CPU: "100m", Memory: "100Mi", Labels: map[string]string{"app": "lonely"}})
-		p.Spec.Affinity = lonely
+		if i%2 == 0 {
+			p.Spec.Affinity = lonely // the others only match the anti-affinity of bound pods
+		}
 		in.Pods = append(in.Pods, p)
 	}
 	return in
@@ -122,4 +124,30 @@ func TestPreparedSolveMatchesSolve(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPreparedSolveHonoursBoundAntiAffinity: a pod bound to a node with required hostname
+// anti-affinity keeps a pod it selects (which has no rule of its own) off that node, in
+// Prepared.Solve as in Solve.
+func TestPreparedSolveHonoursBoundAntiAffinity(t *testing.T) {
+	lonely := &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		TopologyKey: scheduling.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "lonely"}}}}}}
+	bound := Pod(PodOptions{Name: "bound", CPU: "100m", Memory: "100Mi", Labels: map[string]string{"app": "lonely"}, NodeName: "node-a"})
+	bound.Spec.Affinity = lonely
+	other := Pod(PodOptions{Name: "other", CPU: "100m", Memory: "100Mi", Labels: map[string]string{"app": "web"}, NodeName: "node-a"})
+	follower := Pod(PodOptions{Name: "follower", CPU: "100m", Memory: "100Mi", Labels: map[string]string{"app": "lonely"}})
+	in := scheduling.Input{
+		Pods:          []*corev1.Pod{follower},
+		Nodes:         []scheduling.ExistingNode{{Node: Node(NodeOptions{Name: "node-a", CPU: "4", Memory: "8Gi"}), Pods: []*corev1.Pod{other, bound}, NodePool: "default", Initialized: true}},
+		NodePools:     pools(NodePool("default")),
+		InstanceTypes: SmallCatalog(),
+	}
+	want, err := scheduling.Solve(in)
+	require.NoError(t, err)
+	got, err := scheduling.Prepare(in).Solve(in.Pods, nil)
+	require.NoError(t, err)
+	require.Empty(t, want.ExistingNodes, "the follower stays off node-a")
+	wantJSON, _ := json.Marshal(want)
+	gotJSON, _ := json.Marshal(got)
+	require.Equal(t, string(wantJSON), string(gotJSON))
 }
