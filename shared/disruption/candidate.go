@@ -48,7 +48,7 @@ func findCandidates(in *Input, pools map[string]NodePool, pdb *pdbs) ([]*candida
 	var kept []Kept
 	for i := range in.Nodes {
 		n := &in.Nodes[i]
-		c, reason := newCandidate(in.Now, n, pools, pdb)
+		c, reason := newCandidate(in.Now, n, pools, pdb, in.Options.pods)
 		if reason != "" {
 			kept = append(kept, Kept{Node: n.Name(), NodePool: n.NodePool, Reason: reason})
 			continue
@@ -69,7 +69,7 @@ func sortCandidates(cs []*candidate) {
 }
 
 // newCandidate returns the node as a candidate, or the reason it is not one.
-func newCandidate(now time.Time, n *Node, pools map[string]NodePool, pdb *pdbs) (*candidate, string) {
+func newCandidate(now time.Time, n *Node, pools map[string]NodePool, pdb *pdbs, cache *podCache) (*candidate, string) {
 	if n.NodePool == "" {
 		return nil, "not managed by Nodewright"
 	}
@@ -100,11 +100,11 @@ func newCandidate(now time.Time, n *Node, pools map[string]NodePool, pdb *pdbs) 
 			}
 		}
 		if isReschedulable(p) {
-			if err := scheduling.ValidatePod(p); err != nil {
+			if err := cache.validatePod(p); err != nil {
 				return nil, fmt.Sprintf("pod %s could not be rescheduled anywhere: %v", podKey(p), err)
 			}
 			c.pods = append(c.pods, p)
-			req := scheduling.PodRequests(p)
+			req := cache.podRequests(p)
 			c.requests.cpu += float64(req.CPU)
 			c.requests.memory += float64(req.Memory)
 		}

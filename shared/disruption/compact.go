@@ -13,7 +13,7 @@ import (
 // pod. Then each node's pods other than DaemonSet and host-port pods are folded into its
 // allocatable once, and every simulation of the run reuses that: the same answer, computed from a
 // few pods per node instead of all of them.
-func compactNodes(dests []scheduling.ExistingNode, moving []*corev1.Pod) []scheduling.ExistingNode {
+func compactNodes(dests []scheduling.ExistingNode, moving []*corev1.Pod, cache *podCache) []scheduling.ExistingNode {
 	for _, p := range moving {
 		if hasTopology(p) {
 			return nil
@@ -37,7 +37,7 @@ func compactNodes(dests []scheduling.ExistingNode, moving []*corev1.Pod) []sched
 			case ownedBy(p, "DaemonSet") || len(scheduling.PodHostPorts(p)) > 0:
 				keep = append(keep, p)
 			default:
-				folded = folded.Add(scheduling.PodRequests(p))
+				folded = folded.Add(cache.podRequests(p))
 			}
 		}
 		alloc := scheduling.ResourcesFromList(n.Node.Status.Allocatable)

@@ -69,6 +69,10 @@ type Result struct {
 	// Options.MaxSimulations or Options.TimeLeft cut the search short.
 	Simulations   int  `json:"simulations"`
 	SearchStopped bool `json:"searchStopped,omitempty"`
+	// failedSingle are the candidates single-node simulated and found invalid, with the reason,
+	// when the engine could memoize them (engine.memoSafe); Sequence passes them to the next
+	// Decide of the same tick.
+	failedSingle map[string]string
 }
 
 // Decide finds the next disruption of the cluster in in: all empty candidates within budgets,
@@ -77,6 +81,9 @@ type Result struct {
 func Decide(in Input) Result {
 	if in.Incomplete != "" {
 		return Result{Skipped: "the snapshot is incomplete (" + in.Incomplete + "); nothing is disrupted on partial data", Commands: []Command{}, Kept: []Kept{}}
+	}
+	if in.Options.pods == nil {
+		in.Options.pods = newPodCache()
 	}
 	e := newEngine(&in)
 	cands, kept := findCandidates(&in, e.pools, newPDBs(in.PDBs))
@@ -88,7 +95,7 @@ func Decide(in Input) Result {
 			break
 		}
 	}
-	res := Result{Commands: []Command{}, Simulations: e.sims, SearchStopped: e.exhausted}
+	res := Result{Commands: []Command{}, Simulations: e.sims, SearchStopped: e.exhausted, failedSingle: e.failedSingle}
 	chosen := map[string]bool{}
 	if cmd != nil {
 		res.Commands = append(res.Commands, *cmd)
@@ -187,6 +194,10 @@ func (e *engine) singleNode(cands []*candidate, b *budgets, blocked map[string]K
 			blocked[c.name()] = budgetKept(c, ReasonUnderutilized)
 			continue
 		}
+		if why, ok := e.knownFailed(c); ok {
+			blocked[c.name()] = Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: why}
+			continue
+		}
 		one := []*candidate{c}
 		if !e.mightSave(one) {
 			blocked[c.name()] = Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: "no consolidation: its pods would need a new node that costs at least as much as it does (LP lower bound)"}
@@ -199,7 +210,14 @@ func (e *engine) singleNode(cands []*candidate, b *budgets, blocked map[string]K
 		if o.invalid == "" {
 			return e.consolidation(MethodSingle, one, o)
 		}
-		blocked[c.name()] = Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: "no consolidation: " + o.invalid}
+		why := "no consolidation: " + o.invalid
+		blocked[c.name()] = Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: why}
+		if e.memoSafe() {
+			if e.failedSingle == nil {
+				e.failedSingle = map[string]string{}
+			}
+			e.failedSingle[c.name()] = why
+		}
 	}
 	return nil
 }

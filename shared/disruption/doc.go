@@ -56,15 +56,16 @@
 //
 // # Cost
 //
-// A simulation is one scheduling.Solve over the whole cluster. When no pod has topology rules,
-// each node's bound pods are folded into its allocatable once per run (compact.go), which gives
-// the same answer for less work. Multi-node needs about log2(candidates) simulations, so on 2,000
-// nodes with 15,000 pods a decision takes 0.2-0.5 s (2 s with spread constraints and a 100%
-// budget) on this project's 2-core machines. The slow case is a cluster where every candidate
-// needs a simulation and every simulation fails (pods pinned to their nodes): single-node then
-// runs one per candidate, about 15 ms each at that size, half a minute in all. Options.TimeLeft
-// bounds it; preparing the destination nodes once in scheduling (labels parsed, slots built) and
-// reusing them across simulations would remove most of what is left.
+// A simulation is one scheduling solve over the whole cluster. The engine has the scheduler
+// prepare the destination nodes once per Decide (scheduling.Prepare: labels parsed, slots built,
+// bound pods classed for topology counting) and each simulation reuses them, leaving the
+// candidates out (the same plan as a Solve). When no
+// pod has topology rules, each node's bound pods are also folded into its allocatable once per
+// run (compact.go). Multi-node needs about log2(candidates) simulations, so on 2,000 nodes a
+// decision takes well under a second. The slow case is a cluster where every candidate needs a
+// simulation and every simulation fails: single-node then runs one per candidate, 1-2 ms each at
+// 2,000 nodes. Options.TimeLeft bounds it. Sequence plays ticks of such runs; memo.go says how it
+// avoids repeating failed simulations within a tick.
 //
 // # Not implemented
 //

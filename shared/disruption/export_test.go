@@ -6,3 +6,9 @@ func WithFullSimulation(in Input) Input {
 	in.Options.fullSimulation = true
 	return in
 }
+
+// WithoutMemo makes Sequence simulate every candidate again in each Decide of a tick.
+func WithoutMemo(o SequenceOptions) SequenceOptions {
+	o.noMemo = true
+	return o
+}

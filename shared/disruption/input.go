@@ -89,6 +89,13 @@ type Options struct {
 	TimeLeft func() bool
 	// fullSimulation turns off compactNodes (tests compare both).
 	fullSimulation bool
+	// failedSingle are candidates whose single-node simulation already failed earlier in the same
+	// Sequence tick, with the reason; single-node does not simulate them again when that cannot
+	// change the answer (see engine.memoSafe). Set by Sequence only.
+	failedSingle map[string]string
+	// pods memoizes per-pod requests and validity (podcache.go); Decide and Validate make one
+	// when it is nil, Sequence shares one across its runs.
+	pods *podCache
 }
 
 // Node is one node of the cluster with what the engine needs to know about it.
@@ -118,6 +125,9 @@ type Node struct {
 	Disrupting bool
 	// Allocatable and Capacity backfill the Node's status while it is zero.
 	Allocatable, Capacity scheduling.Resources
+	// closed marks a replacement Sequence launched in the current tick: it holds the pods its own
+	// command moved there and takes no other pod (see engine.closeNode).
+	closed bool
 }
 
 // Name is the Node's name.

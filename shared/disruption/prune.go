@@ -21,10 +21,11 @@ type pruner struct {
 	// types are every pool's compatible types at their cheapest offering; nonSpot the same without
 	// spot offerings.
 	types, nonSpot []scheduling.Capacity
+	pods           *podCache
 }
 
 func newPruner(e *engine) *pruner {
-	p := &pruner{free: map[string]room{}, fitsSomewhere: map[room]bool{}}
+	p := &pruner{free: map[string]room{}, fitsSomewhere: map[room]bool{}, pods: e.in.Options.pods}
 	for _, n := range e.destinations {
 		if !n.Initialized {
 			continue // a pod moved there makes the command invalid anyway
@@ -36,7 +37,7 @@ func newPruner(e *engine) *pruner {
 		var used scheduling.Resources
 		for _, pod := range n.Pods {
 			if isActive(pod) {
-				used = used.Add(scheduling.PodRequests(pod))
+				used = used.Add(e.in.Options.pods.podRequests(pod))
 			}
 		}
 		r := room{cpu: math.Max(0, float64(alloc.CPU-used.CPU)), memory: math.Max(0, float64(alloc.Memory-used.Memory))}
@@ -141,7 +142,7 @@ func (p *pruner) unfit(c *candidate) room {
 	}
 	var out room
 	for _, pod := range c.pods {
-		req := scheduling.PodRequests(pod)
+		req := p.pods.podRequests(pod)
 		r := room{cpu: float64(req.CPU), memory: float64(req.Memory)}
 		fits, ok := p.fitsSomewhere[r]
 		if !ok {

@@ -30,6 +30,8 @@ type SequenceOptions struct {
 	// ReplacementPrefix names replacements prefix-1, prefix-2... across the whole sequence ("r" when
 	// empty); a name an existing node already has is skipped.
 	ReplacementPrefix string
+	// noMemo makes every Decide of a tick simulate every candidate again (tests compare, memo.go).
+	noMemo bool
 }
 
 // SequencedCommand is one command of a sequence: Command as Decide returned it, except that its
@@ -78,11 +80,15 @@ type SequenceResult struct {
 // disrupting in the input stay as they are (disrupting, counting against budgets) for the whole
 // sequence.
 //
+// A replacement launched in the tick takes no pod but its own command's while the tick lasts
+// (closed, memo.go), so later commands of the tick open their own replacement instead of being
+// rejected for landing on one not yet up; and a candidate whose single-node simulation failed is
+// not simulated again in the same tick when that cannot change the answer (memo.go).
+//
 // Cost: every tick ends with a Decide that finds nothing, which on a consolidated cluster means a
-// single-node simulation per candidate (about 650 simulations, 3-5 s, at 2,000 nodes). And since
-// the scheduler fills a replacement still in flight before it opens a new node, the candidates
-// tried after a replace in the same tick mostly fail (their pods would land on it), so late ticks
-// take one replace each: a large cluster needs tens of ticks, each paying that final search.
+// single-node simulation per candidate (about 650 at 2,000 nodes, 1-2 ms each once the scheduler
+// prepares the destinations once per Decide). With replacements closed, late ticks take many
+// replaces each instead of one, so a large cluster needs about ten ticks instead of about fifty.
 func Sequence(in Input, opts SequenceOptions) SequenceResult {
 	maxTicks := opts.MaxTicks
 	if maxTicks <= 0 {
@@ -97,10 +103,11 @@ func Sequence(in Input, opts SequenceOptions) SequenceResult {
 		prefix = "r"
 	}
 	base := in
+	base.Options.pods = newPodCache() // pod objects are shared by every run of the sequence
 	if opts.SchedulesAlwaysActive {
 		base.NodePools = alwaysActive(in.NodePools)
 	}
-	s := &sequencer{base: base, prefix: prefix, names: map[string]bool{}}
+	s := &sequencer{base: base, prefix: prefix, names: map[string]bool{}, noMemo: opts.noMemo}
 	s.nodes = make([]Node, len(in.Nodes))
 	for i, n := range in.Nodes {
 		n.Pods = slices.Clone(n.Pods)
@@ -141,6 +148,7 @@ type sequencer struct {
 	// disrupted and launched are this tick's disrupted node names and replacement names.
 	disrupted []string
 	launched  []string
+	noMemo    bool
 }
 
 // tick runs Decide until it returns no command, applying each command; it returns how many
@@ -148,10 +156,16 @@ type sequencer struct {
 func (s *sequencer) tick(tick int, now time.Time, res *SequenceResult) (int, Result) {
 	s.disrupted, s.launched = nil, nil
 	decided := 0
+	// failed are the candidates whose single-node simulation failed earlier in this tick (memo.go).
+	failed := map[string]string{}
 	for {
 		in := s.base
 		in.Now, in.Nodes = now, s.nodes
+		if !s.noMemo {
+			in.Options.failedSingle = failed
+		}
 		r := Decide(in)
+		maps.Copy(failed, r.failedSingle)
 		res.Simulations += r.Simulations
 		res.SearchStopped = res.SearchStopped || r.SearchStopped
 		// A command removes at least one node, so a tick cannot take more commands than there are
@@ -244,6 +258,7 @@ func (s *sequencer) complete(now time.Time) {
 		if gone[n.Name()] {
 			continue
 		}
+		n.closed = false
 		if fresh[n.Name()] {
 			n.Initialized = true
 			n.ReplacementLaunchedAt = now
@@ -319,7 +334,7 @@ func (s *sequencer) replacementNode(cp scheduling.ClaimPlan, now time.Time) Node
 	return Node{
 		Node: node, NodePool: cp.NodePool, Claim: cp.Name, InstanceType: cp.InstanceType, Zone: cp.Zone,
 		CapacityType: cp.CapacityType, Price: cp.Price, ReplacementLaunchedAt: now,
-		Allocatable: alloc, Capacity: capacity,
+		Allocatable: alloc, Capacity: capacity, closed: true,
 	}
 }
 

@@ -274,3 +274,38 @@ func BenchmarkSequence(b *testing.B) {
 		})
 	}
 }
+
+// TestSequenceMemoMatchesFullSearch: skipping, in the rest of a tick, the single-node candidates
+// already found invalid in that tick (memo.go) gives the same sequence (commands, kept nodes and
+// reasons, nodes at the end) as simulating them again, with fewer simulations; and replacements
+// of a tick take no other command's pods, so a tick may hold several replaces.
+func TestSequenceMemoMatchesFullSearch(t *testing.T) {
+	saved, mostReplaces := false, 0
+	for _, tc := range []struct {
+		seed       uint64
+		removed    float64
+		spotToSpot bool
+	}{{3, 0.2, false}, {3, 0.5, false}, {3, 0.2, true}, {5, 0.6, true}, {8, 0.6, false}} {
+		t.Run(fmt.Sprintf("seed=%d/removed=%v/spot-to-spot=%v", tc.seed, tc.removed, tc.spotToSpot), func(t *testing.T) {
+			in := fragmented(150, 20, tc.removed, tc.seed)
+			in.Options.SpotToSpotConsolidation = tc.spotToSpot
+			memo := disruption.Sequence(in, disruption.SequenceOptions{})
+			full := disruption.Sequence(in, disruption.WithoutMemo(disruption.SequenceOptions{}))
+			assert.Equal(t, full.Commands, memo.Commands)
+			assert.Equal(t, full.Kept, memo.Kept)
+			assert.Equal(t, full.Nodes, memo.Nodes)
+			assert.Equal(t, full.Ticks, memo.Ticks)
+			assert.LessOrEqual(t, memo.Simulations, full.Simulations)
+			saved = saved || memo.Simulations < full.Simulations
+			replaces := map[int]int{}
+			for _, c := range memo.Commands {
+				replaces[c.Tick] += len(c.Replacements)
+			}
+			for _, n := range replaces {
+				mostReplaces = max(mostReplaces, n)
+			}
+		})
+	}
+	assert.True(t, saved, "the memo saves simulations")
+	assert.Greater(t, mostReplaces, 1, "a tick holds several replaces")
+}

@@ -28,8 +28,13 @@ type engine struct {
 	alwaysMoving []*corev1.Pod
 	catalogs     map[string]map[string]*scheduling.InstanceType
 	prune        *pruner
-	sims         int
-	exhausted    bool
+	// prep is the destinations read once by the scheduler for every simulation of the run
+	// (prepared).
+	prep      *scheduling.Prepared
+	sims      int
+	exhausted bool
+	// failedSingle are the candidates single-node found invalid, when memoSafe (memo.go).
+	failedSingle map[string]string
 }
 
 func newEngine(in *Input) *engine {
@@ -60,10 +65,40 @@ func newEngine(in *Input) *engine {
 		})
 	}
 	e.alwaysMoving = append(sortedPods(in.PendingPods), disruptingPods...)
+	if len(e.alwaysMoving) == 0 {
+		// Replacements of the current Sequence tick take no pod but their own (memo.go).
+		for i, d := range e.destinations {
+			if e.byName[d.Node.Name].closed {
+				e.destinations[i] = closeNode(d)
+			}
+		}
+	}
 	if !in.Options.fullSimulation {
-		e.compact = compactNodes(e.destinations, e.alwaysMoving)
+		e.compact = compactNodes(e.destinations, e.alwaysMoving, in.Options.pods)
 	}
 	return e
+}
+
+// prepared returns the destinations (compact when set) as the scheduler prepares them once for
+// all simulations of the run: each simulation is then Prepared.Solve with the candidates left out,
+// the same plan as a Solve over the other destinations (scheduling.TestPreparedSolveMatchesSolve)
+// without reading every node again.
+func (e *engine) prepared() *scheduling.Prepared {
+	if e.prep != nil {
+		return e.prep
+	}
+	dests := e.destinations
+	if e.compact != nil {
+		dests = e.compact
+	}
+	in := e.in
+	e.prep = scheduling.Prepare(scheduling.Input{
+		Nodes: dests, InFlight: in.InFlight, NodePools: e.schedPools, DaemonSets: in.DaemonSets,
+		InstanceTypes: in.InstanceTypes, Unavailable: in.Unavailable, MinValuesPolicy: in.MinValuesPolicy,
+		PersistentVolumeClaims: in.PersistentVolumeClaims, PersistentVolumes: in.PersistentVolumes,
+		StorageClasses: in.StorageClasses, Namespaces: in.Namespaces,
+	})
+	return e.prep
 }
 
 // catalog returns the instance types a pool launches, by name.
@@ -120,23 +155,7 @@ func (e *engine) simulate(cands []*candidate) outcome {
 	}
 	moving := len(pods)
 	pods = append(pods, e.alwaysMoving...)
-	dests := e.destinations
-	if e.compact != nil {
-		dests = e.compact
-	}
-	nodes := make([]scheduling.ExistingNode, 0, len(dests))
-	for _, n := range dests {
-		if !removed[n.Node.Name] {
-			nodes = append(nodes, n)
-		}
-	}
-	in := e.in
-	plan, err := scheduling.Solve(scheduling.Input{
-		Pods: pods, Nodes: nodes, InFlight: in.InFlight, NodePools: e.schedPools, DaemonSets: in.DaemonSets,
-		InstanceTypes: in.InstanceTypes, Unavailable: in.Unavailable, MinValuesPolicy: in.MinValuesPolicy,
-		PersistentVolumeClaims: in.PersistentVolumeClaims, PersistentVolumes: in.PersistentVolumes,
-		StorageClasses: in.StorageClasses, Namespaces: in.Namespaces,
-	})
+	plan, err := e.prepared().Solve(pods, removed)
 	if err != nil {
 		return outcome{invalid: fmt.Sprintf("the simulation failed: %v", err)}
 	}

@@ -90,11 +90,21 @@ func (s *solver) openClaim(ps *poolState, c *podClass, st *classStep, pod *corev
 func (s *solver) diagnose(c *podClass, st *classStep) []Rejection {
 	var out []Rejection
 	var nodes nodeRejections
+	// Only the first refusal of each kind is quoted (nodeRejections), so only that one is worded:
+	// a pod that fits nowhere on thousands of nodes used to format every node's refusal.
 	for _, slot := range s.slots {
-		if con, detail := slot.canAdd(c, st); con != "" {
+		if con := slot.fits(c, st); con != "" {
+			detail := ""
+			if nodes.counts[con] == 0 {
+				_, detail = slot.canAdd(c, st)
+			}
 			nodes.add(con, detail)
 		} else if !s.slotAllows(st, slot) {
-			nodes.add(ConstraintTopology, fmt.Sprintf("node %s: topology spread or pod (anti-)affinity", slot.name))
+			detail := ""
+			if nodes.counts[ConstraintTopology] == 0 {
+				detail = fmt.Sprintf("node %s: topology spread or pod (anti-)affinity", slot.name)
+			}
+			nodes.add(ConstraintTopology, detail)
 		}
 	}
 	if r, ok := nodes.rejection(); ok {

@@ -123,19 +123,45 @@ func orderSlots(slots []*nodeSlot) {
 
 // canAdd returns nil when the pod class, at this relaxation step, fits the node, or what kept it off.
 func (s *nodeSlot) canAdd(c *podClass, step *classStep) (Constraint, string) {
+	con := s.fits(c, step)
+	switch con {
+	case "":
+		return "", ""
+	case ConstraintTaint:
+		return con, fmt.Sprintf("node %s: %v", s.name, Tolerates(c.tols, s.taints, !step.TolerateAllPreferNoSchedule))
+	case ConstraintHostPort:
+		return con, fmt.Sprintf("node %s: host port %s in use", s.name, HostPortConflict(s.hostPorts, c.hostPorts))
+	case ConstraintRequirement:
+		return con, fmt.Sprintf("node %s: %v", s.name, compatibleStrict(s.reqs, step.Requirements))
+	default:
+		return con, fmt.Sprintf("node %s: not enough %v", s.name, c.requests.Exceeding(s.available))
+	}
+}
+
+// admits reports whether canAdd would return nil, for the placement loops, which try every node
+// for every pod and only need to know whether it fits: formatting each refusal was a large part of
+// a solve over many full nodes. It checks room first, the cheapest test and the one that refuses
+// most often.
+func (s *nodeSlot) admits(c *podClass, step *classStep) bool {
+	return c.requests.Fits(s.available) && s.fits(c, step) == ""
+}
+
+// fits is canAdd without the text: the first constraint that keeps the class off, in canAdd's
+// order.
+func (s *nodeSlot) fits(c *podClass, step *classStep) Constraint {
 	if err := Tolerates(c.tols, s.taints, !step.TolerateAllPreferNoSchedule); err != nil {
-		return ConstraintTaint, fmt.Sprintf("node %s: %v", s.name, err)
+		return ConstraintTaint
 	}
 	if p := HostPortConflict(s.hostPorts, c.hostPorts); p != nil {
-		return ConstraintHostPort, fmt.Sprintf("node %s: host port %s in use", s.name, p)
+		return ConstraintHostPort
 	}
-	if err := compatibleStrict(s.reqs, step.Requirements); err != nil {
-		return ConstraintRequirement, fmt.Sprintf("node %s: %v", s.name, err)
+	if !compatibleStrictOK(s.reqs, step.Requirements) {
+		return ConstraintRequirement
 	}
 	if !c.requests.Fits(s.available) {
-		return ConstraintResources, fmt.Sprintf("node %s: not enough %v", s.name, c.requests.Exceeding(s.available))
+		return ConstraintResources
 	}
-	return "", ""
+	return ""
 }
 
 func (s *nodeSlot) add(c *podClass, pod *corev1.Pod) {
@@ -157,4 +183,14 @@ func compatibleStrict(node, pod Requirements) error {
 		return &IncompatibleError{Key: key, Incoming: req.String()}
 	}
 	return node.Intersects(pod)
+}
+
+// compatibleStrictOK is compatibleStrict(node, pod) == nil, without wording the refusal.
+func compatibleStrictOK(node, pod Requirements) bool {
+	for key, req := range pod {
+		if _, ok := node[key]; !ok && !allowsAbsence(req) {
+			return false
+		}
+	}
+	return node.intersectsAll(pod)
 }

@@ -69,6 +69,11 @@ func TestGoldenPlans(t *testing.T) {
 			require.NoError(t, err)
 			got, err := json.MarshalIndent(plan, "", "  ")
 			require.NoError(t, err)
+			prepared, err := scheduling.Prepare(tt.in).Solve(tt.in.Pods, nil)
+			require.NoError(t, err)
+			gotPrepared, err := json.MarshalIndent(prepared, "", "  ")
+			require.NoError(t, err)
+			assert.Equal(t, string(got), string(gotPrepared), "Prepared.Solve gives Solve's plan")
 			path := filepath.Join("testdata", tt.name+".golden.json")
 			if *update {
 				require.NoError(t, os.WriteFile(path, append(got, '\n'), 0o644))

@@ -28,9 +28,19 @@ func (s *solver) setupTopology(classes []*podClass) {
 			owned[i] = s.stepGroups(c)
 		}
 	}
-	for _, n := range s.in.Nodes {
-		for _, p := range n.Pods {
-			_, _ = t.groupsFor(p, softTerms{})
+	views := s.views
+	if views == nil {
+		for _, n := range s.in.Nodes {
+			for _, p := range n.Pods {
+				_, _ = t.groupsFor(p, softTerms{})
+			}
+		}
+	} else {
+		// The same groups: a pod without topology terms of its own makes none (existingView).
+		for _, v := range views {
+			for _, p := range v.withTerms {
+				_, _ = t.groupsFor(p, softTerms{})
+			}
 		}
 	}
 	if len(t.order) == 0 {
@@ -47,11 +57,32 @@ func (s *solver) setupTopology(classes []*podClass) {
 			}
 		}
 	}
-	for _, n := range s.in.Nodes {
-		reqs := RequirementsFromLabels(n.Node.Labels)
-		for _, p := range n.Pods {
-			if !isTerminal(p) {
-				t.recordExisting(p, n.Node.Name, reqs, n.Node.Spec.Taints)
+	if views == nil {
+		for _, n := range s.in.Nodes {
+			reqs := RequirementsFromLabels(n.Node.Labels)
+			for _, p := range n.Pods {
+				if !isTerminal(p) {
+					t.recordExisting(p, n.Node.Name, reqs, n.Node.Spec.Taints)
+				}
+			}
+		}
+	} else {
+		// Which groups select a pod depends only on its namespace and labels, and the groups do not
+		// change while running pods are counted: pods of one label class share the answer.
+		matching := map[int][]*topoGroup{}
+		for i, n := range s.in.Nodes {
+			v := views[i]
+			for j, p := range v.live {
+				m, ok := matching[v.class[j]]
+				if !ok {
+					m = t.matchingGroups(p)
+					matching[v.class[j]] = m
+				}
+				var owned []*topoGroup
+				if v.liveTerms[j] { // groupsFor gives the others no group
+					owned = t.ownedGroups(p)
+				}
+				t.recordExistingMatching(p, n.Node.Name, v.reqs, n.Node.Spec.Taints, m, owned)
 			}
 		}
 	}

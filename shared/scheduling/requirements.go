@@ -155,6 +155,22 @@ func (r Requirements) Intersects(incoming Requirements) error {
 	return &IncompatibleError{Key: key, Existing: r[key].String(), Incoming: incoming[key].String()}
 }
 
+// intersectsAll is Intersects() == nil without building the error: the placement loops ask it of
+// every node for every pod, and wording the refusal (the requirements as text) cost more than the
+// test.
+func (r Requirements) intersectsAll(incoming Requirements) bool {
+	small, large := r, incoming
+	if len(incoming) < len(r) {
+		small, large = incoming, r
+	}
+	for key, a := range small {
+		if b, ok := large[key]; ok && !a.Intersects(b) {
+			return false
+		}
+	}
+	return true
+}
+
 // Compatible checks that a pod's requirements (incoming) can be met by a node or NodePool described by
 // r. Beyond Intersects, every custom (not well-known) key the pod requires with In, Exists, Gt or Lt
 // must be defined by r, because a node launched for r would not carry that label. Well-known keys may be

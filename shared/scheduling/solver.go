@@ -64,17 +64,38 @@ type solver struct {
 	targets map[targetKey]cachedTarget
 	// res counts the instances capacity reservations still take; nil when the catalogs have none.
 	res *reservationLedger
+	// views, when set (Prepared.Solve), are in.Nodes as setupTopology reads them, one per node.
+	views []*nodeView
 }
 
 // Solve computes a plan. It returns an error only for malformed input (an unparsable NodePool
 // requirement); pods that cannot be placed are reported in Plan.Unschedulable.
 func Solve(in Input) (*Plan, error) {
-	s := &solver{in: in, strict: in.MinValuesPolicy != MinValuesBestEffort, targets: map[targetKey]cachedTarget{}}
 	daemons := newDaemons(in.DaemonSets)
-	byName := map[string]NodePool{}
-	for _, p := range in.NodePools {
+	byName := poolsByName(in.NodePools)
+	slots := make([]*nodeSlot, 0, len(in.Nodes)+len(in.InFlight))
+	for _, n := range in.Nodes {
+		slots = append(slots, newNodeSlot(n, byName, daemons))
+	}
+	for _, c := range in.InFlight {
+		slots = append(slots, newInFlightSlot(c, byName, daemons))
+	}
+	orderSlots(slots)
+	return solve(in, daemons, slots, nil)
+}
+
+func poolsByName(pools []NodePool) map[string]NodePool {
+	byName := make(map[string]NodePool, len(pools))
+	for _, p := range pools {
 		byName[p.Name] = p
 	}
+	return byName
+}
+
+// solve is Solve once the existing nodes and in-flight claims of in are slots (fresh, ordered by
+// orderSlots); Solve and Prepared.Solve share it.
+func solve(in Input, daemons []*daemon, slots []*nodeSlot, views []*nodeView) (*Plan, error) {
+	s := &solver{in: in, strict: in.MinValuesPolicy != MinValuesBestEffort, targets: map[targetKey]cachedTarget{}, views: views}
 	for _, p := range orderNodePools(in.NodePools) {
 		ps, err := newPoolState(p, in.InstanceTypes, daemons, in.Unavailable)
 		if err != nil {
@@ -94,14 +115,7 @@ func Solve(in Input) (*Plan, error) {
 			s.useUp(ids)
 		}
 	}
-	for _, n := range in.Nodes {
-		slot := newNodeSlot(n, byName, daemons)
-		s.slots = append(s.slots, slot)
-	}
-	for _, c := range in.InFlight {
-		s.slots = append(s.slots, newInFlightSlot(c, byName, daemons))
-	}
-	orderSlots(s.slots)
+	s.slots = slots
 	for _, slot := range s.slots {
 		for _, ps := range s.pools {
 			if ps.Name == slot.pool {
@@ -151,7 +165,7 @@ func (s *solver) placeOnExisting() {
 		for _, pod := range c.pods[start:] {
 			placed := false
 			for ; cursor < len(s.slots); cursor++ {
-				if con, _ := s.slots[cursor].canAdd(c, st); con == "" && s.slotAllows(st, s.slots[cursor]) {
+				if s.slots[cursor].admits(c, st) && s.slotAllows(st, s.slots[cursor]) {
 					s.addToSlot(s.slots[cursor], c, st, pod)
 					s.consume(c)
 					placed = true
@@ -232,7 +246,7 @@ func (s *solver) consume(c *podClass) {
 func (s *solver) place(c *podClass, st *classStep, pod *corev1.Pod, slotCursor, claimCursor *int) bool {
 	for ; *slotCursor < len(s.slots); *slotCursor++ {
 		slot := s.slots[*slotCursor]
-		if con, _ := slot.canAdd(c, st); con == "" && s.slotAllows(st, slot) {
+		if slot.admits(c, st) && s.slotAllows(st, slot) {
 			s.addToSlot(slot, c, st, pod)
 			return true
 		}

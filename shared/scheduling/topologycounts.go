@@ -73,16 +73,33 @@ func (t *topology) record(ct *classTopology, host string, reqs Requirements, tai
 
 // recordExisting counts a pod already bound to a node.
 func (t *topology) recordExisting(pod *corev1.Pod, host string, reqs Requirements, taints []corev1.Taint) {
+	t.recordExistingMatching(pod, host, reqs, taints, t.matchingGroups(pod), t.ownedGroups(pod))
+}
+
+// ownedGroups are the groups of the pod's own topology terms (none when they cannot be modelled).
+func (t *topology) ownedGroups(pod *corev1.Pod) []*topoGroup {
 	owned, err := t.groupsFor(pod, softTerms{})
 	if err != nil {
-		owned = nil
+		return nil
 	}
-	ct := &classTopology{owned: owned}
+	return owned
+}
+
+// matchingGroups are the groups whose selector selects the pod, in t.order.
+func (t *topology) matchingGroups(pod *corev1.Pod) []*topoGroup {
+	var out []*topoGroup
 	for _, g := range t.order {
 		if g.matches(pod.Namespace, pod.Labels) {
-			ct.matching = append(ct.matching, g)
+			out = append(out, g)
 		}
 	}
+	return out
+}
+
+// recordExistingMatching is recordExisting given the pod's matchingGroups and ownedGroups (not
+// modified).
+func (t *topology) recordExistingMatching(pod *corev1.Pod, host string, reqs Requirements, taints []corev1.Taint, matching, owned []*topoGroup) {
+	ct := &classTopology{owned: owned, matching: matching}
 	for _, g := range ct.matching {
 		g.pending++ // a running pod was never pending; record takes it off again
 		g.changed()

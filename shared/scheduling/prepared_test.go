@@ -1,0 +1,153 @@
+package scheduling_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodewright/nodewright/shared/scheduling"
+	. "github.com/nodewright/nodewright/shared/scheduling/schedulingtest"
+)
+
+// withExistingNodes adds to a random input existing nodes of its pools and unmanaged ones, in all
+// zones, some tainted, some not initialized, with bound pods (some with host ports, some spread
+// over zones softly or not, some with hostname anti-affinity, some in another namespace, some
+// finished) and an in-flight claim; and pods to place with the same topology rules.
+func withExistingNodes(in scheduling.Input, seed uint64) scheduling.Input {
+	r := rand.New(rand.NewPCG(seed, 13))
+	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	spread := []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: scheduling.LabelZone, WhenUnsatisfiable: corev1.ScheduleAnyway,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "spread"}}}}
+	hard := []corev1.TopologySpreadConstraint{{MaxSkew: 2, TopologyKey: scheduling.LabelZone, WhenUnsatisfiable: corev1.DoNotSchedule,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "hard"}}}}
+	lonely := &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		TopologyKey: scheduling.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "lonely"}}}}}}
+	for i := range 5 + r.IntN(25) {
+		name := fmt.Sprintf("node-%03d-%d", r.IntN(1000), i) // unique, in random order
+		labels := map[string]string{scheduling.LabelZone: pick(Zones...), scheduling.LabelArch: pick("amd64", "arm64"), scheduling.LabelOS: "linux"}
+		pool := ""
+		if r.IntN(4) > 0 {
+			pool = in.NodePools[r.IntN(len(in.NodePools))].Name
+			labels[scheduling.LabelNodePool] = pool
+		}
+		o := NodeOptions{Name: name, Labels: labels, CPU: fmt.Sprint(2 + r.IntN(14)), Memory: fmt.Sprintf("%dGi", 4+r.IntN(60))}
+		if r.IntN(4) == 0 {
+			o.Taints = []corev1.Taint{{Key: "team", Value: pick("a", "b"), Effect: corev1.TaintEffectNoSchedule}}
+		}
+		n := scheduling.ExistingNode{Node: Node(o), NodePool: pool, Initialized: r.IntN(5) > 0}
+		for j := range r.IntN(6) {
+			po := PodOptions{Name: fmt.Sprintf("bound-%d-%d", i, j), CPU: fmt.Sprintf("%dm", 50+r.IntN(800)), Memory: fmt.Sprintf("%dMi", 64+r.IntN(2000)), NodeName: name}
+			switch r.IntN(6) {
+			case 0:
+				po.HostPorts = []int32{8080}
+			case 1:
+				po.Labels, po.Spread = map[string]string{"app": "spread"}, spread
+			case 2:
+				po.Labels, po.Spread = map[string]string{"app": "hard"}, hard
+			case 3:
+				po.Labels = map[string]string{"app": "lonely"}
+			}
+			p := Pod(po)
+			if po.Labels["app"] == "lonely" {
+				p.Spec.Affinity = lonely
+			}
+			if r.IntN(5) == 0 {
+				p.Namespace = "other"
+			}
+			if r.IntN(8) == 0 {
+				p.Status.Phase = corev1.PodSucceeded
+			}
+			n.Pods = append(n.Pods, p)
+		}
+		in.Nodes = append(in.Nodes, n)
+	}
+	if r.IntN(2) == 0 {
+		in.InFlight = []scheduling.InFlightClaim{{Name: "inflight-1", NodePool: in.NodePools[0].Name,
+			Labels:      map[string]string{scheduling.LabelZone: pick(Zones...), scheduling.LabelArch: "amd64"},
+			Allocatable: scheduling.Resources{CPU: 4000, Memory: 8 << 30, Pods: 58}, Capacity: scheduling.Resources{CPU: 4000, Memory: 8 << 30, Pods: 58}}}
+	}
+	for i := range r.IntN(10) {
+		in.Pods = append(in.Pods, Pod(PodOptions{Name: fmt.Sprintf("spread-%d", i), CPU: "300m", Memory: "300Mi", HostPorts: []int32{8080},
+			Labels: map[string]string{"app": "spread"}, Spread: spread}))
+	}
+	for i := range r.IntN(8) {
+		in.Pods = append(in.Pods, Pod(PodOptions{Name: fmt.Sprintf("hard-%d", i), CPU: "200m", Memory: "200Mi",
+			Labels: map[string]string{"app": "hard"}, Spread: hard}))
+	}
+	for i := range r.IntN(6) {
+		p := Pod(PodOptions{Name: fmt.Sprintf("lonely-%d", i), CPU: "100m", Memory: "100Mi", Labels: map[string]string{"app": "lonely"}})
+		if i%2 == 0 {
+			p.Spec.Affinity = lonely // the others only match the anti-affinity of bound pods
+		}
+		in.Pods = append(in.Pods, p)
+	}
+	return in
+}
+
+// TestPreparedSolveMatchesSolve: Prepared.Solve gives, byte for byte, the plan Solve gives for the
+// same pods and nodes, whatever nodes are left out, and a Prepared reused across solves is not
+// changed by them (each solve below runs on the same Prepared, in a random order of leave-outs).
+func TestPreparedSolveMatchesSolve(t *testing.T) {
+	for seed := range uint64(40) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			in, _ := withReservations(randomInput(seed), seed)
+			in = withExistingNodes(in, seed)
+			prepared := scheduling.Prepare(in)
+			r := rand.New(rand.NewPCG(seed, 5))
+			for round := range 4 {
+				leaveOut := map[string]bool{}
+				var nodes []scheduling.ExistingNode
+				for _, n := range in.Nodes {
+					if round > 0 && r.IntN(3) == 0 {
+						leaveOut[n.Node.Name] = true
+						continue
+					}
+					nodes = append(nodes, n)
+				}
+				pods := in.Pods[:r.IntN(len(in.Pods)+1)]
+				want := in
+				want.Pods, want.Nodes = pods, nodes
+				wantPlan, err := scheduling.Solve(want)
+				require.NoError(t, err)
+				gotPlan, err := prepared.Solve(pods, leaveOut)
+				require.NoError(t, err)
+				wantJSON, err := json.Marshal(wantPlan)
+				require.NoError(t, err)
+				gotJSON, err := json.Marshal(gotPlan)
+				require.NoError(t, err)
+				require.Equal(t, string(wantJSON), string(gotJSON), "round %d, %d nodes left out", round, len(leaveOut))
+			}
+		})
+	}
+}
+
+// TestPreparedSolveHonoursBoundAntiAffinity: a pod bound to a node with required hostname
+// anti-affinity keeps a pod it selects (which has no rule of its own) off that node, in
+// Prepared.Solve as in Solve.
+func TestPreparedSolveHonoursBoundAntiAffinity(t *testing.T) {
+	lonely := &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		TopologyKey: scheduling.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "lonely"}}}}}}
+	bound := Pod(PodOptions{Name: "bound", CPU: "100m", Memory: "100Mi", Labels: map[string]string{"app": "lonely"}, NodeName: "node-a"})
+	bound.Spec.Affinity = lonely
+	other := Pod(PodOptions{Name: "other", CPU: "100m", Memory: "100Mi", Labels: map[string]string{"app": "web"}, NodeName: "node-a"})
+	follower := Pod(PodOptions{Name: "follower", CPU: "100m", Memory: "100Mi", Labels: map[string]string{"app": "lonely"}})
+	in := scheduling.Input{
+		Pods:          []*corev1.Pod{follower},
+		Nodes:         []scheduling.ExistingNode{{Node: Node(NodeOptions{Name: "node-a", CPU: "4", Memory: "8Gi"}), Pods: []*corev1.Pod{other, bound}, NodePool: "default", Initialized: true}},
+		NodePools:     pools(NodePool("default")),
+		InstanceTypes: SmallCatalog(),
+	}
+	want, err := scheduling.Solve(in)
+	require.NoError(t, err)
+	got, err := scheduling.Prepare(in).Solve(in.Pods, nil)
+	require.NoError(t, err)
+	require.Empty(t, want.ExistingNodes, "the follower stays off node-a")
+	wantJSON, _ := json.Marshal(want)
+	gotJSON, _ := json.Marshal(got)
+	require.Equal(t, string(wantJSON), string(gotJSON))
+}
