@@ -226,11 +226,11 @@ func (e *engine) singleNode(cands []*candidate, b *budgets, blocked map[string]K
 func (e *engine) consolidation(m Method, cands []*candidate, o outcome) *Command {
 	cmd := newCommand(ReasonUnderutilized, m, cands, o)
 	if o.action == ActionDelete {
-		cmd.Why = fmt.Sprintf("Deleting %s: their %d pods fit on other nodes; saves $%.4f/h.", nodeList(cands), len(o.moves), o.savings)
+		cmd.Why = fmt.Sprintf("Deleting %s: %s fit on other nodes; saves $%.4f/h.", nodeList(cands), podsOf(cands, len(o.moves)), o.savings)
 	} else {
 		r := o.replacement
-		cmd.Why = fmt.Sprintf("Replacing %s with one %s %s node in %s ($%.4f/h, %d instance types allowed): their %d pods fit on it and other nodes; saves $%.4f/h.",
-			nodeList(cands), r.CapacityType, r.InstanceType, r.Zone, r.Price, len(r.InstanceTypeOptions), len(o.moves), o.savings)
+		cmd.Why = fmt.Sprintf("Replacing %s with one %s %s node in %s ($%.4f/h, %d instance types allowed): %s fit on it and other nodes; saves $%.4f/h.",
+			nodeList(cands), r.CapacityType, r.InstanceType, r.Zone, r.Price, len(r.InstanceTypeOptions), podsOf(cands, len(o.moves)), o.savings)
 	}
 	return cmd
 }
@@ -250,6 +250,18 @@ func newCommand(r Reason, m Method, cands []*candidate, o outcome) *Command {
 func budgetKept(c *candidate, r Reason) Kept {
 	return Kept{Node: c.name(), NodePool: c.pool.Name(), BudgetBlocked: true,
 		Reason: fmt.Sprintf("NodePool %s's disruption budget for %s allows no more disruptions now", c.pool.Name(), r)}
+}
+
+// podsOf words the n pods that move off cands: "its 1 pod", "their 7 pods".
+func podsOf(cands []*candidate, n int) string {
+	owner, noun := "their", "pods"
+	if len(cands) == 1 {
+		owner = "its"
+	}
+	if n == 1 {
+		noun = "pod"
+	}
+	return fmt.Sprintf("%s %d %s", owner, n, noun)
 }
 
 func nodeList(cands []*candidate) string {
