@@ -6,10 +6,10 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -150,30 +150,12 @@ func seedCluster(b *testing.B, cp *kubetest.ControlPlane) error {
 
 // parallel runs fn for 0..n-1 on seedWorkers goroutines and returns the first error.
 func parallel(ctx context.Context, n int, fn func(context.Context, int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var next atomic.Int64
-	var first error
-	var once sync.Once
-	var wg sync.WaitGroup
-	for range seedWorkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				if err := fn(ctx, i); err != nil {
-					once.Do(func() { first = err; cancel() })
-					return
-				}
-			}
-		}()
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(seedWorkers)
+	for i := range n {
+		g.Go(func() error { return fn(ctx, i) })
 	}
-	wg.Wait()
-	return first
+	return g.Wait()
 }
 
 // benchNode looks like a Node an EKS kubelet registers: well-known labels, capacity, conditions,

@@ -12,10 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -538,30 +538,12 @@ func createPod(ctx context.Context, c kubernetes.Interface, want *corev1.Pod) er
 
 // parallel runs fn for 0..n-1 on benchWorkers goroutines and returns the first error.
 func parallel(ctx context.Context, n int, fn func(context.Context, int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var next atomic.Int64
-	var first error
-	var once sync.Once
-	var wg sync.WaitGroup
-	for range benchWorkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				if err := fn(ctx, i); err != nil {
-					once.Do(func() { first = err; cancel() })
-					return
-				}
-			}
-		}()
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(benchWorkers)
+	for i := range n {
+		g.Go(func() error { return fn(ctx, i) })
 	}
-	wg.Wait()
-	return first
+	return g.Wait()
 }
 
 // timings records the calls a run makes through its adapters, in order.
