@@ -14,11 +14,7 @@ package main
 
 import (
 	"context"
-	crand "crypto/rand"
-	"encoding/binary"
 	"fmt"
-	"math/rand/v2"
-	"net/netip"
 	"os"
 	"strconv"
 	"time"
@@ -26,17 +22,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/nodewright/nodewright/shared/consolidation"
-	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
-	"github.com/nodewright/nodewright/shared/launchtemplate"
-	"github.com/nodewright/nodewright/shared/nodeclass"
 	"github.com/nodewright/nodewright/shared/pricing"
 	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/state"
@@ -111,10 +101,6 @@ func build(ctx context.Context, s settings) (*consolidation.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	dns, err := dnsIP(cluster.ServiceCIDR)
-	if err != nil {
-		return nil, err
-	}
 	client, err := kube.Connect(cfg, cluster)
 	if err != nil {
 		return nil, err
@@ -123,32 +109,16 @@ func build(ctx context.Context, s settings) (*consolidation.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	ec2Client := ec2.NewFromConfig(cfg)
 	store := state.New(state.NewClient(cfg), s.table)
-	var seed [16]byte
-	if _, err := crand.Read(seed[:]); err != nil {
-		return nil, err
-	}
 	recorder := kube.NewRecorder(client, kube.RecorderOptions{Instance: "disruption"})
 	// Replacements go through a provisioner's launch path: the same catalog, node classes, templates,
 	// prices (the stored spot prices, as the provisioner reads them) and claim-first launches.
-	p := provisioning.New(provisioning.Config{
-		Cluster: launchtemplate.Cluster{Name: cluster.Name, Endpoint: cluster.Endpoint, CABundle: cluster.CA,
-			ServiceCIDR: cluster.ServiceCIDR, DNSIP: dns},
-		KubernetesVersion: cluster.Version,
-	}, provisioning.Dependencies{
-		Store:       store,
-		Cluster:     kube.NewSnapshotter(client, kube.SnapshotOptions{}),
-		NodeClasses: nodeclass.New(ec2Client, ssm.NewFromConfig(cfg), iam.NewFromConfig(cfg), cluster.Name, cfg.Region, time.Now),
-		Catalog:     ec2Client,
-		Prices:      prices,
-		Templates:   launchtemplate.New(ec2Client, cluster.Name, time.Now),
-		Launcher:    instance.New(ec2Client, cluster.Name),
-		Events:      recorder,
-		Now:         time.Now,
-		Rand:        rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))),
-		SpotPrices:  provisioning.NewStoredSpotPrices(store, prices, provisioning.DefaultSpotPricesEvery, time.Now),
-	})
+	p, err := provisioning.NewOnAWS(provisioning.AWSParts{Config: cfg, Cluster: cluster, Client: client, Store: store,
+		Prices: prices, SpotPrices: provisioning.NewStoredSpotPrices(store, prices, provisioning.DefaultSpotPricesEvery, time.Now),
+		Events: recorder})
+	if err != nil {
+		return nil, err
+	}
 	return consolidation.New(consolidation.Config{SpotToSpotConsolidation: s.spotToSpot, ValidationDelay: s.validationDelay},
 		consolidation.Deps{
 			Store:        store,
@@ -159,15 +129,4 @@ func build(ctx context.Context, s settings) (*consolidation.Runner, error) {
 			Events:       recorder,
 			Now:          time.Now,
 		}), nil
-}
-
-// dnsIP is the cluster DNS service address EKS uses: the tenth address of the service range.
-func dnsIP(serviceCIDR string) (string, error) {
-	prefix, err := netip.ParsePrefix(serviceCIDR)
-	if err != nil || !prefix.Addr().Is4() {
-		return "", fmt.Errorf("service CIDR %q is not an IPv4 range", serviceCIDR)
-	}
-	a := prefix.Masked().Addr().As4()
-	a[3] += 10
-	return netip.AddrFrom4(a).String(), nil
 }

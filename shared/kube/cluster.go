@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
@@ -62,4 +63,15 @@ func DescribeCluster(ctx context.Context, api EKSAPI, name string) (Cluster, err
 		return Cluster{}, fmt.Errorf("EKS cluster %s has no endpoint or certificate authority yet: %w", name, ErrClusterNotReady)
 	}
 	return cluster, nil
+}
+
+// DNSIP is the cluster DNS service address EKS uses: the tenth address of the service range.
+func (c Cluster) DNSIP() (string, error) {
+	prefix, err := netip.ParsePrefix(c.ServiceCIDR)
+	if err != nil || !prefix.Addr().Is4() {
+		return "", fmt.Errorf("service CIDR %q is not an IPv4 range", c.ServiceCIDR)
+	}
+	a := prefix.Masked().Addr().As4()
+	a[3] += 10
+	return netip.AddrFrom4(a).String(), nil
 }

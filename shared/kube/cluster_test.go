@@ -37,3 +37,13 @@ func TestDescribeClusterFromMoto(t *testing.T) {
 	_, err = DescribeCluster(ctx, api, "missing")
 	assert.True(t, IsNotFound(err), "got %v", err)
 }
+
+func TestDNSIPIsTheTenthServiceAddress(t *testing.T) {
+	for cidr, want := range map[string]string{"10.100.0.0/16": "10.100.0.10", "172.20.0.0/16": "172.20.0.10", "10.96.0.0/12": "10.96.0.10"} {
+		got, err := Cluster{ServiceCIDR: cidr}.DNSIP()
+		assert.NoError(t, err)
+		assert.Equal(t, want, got, cidr)
+	}
+	_, err := Cluster{ServiceCIDR: "fd00::/108"}.DNSIP()
+	assert.Error(t, err)
+}

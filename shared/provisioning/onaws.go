@@ -1,0 +1,69 @@
+package provisioning
+
+import (
+	crand "crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/instancetypes"
+	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/launchtemplate"
+	"github.com/nodewright/nodewright/shared/nodeclass"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+// AWSParts are what a function that launches brings to NewOnAWS: the AWS configuration, the cluster as
+// EKS describes it, a client acting as the functions' identity, the state table, prices, and
+// optionally stored spot prices and an Event publisher.
+type AWSParts struct {
+	Config     aws.Config
+	Cluster    kube.Cluster
+	Client     kubernetes.Interface
+	Store      *state.Store
+	Prices     instancetypes.Prices
+	SpotPrices SpotPriceSource
+	Events     EventPublisher
+}
+
+// NewOnAWS wires a Provisioner as the deployed functions run it — functions/provisioner for pending pods,
+// functions/disruption for replacements — so both launch through one path: EC2 for the catalog, fleets
+// and launch templates, SSM and IAM for node classes, the cluster's join data in the launch templates,
+// the wall clock, and claim-name suffixes drawn from a crypto-seeded source.
+func NewOnAWS(p AWSParts) (*Provisioner, error) {
+	dns, err := p.Cluster.DNSIP()
+	if err != nil {
+		return nil, err
+	}
+	var seed [16]byte
+	if _, err := crand.Read(seed[:]); err != nil {
+		return nil, fmt.Errorf("seeding claim names: %w", err)
+	}
+	ec2Client := ec2.NewFromConfig(p.Config)
+	name := p.Cluster.Name
+	return New(Config{
+		Cluster: launchtemplate.Cluster{Name: name, Endpoint: p.Cluster.Endpoint, CABundle: p.Cluster.CA,
+			ServiceCIDR: p.Cluster.ServiceCIDR, DNSIP: dns},
+		KubernetesVersion: p.Cluster.Version,
+	}, Dependencies{
+		Store:       p.Store,
+		Cluster:     kube.NewSnapshotter(p.Client, kube.SnapshotOptions{}),
+		NodeClasses: nodeclass.New(ec2Client, ssm.NewFromConfig(p.Config), iam.NewFromConfig(p.Config), name, p.Config.Region, time.Now),
+		Catalog:     ec2Client,
+		Prices:      p.Prices,
+		Templates:   launchtemplate.New(ec2Client, name, time.Now),
+		Launcher:    instance.New(ec2Client, name),
+		Events:      p.Events,
+		Now:         time.Now,
+		Rand:        rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))),
+		SpotPrices:  p.SpotPrices,
+	}), nil
+}
