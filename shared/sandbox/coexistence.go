@@ -111,12 +111,7 @@ type CoexistenceReport struct {
 
 // Worked reports whether every target was met and no component failed.
 func (r CoexistenceReport) Worked() bool {
-	for _, ok := range r.TargetsMet {
-		if !ok {
-			return false
-		}
-	}
-	return len(r.TargetsMet) > 0 && len(r.Errors) == 0
+	return allMet(r.TargetsMet, r.Errors)
 }
 
 // NarrowedNodePool is the NodePool the narrowed-label deployment launches from: Karpenter's documented

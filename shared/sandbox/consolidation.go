@@ -151,12 +151,7 @@ type ConsolidationReport struct {
 
 // Worked reports whether every target was met and no component failed.
 func (r ConsolidationReport) Worked() bool {
-	for _, ok := range r.TargetsMet {
-		if !ok {
-			return false
-		}
-	}
-	return len(r.TargetsMet) > 0 && len(r.Errors) == 0
+	return allMet(r.TargetsMet, r.Errors)
 }
 
 // consolidationSampleEvery is how often the scenario samples the NodePool's disrupting Nodes.

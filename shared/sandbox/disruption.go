@@ -2,23 +2,16 @@ package sandbox
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/nodewright/nodewright/shared/consolidation"
 	"github.com/nodewright/nodewright/shared/kube"
-	"github.com/nodewright/nodewright/shared/launchtemplate"
-	"github.com/nodewright/nodewright/shared/nodeclass"
 	"github.com/nodewright/nodewright/shared/pricing"
-	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/termination"
 )
 
@@ -59,22 +52,7 @@ func (s *Sandbox) StartDisruption(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p := provisioning.New(provisioning.Config{
-		Cluster: launchtemplate.Cluster{Name: Cluster, Endpoint: s.CP.Config.Host, CABundle: base64.StdEncoding.EncodeToString(s.CP.Config.CAData),
-			ServiceCIDR: "10.0.0.0/24", DNSIP: "10.0.0.10"},
-		KubernetesVersion: "1.34",
-	}, provisioning.Dependencies{
-		Store:       s.Store,
-		Cluster:     kube.NewSnapshotter(s.FunctionsClient, kube.SnapshotOptions{}),
-		NodeClasses: nodeclass.New(s.EC2, ssm.NewFromConfig(s.AWS), iam.NewFromConfig(s.AWS), Cluster, "us-east-1", time.Now),
-		Catalog:     s.EC2,
-		Prices:      prices,
-		Templates:   launchtemplate.New(s.EC2, Cluster, time.Now),
-		Launcher:    s.Launcher, // the fleet watch records the replacements' CreateFleet calls on the timeline
-		Events:      s.Recorder,
-		Now:         time.Now,
-		Rand:        rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2)),
-	})
+	p := s.newProvisioner(prices, 2) // the fleet watch records the replacements' CreateFleet calls on the timeline
 	r := consolidation.New(consolidation.Config{ValidationDelay: s.opts.DisruptionValidationDelay}, consolidation.Deps{
 		Store:        s.Store,
 		Cluster:      kube.NewSnapshotter(s.FunctionsClient, kube.SnapshotOptions{}),

@@ -82,3 +82,13 @@ func (s *Sandbox) capacity(ctx context.Context) (Capacity, error) {
 	c.TotalPricePerHour = math.Round(c.TotalPricePerHour*10000) / 10000
 	return c, nil
 }
+
+// allMet says whether a scenario worked: it has targets, every one was met, and no component failed.
+func allMet(targets map[string]bool, errs []string) bool {
+	for _, ok := range targets {
+		if !ok {
+			return false
+		}
+	}
+	return len(targets) > 0 && len(errs) == 0
+}

@@ -203,22 +203,7 @@ func (s *Sandbox) wire(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.Provisioner = provisioning.New(provisioning.Config{
-		Cluster: launchtemplate.Cluster{Name: Cluster, Endpoint: s.CP.Config.Host, CABundle: base64.StdEncoding.EncodeToString(s.CP.Config.CAData),
-			ServiceCIDR: "10.0.0.0/24", DNSIP: "10.0.0.10"},
-		KubernetesVersion: "1.34",
-	}, provisioning.Dependencies{
-		Store:       s.Store,
-		Cluster:     kube.NewSnapshotter(s.FunctionsClient, kube.SnapshotOptions{}),
-		NodeClasses: nodeclass.New(s.EC2, ssm.NewFromConfig(s.AWS), iam.NewFromConfig(s.AWS), Cluster, "us-east-1", time.Now),
-		Catalog:     s.EC2,
-		Prices:      prices,
-		Templates:   launchtemplate.New(s.EC2, Cluster, time.Now),
-		Launcher:    s.Launcher,
-		Events:      s.Recorder,
-		Now:         time.Now,
-		Rand:        rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1)),
-	})
+	s.Provisioner = s.newProvisioner(prices, 1)
 	s.Lifecycle = lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{Store: s.Store, Nodes: s.FunctionsClient.CoreV1().Nodes(),
 		NodeActions: kube.NewActions(s.FunctionsClient), Instances: instance.New(s.EC2, Cluster), Events: s.Recorder, Prices: prices,
 		Terminations: termination.NewSender(s.SQS, s.Queues.Termination), Now: time.Now})
@@ -353,4 +338,28 @@ func (s *Sandbox) Close() {
 	if s.Moto != nil {
 		s.Moto.Stop()
 	}
+}
+
+// newProvisioner wires a provisioner to the sandbox the way provisioning.NewOnAWS wires the deployed
+// functions' — moto's EC2, SSM and IAM, the local control plane's join data, the functions' identity —
+// except that launches go through the fleet watch, so the timeline shows them.
+// Each function that launches (the provisioner, the disruption function) gets its own, as in Lambda;
+// seed tells their claim-name draws apart.
+func (s *Sandbox) newProvisioner(prices *pricing.Provider, seed uint64) *provisioning.Provisioner {
+	return provisioning.New(provisioning.Config{
+		Cluster: launchtemplate.Cluster{Name: Cluster, Endpoint: s.CP.Config.Host, CABundle: base64.StdEncoding.EncodeToString(s.CP.Config.CAData),
+			ServiceCIDR: "10.0.0.0/24", DNSIP: "10.0.0.10"},
+		KubernetesVersion: "1.34",
+	}, provisioning.Dependencies{
+		Store:       s.Store,
+		Cluster:     kube.NewSnapshotter(s.FunctionsClient, kube.SnapshotOptions{}),
+		NodeClasses: nodeclass.New(s.EC2, ssm.NewFromConfig(s.AWS), iam.NewFromConfig(s.AWS), Cluster, "us-east-1", time.Now),
+		Catalog:     s.EC2,
+		Prices:      prices,
+		Templates:   launchtemplate.New(s.EC2, Cluster, time.Now),
+		Launcher:    s.Launcher,
+		Events:      s.Recorder,
+		Now:         time.Now,
+		Rand:        rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), seed)),
+	})
 }
