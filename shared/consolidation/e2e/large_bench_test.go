@@ -3,12 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"runtime"
-	"runtime/metrics"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,17 +15,13 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/consolidation"
-	"github.com/nodewright/nodewright/shared/disruption"
-	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/kubetest"
 	"github.com/nodewright/nodewright/shared/scheduling"
@@ -51,20 +44,6 @@ const (
 
 // benchZones are the zones newWorld's subnets are in.
 var benchZones = []string{"us-east-1a", "us-east-1b"}
-
-// benchShape is a node size of the generated cluster and how often it is drawn.
-type benchShape struct {
-	itype  string
-	weight int
-}
-
-var benchShapes = []benchShape{
-	{"m5.large", 20}, {"m5.xlarge", 25}, {"c5.xlarge", 15}, {"r5.large", 10},
-	{"m5.2xlarge", 15}, {"c5.2xlarge", 10}, {"m5.4xlarge", 5},
-}
-
-// benchOversized is the instance type whose nodes are left mostly empty (oversized for their pods).
-const benchOversized = "m5.4xlarge"
 
 // largeCluster is a generated cluster, seeded once per test binary and reused by every invocation
 // of the benchmark (-count): seeding 2,000 nodes takes about a minute.
@@ -339,168 +318,6 @@ func seedLargeCluster(b *testing.B, n int) (*largeCluster, error) {
 	return lc, nil
 }
 
-// generated is a cluster before it is created.
-type generated struct {
-	nodes   []*corev1.Node
-	claims  []state.Claim
-	pods    []*corev1.Pod
-	before  int
-	pinned  int
-	guarded string // the app whose PodDisruptionBudget allows no disruption
-}
-
-// benchApp is a deployment of the generated cluster.
-type benchApp struct {
-	name   string
-	cpu    resource.Quantity
-	memory resource.Quantity
-	// spread: its pods spread over zones (maxSkew 1), DoNotSchedule when hard, else ScheduleAnyway.
-	spread, hard bool
-}
-
-// generateCluster packs n nodes of mixed sizes (every 20th oversized and mostly empty, a fifth
-// on-demand, the rest spot, 1% annotated do-not-disrupt) with pods of benchApps deployments (a sixth of
-// them spread over zones, one guarded by a PodDisruptionBudget), then removes 60% of the pods at
-// random, leaving at least one pod on each node so the run has no empty node to take first and must
-// search. The seed is fixed: the same n gives the same cluster.
-func generateCluster(ns string, n int, catalog map[string]*scheduling.InstanceType) (*generated, error) {
-	rng := rand.New(rand.NewPCG(benchSeed1, benchSeed2))
-	cpus := []string{"100m", "150m", "200m", "250m", "300m", "350m"}
-	mems := []string{"128Mi", "256Mi", "384Mi", "512Mi"}
-	apps := make([]benchApp, benchApps)
-	for i := range apps {
-		apps[i] = benchApp{name: fmt.Sprintf("app-%02d", i), cpu: resource.MustParse(cpus[rng.IntN(len(cpus))]),
-			memory: resource.MustParse(mems[rng.IntN(len(mems))]), spread: i%6 == 1, hard: i == 1}
-	}
-	g := &generated{guarded: apps[0].name}
-	total := 0
-	for _, s := range benchShapes {
-		total += s.weight
-	}
-	suffix := ns[len(ns)-5:]
-	launched := time.Now().Add(-2 * time.Hour)
-	initialized := launched.Add(time.Minute)
-	zoneCount := map[string]map[string]int{} // app → zone → pods, for the spread apps
-	for _, a := range apps {
-		zoneCount[a.name] = map[string]int{}
-	}
-	podsOf := make([][]*corev1.Pod, n)
-	for i := range n {
-		draw, shape := rng.IntN(total), benchShapes[0]
-		for _, s := range benchShapes {
-			if draw < s.weight {
-				shape = s
-				break
-			}
-			draw -= s.weight
-		}
-		it := catalog[shape.itype]
-		if it == nil {
-			return nil, fmt.Errorf("instance type %s is not in the catalog", shape.itype)
-		}
-		zone := benchZones[i%len(benchZones)]
-		ct := instance.CapacityTypeSpot
-		if rng.IntN(5) == 0 {
-			ct = instance.CapacityTypeOnDemand
-		}
-		price := -1.0
-		for _, o := range it.Offerings {
-			if o.Zone == zone && o.CapacityType == ct {
-				price = o.Price
-			}
-		}
-		if price < 0 {
-			return nil, fmt.Errorf("no %s %s offering in %s", ct, it.Name, zone)
-		}
-		name := fmt.Sprintf("bench-%04d-%s", i, suffix)
-		providerID := fmt.Sprintf("aws:///%s/i-%017x", zone, 0xbe0000000+i)
-		labels := map[string]string{"e2e": ns, corev1.LabelHostname: name, scheduling.LabelNodePool: "default",
-			scheduling.LabelNodeInitalized: "true", "karpenter.sh/registered": "true", scheduling.LabelInstanceType: it.Name,
-			scheduling.LabelZone: zone, scheduling.LabelCapacityType: ct, scheduling.LabelArch: "amd64",
-			scheduling.LabelOS: "linux", apis.NodeClassLabelKey: "default"}
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: map[string]string{}},
-			Spec: corev1.NodeSpec{ProviderID: providerID},
-			Status: corev1.NodeStatus{Capacity: it.Capacity.List(), Allocatable: it.Allocatable.List(),
-				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-					LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.NewTime(initialized)}}}}
-		if i%100 == 50 {
-			node.Annotations[disruption.AnnotationDoNotDisrupt] = "true"
-			g.pinned++
-		}
-		g.nodes = append(g.nodes, node)
-		g.claims = append(g.claims, state.Claim{Name: "claim-" + name, NodePool: "default", NodeClass: "default",
-			Lifecycle: state.Initialized, InstanceType: it.Name, Zone: zone, CapacityType: ct, PricePerHour: price,
-			ProviderID: providerID, NodeName: name, CreatedAt: launched, LaunchedAt: &launched, InitializedAt: &initialized})
-
-		// Pack: draw pods of random apps until several in a row do not fit (an oversized node stops at
-		// a third of its CPU).
-		alloc := it.Allocatable.List()
-		cpuLeft, memLeft, slots := alloc.Cpu().MilliValue(), alloc.Memory().Value(), alloc.Pods().Value()
-		if it.Name == benchOversized {
-			cpuLeft /= 3
-		}
-		for misses := 0; misses < 8 && slots > 0; {
-			a := apps[rng.IntN(len(apps))]
-			if a.cpu.MilliValue() > cpuLeft || a.memory.Value() > memLeft {
-				misses++
-				continue
-			}
-			if a.hard {
-				counts := zoneCount[a.name]
-				lowest := min(counts[benchZones[0]], counts[benchZones[1]])
-				if counts[zone]+1-lowest > 1 {
-					misses++
-					continue
-				}
-			}
-			cpuLeft -= a.cpu.MilliValue()
-			memLeft -= a.memory.Value()
-			slots--
-			zoneCount[a.name][zone]++
-			podsOf[i] = append(podsOf[i], benchPod(ns, a, name, len(podsOf[i])))
-		}
-	}
-	// Remove 60% at random, keeping one pod per node.
-	for i := range podsOf {
-		g.before += len(podsOf[i])
-		var kept []*corev1.Pod
-		for _, p := range podsOf[i] {
-			if rng.Float64() >= benchRemoved {
-				kept = append(kept, p)
-			}
-		}
-		if len(kept) == 0 && len(podsOf[i]) > 0 {
-			kept = append(kept, podsOf[i][rng.IntN(len(podsOf[i]))])
-		}
-		g.pods = append(g.pods, kept...)
-	}
-	return g, nil
-}
-
-// benchPod is the j-th pod of app a on node, as a Deployment's pod looks once bound and running.
-func benchPod(ns string, a benchApp, node string, j int) *corev1.Pod {
-	controller := true
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%s-%d", a.name, strings.TrimPrefix(node, "bench-"), j), Namespace: ns,
-			Labels: map[string]string{"app": a.name, "pod-template-hash": "7d9f8c6b5"},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: a.name + "-7d9f8c6b5",
-				UID: types.UID("00000000-0000-0000-0000-0000000000" + a.name[len(a.name)-2:]), Controller: &controller}}},
-		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10",
-			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: a.cpu, corev1.ResourceMemory: a.memory}}}}},
-	}
-	if a.spread {
-		when := corev1.ScheduleAnyway
-		if a.hard {
-			when = corev1.DoNotSchedule
-		}
-		p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone,
-			WhenUnsatisfiable: when, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": a.name}}}}
-	}
-	return p
-}
-
-// createNode creates a Node as a kubelet leaves it: Ready, with capacity, and without the not-ready
-// taint the API server adds at creation (no node-lifecycle controller runs here to remove it).
 func createNode(ctx context.Context, c kubernetes.Interface, want *corev1.Node) error {
 	n, err := c.CoreV1().Nodes().Create(ctx, want, metav1.CreateOptions{})
 	if err != nil {
@@ -547,192 +364,3 @@ func parallel(ctx context.Context, n int, fn func(context.Context, int) error) e
 }
 
 // timings records the calls a run makes through its adapters, in order.
-type timings struct {
-	start time.Time
-	mu    sync.Mutex
-	calls []call
-}
-
-type call struct {
-	name       string
-	start, end time.Time
-}
-
-func (t *timings) time(name string) func() {
-	start := time.Now()
-	return func() {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		t.calls = append(t.calls, call{name: name, start: start, end: time.Now()})
-	}
-}
-
-// decision is the time from the start of the run to the end of its first Decide: the first decision
-// record written after it (recordKept runs right after Decide) when there is one, else the end of the
-// first catalog read plus Decide (the input's assembly, in memory, uncounted).
-func (t *timings) decision(run, decide time.Duration) time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, c := range t.calls {
-		if c.name == "record-decisions" {
-			return c.start.Sub(t.start)
-		}
-	}
-	for _, c := range t.calls {
-		if c.name == "catalog" {
-			return c.end.Sub(t.start) + decide
-		}
-	}
-	return run
-}
-
-type phase struct {
-	name string
-	took time.Duration
-}
-
-// phases sums the time of each kind of call before the first decision, named for the metrics:
-// snapshot (the API server: advance's and the read's), claims, commands and config (DynamoDB), catalog.
-func (t *timings) phases() []phase {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	sums := map[string]time.Duration{}
-	for _, c := range t.calls {
-		if c.name == "record-decisions" {
-			break
-		}
-		sums[c.name] += c.end.Sub(c.start)
-	}
-	var out []phase
-	for _, name := range []string{"snapshot", "claims", "commands", "config", "catalog"} {
-		out = append(out, phase{name: name, took: sums[name]})
-	}
-	return out
-}
-
-// total is the time spent in every call named name, and how many there were.
-func (t *timings) total(name string) (time.Duration, int) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var sum time.Duration
-	n := 0
-	for _, c := range t.calls {
-		if c.name == name {
-			sum += c.end.Sub(c.start)
-			n++
-		}
-	}
-	return sum, n
-}
-
-// String lists the calls in the order they started: name@start+duration.
-func (t *timings) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	cs := slices.Clone(t.calls)
-	sort.Slice(cs, func(i, j int) bool { return cs[i].start.Before(cs[j].start) })
-	var parts []string
-	for _, c := range cs {
-		parts = append(parts, fmt.Sprintf("%s@%.2fs+%.2fs", c.name, c.start.Sub(t.start).Seconds(), c.end.Sub(c.start).Seconds()))
-	}
-	return strings.Join(parts, " ")
-}
-
-// timedStore, timedCluster and timedLauncher time the reads of a run.
-type timedStore struct {
-	*state.Store
-	tm *timings
-}
-
-func (s timedStore) ListClaims(ctx context.Context) ([]state.Claim, error) {
-	defer s.tm.time("claims")()
-	return s.Store.ListClaims(ctx)
-}
-
-func (s timedStore) ListDisruptionCommands(ctx context.Context) ([]state.DisruptionCommand, error) {
-	defer s.tm.time("commands")()
-	return s.Store.ListDisruptionCommands(ctx)
-}
-
-func (s timedStore) ListConfig(ctx context.Context, kind string) ([]state.ConfigItem, error) {
-	defer s.tm.time("config")()
-	return s.Store.ListConfig(ctx, kind)
-}
-
-func (s timedStore) ReserveDisruption(ctx context.Context, nodePool, claim string, allowed int) error {
-	defer s.tm.time("reserve")()
-	return s.Store.ReserveDisruption(ctx, nodePool, claim, allowed)
-}
-
-func (s timedStore) RecordDecisions(ctx context.Context, ds []state.Decision) error {
-	defer s.tm.time("record-decisions")()
-	return s.Store.RecordDecisions(ctx, ds)
-}
-
-type timedCluster struct {
-	r  consolidation.ClusterReader
-	tm *timings
-}
-
-func (c timedCluster) Snapshot(ctx context.Context) (*kube.Snapshot, error) {
-	defer c.tm.time("snapshot")()
-	return c.r.Snapshot(ctx)
-}
-
-type timedNodes struct {
-	consolidation.NodeActions
-	tm *timings
-}
-
-func (n timedNodes) Taint(ctx context.Context, node string, taint corev1.Taint) error {
-	defer n.tm.time("taint")()
-	return n.NodeActions.Taint(ctx, node, taint)
-}
-
-type timedTerminations struct {
-	consolidation.Terminations
-	tm *timings
-}
-
-func (t timedTerminations) Send(ctx context.Context, req termination.Request) error {
-	defer t.tm.time("terminate")()
-	return t.Terminations.Send(ctx, req)
-}
-
-type timedLauncher struct {
-	consolidation.Launcher
-	tm *timings
-}
-
-func (l timedLauncher) PrepareLaunches(ctx context.Context) (consolidation.Launches, error) {
-	defer l.tm.time("catalog")()
-	return l.Launcher.PrepareLaunches(ctx)
-}
-
-// heapObjectBytes is the heap held by objects, live or not yet swept.
-func heapObjectBytes() uint64 {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(sample)
-	return sample[0].Value.Uint64()
-}
-
-// sampleHeap records the largest heap seen every 5 ms until the returned stop is called (garbage not yet
-// swept included: what the function's memory must hold).
-func sampleHeap(peak *uint64) (stop func()) {
-	done, finished := make(chan struct{}), make(chan struct{})
-	record := func() { *peak = max(*peak, heapObjectBytes()) }
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			record()
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() { close(done); <-finished; record() }
-}
