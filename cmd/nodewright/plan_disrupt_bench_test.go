@@ -297,7 +297,7 @@ func BenchmarkPlanDisrupt(b *testing.B) {
 		nodes                       int
 		spread, spotToSpot, fewPins bool
 	}{{250, true, false, false}, {250, true, true, false}, {2000, true, false, false}, {2000, false, false, false},
-		{250, true, false, true}, {2000, true, false, true}, {2000, false, false, true}}
+		{250, true, false, true}, {2000, true, false, true}, {2000, false, false, true}, {2000, true, true, true}}
 	for _, tc := range cases {
 		name := fmt.Sprintf("nodes=%d/spread=%v/spot-to-spot=%v", tc.nodes, tc.spread, tc.spotToSpot)
 		if tc.fewPins {

@@ -282,8 +282,11 @@ func checkDisruptContract(files disruptFiles, out []byte) ([]string, contractSum
 			fail("%s: method %s with reason %s", where, c.Method, c.Reason)
 		case !slices.Contains([]string{"empty", "multi", "single"}, c.Method):
 			fail("%s: method %q", where, c.Method)
-		case c.Action == "delete" && len(c.Replacements) != 0, c.Action == "replace" && len(c.Replacements) != 1,
+		case c.Action == "delete" && len(c.Replacements) != 0, c.Action == "replace" && len(c.Replacements) == 0,
 			c.Action != "delete" && c.Action != "replace":
+			fail("%s: action %s with %d replacements", where, c.Action, len(c.Replacements))
+		case len(c.Replacements) > max(1, len(c.Nodes)-1):
+			// One node is replaced by one; several by fewer than they are.
 			fail("%s: action %s with %d replacements", where, c.Action, len(c.Replacements))
 		case c.Method == "single" && len(c.Nodes) != 1:
 			fail("%s: single-node command on %d nodes", where, len(c.Nodes))
@@ -341,10 +344,10 @@ func checkDisruptContract(files disruptFiles, out []byte) ([]string, contractSum
 				}
 			}
 		}
-		// The replacement: a unique name, offered in its zone and capacity type, priced from the catalog.
-		replacement := ""
+		// The replacements: unique names, offered in their zone and capacity type, priced from the catalog.
+		ownReplacement := map[string]bool{}
 		for _, r := range c.Replacements {
-			replacement = r.Name
+			ownReplacement[r.Name] = true
 			if replacementNames[r.Name] || nodes[r.Name] != nil {
 				fail("%s: replacement name %s is not unique", where, r.Name)
 			}
@@ -386,7 +389,7 @@ func checkDisruptContract(files disruptFiles, out []byte) ([]string, contractSum
 			launchedInTick[r.Name] = true
 		}
 		// The moves: every pod of the disrupted nodes exactly once, to a live node outside the command
-		// or to the command's own replacement.
+		// or to one of the command's own replacements.
 		moved := map[string]bool{}
 		for _, m := range c.Moves {
 			if !moving[m.Pod] {
@@ -402,7 +405,7 @@ func checkDisruptContract(files disruptFiles, out []byte) ([]string, contractSum
 			case dest == nil:
 				fail("%s: pod %s moves to unknown node %s", where, m.Pod, m.To)
 				continue
-			case m.To == replacement:
+			case ownReplacement[m.To]:
 			case inCommand[m.To]:
 				fail("%s: pod %s moves to %s, which the command disrupts", where, m.Pod, m.To)
 			case !dest.alive:

@@ -115,8 +115,17 @@ func writeDisruptTable(w io.Writer, r disruptReport, ticks int) error {
 		fmt.Fprintln(tw, "TICK\tREASON\tMETHOD\tACTION\tNODES\tREPLACEMENT\tPODS MOVED\tSAVES $/H")
 		for _, c := range r.Commands {
 			repl := "-"
-			for _, p := range c.Replacements {
+			switch len(c.Replacements) {
+			case 0:
+			case 1:
+				p := c.Replacements[0]
 				repl = fmt.Sprintf("%s: %s %s %s $%.4f/h (%d types)", p.Name, p.InstanceType, p.CapacityType, p.Zone, p.PricePerHour, len(p.InstanceTypeOptions))
+			default:
+				total := 0.0
+				for _, p := range c.Replacements {
+					total += p.PricePerHour
+				}
+				repl = fmt.Sprintf("%d nodes (%s, ...) $%.4f/h", len(c.Replacements), c.Replacements[0].Name, total)
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%.4f\n", c.Tick, c.Reason, c.Method, c.Action, nodeNames(c.Nodes), repl, len(c.Moves), c.SavingsPerHour)
 		}

@@ -9,6 +9,9 @@ import (
 	"github.com/nodewright/nodewright/shared/scheduling"
 )
 
+// savingsEpsilon is the smallest difference in $/h between two commands' savings that counts.
+const savingsEpsilon = 1e-9
+
 // Action is what a command does to its nodes.
 type Action string
 
@@ -138,25 +141,57 @@ func (e *engine) emptiness(cands []*candidate, b *budgets, blocked map[string]Ke
 	return cmd
 }
 
-// multiNode finds the longest prefix of the underused candidates (in consolidation order, within
-// the Underutilized budgets) that can be deleted or replaced by one cheaper node, by binary search
-// on the prefix length (at least two nodes). Prefixes the LP bound proves cannot save money are
-// skipped without a simulation.
+// multiNode finds a prefix of the underused candidates (within the Underutilized budgets) that can
+// be deleted or replaced by fewer, cheaper nodes, by binary search on the prefix length (at least two
+// nodes) for the longest valid one; of the valid prefixes it tried, it keeps the one that saves the
+// most, the shortest when they save the same. It searches the candidates in consolidation order, as
+// Karpenter does, and, when spot-to-spot consolidation is on, in repack order too (overpaid first,
+// see repackOrder), and takes the command that saves more. With spot-to-spot off the repack order is
+// not searched: it leads with the on-demand nodes, whose deletion saves the most at once but leaves
+// spot nodes that may then only be deleted, never repacked (measured: 1.22× the LP bound after the
+// whole sequence instead of 1.15×). Prefixes the LP bound proves cannot save money are skipped without a simulation.
 func (e *engine) multiNode(cands []*candidate, b *budgets, blocked map[string]Kept) *Command {
+	var underused []*candidate
+	for _, c := range cands {
+		if !c.empty() {
+			underused = append(underused, c)
+		}
+	}
+	best, list := e.searchPrefix(withinBudget(underused, b, blocked))
+	if e.in.Options.SpotToSpotConsolidation && !e.exhausted {
+		if o, l := e.searchPrefix(withinBudget(e.repackOrder(underused), b, nil)); len(l) > 0 && (len(list) == 0 || o.savings > best.savings+savingsEpsilon) {
+			best, list = o, l
+		}
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	return e.consolidation(MethodMulti, list, best)
+}
+
+// withinBudget keeps, in order, the candidates their NodePool's Underutilized budget allows,
+// recording the others in blocked when it is not nil.
+func withinBudget(cands []*candidate, b *budgets, blocked map[string]Kept) []*candidate {
 	var list []*candidate
 	used := map[string]int{}
 	for _, c := range cands {
-		if c.empty() {
-			continue
-		}
 		pool := c.pool.Name()
 		if b.left(pool, ReasonUnderutilized)-used[pool] <= 0 {
-			blocked[c.name()] = budgetKept(c, ReasonUnderutilized)
+			if blocked != nil {
+				blocked[c.name()] = budgetKept(c, ReasonUnderutilized)
+			}
 			continue
 		}
 		used[pool]++
 		list = append(list, c)
 	}
+	return list
+}
+
+// searchPrefix binary-searches the prefix length of list (at least two) for the longest prefix that
+// can be removed, and returns the outcome of the valid prefix tried that saves the most (the
+// shortest of equals) with that prefix, or no prefix.
+func (e *engine) searchPrefix(list []*candidate) (outcome, []*candidate) {
 	var best outcome
 	bestN := 0
 	lo, hi := 2, len(list)
@@ -171,16 +206,17 @@ func (e *engine) multiNode(cands []*candidate, b *budgets, blocked map[string]Ke
 			break
 		}
 		if o := e.simulate(prefix); o.invalid == "" {
-			best, bestN = o, mid
+			// A longer prefix that saves no more only disrupts more nodes (say, one replaced by a new
+			// node of its own type): the shorter one stays the answer.
+			if bestN == 0 || o.savings > best.savings+savingsEpsilon {
+				best, bestN = o, mid
+			}
 			lo = mid + 1
 		} else {
 			hi = mid - 1
 		}
 	}
-	if bestN == 0 {
-		return nil
-	}
-	return e.consolidation(MethodMulti, list[:bestN], best)
+	return best, list[:bestN]
 }
 
 // singleNode takes the first underused candidate, in consolidation order, that can be deleted or
@@ -227,10 +263,13 @@ func (e *engine) consolidation(m Method, cands []*candidate, o outcome) *Command
 	cmd := newCommand(ReasonUnderutilized, m, cands, o)
 	if o.action == ActionDelete {
 		cmd.Why = fmt.Sprintf("Deleting %s: %s fit on other nodes; saves $%.4f/h.", nodeList(cands), podsOf(cands, len(o.moves)), o.savings)
-	} else {
-		r := o.replacement
+	} else if len(o.replacements) == 1 {
+		r := o.replacements[0]
 		cmd.Why = fmt.Sprintf("Replacing %s with one %s %s node in %s ($%.4f/h, %d instance types allowed): %s fit on it and other nodes; saves $%.4f/h.",
 			nodeList(cands), r.CapacityType, r.InstanceType, r.Zone, r.Price, len(r.InstanceTypeOptions), podsOf(cands, len(o.moves)), o.savings)
+	} else {
+		cmd.Why = fmt.Sprintf("Replacing %s with %d cheaper nodes (%s): %s fit on them and other nodes; saves $%.4f/h.",
+			nodeList(cands), len(o.replacements), replacementList(o.replacements), podsOf(cands, len(o.moves)), o.savings)
 	}
 	return cmd
 }
@@ -241,9 +280,7 @@ func newCommand(r Reason, m Method, cands []*candidate, o outcome) *Command {
 		cmd.Nodes = append(cmd.Nodes, CommandNode{Name: c.name(), Claim: c.node.Claim, NodePool: c.pool.Name(), PricePerHour: c.node.Price})
 	}
 	slices.SortFunc(cmd.Nodes, func(a, b CommandNode) int { return cmp.Compare(a.Name, b.Name) })
-	if o.replacement != nil {
-		cmd.Replacements = []scheduling.ClaimPlan{*o.replacement}
-	}
+	cmd.Replacements = o.replacements
 	return cmd
 }
 
@@ -262,6 +299,29 @@ func podsOf(cands []*candidate, n int) string {
 		noun = "pod"
 	}
 	return fmt.Sprintf("%s %d %s", owner, n, noun)
+}
+
+// replacementList words replacements by kind: "2 × spot m5.large in us-east-1a, 1 × spot
+// c5.xlarge in us-east-1b", each priced.
+func replacementList(reps []scheduling.ClaimPlan) string {
+	type kind struct {
+		ct, it, zone string
+		price        float64
+	}
+	counts := map[kind]int{}
+	var order []kind
+	for _, r := range reps {
+		k := kind{r.CapacityType, r.InstanceType, r.Zone, r.Price}
+		if counts[k] == 0 {
+			order = append(order, k)
+		}
+		counts[k]++
+	}
+	parts := make([]string, len(order))
+	for i, k := range order {
+		parts[i] = fmt.Sprintf("%d × %s %s in %s at $%.4f/h", counts[k], k.ct, k.it, k.zone, k.price)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func nodeList(cands []*candidate) string {

@@ -34,21 +34,25 @@
 //     is built.
 //   - Methods (decide.go), first success wins: Empty deletes every empty candidate its budget
 //     allows, in one command; multi-node binary-searches the longest prefix (two or more, no cap) of
-//     the underused candidates that can be deleted or replaced by one cheaper node; single-node takes
-//     the first candidate that can. A cheap necessary condition (prune.go) skips what cannot save
+//     the underused candidates that can be deleted or replaced by fewer, cheaper nodes (Karpenter
+//     allows one; maxReplacements), keeping the valid prefix tried that saves the most, in
+//     consolidation order and, with spot-to-spot on, in repack order (most overpaid against the LP
+//     bound of their own pods first); single-node takes the first candidate that can be deleted or
+//     replaced by one cheaper node. A cheap necessary condition (prune.go) skips what cannot save
 //     money: the demand that cannot fit in the free room left on initialized nodes (in total, or
-//     pod by pod in any single node) must fit one instance type and its LP lower bound
+//     pod by pod in any single node) must, for one candidate, fit one instance type, and its LP lower bound
 //     (scheduling.LowerBound over each pool's compatible types) must be below the candidates'
 //     price; spot candidates with spot-to-spot off are priced against non-spot offerings only.
 //     Benchmarks: BenchmarkDecide (bench_test.go).
 //   - Simulation (simulate.go): scheduling.Solve with the candidates removed, their pods plus the
 //     pending pods and the pods of disrupting nodes to place; valid iff every candidate pod lands on
-//     an initialized node or the one new claim. Replacement price rule (replace.go): options keep
-//     types whose worst price in the launch's capacity type is below the candidates' total; a
+//     an initialized node or a new claim. Replacement price rule (replace.go): options keep types
+//     whose worst price in the launch's capacity type is below the candidates' total (for n
+//     replacements, below each one's price plus 1/n of the saving, so any launch saves money); a
 //     replacement that may be spot or on-demand is pinned to spot; spot-to-spot needs
 //     Options.SpotToSpotConsolidation, and for one node MinSpotToSpotTypes cheaper types (launching
-//     with the 15 cheapest); a multi-node replacement drops types at or above the price of a
-//     candidate of the same type; minValues must still hold.
+//     with the 15 cheapest); a multi-node command's only replacement drops types at or above the
+//     price of a candidate of the same type; minValues must still hold.
 //   - Churn guard: a node launched as a replacement less than consolidateAfter ago may be deleted
 //     but not replaced.
 //   - Search budget: Options.MaxSimulations and Options.TimeLeft stop the search; multi-node then

@@ -1,7 +1,9 @@
 package disruption
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"github.com/nodewright/nodewright/shared/scheduling"
 )
@@ -84,9 +86,10 @@ func newPruner(e *engine) *pruner {
 
 // mightSave is a necessary condition for removing cands to save money, computed without a
 // simulation. Whatever cannot fit in the free room left on the other initialized nodes (CPU and
-// memory summed over them, ignoring every constraint) needs the one new node, which must be a single
-// instance type that holds it and, by the LP lower bound, costs at least LowerBound of it; if that is
-// not below what the candidates cost, no simulation can find a saving. Everything the bound ignores
+// memory summed over them, ignoring every constraint) needs new nodes, which by the LP lower bound
+// cost at least LowerBound of it (and for a single candidate, whose replacement is one node, must be
+// one instance type that holds it); if that is not below what the candidates cost, no simulation can
+// find a saving. Everything the bound ignores
 // (pending pods, daemons, fragmentation, constraints) only makes the real answer worse. When all
 // candidates are spot and spot-to-spot consolidation is off, a spot replacement is refused anyway,
 // so the bound prices the other capacity types only.
@@ -123,12 +126,14 @@ func (e *engine) mightSave(cands []*candidate) bool {
 	if allSpot && !e.in.Options.SpotToSpotConsolidation {
 		types = p.nonSpot
 	}
-	fits := false
+	// Several candidates may be replaced by several new nodes, which need not be one type that holds
+	// the whole excess.
+	fits := maxReplacements(len(cands)) > 1
 	for _, t := range types {
-		if t.CPU >= excess.cpu && t.Memory >= excess.memory {
-			fits = true
+		if fits {
 			break
 		}
+		fits = t.CPU >= excess.cpu && t.Memory >= excess.memory
 	}
 	return fits && scheduling.LowerBound(excess.cpu, excess.memory, types) < total
 }
@@ -160,5 +165,23 @@ func (p *pruner) unfit(c *candidate) room {
 		}
 	}
 	c.unfit = &out
+	return out
+}
+
+// repackOrder returns the candidates ordered for a repack: the most overpaid first, that is the
+// highest price above the LP lower bound of their own pods' requests on the cheapest capacity the
+// NodePools offer (on-demand nodes and oversized nodes lead), then in consolidation order. With
+// spot-to-spot consolidation off, an all-spot prefix cannot be replaced, and this order puts the
+// on-demand nodes, which may take spot nodes with them into a spot replacement, at the front.
+func (e *engine) repackOrder(cands []*candidate) []*candidate {
+	if e.prune == nil {
+		e.prune = newPruner(e)
+	}
+	overpaid := make(map[*candidate]float64, len(cands))
+	for _, c := range cands {
+		overpaid[c] = c.node.Price - scheduling.LowerBound(c.requests.cpu, c.requests.memory, e.prune.types)
+	}
+	out := slices.Clone(cands)
+	slices.SortStableFunc(out, func(a, b *candidate) int { return cmp.Compare(overpaid[b], overpaid[a]) })
 	return out
 }

@@ -9,22 +9,51 @@ import (
 	"github.com/nodewright/nodewright/shared/scheduling"
 )
 
-// priceReplacement applies Karpenter's price rule to the one claim a simulation opened to replace
+// priceReplacements applies the price rule to the claims a simulation opened to replace cands,
+// which cost total together. One claim keeps the options whose worst price is below total, as
+// Karpenter does. Several share the saving: with p the price the scheduler found for each and
+// slack = total - Σp, each keeps the options whose worst price is below its p + slack/n, so the
+// replacements cost less than the nodes whichever of their options the launches take.
+func (e *engine) priceReplacements(cands []*candidate, total float64, claims []scheduling.ClaimPlan) ([]scheduling.ClaimPlan, string) {
+	slack := total
+	for _, cp := range claims {
+		slack -= cp.Price
+	}
+	if slack <= 0 && len(claims) > 1 {
+		return nil, fmt.Sprintf("the %d new nodes the pods need cost $%.4f/h, not less than the $%.4f/h of the nodes", len(claims), total-slack, total)
+	}
+	out := make([]scheduling.ClaimPlan, len(claims))
+	for i, cp := range claims {
+		limit := total
+		if len(claims) > 1 {
+			limit = cp.Price + slack/float64(len(claims))
+		}
+		priced, why := e.priceReplacement(cands, cp, limit, len(claims) == 1)
+		if why != "" {
+			if len(claims) > 1 {
+				why = fmt.Sprintf("replacement %d of %d: %s", i+1, len(claims), why)
+			}
+			return nil, why
+		}
+		out[i] = priced
+	}
+	return out, ""
+}
+
+// priceReplacement applies Karpenter's price rule to one claim a simulation opened to replace
 // cands: its instance-type options keep only the types whose worst price, in the capacity type a
-// launch would take, is below what the candidates cost together. All-spot candidates replaced by
+// launch would take, is below limit (what the candidates cost together, when it is the only one). All-spot candidates replaced by
 // spot need Options.SpotToSpotConsolidation, and a single one needs MinSpotToSpotTypes cheaper
 // types and launches with the cheapest of them; otherwise a replacement that may be spot or
 // on-demand is pinned to spot, so that a failed spot launch cannot fall back to on-demand that costs
 // more. It returns the adjusted claim, or why there is no cheaper replacement.
-func (e *engine) priceReplacement(cands []*candidate, cp scheduling.ClaimPlan) (scheduling.ClaimPlan, string) {
+func (e *engine) priceReplacement(cands []*candidate, cp scheduling.ClaimPlan, limit float64, alone bool) (scheduling.ClaimPlan, string) {
 	reqs, err := scheduling.RequirementsFromSpecs(cp.Requirements)
 	if err != nil {
 		return cp, fmt.Sprintf("the replacement's requirements cannot be read: %v", err)
 	}
-	total := 0.0
 	allSpot := true
 	for _, c := range cands {
-		total += c.node.Price
 		allSpot = allSpot && c.node.CapacityType == scheduling.CapacityTypeSpot
 	}
 	ct := reqs.Get(scheduling.LabelCapacityType)
@@ -43,16 +72,16 @@ func (e *engine) priceReplacement(cands []*candidate, cp scheduling.ClaimPlan) (
 		}
 		reqs.Add(scheduling.MustRequirement(scheduling.LabelCapacityType, scheduling.OpIn, scheduling.CapacityTypeSpot))
 	}
-	types = cheaperThan(types, reqs, e.in.Unavailable, total)
+	types = cheaperThan(types, reqs, e.in.Unavailable, limit)
 	if !spotToSpot && allows(scheduling.CapacityTypeSpot) && allows(scheduling.CapacityTypeOnDemand) {
 		reqs.Add(scheduling.MustRequirement(scheduling.LabelCapacityType, scheduling.OpIn, scheduling.CapacityTypeSpot))
 		types = slices.DeleteFunc(types, func(it *scheduling.InstanceType) bool { return !it.HasAvailableOffering(reqs, e.in.Unavailable) })
 	}
-	if len(cands) > 1 {
+	if len(cands) > 1 && alone {
 		types = withoutSameTypeAtHigherPrice(types, cands, reqs, e.in.Unavailable)
 	}
 	if len(types) == 0 {
-		return cp, fmt.Sprintf("no instance type that holds the pods costs less than the $%.4f/h the nodes cost", total)
+		return cp, fmt.Sprintf("no instance type that holds the pods costs less than $%.4f/h", limit)
 	}
 	scheduling.OrderByPrice(types, reqs, e.in.Unavailable)
 	if spotToSpot && len(cands) == 1 {
@@ -90,8 +119,8 @@ func (e *engine) priceReplacement(cands []*candidate, cp scheduling.ClaimPlan) (
 		return cp, "no offering of the cheaper instance types is available"
 	}
 	out.Zone, out.CapacityType, out.Price, out.ReservationID = best.Zone, best.CapacityType, best.Price, best.ReservationID
-	out.Why = fmt.Sprintf("%s Consolidation keeps the %d %s options whose price is below the $%.4f/h of the nodes it replaces.",
-		cp.Why, len(names), strings.Join(reqs.Get(scheduling.LabelCapacityType).Values(), "/"), total)
+	out.Why = fmt.Sprintf("%s Consolidation keeps the %d %s options whose price is below $%.4f/h, so that the replacements cost less than the nodes they replace.",
+		cp.Why, len(names), strings.Join(reqs.Get(scheduling.LabelCapacityType).Values(), "/"), limit)
 	return out, ""
 }
 
@@ -150,7 +179,8 @@ func usable(it *scheduling.InstanceType, o *scheduling.Offering, reqs scheduling
 // withoutSameTypeAtHigherPrice drops, when the options include an instance type some candidate
 // already runs, every option that costs at least as much as the cheapest such candidate: replacing
 // several nodes with one of the same type as one of them only deletes the others, which a smaller
-// command does better.
+// command does better. It applies to a command's only replacement: when several repack many nodes,
+// one of them may well be of a type some of those nodes run.
 func withoutSameTypeAtHigherPrice(types []*scheduling.InstanceType, cands []*candidate, reqs scheduling.Requirements, unavailable scheduling.UnavailableOfferings) []*scheduling.InstanceType {
 	limit := math.Inf(1)
 	for _, it := range types {

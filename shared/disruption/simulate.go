@@ -135,17 +135,24 @@ func (e *engine) mayRun() bool {
 // outcome is what removing a set of candidates would do.
 type outcome struct {
 	// invalid says why the candidates cannot be removed together; the rest is then meaningless.
-	invalid     string
-	action      Action
-	replacement *scheduling.ClaimPlan
-	moves       []Move
-	savings     float64
+	invalid      string
+	action       Action
+	replacements []scheduling.ClaimPlan
+	moves        []Move
+	savings      float64
 }
 
+// maxReplacements is how many new nodes may replace n candidates: one for a single node (replace
+// it with a cheaper one), and for several strictly fewer than they are, so that a command always
+// shrinks the cluster as well as its bill. Karpenter's multi-node consolidation allows one; several
+// let one command repack a whole budget's worth of fragmented nodes onto fewer, cheaper ones.
+func maxReplacements(n int) int { return max(1, n-1) }
+
 // simulate schedules the candidates' pods, with the pending pods and those of disrupting nodes, on
-// every other node and at most one new claim, and says whether the candidates can be deleted (no
-// new claim) or replaced (one new claim, cheaper than they are together). A candidate pod that
-// cannot be placed, or that would land on a node or claim not initialized yet, makes it invalid.
+// every other node and new claims, and says whether the candidates can be deleted (no new claim)
+// or replaced (at most maxReplacements new claims, together cheaper than the candidates). A
+// candidate pod that cannot be placed, or that would land on a node or claim not initialized yet,
+// makes it invalid.
 func (e *engine) simulate(cands []*candidate) outcome {
 	removed := make(map[string]bool, len(cands))
 	var pods []*corev1.Pod
@@ -198,26 +205,31 @@ func (e *engine) simulate(cands []*candidate) outcome {
 		if total <= 0 {
 			return outcome{invalid: "deleting the nodes saves nothing"}
 		}
-	case 1:
+	default:
+		if n, most := len(plan.NewClaims), maxReplacements(len(cands)); n > most {
+			names := make([]string, n)
+			for i, cp := range plan.NewClaims {
+				names[i] = cp.Name
+			}
+			return outcome{invalid: fmt.Sprintf("the pods would need %d new nodes (%s); replacing %d launches at most %d", n, strings.Join(names, ", "), len(cands), most)}
+		}
 		for _, c := range cands {
 			if c.noReplace {
 				return outcome{invalid: fmt.Sprintf("node %s was launched as a replacement less than consolidateAfter ago and may not be replaced yet", c.name())}
 			}
 		}
-		cp, why := e.priceReplacement(cands, plan.NewClaims[0])
+		reps, why := e.priceReplacements(cands, total, plan.NewClaims)
 		if why != "" {
 			return outcome{invalid: why}
 		}
-		out.action, out.replacement, out.savings = ActionReplace, &cp, total-cp.Price
+		spent := 0.0
+		for _, cp := range reps {
+			spent += cp.Price
+		}
+		out.action, out.replacements, out.savings = ActionReplace, reps, total-spent
 		if out.savings <= 0 {
-			return outcome{invalid: fmt.Sprintf("the replacement costs $%.4f/h, not less than the $%.4f/h of the nodes", cp.Price, total)}
+			return outcome{invalid: fmt.Sprintf("the replacements cost $%.4f/h, not less than the $%.4f/h of the nodes", spent, total)}
 		}
-	default:
-		names := make([]string, len(plan.NewClaims))
-		for i, cp := range plan.NewClaims {
-			names[i] = cp.Name
-		}
-		return outcome{invalid: fmt.Sprintf("the pods would need %d new nodes (%s); consolidation launches at most one", len(plan.NewClaims), strings.Join(names, ", "))}
 	}
 	slices.SortFunc(out.moves, func(a, b Move) int { return cmp.Compare(a.Pod, b.Pod) })
 	return out

@@ -1,6 +1,10 @@
 package disruption
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/nodewright/nodewright/shared/scheduling"
+)
 
 // ValidationKind classifies why a command no longer holds.
 type ValidationKind string
@@ -80,18 +84,50 @@ func Validate(cmd Command, fresh Input) error {
 	case o.action != cmd.Action:
 		return &ValidationError{ValidationScheduling, fmt.Sprintf("the nodes would now be %sd, not %sd", o.action, cmd.Action)}
 	case cmd.Action == ActionReplace:
-		if len(cmd.Replacements) != 1 {
-			return &ValidationError{ValidationScheduling, fmt.Sprintf("a replace command needs one replacement, it has %d", len(cmd.Replacements))}
-		}
-		allowed := map[string]bool{}
-		for _, name := range o.replacement.InstanceTypeOptions {
-			allowed[name] = true
-		}
-		for _, name := range cmd.Replacements[0].InstanceTypeOptions {
-			if !allowed[name] {
-				return &ValidationError{ValidationScheduling, fmt.Sprintf("instance type %s is no longer a valid replacement", name)}
-			}
-		}
+		return sameReplacements(cmd.Replacements, o.replacements)
 	}
 	return nil
+}
+
+// sameReplacements holds a command's replacements to the fresh simulation's: as many, and each
+// command replacement's instance types a subset of a distinct fresh replacement's options (for one
+// replacement, Karpenter's rule).
+func sameReplacements(planned, fresh []scheduling.ClaimPlan) error {
+	if len(planned) != len(fresh) {
+		return &ValidationError{ValidationScheduling, fmt.Sprintf("the command launches %d replacements, the fresh simulation needs %d", len(planned), len(fresh))}
+	}
+	taken := make([]bool, len(fresh))
+	for _, p := range planned {
+		match, missing := -1, ""
+		for j, f := range fresh {
+			if taken[j] {
+				continue
+			}
+			if m := notAllowed(p.InstanceTypeOptions, f.InstanceTypeOptions); m == "" {
+				match = j
+				break
+			} else if missing == "" {
+				missing = m
+			}
+		}
+		if match < 0 {
+			return &ValidationError{ValidationScheduling, fmt.Sprintf("instance type %s is no longer a valid replacement", missing)}
+		}
+		taken[match] = true
+	}
+	return nil
+}
+
+// notAllowed returns the first of names that allowed does not hold, or "".
+func notAllowed(names, allowed []string) string {
+	ok := make(map[string]bool, len(allowed))
+	for _, n := range allowed {
+		ok[n] = true
+	}
+	for _, n := range names {
+		if !ok[n] {
+			return n
+		}
+	}
+	return ""
 }
