@@ -16,15 +16,17 @@ type Lifecycle struct {
 	Function *GoFunction
 }
 
-// lifecycleEC2Reads are the reads of garbage collection (instances) and the catalog refresh (instance
-// types, offerings, spot prices). None supports resource-level permissions.
+// lifecycleEC2Reads are the reads of garbage collection (instances), the catalog refresh (instance
+// types, offerings, spot prices) and housekeeping (launch templates and when they were last used). None
+// supports resource-level permissions.
 var lifecycleEC2Reads = []string{
 	"ec2:DescribeAvailabilityZones", "ec2:DescribeInstances", "ec2:DescribeInstanceTypeOfferings",
-	"ec2:DescribeInstanceTypes", "ec2:DescribeSpotPriceHistory",
+	"ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates", "ec2:DescribeSpotPriceHistory", "ec2:DescribeTags",
 }
 
 // NewLifecycle creates the function (one run at a time), its schedule and its permissions: EC2 reads,
-// prices, and sending to the termination queue: it never terminates an instance itself (DESIGN decision 10).
+// prices, deleting the cluster's unused launch templates and instance profiles, and sending to the
+// termination queue: it never terminates an instance itself (DESIGN decision 10).
 func NewLifecycle(scope constructs.Construct, id string, p WorkerProps, terminations awssqs.Queue) *Lifecycle {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	fn := newWorker(c, "Handler", p, workerSpec{
@@ -37,6 +39,7 @@ func NewLifecycle(scope constructs.Construct, id string, p WorkerProps, terminat
 	onInstanceRunning(fn, "Nodewright node lifecycle for cluster "+p.ClusterName+": an instance is running, its Node will join")
 	allow(fn.Role, "EC2Reads", lifecycleEC2Reads, []string{"*"}, nil)
 	allow(fn.Role, "Prices", []string{"pricing:GetProducts"}, []string{"*"}, nil)
+	allowHousekeeping(fn.Role, p.ClusterName)
 	suppressWildcards(fn.Role, "EC2 Describe* calls and pricing:GetProducts have no resource-level permissions in IAM; "+
 		"the statement lists each read action instead of ec2:Describe*.", "Resource::*")
 	return &Lifecycle{Construct: c, Function: fn}

@@ -44,7 +44,8 @@ func NewProvisioner(scope constructs.Construct, id string, p WorkerProps, queue 
 }
 
 // allowProvisionerEC2 lets role launch instances only tagged as the cluster's, from launch templates it
-// created for the cluster, and delete only those templates.
+// created for the cluster, and mark those templates used; deleting them is the lifecycle's
+// (allowHousekeeping).
 func allowProvisionerEC2(role awsiam.Role, cluster string) {
 	requestOwned, resourceOwned := ownedBy("RequestTag", cluster), ownedBy("ResourceTag", cluster)
 	created := []string{}
@@ -68,8 +69,7 @@ func allowProvisionerEC2(role awsiam.Role, cluster string) {
 		ec2Arn(role, "subnet", true), ec2Arn(role, "security-group", true),
 		capacityReservationArn(role),
 	}, nil)
-	allow(role, "DeleteOwnedTemplates", []string{"ec2:DeleteLaunchTemplate"}, []string{ec2Arn(role, "launch-template", true)},
-		conditions{"StringEquals": resourceOwned})
+	allowStampOwnedTemplates(role, cluster)
 	// Neither API supports resource-level permissions.
 	allow(role, "Prices", []string{"pricing:GetProducts"}, []string{"*"}, nil)
 
@@ -77,7 +77,7 @@ func allowProvisionerEC2(role awsiam.Role, cluster string) {
 		"the statements list each read action the provisioner makes instead of ec2:Describe*.", "Resource::*")
 	suppressWildcards(role, "The provisioner names the instances, volumes, network interfaces, fleets, spot requests and "+
 		"launch templates it creates only at launch time; every statement on them requires the cluster's "+
-		"nodewright.sh/cluster=<name> tag in the request (creation) or on the resource (launch from, delete), a tag "+
+		"nodewright.sh/cluster=<name> tag in the request (creation) or on the resource (launch from, mark used), a tag "+
 		"only Nodewright sets.",
 		arnWildcard("ec2", `(fleet|instance|volume|network-interface|launch-template|spot-instances-request)\/\*`, true))
 	suppressWildcards(role, "Images, snapshots, subnets, security groups and capacity reservations are chosen by the "+

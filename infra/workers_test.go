@@ -233,7 +233,7 @@ func TestWorkers(t *testing.T) {
 
 	t.Run("instances are launched and tagged only as the cluster's", func(t *testing.T) {
 		// The provisioner launches for pending pods, the disruption function launches replacements.
-		var tagged, fromTemplates, selected int
+		var tagged, fromTemplates, marks, selected int
 		for _, s := range append(cfn.statements(t, "ProvisionerHandlerRole"), cfn.statements(t, "DisruptionHandlerRole")...) {
 			if !hasAction(s, "ec2:RunInstances") && !hasAction(s, "ec2:CreateFleet") && !hasAction(s, "ec2:CreateTags") {
 				continue
@@ -250,6 +250,11 @@ func TestWorkers(t *testing.T) {
 				if hasAction(s, "ec2:CreateTags") {
 					assert.Contains(t, cond, `"ec2:CreateAction":["RunInstances","CreateFleet","CreateLaunchTemplate"]`)
 				}
+			case strings.Contains(res, ":launch-template/*") && hasAction(s, "ec2:CreateTags"):
+				marks++
+				assert.Equal(t, []string{"ec2:CreateTags"}, strs(s["Action"]), s["Sid"])
+				assert.Equal(t, `{"ForAllValues:StringEquals":{"aws:TagKeys":["nodewright.sh/last-used"]},`+
+					`"StringEquals":{"aws:ResourceTag/nodewright.sh/cluster":"unit"}}`, cond, "only the last-used mark, only on owned templates")
 			case strings.Contains(res, ":launch-template/*"):
 				fromTemplates++
 				assert.Contains(t, cond, `"aws:ResourceTag/nodewright.sh/cluster":"unit"`, s["Sid"])
@@ -263,10 +268,12 @@ func TestWorkers(t *testing.T) {
 		}
 		assert.Equal(t, 4, tagged, "launch/create and tag-on-create statements, in both roles")
 		assert.Equal(t, 2, fromTemplates)
+		assert.Equal(t, 2, marks, "both roles mark the templates they launch from as used")
 		assert.Equal(t, 2, selected)
 	})
 
 	t.Run("only termination terminates, and only instances tagged nodewright.sh/cluster", func(t *testing.T) {
+		deleteTemplates := map[string]int{}
 		for name, f := range workerFunctions {
 			var terminate int
 			for _, s := range cfn.statements(t, f.prefix+"HandlerRole") {
@@ -276,13 +283,41 @@ func TestWorkers(t *testing.T) {
 					assert.Contains(t, js(t, s["Resource"]), ":instance/*", name)
 				}
 				if hasAction(s, "ec2:DeleteLaunchTemplate") {
+					deleteTemplates[name]++
 					assert.Equal(t, `{"StringEquals":{"aws:ResourceTag/nodewright.sh/cluster":"unit"}}`, js(t, s["Condition"]), name)
+					assert.Contains(t, js(t, s["Resource"]), ":launch-template/*", name)
 				}
 			}
 			// The lifecycle hands nodes to the termination flow (DESIGN decision 10) and needs no grant.
 			want := map[string]int{"termination": 1}[name]
 			assert.Equal(t, want, terminate, name)
 		}
+		assert.Equal(t, map[string]int{"lifecycle": 1}, deleteTemplates, "only the lifecycle's housekeeping deletes launch templates")
+	})
+
+	t.Run("the lifecycle deletes only the cluster's managed instance profiles", func(t *testing.T) {
+		byAction := map[string]map[string]interface{}{}
+		for name, f := range workerFunctions {
+			for _, s := range cfn.statements(t, f.prefix+"HandlerRole") {
+				for _, a := range strs(s["Action"]) {
+					if a == "iam:DeleteInstanceProfile" || a == "iam:ListInstanceProfiles" {
+						require.Equal(t, "lifecycle", name, a)
+					}
+					if name == "lifecycle" && strings.HasPrefix(a, "iam:") {
+						byAction[a] = s
+					}
+				}
+			}
+		}
+		for _, a := range []string{"iam:DeleteInstanceProfile", "iam:RemoveRoleFromInstanceProfile"} {
+			require.Contains(t, byAction, a)
+			assert.Equal(t, `{"StringEquals":{"aws:ResourceTag/nodewright.sh/cluster":"unit"}}`, js(t, byAction[a]["Condition"]), a)
+			assert.Contains(t, js(t, byAction[a]["Resource"]), ":instance-profile/nodewright_unit_*", a)
+		}
+		require.Contains(t, byAction, "iam:GetInstanceProfile")
+		assert.Contains(t, js(t, byAction["iam:GetInstanceProfile"]["Resource"]), ":instance-profile/nodewright_unit_*")
+		require.Contains(t, byAction, "iam:ListInstanceProfiles")
+		assert.Len(t, byAction, 4, "no other IAM action")
 	})
 
 	t.Run("PassRole names only the manifests' node role, for EC2", func(t *testing.T) {

@@ -31,7 +31,9 @@ var loadAWSConfig = func(ctx context.Context, region string) (aws.Config, error)
 
 // runApply validates like `nodewright validate` and, when everything is valid, makes the configuration in
 // the state table match: new objects created, changed ones written with the next version, unchanged ones
-// left alone, and with --prune objects missing from the files deleted. For quick changes between deploys;
+// left alone, and with --prune objects missing from the files deleted — unless that drops an EC2NodeClass
+// that claims which are not deleted still use: then nothing is applied (state.ErrNodeClassInUse names the
+// classes and their claim counts), as Karpenter's finalizer keeps such a class. For quick changes between deploys;
 // the next `cdk deploy` writes the manifests its context names.
 func runApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("nodewright apply", flag.ContinueOnError)
@@ -39,7 +41,8 @@ func runApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var files fileList
 	fset.Var(&files, "f", "manifest `FILE`, DIR or - for stdin; repeatable")
 	tf := addTableFlags(fset)
-	prune := fset.Bool("prune", false, "delete stored NodePools and EC2NodeClasses that the files do not contain")
+	prune := fset.Bool("prune", false, "delete stored NodePools and EC2NodeClasses that the files do not contain; "+
+		"removing an EC2NodeClass that NodeClaims still use is refused and nothing is applied")
 	fset.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: nodewright apply -f FILE|DIR|- [-f ...] --table NAME [--region REGION] [--prune]")
 		fset.PrintDefaults()

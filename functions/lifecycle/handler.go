@@ -50,6 +50,12 @@ func handler(r settler, refreshSpot func(context.Context) error, usage usageSink
 			"registered", rep.Registered, "initialized", rep.Initialized, "adopted", rep.Adopted,
 			"rebuilt", rep.Rebuilt, "handedOver", rep.HandedOver, "claimsDeleted", rep.ClaimsDeleted,
 			"joining", rep.Joining, "waiting", rep.Waiting, "errors", rep.Errors}
+		if len(rep.TemplatesDeleted) > 0 || len(rep.ProfilesDeleted) > 0 {
+			attrs = append(attrs, "launchTemplatesDeleted", rep.TemplatesDeleted, "instanceProfilesDeleted", rep.ProfilesDeleted)
+		}
+		if len(rep.Held) > 0 {
+			attrs = append(attrs, "held", rep.Held)
+		}
 		if rep.Skipped != "" {
 			attrs = append(attrs, "skipped", rep.Skipped)
 		}

@@ -107,3 +107,14 @@ func TestUsageReachesTheSink(t *testing.T) {
 	require.Len(t, got, 1)
 	assert.Equal(t, "default", got[0].NodePool)
 }
+
+func TestHousekeepingIsLogged(t *testing.T) {
+	r := &fakeSettler{rep: lifecycle.RunReport{Lease: true, Passes: 1,
+		TemplatesDeleted: []string{"nodewright/prod/0123456789abcdef"}, ProfilesDeleted: []string{"nodewright_prod_ab"},
+		Held: []string{"unused instance profiles: the configuration holds no EC2NodeClass"}}}
+	logs := invoke(t, r, &spotCounter{})
+	for _, want := range []string{`"launchTemplatesDeleted":["nodewright/prod/0123456789abcdef"]`,
+		`"instanceProfilesDeleted":["nodewright_prod_ab"]`, `"held":["unused instance profiles: the configuration holds no EC2NodeClass"]`} {
+		assert.Contains(t, logs, want)
+	}
+}

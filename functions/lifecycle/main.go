@@ -1,7 +1,8 @@
 // Command lifecycle is the Lambda behind the one-minute lifecycle schedule: it registers and initializes
 // the Nodes of launched claims, repairs what events missed (adopts interrupted launches, times out launches
-// and registrations, terminates leaked instances, deletes ghost claims and Nodes), and refreshes spot
-// prices from EC2 into the state table, where the provisioner reads them.
+// and registrations, terminates leaked instances, deletes ghost claims and Nodes), deletes the launch
+// templates and instance profiles no claim uses any more, and refreshes spot prices from EC2 into the
+// state table, where the provisioner reads them.
 //
 // Environment: NODEWRIGHT_CLUSTER_NAME, NODEWRIGHT_STATE_TABLE and NODEWRIGHT_TERMINATION_QUEUE_URL
 // (required; nodes the lifecycle decides to remove go through the termination flow's drain); NODEWRIGHT_CLUSTER_ENDPOINT
@@ -20,11 +21,14 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/launchtemplate"
 	"github.com/nodewright/nodewright/shared/lifecycle"
+	"github.com/nodewright/nodewright/shared/nodeclass"
 	"github.com/nodewright/nodewright/shared/pricing"
 	"github.com/nodewright/nodewright/shared/state"
 	"github.com/nodewright/nodewright/shared/termination"
@@ -81,6 +85,8 @@ func build(ctx context.Context) (*lifecycle.Runner, func(context.Context) error,
 		Events:       kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
 		Prices:       prices,
 		Terminations: termination.NewSender(sqs.NewFromConfig(cfg), queue),
+		Templates:    launchtemplate.New(ec2Client, name, time.Now),
+		Profiles:     nodeclass.NewProfiles(iam.NewFromConfig(cfg), name, cfg.Region),
 		Now:          time.Now,
 	})
 	return r, refreshSpot(prices, ec2Client, store, time.Now), nil

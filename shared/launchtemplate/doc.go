@@ -6,8 +6,9 @@
 // passthrough) and the launch template data (Data); it takes plain structs, uses no clients and no clock.
 // The adapter part (Provider) creates the templates through EC2: a template's name is
 // "nodewright/<cluster>/<hash of its data>", so equal inputs share one template, a change makes a new one,
-// and concurrent creators agree without coordination. DeleteUnused removes the cluster's templates
-// nothing refers to any more.
+// and concurrent creators agree without coordination. Ensure marks each template it hands out as used
+// (the nodewright.sh/last-used tag, at most every StampEvery), and DeleteUnused removes the cluster's
+// templates that have not been made or marked for MinUnusedAge and that the caller does not keep.
 //
 // Every node registers with the taint karpenter.sh/unregistered:NoExecute (plus the NodePool's taints and
 // startup taints) and the claim's labels; the lifecycle code removes the unregistered taint once the node

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,14 +16,15 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/nodewright/nodewright/shared/apis"
-	"github.com/nodewright/nodewright/shared/instance"
 )
 
 // EC2API is the part of EC2 the provider uses; *ec2.Client satisfies it.
 type EC2API interface {
 	CreateLaunchTemplate(ctx context.Context, in *ec2.CreateLaunchTemplateInput, optFns ...func(*ec2.Options)) (*ec2.CreateLaunchTemplateOutput, error)
+	CreateTags(ctx context.Context, in *ec2.CreateTagsInput, optFns ...func(*ec2.Options)) (*ec2.CreateTagsOutput, error)
 	DeleteLaunchTemplate(ctx context.Context, in *ec2.DeleteLaunchTemplateInput, optFns ...func(*ec2.Options)) (*ec2.DeleteLaunchTemplateOutput, error)
 	ec2.DescribeLaunchTemplatesAPIClient
+	ec2.DescribeTagsAPIClient
 }
 
 var _ EC2API = (*ec2.Client)(nil)
@@ -32,9 +32,18 @@ var _ EC2API = (*ec2.Client)(nil)
 // NamePrefix starts the name of every launch template Nodewright makes.
 const NamePrefix = "nodewright"
 
-// MinUnusedAge is how old an unused launch template must be before DeleteUnused removes it, so that a
-// template another invocation has just made for a launch in flight is not deleted under it.
+// MinUnusedAge is how long a launch template must have been neither created nor used (its TagLastUsed)
+// before DeleteUnused removes it, so that a template a launch in flight has just made or picked is not
+// deleted under it. It is several StampEvery long: a provider trusts its memory of a template for at most
+// StampEvery, so no provider still relies on a template DeleteUnused removes.
 const MinUnusedAge = 10 * time.Minute
+
+// StampEvery is how often Ensure marks a template it hands out as used (TagLastUsed): a template is
+// remembered for at most this long, then marked again, or made again if it is gone.
+const StampEvery = 2 * time.Minute
+
+// TagLastUsed is the tag Ensure sets to the time (RFC 3339, UTC) it last handed out the template.
+const TagLastUsed = "nodewright.sh/last-used"
 
 // EC2 error codes the provider acts on.
 const (
@@ -64,18 +73,25 @@ type Provider struct {
 	now     func() time.Time
 
 	mu    sync.Mutex
-	known map[string]bool // names known to exist
+	known map[string]knownTemplate // by name: templates known to exist
 }
 
-// New returns a provider for cluster; now is the clock DeleteUnused ages templates by.
+// knownTemplate is a template Ensure made or found: its id and when Ensure last marked it used.
+type knownTemplate struct {
+	id      string
+	stamped time.Time
+}
+
+// New returns a provider for cluster; now is the clock templates are marked used and aged by.
 func New(api EC2API, cluster string, now func() time.Time) *Provider {
-	return &Provider{ec2: api, cluster: cluster, now: now, known: map[string]bool{}}
+	return &Provider{ec2: api, cluster: cluster, now: now, known: map[string]knownTemplate{}}
 }
 
 // Ensure returns the name of the launch template for t, creating it when it does not exist yet. A
-// template another caller created first is fine: the name says its data are the same. Names are
-// remembered, so a second Ensure for the same inputs makes no call. The error wraps the EC2 error when
-// creation fails, or says which input is missing or invalid.
+// template another caller created first is fine: the name says its data are the same. Ensure marks the
+// template used (TagLastUsed) and remembers it; for StampEvery after that, Ensure for the same inputs
+// makes no call. The error wraps the EC2 error when creation or marking fails, or says which input is
+// missing or invalid.
 func (p *Provider) Ensure(ctx context.Context, t Template) (string, error) {
 	if t.Options.Cluster.Name != p.cluster {
 		return "", fmt.Errorf("launch template for cluster %q from a provider for cluster %q", t.Options.Cluster.Name, p.cluster)
@@ -88,26 +104,78 @@ func (p *Provider) Ensure(ctx context.Context, t Template) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	now := p.now()
 	p.mu.Lock()
-	known := p.known[name]
+	k, known := p.known[name]
 	p.mu.Unlock()
-	if known {
+	if known && now.Sub(k.stamped) < StampEvery {
 		return name, nil
 	}
+	if known && k.id != "" {
+		err := p.stamp(ctx, k.id, now)
+		if err == nil {
+			p.remember(name, k.id, now)
+			return name, nil
+		}
+		if !isNotFound(err) {
+			return "", fmt.Errorf("marking launch template %s used: %w", name, err)
+		}
+		p.Invalidate(name) // deleted since: make it again
+	}
 	tags := Tags(p.cluster, t.NodeClass, t.Options.Labels[apis.NodePoolLabelKey])
-	_, err = p.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
+	tags[TagLastUsed] = stampValue(now)
+	out, err := p.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
 		LaunchTemplateName: aws.String(name),
 		LaunchTemplateData: data,
 		VersionDescription: aws.String("node class " + t.NodeClass.Name),
 		TagSpecifications:  []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: tagList(tags)}},
 	})
-	if err != nil && apiCode(err) != errCodeAlreadyExists {
+	var id string
+	switch {
+	case err == nil:
+		if out.LaunchTemplate != nil {
+			id = aws.ToString(out.LaunchTemplate.LaunchTemplateId)
+		}
+	case apiCode(err) == errCodeAlreadyExists:
+		if id, err = p.stampExisting(ctx, name, now); err != nil {
+			return "", err
+		}
+	default:
 		return "", fmt.Errorf("creating launch template %s: %w", name, err)
 	}
-	p.mu.Lock()
-	p.known[name] = true
-	p.mu.Unlock()
+	p.remember(name, id, now)
 	return name, nil
+}
+
+// stampExisting marks a template another caller made as used, and returns its id.
+func (p *Provider) stampExisting(ctx context.Context, name string, now time.Time) (string, error) {
+	out, err := p.ec2.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{name}})
+	if err != nil {
+		return "", fmt.Errorf("reading launch template %s: %w", name, err)
+	}
+	if len(out.LaunchTemplates) != 1 {
+		return "", fmt.Errorf("reading launch template %s: %d templates of that name", name, len(out.LaunchTemplates))
+	}
+	id := aws.ToString(out.LaunchTemplates[0].LaunchTemplateId)
+	if err := p.stamp(ctx, id, now); err != nil {
+		return "", fmt.Errorf("marking launch template %s used: %w", name, err)
+	}
+	return id, nil
+}
+
+// stamp sets the template's TagLastUsed to now.
+func (p *Provider) stamp(ctx context.Context, id string, now time.Time) error {
+	_, err := p.ec2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{id},
+		Tags: []ec2types.Tag{{Key: aws.String(TagLastUsed), Value: aws.String(stampValue(now))}}})
+	return err
+}
+
+func stampValue(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func (p *Provider) remember(name, id string, stamped time.Time) {
+	p.mu.Lock()
+	p.known[name] = knownTemplate{id: id, stamped: stamped}
+	p.mu.Unlock()
 }
 
 // Invalidate forgets that a template exists, so the next Ensure creates it again; call it when a launch
@@ -118,44 +186,9 @@ func (p *Provider) Invalidate(name string) {
 	p.mu.Unlock()
 }
 
-// DeleteUnused deletes the cluster's launch templates (tagged nodewright.sh/cluster=<cluster> and named
-// with its prefix) that are not in keep and are older than MinUnusedAge, and returns their names. Templates of
-// other clusters or not made by Nodewright are never touched; one already gone is not an error.
-func (p *Provider) DeleteUnused(ctx context.Context, keep []string) ([]string, error) {
-	keepSet := make(map[string]bool, len(keep))
-	for _, name := range keep {
-		keepSet[name] = true
-	}
-	pages := ec2.NewDescribeLaunchTemplatesPaginator(p.ec2, &ec2.DescribeLaunchTemplatesInput{
-		Filters: []ec2types.Filter{{Name: aws.String("tag:" + instance.TagCluster), Values: []string{p.cluster}}},
-	})
-	var unused []string
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("listing launch templates of cluster %s: %w", p.cluster, err)
-		}
-		for _, lt := range page.LaunchTemplates {
-			name := aws.ToString(lt.LaunchTemplateName)
-			if !strings.HasPrefix(name, namePrefix(p.cluster)) || keepSet[name] {
-				continue
-			}
-			if lt.CreateTime != nil && p.now().Sub(*lt.CreateTime) < MinUnusedAge {
-				continue
-			}
-			unused = append(unused, name)
-		}
-	}
-	var deleted []string
-	for _, name := range unused {
-		_, err := p.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: aws.String(name)})
-		if err != nil && apiCode(err) != errCodeNotFound && apiCode(err) != errCodeIDNotFound {
-			return deleted, fmt.Errorf("deleting launch template %s: %w", name, err)
-		}
-		p.Invalidate(name)
-		deleted = append(deleted, name)
-	}
-	return deleted, nil
+func isNotFound(err error) bool {
+	code := apiCode(err)
+	return code == errCodeNotFound || code == errCodeIDNotFound
 }
 
 func apiCode(err error) string {

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -131,48 +132,106 @@ func TestEnsureReportsInvalidInputs(t *testing.T) {
 	assert.ErrorContains(t, err, "AMI")
 }
 
+// clock is a settable test clock.
+type clock struct{ at time.Time }
+
+func (c *clock) now() time.Time { return c.at }
+
+func TestEnsureMarksTheTemplateUsed(t *testing.T) {
+	ctx := context.Background()
+	api := motoEC2(t)
+	c := &clock{at: time.Now().UTC().Truncate(time.Second)}
+	p := New(api, "prod", c.now)
+	name, err := p.Ensure(ctx, testTemplate(nil))
+	require.NoError(t, err)
+	assert.Equal(t, c.at.Format(time.RFC3339), lastUsedMark(t, api, name), "a new template is marked at creation")
+
+	c.at = c.at.Add(StampEvery - time.Second)
+	_, err = p.Ensure(ctx, testTemplate(nil))
+	require.NoError(t, err)
+	assert.Equal(t, c.at.Add(-StampEvery+time.Second).Format(time.RFC3339), lastUsedMark(t, api, name),
+		"within StampEvery the provider answers from memory")
+
+	c.at = c.at.Add(time.Second)
+	_, err = p.Ensure(ctx, testTemplate(nil))
+	require.NoError(t, err)
+	assert.Equal(t, c.at.Format(time.RFC3339), lastUsedMark(t, api, name), "after StampEvery it marks again")
+
+	c.at = c.at.Add(time.Minute)
+	_, err = New(api, "prod", c.now).Ensure(ctx, testTemplate(nil))
+	require.NoError(t, err)
+	assert.Equal(t, c.at.Format(time.RFC3339), lastUsedMark(t, api, name),
+		"another invocation finding the template made marks it too")
+	assert.Equal(t, int32(2), api.creates.Load())
+}
+
+// lastUsedMark reads the template's TagLastUsed as DescribeTags has it now.
+func lastUsedMark(t *testing.T, api *countingEC2, name string) string {
+	t.Helper()
+	out, err := api.DescribeTags(context.Background(), &ec2.DescribeTagsInput{Filters: []ec2types.Filter{
+		{Name: aws.String("resource-id"), Values: []string{templateID(t, api, name)}},
+		{Name: aws.String("key"), Values: []string{TagLastUsed}}}})
+	require.NoError(t, err)
+	require.Len(t, out.Tags, 1)
+	return aws.ToString(out.Tags[0].Value)
+}
+
 func TestDeleteUnused(t *testing.T) {
 	ctx := context.Background()
 	api := motoEC2(t)
-	p := New(api, "prod", later)
+	c := &clock{at: time.Now()}
+	p := New(api, "prod", c.now)
 	keep, err := p.Ensure(ctx, testTemplate(nil))
 	require.NoError(t, err)
 	changed := testTemplate(nil)
 	changed.ImageID = "ami-0fedcba9876543210"
 	unused, err := p.Ensure(ctx, changed)
 	require.NoError(t, err)
+	byID := testTemplate(nil)
+	byID.Options.Labels["team"] = "search"
+	keptByID, err := p.Ensure(ctx, byID)
+	require.NoError(t, err)
 
 	// A template of another cluster and one not made by Nodewright but tagged with this cluster stay.
-	otherCluster, err := New(api, "staging", later).Ensure(ctx, func() Template {
+	otherCluster, err := New(api, "staging", c.now).Ensure(ctx, func() Template {
 		tt := testTemplate(nil)
 		tt.Options.Cluster.Name = "staging"
 		return tt
 	}())
 	require.NoError(t, err)
-	_, err = api.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
-		LaunchTemplateName: aws.String("eks-managed-nodegroup"),
-		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-0123456789abcdef0")},
-		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate,
-			Tags: []ec2types.Tag{{Key: aws.String("eks:eks-cluster-name"), Value: aws.String("prod")}}}},
-	})
-	require.NoError(t, err)
-	// Named like Nodewright's, tagged as Karpenter or an older release tags for the cluster, but without
-	// Nodewright's ownership tag: not ours to delete.
-	lookalike := namePrefix("prod") + "lookalike"
-	_, err = api.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
-		LaunchTemplateName: aws.String(lookalike),
-		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-0123456789abcdef0")},
-		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate,
-			Tags: []ec2types.Tag{{Key: aws.String("eks:eks-cluster-name"), Value: aws.String("prod")},
-				{Key: aws.String("kubernetes.io/cluster/prod"), Value: aws.String("owned")}}}},
-	})
-	require.NoError(t, err)
+	foreign := map[string][]ec2types.Tag{
+		"eks-managed-nodegroup": {{Key: aws.String("eks:eks-cluster-name"), Value: aws.String("prod")}},
+		// Karpenter's own template for the same cluster.
+		"karpenter.k8s.aws/1234567890": {{Key: aws.String("karpenter.k8s.aws/cluster"), Value: aws.String("prod")},
+			{Key: aws.String("eks:eks-cluster-name"), Value: aws.String("prod")}},
+		// Named like Nodewright's, tagged as Karpenter or an older release tags for the cluster, but without
+		// Nodewright's ownership tag: not ours to delete.
+		namePrefix("prod") + "lookalike": {{Key: aws.String("eks:eks-cluster-name"), Value: aws.String("prod")},
+			{Key: aws.String("kubernetes.io/cluster/prod"), Value: aws.String("owned")}},
+		// Named like Nodewright's and untagged.
+		namePrefix("prod") + "untagged": nil,
+		// Tagged as Nodewright's for the cluster but not named so: not one Ensure made.
+		"hand-made": {{Key: aws.String("nodewright.sh/cluster"), Value: aws.String("prod")}},
+	}
+	for name, tags := range foreign {
+		in := &ec2.CreateLaunchTemplateInput{LaunchTemplateName: aws.String(name),
+			LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-0123456789abcdef0")}}
+		if tags != nil {
+			in.TagSpecifications = []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: tags}}
+		}
+		_, err = api.CreateLaunchTemplate(ctx, in)
+		require.NoError(t, err)
+	}
 
-	young, err := New(api, "prod", time.Now).DeleteUnused(ctx, []string{keep})
+	c.at = c.at.Add(MinUnusedAge - time.Minute)
+	young, err := p.DeleteUnused(ctx, nil)
 	require.NoError(t, err)
-	assert.Empty(t, young, "templates younger than MinUnusedAge may belong to a launch in flight")
+	assert.Empty(t, young, "templates made within MinUnusedAge may belong to a launch in flight")
 
-	deleted, err := p.DeleteUnused(ctx, []string{keep})
+	c.at = c.at.Add(2 * time.Minute)
+	_, err = p.Ensure(ctx, testTemplate(nil)) // the current configuration still launches from it: marked again
+	require.NoError(t, err)
+	deleted, err := p.DeleteUnused(ctx, []string{templateID(t, api, keptByID)})
 	require.NoError(t, err)
 	assert.Equal(t, []string{unused}, deleted)
 
@@ -182,11 +241,59 @@ func TestDeleteUnused(t *testing.T) {
 	for _, lt := range out.LaunchTemplates {
 		names = append(names, aws.ToString(lt.LaunchTemplateName))
 	}
-	assert.ElementsMatch(t, []string{keep, otherCluster, "eks-managed-nodegroup", lookalike}, names)
+	want := []string{keep, keptByID, otherCluster}
+	for name := range foreign {
+		want = append(want, name)
+	}
+	assert.ElementsMatch(t, want, names)
+
+	c.at = c.at.Add(MinUnusedAge)
+	deleted, err = p.DeleteUnused(ctx, []string{keptByID})
+	require.NoError(t, err)
+	assert.Equal(t, []string{keep}, deleted, "unmarked for MinUnusedAge, and kept by neither name nor id")
 
 	creates := api.creates.Load()
 	again, err := p.Ensure(ctx, changed)
 	require.NoError(t, err)
 	assert.Equal(t, unused, again)
 	assert.Equal(t, creates+1, api.creates.Load(), "a deleted template is forgotten and made again")
+}
+
+func templateID(t *testing.T, api *countingEC2, name string) string {
+	t.Helper()
+	out, err := api.DescribeLaunchTemplates(context.Background(), &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{name}})
+	require.NoError(t, err)
+	require.Len(t, out.LaunchTemplates, 1)
+	return aws.ToString(out.LaunchTemplates[0].LaunchTemplateId)
+}
+
+// strictTags answers CreateTags on a launch template that no longer exists as EC2 does (moto tags any id).
+type strictTags struct{ *countingEC2 }
+
+func (s strictTags) CreateTags(ctx context.Context, in *ec2.CreateTagsInput, optFns ...func(*ec2.Options)) (*ec2.CreateTagsOutput, error) {
+	out, err := s.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{LaunchTemplateIds: in.Resources})
+	if err != nil || len(out.LaunchTemplates) != len(in.Resources) {
+		return nil, &smithy.GenericAPIError{Code: "InvalidLaunchTemplateId.NotFound", Message: "gone"}
+	}
+	return s.countingEC2.CreateTags(ctx, in, optFns...)
+}
+
+func TestEnsureMakesAgainATemplateAnotherInvocationDeleted(t *testing.T) {
+	ctx := context.Background()
+	api := motoEC2(t)
+	c := &clock{at: time.Now()}
+	p := New(strictTags{api}, "prod", c.now)
+	name, err := p.Ensure(ctx, testTemplate(nil))
+	require.NoError(t, err)
+
+	c.at = c.at.Add(MinUnusedAge)
+	deleted, err := New(api, "prod", c.now).DeleteUnused(ctx, nil) // the lifecycle, another process
+	require.NoError(t, err)
+	require.Equal(t, []string{name}, deleted)
+
+	again, err := p.Ensure(ctx, testTemplate(nil))
+	require.NoError(t, err)
+	assert.Equal(t, name, again)
+	assert.Equal(t, int32(2), api.creates.Load(), "the remembered template was gone when marked, so it is made again")
+	assert.Equal(t, c.at.UTC().Format(time.RFC3339), lastUsedMark(t, api, name))
 }

@@ -14,6 +14,7 @@
 // (nodewright.sh/termination) on it. Nodes leave only through the termination flow: the pass hands it the
 // claims of deleted Nodes (kubectl delete node) and of NodePools removed from the configuration, sends
 // stalled drains again (handover.go says when), and releases a deleting Node's finalizer once no claim
-// stands for it and its instance is gone. Its adapters sit behind the small interfaces declared in
+// stands for it and its instance is gone. Last, on a whole read, it deletes the launch templates and
+// instance profiles no claim uses any more (housekeeping.go says how "in use" is decided). Its adapters sit behind the small interfaces declared in
 // runner.go.
 package lifecycle

@@ -170,6 +170,8 @@ type rig struct {
 	writer    *recWriter
 	queue     *queue
 	instances listedInstances
+	templates UnusedTemplates
+	profiles  UnusedProfiles
 	now       time.Time
 }
 
@@ -181,7 +183,8 @@ func newRig(t *testing.T, claims ...state.Claim) *rig {
 func (r *rig) run(t *testing.T) RunReport {
 	t.Helper()
 	runner := NewRunner(RunnerConfig{}, RunnerDeps{Store: r.store, Nodes: r.nodes, NodeActions: r.writer,
-		Instances: r.instances, Terminations: r.queue, Now: func() time.Time { return r.now }})
+		Instances: r.instances, Terminations: r.queue, Templates: r.templates, Profiles: r.profiles,
+		Now: func() time.Time { return r.now }})
 	rep, err := runner.Run(context.Background(), "run-1")
 	if r.instances.err == nil {
 		require.NoError(t, err)

@@ -33,6 +33,9 @@ type RunReport struct {
 	Held []string
 	// Errors are problems with single items ("nodeclaim/<name>: ..."); they did not stop the pass.
 	Errors []string
+	// TemplatesDeleted and ProfilesDeleted name the launch templates and instance profiles deleted
+	// because no claim uses them any more.
+	TemplatesDeleted, ProfilesDeleted []string
 	// Usage is each NodePool's Nodes against its limits (last pass).
 	Usage []PoolUsage
 }
@@ -49,10 +52,13 @@ func (r *RunReport) add(p RunReport) {
 	r.FinalizersRemoved += p.FinalizersRemoved
 	r.Joining, r.Waiting, r.Skipped, r.Held, r.Usage = p.Joining, p.Waiting, p.Skipped, p.Held, p.Usage
 	r.Errors = append(r.Errors, p.Errors...)
+	r.TemplatesDeleted = append(r.TemplatesDeleted, p.TemplatesDeleted...)
+	r.ProfilesDeleted = append(r.ProfilesDeleted, p.ProfilesDeleted...)
 }
 
 // String summarises the report in one line (for logs and test failures).
 func (r RunReport) String() string {
-	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d rebuilt=%d handedOver=%d claimsDeleted=%d finalizersRemoved=%d joining=%d errors=%d",
-		r.Passes, r.Registered, r.Initialized, r.Adopted, r.Rebuilt, r.HandedOver, r.ClaimsDeleted, r.FinalizersRemoved, r.Joining, len(r.Errors))
+	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d rebuilt=%d handedOver=%d claimsDeleted=%d finalizersRemoved=%d templatesDeleted=%d profilesDeleted=%d joining=%d errors=%d",
+		r.Passes, r.Registered, r.Initialized, r.Adopted, r.Rebuilt, r.HandedOver, r.ClaimsDeleted, r.FinalizersRemoved,
+		len(r.TemplatesDeleted), len(r.ProfilesDeleted), r.Joining, len(r.Errors))
 }

@@ -92,7 +92,8 @@ type RunnerConfig struct {
 
 // RunnerDeps are the adapters a pass goes through. With a clientset c they are, as functions/lifecycle
 // wires them: Store *state.Store, Nodes c.CoreV1().Nodes(), NodeActions kube.NewActions(c), Instances
-// *instance.Launcher, Events *kube.Recorder, Terminations *termination.Sender, Now time.Now.
+// *instance.Launcher, Events *kube.Recorder, Terminations *termination.Sender, Templates
+// *launchtemplate.Provider, Profiles *nodeclass.Profiles, Now time.Now.
 type RunnerDeps struct {
 	Store       Store
 	Nodes       NodeLister
@@ -101,6 +102,10 @@ type RunnerDeps struct {
 	Events      EventPublisher
 	// Terminations receives the claims whose nodes must go through the drain.
 	Terminations Terminations
+	// Templates and Profiles delete the launch templates and instance profiles no claim uses any more
+	// (see houseKeep); nil skips that part.
+	Templates UnusedTemplates
+	Profiles  UnusedProfiles
 	// Prices prices an adopted instance (the launch that would have recorded its price was cut short);
 	// nil leaves an adopted claim's price unknown (0).
 	Prices Prices
@@ -202,7 +207,8 @@ func (r *Runner) underLease(ctx context.Context, runID string, body func(*RunRep
 	return rep, err
 }
 
-// pass reads the world, registers and initializes Nodes, then repairs. Registration and initialization
+// pass reads the world, registers and initializes Nodes, then repairs and deletes the launch templates
+// and instance profiles nothing uses any more. Registration and initialization
 // only need claims, configuration and Nodes, so they go ahead when the instance list fails; the repairs,
 // which terminate and delete, do not.
 func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
@@ -233,6 +239,7 @@ func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
 	}
 	p.repair(ctx)
 	p.releaseDeletedNodes(ctx)
+	p.houseKeep(ctx)
 	rep.Joining = p.joining()
 	return nil
 }

@@ -7,4 +7,8 @@
 // Resolution never fails because something is missing: a selector that matches nothing gives a condition
 // with status False and a reason, so the operator sees why the class is not Ready. It fails only when an
 // API call fails — then the caller must not act on a partial answer.
+//
+// Profiles deletes the instance profiles made for roles once no class maps to them and no node uses
+// them (the lifecycle's housekeeping); it touches only profiles tagged and named as this cluster's and
+// region's.
 package nodeclass

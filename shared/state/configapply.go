@@ -57,7 +57,10 @@ type ApplyResult struct {
 
 // ApplyConfig makes the stored configuration match items: new objects are created, changed ones (by
 // SpecHash) updated with the next version, unchanged ones left alone. With prune, stored objects that are
-// not in items are deleted. Concurrent writers are detected by version (ErrConflict).
+// not in items are deleted — except that an EC2NodeClass claims that are not deleted still use is not
+// removed, as Karpenter's finalizer keeps it: then nothing at all is applied and the error, an
+// ErrNodeClassInUse, names each such class and how many claims use it (so does a failure to list the
+// claims). Concurrent writers are detected by version (ErrConflict).
 func (s *Store) ApplyConfig(ctx context.Context, items []ConfigItem, prune bool) (ApplyResult, error) {
 	var res ApplyResult
 	stored, err := s.ListConfig(ctx, "")
@@ -67,6 +70,11 @@ func (s *Store) ApplyConfig(ctx context.Context, items []ConfigItem, prune bool)
 	current := map[string]ConfigItem{}
 	for _, c := range stored {
 		current[c.Kind+"/"+c.Name] = c
+	}
+	if prune {
+		if err := s.refuseRemovingUsedClasses(ctx, stored, items); err != nil {
+			return res, err
+		}
 	}
 	for _, it := range items {
 		id := it.Kind + "/" + it.Name
