@@ -104,8 +104,12 @@ type Instance struct {
 	ID, InstanceType, Zone, CapacityType, ImageID, State string
 	// CapacityReservationID is the reservation the instance runs in, if any.
 	CapacityReservationID string
-	LaunchTime            time.Time
-	Tags                  map[string]string
+	// SubnetID and SecurityGroupIDs are the subnet and security groups of the instance's primary
+	// network interface, as EC2 describes them (empty when only the fleet's answer is known).
+	SubnetID         string
+	SecurityGroupIDs []string
+	LaunchTime       time.Time
+	Tags             map[string]string
 	// NoCapacity lists the offerings a fresh launch's fleet reported without capacity before it found
 	// one that had some; they should be marked unavailable like a failed launch's.
 	NoCapacity []Offering

@@ -20,6 +20,8 @@ func TestMain(m *testing.M) { os.Exit(awstest.Main(m)) }
 type network struct {
 	client  *ec2.Client
 	subnets map[string]string // zone → subnet id
+	// image and group are the launch template's AMI and security group.
+	image, group string
 }
 
 // newNetwork makes a VPC with a subnet in two zones and a launch template named "lt-default".
@@ -39,8 +41,12 @@ func newNetwork(t *testing.T) network {
 	images, err := c.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"},
 		Filters: []ec2types.Filter{{Name: aws.String("architecture"), Values: []string{"x86_64"}}}})
 	require.NoError(t, err)
+	sg, err := c.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{GroupName: aws.String("nodes"), Description: aws.String("nodes"),
+		VpcId: vpc.Vpc.VpcId})
+	require.NoError(t, err)
+	n.image, n.group = aws.ToString(images.Images[0].ImageId), aws.ToString(sg.GroupId)
 	_, err = c.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{LaunchTemplateName: aws.String("lt-default"),
-		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: images.Images[0].ImageId}})
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: images.Images[0].ImageId, SecurityGroupIds: []string{n.group}}})
 	require.NoError(t, err)
 	return n
 }
@@ -65,6 +71,10 @@ func TestLaunchTagsAndAdoptsOnRetry(t *testing.T) {
 	assert.Equal(t, "c5.large", inst.InstanceType, "the cheapest override goes first")
 	assert.Equal(t, "us-east-1a", inst.Zone)
 	assert.Equal(t, "aws:///us-east-1a/"+inst.ID, inst.ProviderID())
+	assert.Equal(t, n.image, inst.ImageID, "the launch template's AMI")
+	assert.Equal(t, n.subnets["us-east-1a"], inst.SubnetID, "the override's subnet")
+	// Real EC2 gives the template's group; moto's fleet puts the VPC's default group instead.
+	assert.Len(t, inst.SecurityGroupIDs, 1, "the instance's security groups are read")
 	assert.Equal(t, map[string]string{
 		"team": "platform", "kubernetes.io/cluster/demo": "owned", TagCluster: "demo",
 		TagNodePool: "default", TagNodeClass: "default", TagNodeClaim: "default-x7k2p",

@@ -124,8 +124,12 @@ func fromEC2(i ec2types.Instance) Instance {
 	inst := Instance{
 		ID: aws.ToString(i.InstanceId), InstanceType: string(i.InstanceType), ImageID: aws.ToString(i.ImageId),
 		LaunchTime: aws.ToTime(i.LaunchTime), Tags: map[string]string{}, CapacityType: CapacityTypeOnDemand,
-		CapacityReservationID: aws.ToString(i.CapacityReservationId),
+		CapacityReservationID: aws.ToString(i.CapacityReservationId), SubnetID: aws.ToString(i.SubnetId),
 	}
+	for _, g := range i.SecurityGroups {
+		inst.SecurityGroupIDs = append(inst.SecurityGroupIDs, aws.ToString(g.GroupId))
+	}
+	slices.Sort(inst.SecurityGroupIDs)
 	if i.Placement != nil {
 		inst.Zone = aws.ToString(i.Placement.AvailabilityZone)
 	}

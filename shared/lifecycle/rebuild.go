@@ -18,7 +18,8 @@ import (
 // still carrying the unregistered taint leaves the claim launched for registration to finish; a
 // registered one makes it registered, or initialized when the Node says so. The instance is never
 // terminated here; one whose Node never comes is handed over at the registration timeout like any other.
-// The NodePool and node class hashes are unknown, so drift is judged on the claim's NodePool as it is now.
+// The NodePool and node class hashes, expireAfter and terminationGracePeriod are unknown (drift re-stamps
+// the hashes from the configuration as it is now); the AMI, subnet and security groups are EC2's.
 func (p *passState) rebuild(ctx context.Context, a reconcile.Action, inst instance.Instance) {
 	subject := "nodeclaim/" + a.Claim
 	var node *corev1.Node
@@ -38,6 +39,7 @@ func (p *passState) rebuild(ctx context.Context, a reconcile.Action, inst instan
 	c := state.Claim{Name: a.Claim, NodePool: pool, NodeClass: inst.Tags[instance.TagNodeClass], Lifecycle: state.Launched,
 		InstanceTypes: []string{inst.InstanceType}, InstanceID: inst.ID, InstanceType: inst.InstanceType, Zone: inst.Zone,
 		CapacityType: inst.CapacityType, ProviderID: inst.ProviderID(), CreatedAt: launched, LaunchedAt: &launched}
+	recordLaunchFacts(&c, inst)
 	if p.r.deps.Prices != nil {
 		if price, ok := p.r.deps.Prices.Price(inst.InstanceType, inst.Zone, inst.CapacityType); ok {
 			c.PricePerHour = price

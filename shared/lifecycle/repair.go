@@ -135,6 +135,7 @@ func (p *passState) adopt(ctx context.Context, a reconcile.Action, inst instance
 	ok, err := p.move(ctx, a.Claim, state.Pending, func(c *state.Claim) {
 		c.Lifecycle, c.InstanceID, c.InstanceType, c.Zone = state.Launched, inst.ID, inst.InstanceType, inst.Zone
 		c.CapacityType, c.ProviderID = inst.CapacityType, inst.ProviderID()
+		recordLaunchFacts(c, inst)
 		if p.r.deps.Prices != nil {
 			if price, ok := p.r.deps.Prices.Price(inst.InstanceType, inst.Zone, inst.CapacityType); ok {
 				c.PricePerHour = price

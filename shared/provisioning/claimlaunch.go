@@ -23,8 +23,8 @@ type claimLaunch struct {
 	newName func() string
 	// name is the name the claim was written under.
 	name string
-	// poolHash and classHash are the drift hashes the claim is launched from.
-	poolHash, classHash string
+	// stamp is what the claim records of the configuration it is launched from (drift hashes, lifetime).
+	stamp claimStamp
 	// replaces names the claims a consolidation launches this one to replace (state.Claim.Replaces).
 	replaces []string
 }
@@ -81,7 +81,9 @@ func (l claimLaunch) launch(ctx context.Context, labels map[string]string) (*Lau
 	}
 
 	inst := res.Instance
-	capacityType, price := launchedOffering(plan, inst)
+	capacityType, chosen, found := launchedOffering(plan, inst)
+	price := chosen.Price
+	image, subnet, groups := launchedWith(plan, chosen, found, securityGroupIDs(l.target.class.resolved.Status), inst)
 	labels = launchedLabels(labels, l.target.class.byName[inst.InstanceType], inst, capacityType,
 		l.target.class.subnets[inst.Zone].ZoneID, reservationType(plan, inst.CapacityReservationID))
 	launched := &LaunchedClaim{Name: l.name, NodePool: cp.NodePool, InstanceID: inst.ID, InstanceType: inst.InstanceType,
@@ -90,6 +92,7 @@ func (l claimLaunch) launch(ctx context.Context, labels map[string]string) (*Lau
 		c.Lifecycle, c.InstanceID, c.InstanceType, c.Zone = state.Launched, inst.ID, inst.InstanceType, inst.Zone
 		c.CapacityType, c.PricePerHour, c.ProviderID = capacityType, price, inst.ProviderID()
 		c.Labels = labels
+		c.ImageID, c.SubnetID, c.SecurityGroupIDs = image, subnet, groups
 		return nil
 	})
 	if err != nil {
@@ -112,10 +115,11 @@ func (l claimLaunch) create(ctx context.Context, labels map[string]string) (stri
 	var taken []string
 	for len(taken) < maxClaimNameDraws {
 		name := l.newName()
-		_, err := l.store.CreateClaim(ctx, state.Claim{Name: name, NodePool: cp.NodePool, NodeClass: nc.Name,
-			Lifecycle: state.Pending, TemplateHash: l.poolHash, NodeClassHash: l.classHash, Labels: labels,
+		c := state.Claim{Name: name, NodePool: cp.NodePool, NodeClass: nc.Name, Lifecycle: state.Pending, Labels: labels,
 			Requests: requestStrings(cp.Requests), InstanceTypes: cp.InstanceTypeOptions, ReservationID: cp.ReservationID,
-			Replaces: l.replaces})
+			Replaces: l.replaces}
+		l.stamp.stampCreated(&c)
+		_, err := l.store.CreateClaim(ctx, c)
 		switch {
 		case err == nil:
 			return name, nil
@@ -152,8 +156,9 @@ func (l claimLaunch) decide(ctx context.Context, kind, reason, message string, d
 	return nil
 }
 
-// launchedOffering finds the capacity type and price of the override the instance was launched from.
-func launchedOffering(plan LaunchPlan, inst instance.Instance) (string, float64) {
+// launchedOffering finds the capacity type and the override (its price, subnet and template) the instance
+// was launched from; found is false when no override matches (the capacity type is then EC2's).
+func launchedOffering(plan LaunchPlan, inst instance.Instance) (string, instance.Override, bool) {
 	lists := []struct {
 		capacityType string
 		overrides    []instance.Override
@@ -165,11 +170,11 @@ func launchedOffering(plan LaunchPlan, inst instance.Instance) (string, float64)
 		for _, o := range l.overrides {
 			if o.InstanceType == inst.InstanceType && (inst.Zone == "" || o.Zone == inst.Zone) &&
 				(inst.CapacityReservationID == "" || o.ReservationID == inst.CapacityReservationID) {
-				return l.capacityType, o.Price
+				return l.capacityType, o, true
 			}
 		}
 	}
-	return inst.CapacityType, 0
+	return inst.CapacityType, instance.Override{}, false
 }
 
 // reservationType is the type (default, capacity-block) of the plan's reservation id, or "".

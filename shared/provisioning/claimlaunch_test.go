@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/launchtemplate"
 	"github.com/nodewright/nodewright/shared/scheduling"
@@ -16,7 +18,10 @@ import (
 
 func testLaunch(store Store, launcher InstanceLauncher) claimLaunch {
 	class := testClass(instanceType("m5.xlarge", "amd64", 4, 0.192, "us-east-1a"))
-	return claimLaunch{store: store, templates: &fakeTemplates{}, launcher: launcher, newName: names("default-abcde"), poolHash: "p1", classHash: "c1",
+	class.resolved.Status.SecurityGroups = []apis.SecurityGroupStatus{{ID: "sg-2"}, {ID: "sg-1"}}
+	tgp := 45 * time.Minute
+	stamp := claimStamp{poolHash: "p1", classHash: "c1", lifetime: poolLifetime{expireAfter: "720h0m0s", terminationGracePeriod: &tgp}}
+	return claimLaunch{store: store, templates: &fakeTemplates{}, launcher: launcher, newName: names("default-abcde"), stamp: stamp,
 		target: claimTarget{class: class, cluster: launchtemplate.Cluster{Name: "demo"}, pool: scheduling.NodePool{Name: "default"},
 			claim: scheduling.ClaimPlan{NodePool: "default", InstanceTypeOptions: []string{"m5.xlarge"}, Why: "cheapest",
 				Requests: scheduling.Resources{CPU: 2000}, Pods: nil}}}
@@ -48,6 +53,15 @@ func TestClaimLaunchRecordsTheInstance(t *testing.T) {
 	assert.Equal(t, map[string]string{"cpu": "2"}, c.Requests)
 	assert.Equal(t, []string{"m5.xlarge"}, c.InstanceTypes)
 	assert.Equal(t, "p1", c.TemplateHash)
+	assert.Equal(t, apis.NodePoolHashVersion, c.TemplateHashVersion)
+	assert.Equal(t, "c1", c.NodeClassHash)
+	assert.Equal(t, apis.EC2NodeClassHashVersion, c.NodeClassHashVersion)
+	assert.Equal(t, "ami-amd64", c.ImageID, "the AMI of the launch template the instance went through")
+	assert.Equal(t, "subnet-a", c.SubnetID, "the subnet of the override EC2 chose")
+	assert.Equal(t, []string{"sg-1", "sg-2"}, c.SecurityGroupIDs, "the node class's security groups at launch")
+	assert.Equal(t, "720h0m0s", c.ExpireAfter, "the NodePool template's expireAfter")
+	require.NotNil(t, c.TerminationGracePeriod, "the NodePool template's terminationGracePeriod")
+	assert.Equal(t, 45*time.Minute, *c.TerminationGracePeriod)
 	d := decisions(t, s, "default-abcde")
 	require.Len(t, d, 1)
 	assert.Equal(t, "Launch", d[0].Kind)

@@ -37,6 +37,8 @@ type LaunchPlan struct {
 	Reserved []instance.Override
 	Spot     []instance.Override
 	OnDemand []instance.Override
+	// Images names the AMI of each launch template the overrides go through (template → image id).
+	Images map[string]string
 }
 
 // LaunchResult is what a launch did.

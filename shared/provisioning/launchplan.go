@@ -48,7 +48,7 @@ func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarg
 	if err != nil {
 		return LaunchPlan{}, err
 	}
-	plan := LaunchPlan{Request: req}
+	plan := LaunchPlan{Request: req, Images: map[string]string{}}
 	reservations := map[string]nodeclass.CapacityReservation{}
 	for _, cr := range t.class.resolved.CapacityReservations {
 		reservations[cr.ID] = cr
@@ -101,6 +101,7 @@ func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarg
 					return LaunchPlan{}, fmt.Errorf("ensuring launch template for %s: %w", image, err)
 				}
 				names[key] = lt
+				plan.Images[lt] = image
 			}
 			ov := instance.Override{InstanceType: it.Name, Zone: o.Zone, SubnetID: subnet.ID, LaunchTemplate: lt, Price: o.Price}
 			switch o.CapacityType {
@@ -150,6 +151,16 @@ func templateOptions(t claimTarget, reqs scheduling.Requirements, capacityType s
 		opts.CapacityReservationID, opts.CapacityReservationType = cr.ID, cr.ReservationType
 	}
 	return opts
+}
+
+// securityGroupIDs are the ids of the resolved security groups, which every launch template of the
+// node class carries.
+func securityGroupIDs(status apis.EC2NodeClassStatus) []string {
+	ids := make([]string, 0, len(status.SecurityGroups))
+	for _, sg := range status.SecurityGroups {
+		ids = append(ids, sg.ID)
+	}
+	return ids
 }
 
 // amiChoice is a resolved AMI with its requirements parsed.

@@ -215,7 +215,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 		l := claimLaunch{store: p.deps.Store, templates: p.deps.Templates, launcher: p.deps.Launcher,
 			target: claimTarget{claim: cp, pool: pool, class: classes[NodeClassRefName(pool)], unavailable: unavailable,
 				cluster: p.cfg.Cluster},
-			newName: func() string { return p.claimName(cp.NodePool) }, poolHash: cfg.poolHash[pool.Name], classHash: cfg.classHash[NodeClassRefName(pool)]}
+			newName: func() string { return p.claimName(cp.NodePool) }, stamp: cfg.stamp(pool)}
 		launched, err := l.run(ctx)
 		if launched != nil {
 			rep.Claims = append(rep.Claims, *launched)

@@ -98,7 +98,7 @@ func (l *Launches) Record(ctx context.Context, cp scheduling.ClaimPlan, name str
 			}
 			return l.p.claimName(cp.NodePool)
 		},
-		poolHash: l.cfg.poolHash[pool.Name], classHash: l.cfg.classHash[NodeClassRefName(pool)], replaces: replaces}
+		stamp: l.cfg.stamp(pool), replaces: replaces}
 	labels, err := cl.record(ctx)
 	if err != nil {
 		return nil, err

@@ -20,7 +20,14 @@ type runConfig struct {
 	pools       []scheduling.NodePool
 	poolHash    map[string]string // NodePool → template drift hash
 	nodeClasses map[string]*apis.EC2NodeClass
-	classHash   map[string]string // EC2NodeClass → drift hash
+	classHash   map[string]string       // EC2NodeClass → drift hash
+	lifetimes   map[string]poolLifetime // NodePool → expireAfter and terminationGracePeriod
+}
+
+// stamp is what a claim of pool, launched now, records of the configuration (see claimStamp).
+func (cfg runConfig) stamp(pool scheduling.NodePool) claimStamp {
+	return claimStamp{poolHash: cfg.poolHash[pool.Name], classHash: cfg.classHash[NodeClassRefName(pool)],
+		lifetime: cfg.lifetimes[pool.Name]}
 }
 
 // readConfig reads every NodePool and EC2NodeClass. An item that does not decode, or a NodePool the
@@ -32,6 +39,7 @@ func readConfig(ctx context.Context, r ConfigReader) (cfg runConfig, problems []
 		return cfg, nil, fmt.Errorf("reading configuration: %w", err)
 	}
 	cfg.poolHash, cfg.nodeClasses, cfg.classHash = map[string]string{}, map[string]*apis.EC2NodeClass{}, map[string]string{}
+	cfg.lifetimes = map[string]poolLifetime{}
 	var objs apis.Objects
 	for _, it := range items {
 		switch it.Kind {
@@ -43,6 +51,7 @@ func readConfig(ctx context.Context, r ConfigReader) (cfg runConfig, problems []
 			}
 			objs.NodePools = append(objs.NodePools, np)
 			cfg.poolHash[np.Name] = it.DriftHash
+			cfg.lifetimes[np.Name] = lifetimeOf(np)
 		case state.KindEC2NodeClass:
 			nc := &apis.EC2NodeClass{}
 			if err := json.Unmarshal([]byte(it.Spec), nc); err != nil {

@@ -14,6 +14,9 @@ import (
 
 const claimPartition = "CLAIM"
 
+// ExpireNever is Claim.ExpireAfter for a NodePool whose expireAfter is "Never".
+const ExpireNever = "Never"
+
 // DeletedClaimRetention is how long a deleted claim's record stays readable (for explain and audits).
 const DeletedClaimRetention = 7 * 24 * time.Hour
 
@@ -26,6 +29,20 @@ type Claim struct {
 	Version       int64     `dynamodbav:"version"`
 	TemplateHash  string    `dynamodbav:"templateHash,omitempty"`
 	NodeClassHash string    `dynamodbav:"nodeClassHash,omitempty"`
+	// TemplateHashVersion and NodeClassHashVersion are the hash versions (apis.NodePoolHashVersion,
+	// apis.EC2NodeClassHashVersion) the two hashes were computed with: a hash of another version than the
+	// current one is re-stamped, not read as drift. Empty on claims written before they were recorded.
+	TemplateHashVersion  string `dynamodbav:"templateHashVersion,omitempty"`
+	NodeClassHashVersion string `dynamodbav:"nodeClassHashVersion,omitempty"`
+
+	// ExpireAfter is the NodePool template's expireAfter when the claim was launched, as Karpenter copies
+	// it onto the NodeClaim: a Go duration ("720h0m0s"), ExpireNever, or empty when it was not recorded
+	// (claims written before it was, and rebuilt ones). A NodePool edit does not change it.
+	ExpireAfter string `dynamodbav:"expireAfter,omitempty"`
+	// TerminationGracePeriod is the NodePool template's terminationGracePeriod when the claim was
+	// launched: how long a drain may take before do-not-disrupt pods and PDBs no longer hold it. Nil when
+	// the template has none (or it was not recorded).
+	TerminationGracePeriod *time.Duration `dynamodbav:"terminationGracePeriod,omitempty"`
 
 	// Requests is what the scheduler packed onto the claim (resource name → quantity).
 	Requests map[string]string `dynamodbav:"requests,omitempty"`
@@ -53,6 +70,12 @@ type Claim struct {
 	CapacityType string  `dynamodbav:"capacityType,omitempty"`
 	PricePerHour float64 `dynamodbav:"pricePerHour,omitempty"`
 	ProviderID   string  `dynamodbav:"providerId,omitempty"`
+	// ImageID, SubnetID and SecurityGroupIDs are the AMI, subnet and security groups the instance was
+	// launched with (AMI, subnet and security-group drift compare them with what the EC2NodeClass
+	// selects now). Empty when unknown: such a claim is never judged drifted on them.
+	ImageID          string   `dynamodbav:"imageId,omitempty"`
+	SubnetID         string   `dynamodbav:"subnetId,omitempty"`
+	SecurityGroupIDs []string `dynamodbav:"securityGroupIds,omitempty"`
 	// Filled by registration.
 	NodeName string `dynamodbav:"nodeName,omitempty"`
 	// DisruptionReason says why the claim is draining or terminating (Drifted, Expired, Interrupted, ...).

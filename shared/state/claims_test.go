@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -176,4 +179,69 @@ func TestOversizedClaimIsRefused(t *testing.T) {
 	_, err := s.CreateClaim(context.Background(), Claim{Name: "huge", NodePool: "default",
 		InstanceTypes: []string{strings.Repeat("x", 400*1024)}})
 	assert.ErrorIs(t, err, ErrItemTooLarge)
+}
+
+// TestClaimDriftStampsRoundTrip: what drift and expiry read later (hash versions, image, subnet, security
+// groups, expireAfter, terminationGracePeriod) is stored and read back as written.
+func TestClaimDriftStampsRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	tgp := 90 * time.Minute
+	written := Claim{Name: "default-st4mp", NodePool: "default", TemplateHash: "p1", TemplateHashVersion: "v1",
+		NodeClassHash: "c1", NodeClassHashVersion: "v1", ExpireAfter: "720h0m0s", TerminationGracePeriod: &tgp}
+	_, err := s.CreateClaim(ctx, written)
+	require.NoError(t, err)
+	_, err = s.UpdateClaim(ctx, written.Name, func(c *Claim) error {
+		c.Lifecycle, c.InstanceID = Launched, "i-0abc"
+		c.ImageID, c.SubnetID, c.SecurityGroupIDs = "ami-1", "subnet-a", []string{"sg-1", "sg-2"}
+		return nil
+	})
+	require.NoError(t, err)
+
+	c, err := s.GetClaim(ctx, written.Name)
+	require.NoError(t, err)
+	assert.Equal(t, "v1", c.TemplateHashVersion)
+	assert.Equal(t, "v1", c.NodeClassHashVersion)
+	assert.Equal(t, "720h0m0s", c.ExpireAfter)
+	require.NotNil(t, c.TerminationGracePeriod)
+	assert.Equal(t, tgp, *c.TerminationGracePeriod)
+	assert.Equal(t, "ami-1", c.ImageID)
+	assert.Equal(t, "subnet-a", c.SubnetID)
+	assert.Equal(t, []string{"sg-1", "sg-2"}, c.SecurityGroupIDs)
+
+	never, err := s.CreateClaim(ctx, Claim{Name: "default-n3ver", NodePool: "default", ExpireAfter: ExpireNever})
+	require.NoError(t, err)
+	c, err = s.GetClaim(ctx, never.Name)
+	require.NoError(t, err)
+	assert.Equal(t, ExpireNever, c.ExpireAfter)
+	assert.Nil(t, c.TerminationGracePeriod, "no terminationGracePeriod stays nil")
+}
+
+// TestClaimWrittenBeforeDriftStampsStillLoads: a record written before the stamps existed (none of their
+// attributes) loads with them empty, which drift reads as unknown.
+func TestClaimWrittenBeforeDriftStampsStillLoads(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	item := key(claimPartition, "default-0ld01")
+	for k, v := range map[string]string{"name": "default-0ld01", "nodePool": "default", "lifecycle": string(Launched),
+		"templateHash": "p0", "nodeClassHash": "c0", "instanceId": "i-0old", "createdAt": "2026-01-02T03:04:05Z"} {
+		item[k] = str(v)
+	}
+	item["version"] = num(3)
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item})
+	require.NoError(t, err)
+
+	c, err := s.GetClaim(ctx, "default-0ld01")
+	require.NoError(t, err)
+	assert.Equal(t, "p0", c.TemplateHash)
+	assert.Empty(t, c.TemplateHashVersion)
+	assert.Empty(t, c.NodeClassHashVersion)
+	assert.Empty(t, c.ImageID)
+	assert.Empty(t, c.SubnetID)
+	assert.Nil(t, c.SecurityGroupIDs)
+	assert.Empty(t, c.ExpireAfter)
+	assert.Nil(t, c.TerminationGracePeriod)
+
+	_, err = s.UpdateClaim(ctx, c.Name, func(c *Claim) error { c.ImageID = "ami-1"; return nil })
+	require.NoError(t, err, "an old record can be updated with the new fields")
 }

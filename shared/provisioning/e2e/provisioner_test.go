@@ -97,6 +97,15 @@ func TestProvisionerLaunchesOnceForPendingPods(t *testing.T) {
 		assert.True(t, strings.HasPrefix(c.ProviderID, "aws:///"+c.Zone+"/"), c.ProviderID)
 		assert.NotEmpty(t, c.Requests, c.Name)
 		assert.NotEmpty(t, c.TemplateHash, c.Name)
+		assert.NotEmpty(t, c.TemplateHashVersion, c.Name)
+		assert.NotEmpty(t, c.NodeClassHashVersion, c.Name)
+		assert.Equal(t, "720h0m0s", c.ExpireAfter, "the NodePool's default expireAfter is stamped")
+		assert.Nil(t, c.TerminationGracePeriod, "the NodePool sets no terminationGracePeriod")
+		if inst, ok := instances[c.Name]; ok {
+			assert.Equal(t, aws.ToString(inst.ImageId), c.ImageID, "the AMI EC2 launched")
+			assert.Equal(t, aws.ToString(inst.SubnetId), c.SubnetID, "the subnet EC2 launched into")
+		}
+		assert.NotEmpty(t, c.SecurityGroupIDs, "the node class's security groups")
 		decisions, err := w.store.Decisions(ctx, "nodeclaim/"+c.Name, 10)
 		require.NoError(t, err)
 		if assert.Len(t, decisions, 1) {

@@ -1,0 +1,64 @@
+package drift
+
+// Claim is what a launched claim recorded. An empty field is unknown (a claim written before it was
+// recorded, or rebuilt from its instance): the kinds that read it are not judged.
+type Claim struct {
+	Name string
+	// TemplateHash and NodeClassHash are the NodePool template and EC2NodeClass hashes the claim was
+	// launched from, with the hash versions they were computed with.
+	TemplateHash, TemplateHashVersion   string
+	NodeClassHash, NodeClassHashVersion string
+	// ImageID, SubnetID and SecurityGroupIDs are what the instance was launched with.
+	ImageID, SubnetID string
+	SecurityGroupIDs  []string
+	// CapacityReservationID is the reservation the instance runs in; empty when it runs in none.
+	CapacityReservationID string
+	// Labels are the node's labels (the NodeClaim's, as Karpenter compares them): its NodePool's, its
+	// instance type's (architecture, GPU count...), zone and capacity type.
+	Labels map[string]string
+}
+
+// NodePool is the claim's NodePool as configured now.
+type NodePool struct {
+	// TemplateHash is its template's drift hash, computed with TemplateHashVersion.
+	TemplateHash, TemplateHashVersion string
+	// Requirements are spec.template.spec.requirements.
+	Requirements []Requirement
+}
+
+// NodeClass is the claim's EC2NodeClass as configured now.
+type NodeClass struct {
+	// Hash is its static drift hash, computed with HashVersion.
+	Hash, HashVersion string
+}
+
+// Resolution is what the EC2NodeClass's selectors resolve to now.
+type Resolution struct {
+	// Err is set when the resolution failed: no kind that reads it is decided.
+	Err error
+	// Incomplete names the kinds the resolver could not resolve fully, with why (an AMIsReady condition
+	// that is False, say); those kinds are not decided. An empty list of AMIs, subnets or security groups
+	// counts as incomplete too, as in Karpenter.
+	Incomplete map[Reason]string
+	// AMIs are the resolved AMIs, the newest per requirement set first (as the resolver lists them).
+	AMIs []AMI
+	// SubnetIDs, SecurityGroupIDs and CapacityReservationIDs are what the selectors match.
+	SubnetIDs              []string
+	SecurityGroupIDs       []string
+	CapacityReservationIDs []string
+}
+
+// AMI is one resolved AMI.
+type AMI struct {
+	ID         string
+	Deprecated bool
+	// Requirements say which instance types the AMI is for (architecture, GPU...).
+	Requirements []Requirement
+}
+
+// Requirement is a node selector requirement (operators In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte).
+type Requirement struct {
+	Key      string
+	Operator string
+	Values   []string
+}
