@@ -78,6 +78,10 @@ type Claim struct {
 	SecurityGroupIDs []string `dynamodbav:"securityGroupIds,omitempty"`
 	// Filled by registration.
 	NodeName string `dynamodbav:"nodeName,omitempty"`
+	// Drifted is the claim's Drifted condition (nil: not drifted, or never judged); DisruptionRequest is
+	// set by `nodewright disrupt`. See claimdisruption.go.
+	Drifted           *DriftCondition    `dynamodbav:"drifted,omitempty"`
+	DisruptionRequest *DisruptionRequest `dynamodbav:"disruptionRequest,omitempty"`
 	// DisruptionReason says why the claim is draining or terminating (Drifted, Expired, Interrupted, ...).
 	DisruptionReason string `dynamodbav:"disruptionReason,omitempty"`
 	// GoneBy is when the instance will be gone whatever budgets and do-not-disrupt say (the earliest
