@@ -34,7 +34,16 @@ type candidate struct {
 	// noReplace is set by the churn guard: the node was itself launched as a replacement within
 	// its pool's consolidateAfter, so it may be deleted but not replaced.
 	noReplace bool
+	// unconsolidatable says why consolidation may not take the node ("" when it may); such a node
+	// is a candidate only because it drifted.
+	unconsolidatable string
 }
+
+// consolidatable reports whether consolidation (empty, multi-node, single-node) may take the node.
+func (c *candidate) consolidatable() bool { return c.unconsolidatable == "" }
+
+// drifted reports whether the node's claim has drifted.
+func (c *candidate) drifted() bool { return c.node.Drifted != "" }
 
 func (c *candidate) name() string { return c.node.Name() }
 
@@ -49,6 +58,12 @@ func findCandidates(in *Input, pools map[string]NodePool, pdb *pdbs) ([]*candida
 	for i := range in.Nodes {
 		n := &in.Nodes[i]
 		c, reason := newCandidate(in.Now, n, pools, pdb, in.Options.pods)
+		if reason == "" {
+			c.unconsolidatable = consolidationBlock(in.Now, c)
+			if !c.consolidatable() && !c.drifted() {
+				reason = c.unconsolidatable
+			}
+		}
 		if reason != "" {
 			kept = append(kept, Kept{Node: n.Name(), NodePool: n.NodePool, Reason: reason})
 			continue
@@ -110,32 +125,40 @@ func newCandidate(now time.Time, n *Node, pools map[string]NodePool, pdb *pdbs, 
 		}
 	}
 	c.cost = RescheduleDisruptionCost(c.pods)
+	return c, ""
+}
+
+// consolidationBlock says why consolidation may not take a candidate ("" when it may): its pool's
+// consolidateAfter and policy, and for a node with pods to move a known offering and price. Drift
+// reads none of them.
+func consolidationBlock(now time.Time, c *candidate) string {
+	n, pool := c.node, c.pool
 	if pool.ConsolidateAfter == nil {
-		return nil, fmt.Sprintf("NodePool %s has consolidateAfter Never", pool.Name())
+		return fmt.Sprintf("NodePool %s has consolidateAfter Never", pool.Name())
 	}
 	since := n.LaunchedAt
 	if n.LastPodEvent.After(since) {
 		since = n.LastPodEvent
 	}
 	if at := since.Add(*pool.ConsolidateAfter); now.Before(at) {
-		return nil, fmt.Sprintf("consolidateAfter %s has not passed since the last pod change; consolidatable at %s", *pool.ConsolidateAfter, at.UTC().Format(time.RFC3339))
+		return fmt.Sprintf("consolidateAfter %s has not passed since the last pod change; consolidatable at %s", *pool.ConsolidateAfter, at.UTC().Format(time.RFC3339))
 	}
 	if !c.empty() {
 		switch pool.Policy {
 		case WhenEmpty:
-			return nil, fmt.Sprintf("NodePool %s consolidates only empty nodes (WhenEmpty) and %d pods would have to move", pool.Name(), len(c.pods))
+			return fmt.Sprintf("NodePool %s consolidates only empty nodes (WhenEmpty) and %d pods would have to move", pool.Name(), len(c.pods))
 		case "", WhenEmptyOrUnderutilized:
 		default:
-			return nil, fmt.Sprintf("consolidation policy %s is not supported for nodes with pods", pool.Policy)
+			return fmt.Sprintf("consolidation policy %s is not supported for nodes with pods", pool.Policy)
 		}
 		if n.InstanceType == "" || n.CapacityType == "" || n.Zone == "" || n.Price <= 0 {
-			return nil, "its instance type, zone, capacity type or price is unknown"
+			return "its instance type, zone, capacity type or price is unknown"
 		}
 	}
 	if !n.ReplacementLaunchedAt.IsZero() && now.Before(n.ReplacementLaunchedAt.Add(*pool.ConsolidateAfter)) {
 		c.noReplace = true
 	}
-	return c, ""
+	return ""
 }
 
 // isDisrupting reports whether the node is already on its way out.

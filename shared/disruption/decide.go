@@ -92,10 +92,31 @@ func Decide(in Input) Result {
 	cands, kept := findCandidates(&in, e.pools, newPDBs(in.PDBs))
 	b := newBudgets(&in, e.pools)
 	blocked := map[string]Kept{}
-	var cmd *Command
-	for _, method := range []func([]*candidate, *budgets, map[string]Kept) *Command{e.emptiness, e.multiNode, e.singleNode} {
-		if cmd = method(cands, b, blocked); cmd != nil || e.exhausted {
-			break
+	var consolidatable []*candidate
+	for _, c := range cands {
+		if c.consolidatable() {
+			consolidatable = append(consolidatable, c)
+		}
+	}
+	cmd := e.forceful()
+	if cmd == nil && !e.exhausted {
+		// Karpenter's order: empty nodes, then drifted ones, then multi-node and single-node
+		// consolidation.
+		methods := []func([]*candidate, *budgets, map[string]Kept) *Command{e.emptiness, e.drift, e.multiNode, e.singleNode}
+		for i, method := range methods {
+			list := consolidatable
+			if i == 1 {
+				list = cands
+			}
+			if cmd = method(list, b, blocked); cmd != nil || e.exhausted {
+				break
+			}
+		}
+	}
+	// A drifted node that no method took says why, if it has not already.
+	for _, c := range cands {
+		if _, ok := blocked[c.name()]; !ok && !c.consolidatable() {
+			blocked[c.name()] = Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: fmt.Sprintf("drifted (%s); %s", c.node.Drifted, c.unconsolidatable)}
 		}
 	}
 	res := Result{Commands: []Command{}, Simulations: e.sims, SearchStopped: e.exhausted, failedSingle: e.failedSingle}

@@ -32,6 +32,15 @@
 //     percentages rounded up, malformed budgets allowing 0, nodes already disrupting (or not Ready)
 //     subtracted; nil budgets mean the default 10%. Budgets hold per pool and reason while a command
 //     is built.
+//   - Forceful removal (roll.go) comes before every method: nodes an operator asked to disrupt
+//     (Node.Requested, reason Manual), else expired nodes (Node.ExpiresAt passed, reason Expired),
+//     in one command, whatever budgets, do-not-disrupt and PDBs say (Karpenter's forceful
+//     methods). Unlike Karpenter, the command launches new nodes first for the pods the rest of the
+//     cluster cannot hold (no price rule); pods that fit nowhere are named in its Why.
+//   - Drift (roll.go) runs after Empty and before multi-node, as in Karpenter: drifted candidates
+//     (Node.Drifted; consolidateAfter and the policy do not apply, do-not-disrupt and PDBs do)
+//     within the Drifted budget; all empty ones in one delete, else the first, cheapest to disrupt
+//     first, whose pods all fit on initialized nodes and new nodes, replaced with no price rule.
 //   - Methods (decide.go), first success wins: Empty deletes every empty candidate its budget
 //     allows, in one command; multi-node binary-searches the longest prefix (two or more, no cap) of
 //     the underused candidates that can be deleted or replaced by fewer, cheaper nodes (Karpenter
@@ -73,7 +82,7 @@
 //
 // # Not implemented
 //
-// Drift, expiration, static pools, the Balanced policy (its nodes are kept when they have pods),
+// Drift detection itself (the caller sets Node.Drifted; see shared/drift), static pools, the Balanced policy (its nodes are kept when they have pods),
 // pod do-not-disrupt durations (only "true"), nomination windows, destinations still inside their
 // own consolidateAfter, the consolidated-state memo, round-robin of pools in single-node, the
 // 1-minute / 3-minute method timeouts (use Options.TimeLeft) and Karpenter's empty-means-cost≤1 rule

@@ -18,6 +18,12 @@ const (
 	ReasonEmpty         Reason = "Empty"
 	ReasonUnderutilized Reason = "Underutilized"
 	ReasonDrifted       Reason = "Drifted"
+	// ReasonExpired removes a node whose claim reached its NodePool's expireAfter; ReasonManual one an
+	// operator asked to disrupt (`nodewright disrupt`). Both are forceful, as in Karpenter: budgets,
+	// do-not-disrupt and PDBs do not hold back the start (the drain is bounded by the claim's
+	// terminationGracePeriod), but replacement capacity is launched first when the pods need it.
+	ReasonExpired Reason = "Expired"
+	ReasonManual  Reason = "Manual"
 )
 
 // Policy is a NodePool's consolidation policy.
@@ -120,6 +126,15 @@ type Node struct {
 	LastPodEvent time.Time
 	// ReplacementLaunchedAt is set when the node was launched to replace consolidated nodes.
 	ReplacementLaunchedAt time.Time
+	// Drifted is the drift kind of the node's claim (Karpenter's Drifted condition reason, "" when the
+	// claim has not drifted) and DriftWhy what drifted, for the command's explanation.
+	Drifted  string
+	DriftWhy string
+	// ExpiresAt is when the claim expires (zero: never, or unknown); the node is expired from then on.
+	ExpiresAt time.Time
+	// Requested is set when an operator asked for the node's disruption; RequestReason is their text.
+	Requested     bool
+	RequestReason string
 	// Disrupting is set when the node is already on its way out: tainted karpenter.sh/disrupted,
 	// draining or deleting. Such nodes count against budgets and are not destinations.
 	Disrupting bool

@@ -140,6 +140,8 @@ type outcome struct {
 	replacements []scheduling.ClaimPlan
 	moves        []Move
 	savings      float64
+	// stranded are the candidate pods a forceful roll could place nowhere (they will be pending).
+	stranded []string
 }
 
 // maxReplacements is how many new nodes may replace n candidates: one for a single node (replace

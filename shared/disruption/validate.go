@@ -39,6 +39,9 @@ func Validate(cmd Command, fresh Input) error {
 		return &ValidationError{ValidationIncomplete, "the snapshot is incomplete: " + fresh.Incomplete}
 	}
 	e := newEngine(&fresh)
+	if cmd.Reason == ReasonExpired || cmd.Reason == ReasonManual {
+		return e.validateForceful(cmd)
+	}
 	cands, kept := findCandidates(&fresh, e.pools, newPDBs(fresh.PDBs))
 	byName := map[string]*candidate{}
 	for _, c := range cands {
@@ -61,6 +64,12 @@ func Validate(cmd Command, fresh Input) error {
 			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s now belongs to claim %s, not %s", n.Name, c.node.Claim, n.Claim)}
 		case cmd.Reason == ReasonEmpty && !c.empty():
 			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer empty (%d pods would have to move)", n.Name, len(c.pods))}
+		case cmd.Reason == ReasonDrifted && !c.drifted():
+			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer drifted", n.Name)}
+		case cmd.Reason == ReasonDrifted && cmd.Action == ActionDelete && !c.empty():
+			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer empty (%d pods would have to move)", n.Name, len(c.pods))}
+		case cmd.Reason != ReasonDrifted && !c.consolidatable():
+			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer a candidate: %s", n.Name, c.unconsolidatable)}
 		}
 		chosen = append(chosen, c)
 		perPool[c.pool.Name()]++
@@ -71,13 +80,24 @@ func Validate(cmd Command, fresh Input) error {
 			return &ValidationError{ValidationBudget, fmt.Sprintf("NodePool %s's budget for %s now allows %d disruptions, the command needs %d", pool, cmd.Reason, left, n)}
 		}
 	}
-	if cmd.Reason == ReasonEmpty {
+	if cmd.Reason == ReasonEmpty || (cmd.Reason == ReasonDrifted && cmd.Action == ActionDelete) {
 		return nil
 	}
 	if !e.mayRun() {
 		return &ValidationError{ValidationScheduling, "no simulation left in the search budget to re-check the command"}
 	}
-	o := e.simulate(chosen)
+	var o outcome
+	if cmd.Reason == ReasonDrifted {
+		o = e.simulateRoll(chosen, true)
+	} else {
+		o = e.simulate(chosen)
+	}
+	return sameOutcome(cmd, o)
+}
+
+// sameOutcome holds a command to the fresh simulation's outcome: valid, the same action, and the
+// same replacements (sameReplacements).
+func sameOutcome(cmd Command, o outcome) error {
 	switch {
 	case o.invalid != "":
 		return &ValidationError{ValidationScheduling, o.invalid}
@@ -130,4 +150,38 @@ func notAllowed(names, allowed []string) string {
 		}
 	}
 	return ""
+}
+
+// validateForceful re-checks an Expired or Manual command: every node is still there, of the same
+// claim, still expired or requested, and not already being disrupted; and the fresh simulation
+// still needs the same replacements. Budgets and do-not-disrupt are not consulted.
+func (e *engine) validateForceful(cmd Command) error {
+	var chosen []*candidate
+	for _, n := range cmd.Nodes {
+		node, ok := e.byName[n.Name]
+		pool, known := e.pools[n.NodePool]
+		switch {
+		case !ok:
+			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is gone", n.Name)}
+		case node.Claim != n.Claim:
+			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s now belongs to claim %s, not %s", n.Name, node.Claim, n.Claim)}
+		case !known:
+			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s's NodePool %s is unknown", n.Name, n.NodePool)}
+		case isDisrupting(node):
+			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is already being disrupted", n.Name)}
+		case !e.forced(node, cmd.Reason):
+			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer to be removed for %s", n.Name, cmd.Reason)}
+		}
+		c := &candidate{node: node, pool: pool}
+		for _, p := range sortedPods(node.Pods) {
+			if isReschedulable(p) {
+				c.pods = append(c.pods, p)
+			}
+		}
+		chosen = append(chosen, c)
+	}
+	if !e.mayRun() {
+		return &ValidationError{ValidationScheduling, "no simulation left in the search budget to re-check the command"}
+	}
+	return sameOutcome(cmd, e.simulateRoll(chosen, false))
 }

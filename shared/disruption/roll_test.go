@@ -1,0 +1,217 @@
+package disruption_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+
+	"github.com/nodewright/nodewright/shared/disruption"
+	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/scheduling/schedulingtest"
+)
+
+func drifted(n disruption.Node, reason string) disruption.Node {
+	n.Drifted, n.DriftWhy = reason, "oldImageId ami-old, newImageId ami-new"
+	return n
+}
+
+func expiring(n disruption.Node, at time.Time) disruption.Node {
+	n.ExpiresAt = at
+	return n
+}
+
+func decideOne(t *testing.T, in disruption.Input) disruption.Command {
+	t.Helper()
+	res := disruption.Decide(in)
+	require.Len(t, res.Commands, 1, "kept: %+v", res.Kept)
+	return res.Commands[0]
+}
+
+func TestDriftReplacesTheDriftedNodeFirstEvenWhenItCostsMore(t *testing.T) {
+	small := schedulingtest.SmallCatalog()
+	od := scheduling.CapacityTypeOnDemand
+	// consolidateAfter Never: consolidation takes nothing, drift ignores it (as Karpenter's does).
+	in := disruption.Input{Now: now, InstanceTypes: small,
+		NodePools: []disruption.NodePool{pool("default", unlimitedBudget, consolidateAfter(nil), onDemandOnly, amd64Only)},
+		Nodes: []disruption.Node{
+			drifted(node(small, nodeSpec{"old", "default", "medium", od, []*corev1.Pod{pod("web", "2500m")}}), "AMIDrift"),
+			node(small, nodeSpec{"other", "default", "medium", od, []*corev1.Pod{pod("api", "2500m")}}),
+		}}
+	cmd := decideOne(t, in)
+	assert.Equal(t, disruption.ReasonDrifted, cmd.Reason)
+	assert.Equal(t, disruption.MethodDrift, cmd.Method)
+	assert.Equal(t, disruption.ActionReplace, cmd.Action)
+	assert.Equal(t, []string{"old"}, nodeNames(cmd))
+	require.Len(t, cmd.Replacements, 1)
+	assert.Contains(t, cmd.Why, "AMIDrift")
+	assert.Contains(t, cmd.Why, "launch first")
+	require.NoError(t, disruption.Validate(cmd, in), "the same snapshot confirms the command")
+
+	// The node that has not drifted is kept, with consolidation's reason.
+	res := disruption.Decide(in)
+	assert.Contains(t, keptReason(res, "other"), "consolidateAfter Never")
+
+	// Once the claim no longer drifts (say the AMI was rolled back), validation refuses.
+	in.Nodes[0].Drifted = ""
+	err := disruption.Validate(cmd, in)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no longer a candidate")
+}
+
+func TestDriftDeletesEmptyDriftedNodesTogetherWithinTheDriftedBudget(t *testing.T) {
+	small := schedulingtest.SmallCatalog()
+	od := scheduling.CapacityTypeOnDemand
+	oneDrift := budgets(disruption.Budget{Nodes: "1", Reasons: []disruption.Reason{disruption.ReasonDrifted}})
+	in := disruption.Input{Now: now, InstanceTypes: small,
+		NodePools: []disruption.NodePool{pool("default", oneDrift, consolidateAfter(nil))},
+		Nodes: []disruption.Node{
+			drifted(node(small, nodeSpec{"a", "default", "medium", od, []*corev1.Pod{daemonPod("ds-a")}}), "NodePoolDrifted"),
+			drifted(node(small, nodeSpec{"b", "default", "medium", od, nil}), "NodePoolDrifted"),
+			node(small, nodeSpec{"c", "default", "large", od, []*corev1.Pod{pod("web", "1")}}),
+		}}
+	res := disruption.Decide(in)
+	require.Len(t, res.Commands, 1)
+	cmd := res.Commands[0]
+	assert.Equal(t, disruption.ActionDelete, cmd.Action)
+	assert.Len(t, cmd.Nodes, 1, "the Drifted budget allows one node")
+	other := "a"
+	if nodeNames(cmd)[0] == "a" {
+		other = "b"
+	}
+	assert.Contains(t, keptReason(res, other), "budget for Drifted")
+}
+
+func TestDriftIsBlockedByDoNotDisruptAndPDBs(t *testing.T) {
+	small := schedulingtest.SmallCatalog()
+	od := scheduling.CapacityTypeOnDemand
+	in := disruption.Input{Now: now, InstanceTypes: small,
+		NodePools: []disruption.NodePool{pool("default", unlimitedBudget, consolidateAfter(nil))},
+		Nodes: []disruption.Node{
+			drifted(node(small, nodeSpec{"pinned", "default", "medium", od, []*corev1.Pod{annotated(pod("db", "1"), disruption.AnnotationDoNotDisrupt, "true")}}), "AMIDrift"),
+			drifted(node(small, nodeSpec{"guarded", "default", "medium", od, []*corev1.Pod{pod("web", "1")}}), "AMIDrift"),
+		},
+		PDBs: []*policyv1.PodDisruptionBudget{pdb("web", "web", 0)},
+	}
+	in.Nodes[1].Node.Annotations = nil
+	noded := drifted(node(small, nodeSpec{"annotated", "default", "medium", od, []*corev1.Pod{pod("api", "1")}}), "AMIDrift")
+	noded.Node.Annotations = map[string]string{disruption.AnnotationDoNotDisrupt: "true"}
+	in.Nodes = append(in.Nodes, noded)
+	res := disruption.Decide(in)
+	assert.Empty(t, res.Commands)
+	assert.Contains(t, keptReason(res, "pinned"), "do-not-disrupt")
+	assert.Contains(t, keptReason(res, "guarded"), "web")
+	assert.Contains(t, keptReason(res, "annotated"), "do-not-disrupt")
+}
+
+func TestDriftComesAfterEmptinessAndBeforeConsolidation(t *testing.T) {
+	small := schedulingtest.SmallCatalog()
+	od := scheduling.CapacityTypeOnDemand
+	in := disruption.Input{Now: now, InstanceTypes: small,
+		NodePools: []disruption.NodePool{pool("default", unlimitedBudget)},
+		Nodes: []disruption.Node{
+			node(small, nodeSpec{"empty", "default", "medium", od, nil}),
+			drifted(node(small, nodeSpec{"drifted", "default", "large", od, []*corev1.Pod{pod("web", "3")}}), "SubnetDrift"),
+			node(small, nodeSpec{"underused", "default", "large", od, []*corev1.Pod{pod("api", "500m")}}),
+		}}
+	cmd := decideOne(t, in)
+	assert.Equal(t, disruption.ReasonEmpty, cmd.Reason)
+	in.Nodes = in.Nodes[1:]
+	cmd = decideOne(t, in)
+	assert.Equal(t, disruption.ReasonDrifted, cmd.Reason, cmd.Why)
+}
+
+func TestDriftWaitsWhenThePodsCannotBePlaced(t *testing.T) {
+	small := schedulingtest.SmallCatalog()
+	od := scheduling.CapacityTypeOnDemand
+	// The pool now allows nothing the pod fits on: drift must not strand it.
+	tiny := pool("default", unlimitedBudget, consolidateAfter(nil), func(p *disruption.NodePool) {
+		schedulingtest.Requirement(scheduling.LabelInstanceType, scheduling.OpIn, "small")(&p.Scheduling)
+	})
+	in := disruption.Input{Now: now, InstanceTypes: small, NodePools: []disruption.NodePool{tiny},
+		Nodes: []disruption.Node{drifted(node(small, nodeSpec{"old", "default", "large", od, []*corev1.Pod{pod("big", "6")}}), "RequirementsDrifted")}}
+	res := disruption.Decide(in)
+	assert.Empty(t, res.Commands)
+	assert.Contains(t, keptReason(res, "old"), "not replaceable now")
+}
+
+func TestExpiryIsForcefulButLaunchesReplacementsFirst(t *testing.T) {
+	small := schedulingtest.SmallCatalog()
+	od := scheduling.CapacityTypeOnDemand
+	// Budget 0 and a do-not-disrupt pod: neither holds expiry back.
+	noBudget := budgets(disruption.Budget{Nodes: "0"})
+	in := disruption.Input{Now: now, InstanceTypes: small,
+		NodePools: []disruption.NodePool{pool("default", noBudget, onDemandOnly, amd64Only)},
+		Nodes: []disruption.Node{
+			expiring(node(small, nodeSpec{"old", "default", "medium", od, []*corev1.Pod{annotated(pod("db", "2500m"), disruption.AnnotationDoNotDisrupt, "true")}}), now.Add(-time.Minute)),
+			expiring(node(small, nodeSpec{"young", "default", "medium", od, []*corev1.Pod{pod("web", "2500m")}}), now.Add(time.Hour)),
+		}}
+	cmd := decideOne(t, in)
+	assert.Equal(t, disruption.ReasonExpired, cmd.Reason)
+	assert.Equal(t, disruption.MethodForceful, cmd.Method)
+	assert.Equal(t, []string{"old"}, nodeNames(cmd))
+	assert.Equal(t, disruption.ActionReplace, cmd.Action, "the pod does not fit on the other node: capacity launches first")
+	require.Len(t, cmd.Replacements, 1)
+	assert.Contains(t, cmd.Why, "expired")
+	require.NoError(t, disruption.Validate(cmd, in))
+
+	// Not expired yet: nothing forceful; a node already disrupting is not expired again.
+	in.Nodes[0].ExpiresAt = now.Add(time.Second)
+	assert.Empty(t, disruption.Decide(in).Commands)
+	in.Nodes[0].ExpiresAt = now
+	in.Nodes[0].Disrupting = true
+	assert.Empty(t, disruption.Decide(in).Commands)
+	err := disruption.Validate(cmd, in)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "already being disrupted")
+}
+
+func TestExpiryDeletesWhenThePodsFitAndStrandsNothingSilently(t *testing.T) {
+	small := schedulingtest.SmallCatalog()
+	od := scheduling.CapacityTypeOnDemand
+	in := disruption.Input{Now: now, InstanceTypes: small,
+		NodePools: []disruption.NodePool{pool("default", onDemandOnly, amd64Only)},
+		Nodes: []disruption.Node{
+			expiring(node(small, nodeSpec{"old", "default", "medium", od, []*corev1.Pod{pod("web", "500m")}}), now),
+			node(small, nodeSpec{"roomy", "default", "large", od, nil}),
+		}}
+	cmd := decideOne(t, in)
+	assert.Equal(t, disruption.ReasonExpired, cmd.Reason)
+	assert.Equal(t, disruption.ActionDelete, cmd.Action)
+	assert.Contains(t, cmd.Why, "fit on other nodes")
+
+	// A pod that fits nowhere (its pool now launches only small) does not stop expiry; the Why says so.
+	tiny := pool("default", func(p *disruption.NodePool) {
+		schedulingtest.Requirement(scheduling.LabelInstanceType, scheduling.OpIn, "small")(&p.Scheduling)
+	})
+	in = disruption.Input{Now: now, InstanceTypes: small, NodePools: []disruption.NodePool{tiny},
+		Nodes: []disruption.Node{expiring(node(small, nodeSpec{"old", "default", "large", od, []*corev1.Pod{pod("big", "6")}}), now)}}
+	cmd = decideOne(t, in)
+	assert.Equal(t, disruption.ReasonExpired, cmd.Reason)
+	assert.Contains(t, cmd.Why, "will be pending: default/big")
+}
+
+func TestManualRequestsComeFirstAndCarryTheOperatorsReason(t *testing.T) {
+	small := schedulingtest.SmallCatalog()
+	od := scheduling.CapacityTypeOnDemand
+	asked := node(small, nodeSpec{"asked", "default", "medium", od, []*corev1.Pod{pod("web", "500m")}})
+	asked.Requested, asked.RequestReason = true, "kernel CVE"
+	asked.Node.Annotations = map[string]string{disruption.AnnotationDoNotDisrupt: "true"}
+	in := disruption.Input{Now: now, InstanceTypes: small,
+		NodePools: []disruption.NodePool{pool("default", onDemandOnly, amd64Only, budgets(disruption.Budget{Nodes: "0"}))},
+		Nodes: []disruption.Node{
+			asked,
+			expiring(node(small, nodeSpec{"old", "default", "large", od, nil}), now),
+		}}
+	cmd := decideOne(t, in)
+	assert.Equal(t, disruption.ReasonManual, cmd.Reason)
+	assert.Equal(t, []string{"asked"}, nodeNames(cmd))
+	assert.Contains(t, cmd.Why, `"kernel CVE"`)
+	in.Nodes[0].Disrupting = true
+	cmd = decideOne(t, in)
+	assert.Equal(t, disruption.ReasonExpired, cmd.Reason)
+	assert.Equal(t, []string{"old"}, nodeNames(cmd))
+}
