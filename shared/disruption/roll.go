@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -109,12 +110,31 @@ func (e *engine) drift(cands []*candidate, b *budgets, blocked map[string]Kept) 
 	return nil
 }
 
+// ExpiryHorizon is how soon a node must expire for a roll not to move pods onto it: pods moved off a
+// drifted or expired node go to new nodes rather than to a node that is itself about to be rolled.
+const ExpiryHorizon = 10 * time.Minute
+
+// rolling returns the nodes a roll does not move pods to, besides its own candidates: drifted nodes
+// and nodes expiring within ExpiryHorizon, so a pod moves once, not once per rolled node.
+func (e *engine) rolling() map[string]bool {
+	out := map[string]bool{}
+	for _, n := range e.nodes {
+		if n.NodePool == "" || isDisrupting(n) {
+			continue
+		}
+		if n.Drifted != "" || (!n.ExpiresAt.IsZero() && n.ExpiresAt.Before(e.in.Now.Add(ExpiryHorizon))) {
+			out[n.Name()] = true
+		}
+	}
+	return out
+}
+
 // simulateRoll schedules the candidates' pods, with the pending pods and those of disrupting nodes,
-// on every other node and new claims of their NodePools, with no price rule and no cap on new
-// claims. strict (drift) makes a candidate pod that cannot be placed, or that would land on a node
+// on every other node (but those rolling) and new claims of their NodePools, with no price rule and
+// no cap on new claims. strict (drift) makes a candidate pod that cannot be placed, or that would land on a node
 // not initialized yet, invalidate the roll; otherwise such pods are only counted in stranded.
 func (e *engine) simulateRoll(cands []*candidate, strict bool) outcome {
-	removed := make(map[string]bool, len(cands))
+	removed := e.rolling()
 	var pods []*corev1.Pod
 	for _, c := range cands {
 		removed[c.name()] = true

@@ -215,3 +215,24 @@ func TestManualRequestsComeFirstAndCarryTheOperatorsReason(t *testing.T) {
 	assert.Equal(t, disruption.ReasonExpired, cmd.Reason)
 	assert.Equal(t, []string{"old"}, nodeNames(cmd))
 }
+
+func TestRollsDoNotMovePodsOntoNodesAboutToBeRolled(t *testing.T) {
+	small := schedulingtest.SmallCatalog()
+	od := scheduling.CapacityTypeOnDemand
+	in := disruption.Input{Now: now, InstanceTypes: small,
+		NodePools: []disruption.NodePool{pool("default", unlimitedBudget, consolidateAfter(nil), onDemandOnly, amd64Only)},
+		Nodes: []disruption.Node{
+			drifted(node(small, nodeSpec{"a", "default", "large", od, []*corev1.Pod{pod("web", "1")}}), "AMIDrift"),
+			drifted(node(small, nodeSpec{"b", "default", "large", od, []*corev1.Pod{pod("api", "1")}}), "AMIDrift"),
+		}}
+	cmd := decideOne(t, in)
+	assert.Equal(t, disruption.ActionReplace, cmd.Action, "b has room, but it drifted too: the pod moves once, to a new node")
+	require.NoError(t, disruption.Validate(cmd, in))
+
+	// Expiry likewise avoids a node expiring within ExpiryHorizon, but not one expiring later.
+	in.Nodes[0] = expiring(node(small, nodeSpec{"a", "default", "large", od, []*corev1.Pod{pod("web", "1")}}), now)
+	in.Nodes[1] = expiring(node(small, nodeSpec{"b", "default", "large", od, []*corev1.Pod{pod("api", "1")}}), now.Add(disruption.ExpiryHorizon-time.Second))
+	assert.Equal(t, disruption.ActionReplace, decideOne(t, in).Action)
+	in.Nodes[1].ExpiresAt = now.Add(disruption.ExpiryHorizon + time.Minute)
+	assert.Equal(t, disruption.ActionDelete, decideOne(t, in).Action)
+}
