@@ -47,7 +47,7 @@ func liveClaimOfNode(ctx context.Context, store *state.Store, node string) (stat
 	}
 	switch len(live) {
 	case 0:
-		return state.Claim{}, fmt.Errorf("node %s: no live NodeClaim of this Nodewright has it as its Node; "+
+		return state.Claim{}, fmt.Errorf("node %s: no live NodeClaim in this Nodewright's state table has it as its Node; "+
 			"Nodewright disrupts only the nodes it launched", node)
 	case 1:
 		return claims[0], nil

@@ -60,7 +60,7 @@ func runDisrupt(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("nodewright disrupt", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	tf := addTableFlags(fset)
-	reason := fset.String("reason", "", "why, as free `TEXT` recorded with the request (explain and status show it)")
+	reason := fset.String("reason", "", "why, as free `TEXT` recorded with the request (explain shows it)")
 	output := fset.String("o", "table", "output `FORMAT`: table or json")
 	fset.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: nodewright disrupt nodeclaim/NAME|node/NAME --table NAME [--region REGION] [--reason TEXT] [-o table|json]")
@@ -171,7 +171,7 @@ func disrupt(ctx context.Context, store *state.Store, kind, name, reason string)
 			res.since = seen.TerminatingAt
 		}
 	case errors.Is(err, errDisruptDeleted):
-		return res, fmt.Errorf("nodeclaim %s is deleted%s: there is nothing left to disrupt", claimName, atTime(" at ", seen.DeletedAt))
+		return res, fmt.Errorf("nodeclaim %s was deleted%s: there is nothing left to disrupt", claimName, atTime(" at ", seen.DeletedAt))
 	case state.IsNotFound(err):
 		return res, fmt.Errorf("nodeclaim %s: no such NodeClaim in the state table (not launched by this Nodewright, "+
 			"or deleted more than %s ago)", claimName, age(state.DeletedClaimRetention))

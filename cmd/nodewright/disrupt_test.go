@@ -126,9 +126,9 @@ func TestDisruptRefusesWhatItDoesNotOwnOrIsGone(t *testing.T) {
 
 	for _, tc := range []struct{ target, want string }{
 		{"nodeclaim/nope", "nodeclaim nope: no such NodeClaim in the state table"},
-		{"nodeclaim/default-gone", "nodeclaim default-gone is deleted at "},
+		{"nodeclaim/default-gone", "nodeclaim default-gone was deleted at "},
 		{"node/ip-10-0-0-3", "node ip-10-0-0-3: no live NodeClaim"},
-		{"node/ip-10-9-9-9", "node ip-10-9-9-9: no live NodeClaim of this Nodewright has it as its Node; Nodewright disrupts only the nodes it launched"},
+		{"node/ip-10-9-9-9", "node ip-10-9-9-9: no live NodeClaim in this Nodewright's state table has it as its Node; Nodewright disrupts only the nodes it launched"},
 	} {
 		code, out, stderr := runDisruptCmd(tc.target, "--table", "disrupt-refuse")
 		assert.Equal(t, 1, code, tc.target)
