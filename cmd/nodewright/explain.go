@@ -22,8 +22,12 @@ func init() {
 // subjectKinds are the kinds of object decision records are kept for, with the form of their names.
 var subjectKinds = map[string]string{"pod": "pod/NAMESPACE/NAME", "nodeclaim": "nodeclaim/NAME", "node": "node/NAME", "instance": "instance/ID"}
 
+// explainNow is the clock explain reads expiry against; tests replace it.
+var explainNow = time.Now
+
 // runExplain reads the decision records every function writes for a subject, newest first, and (for a
-// NodeClaim) the claim record itself: what Nodewright decided about it and why, for 14 days.
+// NodeClaim, or a Node through its claim) the claim record itself: what Nodewright decided about it and
+// why, for 14 days, and where the claim stands (its Drifted condition, expiry, pending disruption request).
 func runExplain(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("nodewright explain", flag.ContinueOnError)
 	fset.SetOutput(stderr)
@@ -61,7 +65,7 @@ func runExplain(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	var found []explained
 	for _, s := range subjects {
-		e, err := explain(ctx, store, s, *limit)
+		e, err := explain(ctx, store, s, *limit, explainNow())
 		if err != nil {
 			fmt.Fprintln(stderr, "nodewright explain:", err)
 			return 1
@@ -75,7 +79,7 @@ func runExplain(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	writeExplained(stdout, found)
+	writeExplained(stdout, found, explainNow())
 	return 0
 }
 
@@ -97,8 +101,10 @@ func parseInterleaved(fset *flag.FlagSet, args []string) ([]string, error) {
 
 // explained is what is known of one subject.
 type explained struct {
-	Subject   string           `json:"subject"`
-	Claim     *state.Claim     `json:"claim,omitempty"`
+	Subject string       `json:"subject"`
+	Claim   *state.Claim `json:"claim,omitempty"`
+	// Expiry is when the claim expires; set with Claim.
+	Expiry    *claimExpiry     `json:"expiry,omitempty"`
 	Decisions []state.Decision `json:"decisions"`
 }
 
@@ -115,7 +121,7 @@ func checkSubject(s string) error {
 	return nil
 }
 
-func explain(ctx context.Context, store *state.Store, subject string, limit int) (explained, error) {
+func explain(ctx context.Context, store *state.Store, subject string, limit int, now time.Time) (explained, error) {
 	e := explained{Subject: subject}
 	if name, ok := strings.CutPrefix(subject, "nodeclaim/"); ok {
 		c, err := store.GetClaim(ctx, name)
@@ -125,6 +131,19 @@ func explain(ctx context.Context, store *state.Store, subject string, limit int)
 		case !state.IsNotFound(err):
 			return e, err
 		}
+	}
+	if node, ok := strings.CutPrefix(subject, "node/"); ok {
+		claims, err := claimsOfNode(ctx, store, node)
+		if err != nil {
+			return e, err
+		}
+		if len(claims) > 0 {
+			e.Claim = &claims[0] // the live claim, else the newest deleted one
+		}
+	}
+	if e.Claim != nil {
+		exp := expiryOf(*e.Claim, now)
+		e.Expiry = &exp
 	}
 	ds, err := store.Decisions(ctx, subject, limit)
 	if err != nil {
@@ -138,13 +157,16 @@ func explain(ctx context.Context, store *state.Store, subject string, limit int)
 }
 
 // writeExplained prints each subject: the claim's state when there is one, then its decisions.
-func writeExplained(w io.Writer, all []explained) {
+func writeExplained(w io.Writer, all []explained, now time.Time) {
 	for i, e := range all {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintln(w, e.Subject)
 		if c := e.Claim; c != nil {
+			if !strings.HasPrefix(e.Subject, "nodeclaim/") {
+				fmt.Fprintln(w, "  nodeclaim", c.Name)
+			}
 			fmt.Fprintf(w, "  lifecycle %s  nodepool %s  instance %s %s %s %s  $%.4f/h  node %s\n", c.Lifecycle, c.NodePool,
 				orDash(c.InstanceID), orDash(c.InstanceType), orDash(c.Zone), orDash(c.CapacityType), c.PricePerHour, orDash(c.NodeName))
 			if c.DisruptionReason != "" {
@@ -154,6 +176,7 @@ func writeExplained(w io.Writer, all []explained) {
 				}
 				fmt.Fprintln(w, line)
 			}
+			writeClaimDisruption(w, *c, *e.Expiry, now)
 		}
 		if len(e.Decisions) == 0 {
 			fmt.Fprintln(w, "  no decision recorded in the last 14 days")

@@ -60,3 +60,81 @@ func TestExplainShowsWhatTheFunctionsDecided(t *testing.T) {
 	code, _, _ = run("pod/shop/checkout-0")
 	assert.Equal(t, 2, code, "the table is required")
 }
+
+func TestExplainShowsDriftExpiryAndDisruptionRequest(t *testing.T) {
+	ctx := context.Background()
+	store := motoTable(t, "explain-drift")
+	now := time.Date(2025, 6, 10, 0, 0, 0, 0, time.UTC)
+	explainNow = func() time.Time { return now }
+	t.Cleanup(func() { explainNow = time.Now })
+	for _, c := range []state.Claim{
+		{Name: "default-old", NodePool: "default", Lifecycle: state.Deleted, NodeName: "ip-10-0-0-7", CreatedAt: now.Add(-72 * time.Hour)},
+		{Name: "default-x", NodePool: "default", Lifecycle: state.Initialized, NodeName: "ip-10-0-0-7", CreatedAt: now.Add(-48 * time.Hour),
+			ExpireAfter: "720h0m0s",
+			Drifted: &state.DriftCondition{Reason: "AMIDrift", Since: now.Add(-time.Hour),
+				Details: map[string]string{"oldImageId": "ami-1", "newImageId": "ami-2", "requirement": "karpenter.sh/capacity-type"}},
+			DisruptionRequest: &state.DisruptionRequest{Reason: "CVE", RequestedAt: now.Add(-time.Minute), By: "alice"}},
+		{Name: "gpu-gone", NodePool: "gpu", Lifecycle: state.Deleted, NodeName: "ip-10-0-0-9", CreatedAt: now.Add(-40 * 24 * time.Hour),
+			ExpireAfter: "720h0m0s"},
+	} {
+		_, err := store.CreateClaim(ctx, c)
+		require.NoError(t, err)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		require.Equal(t, 0, dispatch(append([]string{"explain", "--table", "explain-drift"}, args...), strings.NewReader(""), &out, &errOut), errOut.String())
+		return out.String()
+	}
+
+	out := run("node/ip-10-0-0-7", "nodeclaim/default-x")
+	node, claim, ok := strings.Cut(out, "\nnodeclaim/default-x\n")
+	require.True(t, ok, out)
+	assert.Contains(t, node, "  nodeclaim default-x\n  lifecycle initialized", "a node resolves to its live claim, named")
+	assert.NotContains(t, claim, "  nodeclaim default-x\n", "a nodeclaim subject needs no name line")
+	for _, part := range []string{node, claim} {
+		assert.Contains(t, part, "  drifted: AMIDrift since 2025-06-09T23:00:00Z (imageId ami-1 → ami-2, requirement=karpenter.sh/capacity-type)\n")
+		assert.Contains(t, part, "  expires at 2025-07-08T00:00:00Z (in 28d)\n")
+		assert.Contains(t, part, "  disruption requested at 2025-06-09T23:59:00Z by alice: CVE (pending: ")
+	}
+
+	out = run("node/ip-10-0-0-9")
+	assert.Contains(t, out, "  nodeclaim gpu-gone\n  lifecycle deleted", "a node only a deleted claim had shows that claim")
+	assert.Contains(t, out, "  expired at 2025-05-31T00:00:00Z (10d ago)\n")
+	assert.NotContains(t, out, "drifted:")
+	assert.NotContains(t, out, "disruption requested")
+
+	var got []explained
+	require.NoError(t, json.Unmarshal([]byte(run("-o", "json", "node/ip-10-0-0-7")), &got))
+	require.Len(t, got, 1)
+	require.NotNil(t, got[0].Claim)
+	assert.Equal(t, "default-x", got[0].Claim.Name)
+	require.NotNil(t, got[0].Claim.Drifted)
+	assert.Equal(t, "AMIDrift", got[0].Claim.Drifted.Reason)
+	require.NotNil(t, got[0].Expiry)
+	require.NotNil(t, got[0].Expiry.At)
+	assert.Equal(t, now.Add(28*24*time.Hour), *got[0].Expiry.At)
+}
+
+func TestClaimExpiryTexts(t *testing.T) {
+	now := time.Date(2025, 6, 10, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		expireAfter       string
+		created           time.Time
+		short, long       string
+		expired, expiring bool
+	}{
+		{"Never", now, "Never", "never expires (expireAfter Never)", false, false},
+		{"", now, "-", "expiry unknown (no expireAfter recorded on the claim)", false, false},
+		{"bogus", now, "-", "expiry unknown (no expireAfter recorded on the claim)", false, false},
+		{"1h", now.Add(-time.Hour), "expired", "expired at 2025-06-10T00:00:00Z (0s ago)", true, false},
+		{"24h", now.Add(-time.Hour), "in 23h", "expires at 2025-06-10T23:00:00Z (in 23h)", false, true},
+		{"720h", now, "in 30d", "expires at 2025-07-10T00:00:00Z (in 30d)", false, false},
+	} {
+		e := expiryOf(state.Claim{ExpireAfter: tc.expireAfter, CreatedAt: tc.created}, now)
+		assert.Equal(t, tc.short, e.short(now), tc.expireAfter)
+		assert.Equal(t, tc.long, e.long(now), tc.expireAfter)
+		assert.Equal(t, tc.expired, e.Expired, tc.expireAfter)
+		assert.Equal(t, tc.expiring, e.within(expiringSoon, now), tc.expireAfter)
+	}
+}

@@ -24,7 +24,7 @@ var statusNow = time.Now
 // statusReport is the -o json document.
 type statusReport struct {
 	NodePools   []poolStatus                `json:"nodePools"`
-	NodeClaims  []state.Claim               `json:"nodeClaims"`
+	NodeClaims  []claimStatus               `json:"nodeClaims"`
 	Unavailable []state.UnavailableOffering `json:"unavailableOfferings"`
 }
 
@@ -34,12 +34,28 @@ type poolStatus struct {
 	Claims       int            `json:"nodeClaims"`
 	ByLifecycle  map[string]int `json:"byLifecycle"`
 	PricePerHour float64        `json:"pricePerHour"`
+	// Drifted, Expired and ExpiringSoon count the claims with a Drifted condition, past their expiry, and
+	// expiring within the next 24 hours; DisruptionRequested those in service with a request pending.
+	Drifted             int `json:"drifted"`
+	Expired             int `json:"expired"`
+	ExpiringSoon        int `json:"expiringWithin24h"`
+	DisruptionRequested int `json:"disruptionRequested"`
 }
+
+// claimStatus is one claim as status shows it: the record and when it expires.
+type claimStatus struct {
+	state.Claim
+	claimExpiry
+}
+
+// requestPending reports whether the claim has a disruption request the disruption run has yet to act on.
+func requestPending(c state.Claim) bool { return c.DisruptionRequest != nil && c.Lifecycle.InService() }
 
 // runStatus reads the state table, what `kubectl get nodeclaims` shows in a Karpenter cluster: every
 // NodeClaim that is not deleted (with --all, also those deleted within the retention), its lifecycle,
-// instance, price, Node and why it is on its way out; the NodePools' totals; the offerings marked out of
-// capacity and for how much longer.
+// instance, price, Node, why it is on its way out (or REQUESTED when `nodewright disrupt` asked for it),
+// its Drifted condition's reason and when it expires; the NodePools' totals, with how many claims drifted,
+// expired or expire within 24 hours; the offerings marked out of capacity and for how much longer.
 func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("nodewright status", flag.ContinueOnError)
 	fset.SetOutput(stderr)
@@ -65,7 +81,7 @@ func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	store, err := tf.open(ctx)
 	if err == nil {
 		var rep statusReport
-		if rep, err = readStatus(ctx, store, *all); err == nil {
+		if rep, err = readStatus(ctx, store, *all, statusNow()); err == nil {
 			return printStatus(stdout, stderr, rep, *output)
 		}
 	}
@@ -86,7 +102,7 @@ func printStatus(stdout, stderr io.Writer, rep statusReport, output string) int 
 	return 0
 }
 
-func readStatus(ctx context.Context, store *state.Store, all bool) (statusReport, error) {
+func readStatus(ctx context.Context, store *state.Store, all bool, now time.Time) (statusReport, error) {
 	claims, err := store.ListClaims(ctx)
 	if err != nil {
 		return statusReport{}, err
@@ -95,7 +111,7 @@ func readStatus(ctx context.Context, store *state.Store, all bool) (statusReport
 	if err != nil {
 		return statusReport{}, err
 	}
-	rep := statusReport{NodeClaims: []state.Claim{}, Unavailable: unavailable, NodePools: []poolStatus{}}
+	rep := statusReport{NodeClaims: []claimStatus{}, Unavailable: unavailable, NodePools: []poolStatus{}}
 	if rep.Unavailable == nil {
 		rep.Unavailable = []state.UnavailableOffering{}
 	}
@@ -104,7 +120,8 @@ func readStatus(ctx context.Context, store *state.Store, all bool) (statusReport
 		if c.Lifecycle == state.Deleted && !all {
 			continue
 		}
-		rep.NodeClaims = append(rep.NodeClaims, c)
+		exp := expiryOf(c, now)
+		rep.NodeClaims = append(rep.NodeClaims, claimStatus{c, exp})
 		if c.Lifecycle == state.Deleted {
 			continue
 		}
@@ -116,6 +133,17 @@ func readStatus(ctx context.Context, store *state.Store, all bool) (statusReport
 		p.Claims++
 		p.ByLifecycle[string(c.Lifecycle)]++
 		p.PricePerHour += c.PricePerHour
+		if c.Drifted != nil {
+			p.Drifted++
+		}
+		if exp.Expired {
+			p.Expired++
+		} else if exp.within(expiringSoon, now) {
+			p.ExpiringSoon++
+		}
+		if requestPending(c) {
+			p.DisruptionRequested++
+		}
 	}
 	sort.Slice(rep.NodeClaims, func(i, j int) bool {
 		a, b := rep.NodeClaims[i], rep.NodeClaims[j]
@@ -130,9 +158,10 @@ func readStatus(ctx context.Context, store *state.Store, all bool) (statusReport
 
 func writeStatus(w io.Writer, rep statusReport, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODEPOOL\tNODECLAIMS\tLIFECYCLES\t$/H")
+	fmt.Fprintln(tw, "NODEPOOL\tNODECLAIMS\tLIFECYCLES\t$/H\tDRIFTED\tEXPIRED\tEXPIRING<24H\tREQUESTED")
 	for _, p := range rep.NodePools {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.4f\n", p.Name, p.Claims, lifecycles(p.ByLifecycle), p.PricePerHour)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.4f\t%d\t%d\t%d\t%d\n", p.Name, p.Claims, lifecycles(p.ByLifecycle), p.PricePerHour,
+			p.Drifted, p.Expired, p.ExpiringSoon, p.DisruptionRequested)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -140,10 +169,11 @@ func writeStatus(w io.Writer, rep statusReport, now time.Time) {
 		fmt.Fprintln(w, "No NodeClaims.")
 	} else {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tNODEPOOL\tLIFECYCLE\tTYPE\tZONE\tCAPACITY\t$/H\tNODE\tAGE\tDISRUPTION")
+		fmt.Fprintln(tw, "NAME\tNODEPOOL\tLIFECYCLE\tTYPE\tZONE\tCAPACITY\t$/H\tNODE\tAGE\tDISRUPTION\tDRIFTED\tEXPIRES")
 		for _, c := range rep.NodeClaims {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%s\t%s\t%s\n", c.Name, c.NodePool, c.Lifecycle, orDash(c.InstanceType),
-				orDash(c.Zone), orDash(c.CapacityType), c.PricePerHour, orDash(c.NodeName), age(now.Sub(c.CreatedAt)), orDash(c.DisruptionReason))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.NodePool, c.Lifecycle, orDash(c.InstanceType),
+				orDash(c.Zone), orDash(c.CapacityType), c.PricePerHour, orDash(c.NodeName), age(now.Sub(c.CreatedAt)), disruptionColumn(c.Claim),
+				driftColumn(c.Drifted), c.short(now))
 		}
 		tw.Flush()
 	}
@@ -156,6 +186,21 @@ func writeStatus(w io.Writer, rep statusReport, now time.Time) {
 		}
 		tw.Flush()
 	}
+}
+
+// disruptionColumn is why the claim is on its way out, REQUESTED when an operator's request is pending, or "-".
+func disruptionColumn(c state.Claim) string {
+	if c.DisruptionReason == "" && requestPending(c) {
+		return "REQUESTED"
+	}
+	return orDash(c.DisruptionReason)
+}
+
+func driftColumn(d *state.DriftCondition) string {
+	if d == nil {
+		return "-"
+	}
+	return orDash(d.Reason)
 }
 
 // lifecycles prints counts by lifecycle in lifecycle order.

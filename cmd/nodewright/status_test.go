@@ -69,3 +69,67 @@ func TestStatusListsClaimsPerNodePool(t *testing.T) {
 	code, _, _ = run("--table", "status-state", "-o", "yaml")
 	assert.Equal(t, 2, code)
 }
+
+func TestStatusShowsDriftExpiryAndRequests(t *testing.T) {
+	ctx := context.Background()
+	store := motoTable(t, "status-drift")
+	now := time.Date(2025, 6, 10, 0, 0, 0, 0, time.UTC)
+	statusNow = func() time.Time { return now }
+	t.Cleanup(func() { statusNow = time.Now })
+	day := 24 * time.Hour
+	amiDrift := &state.DriftCondition{Reason: "AMIDrift", Since: now.Add(-time.Hour),
+		Details: map[string]string{"oldImageId": "ami-1", "newImageId": "ami-2"}}
+	request := &state.DisruptionRequest{RequestedAt: now.Add(-time.Minute), By: "alice"}
+	for _, c := range []state.Claim{
+		{Name: "default-drift", NodePool: "default", Lifecycle: state.Initialized, CreatedAt: now.Add(-2 * day), ExpireAfter: "720h0m0s",
+			Drifted: amiDrift, DisruptionRequest: request},
+		{Name: "default-old", NodePool: "default", Lifecycle: state.Initialized, CreatedAt: now.Add(-31 * day), ExpireAfter: "720h0m0s"},
+		{Name: "default-soon", NodePool: "default", Lifecycle: state.Initialized, CreatedAt: now.Add(-30*day + 12*time.Hour), ExpireAfter: "720h0m0s"},
+		{Name: "default-drain", NodePool: "default", Lifecycle: state.Draining, CreatedAt: now.Add(-day), DisruptionReason: "Drifted",
+			Drifted: amiDrift, DisruptionRequest: request},
+		{Name: "gpu-never", NodePool: "gpu", Lifecycle: state.Initialized, CreatedAt: now.Add(-day), ExpireAfter: state.ExpireNever},
+		{Name: "gpu-unknown", NodePool: "gpu", Lifecycle: state.Initialized, CreatedAt: now.Add(-day)},
+	} {
+		_, err := store.CreateClaim(ctx, c)
+		require.NoError(t, err)
+	}
+
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, dispatch([]string{"status", "--table", "status-drift"}, strings.NewReader(""), &out, &errOut), errOut.String())
+	text := out.String()
+	assert.Contains(t, text, "NODEPOOL  NODECLAIMS  LIFECYCLES")
+	assert.Regexp(t, `(?m)^NODEPOOL .*\$/H\s+DRIFTED\s+EXPIRED\s+EXPIRING<24H\s+REQUESTED$`, text)
+	assert.Regexp(t, `(?m)^default\s+4\s+3 initialized, 1 draining\s+0\.0000\s+2\s+1\s+1\s+1$`, text,
+		"2 drifted, 1 expired, 1 expiring within 24h, 1 request pending (the draining claim's is acted on):\n%s", text)
+	assert.Regexp(t, `(?m)^gpu\s+2\s+2 initialized\s+0\.0000\s+0\s+0\s+0\s+0$`, text)
+	assert.Regexp(t, `(?m)^NAME .*\s+AGE\s+DISRUPTION\s+DRIFTED\s+EXPIRES$`, text)
+	assert.Regexp(t, `(?m)^default-drift\s.*\s2d\s+REQUESTED\s+AMIDrift\s+in 28d$`, text)
+	assert.Regexp(t, `(?m)^default-drain\s.*\s24h\s+Drifted\s+AMIDrift\s+-$`, text, "a draining claim shows why, not the request")
+	assert.Regexp(t, `(?m)^default-old\s.*\s31d\s+-\s+-\s+expired$`, text)
+	assert.Regexp(t, `(?m)^default-soon\s.*\s+-\s+-\s+in 12h$`, text)
+	assert.Regexp(t, `(?m)^gpu-never\s.*\s+-\s+-\s+Never$`, text)
+	assert.Regexp(t, `(?m)^gpu-unknown\s.*\s24h\s+-\s+-\s+-$`, text)
+
+	out.Reset()
+	require.Equal(t, 0, dispatch([]string{"status", "--table", "status-drift", "-o", "json"}, strings.NewReader(""), &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), `"expiringWithin24h": 1`)
+	var rep statusReport
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
+	require.Len(t, rep.NodePools, 2)
+	assert.Equal(t, poolStatus{Name: "default", Claims: 4, ByLifecycle: map[string]int{"initialized": 3, "draining": 1},
+		Drifted: 2, Expired: 1, ExpiringSoon: 1, DisruptionRequested: 1}, rep.NodePools[0])
+	byName := map[string]claimStatus{}
+	for _, c := range rep.NodeClaims {
+		byName[c.Name] = c
+	}
+	drifted := byName["default-drift"]
+	require.NotNil(t, drifted.At)
+	assert.Equal(t, now.Add(28*day), *drifted.At)
+	require.NotNil(t, drifted.Drifted)
+	assert.Equal(t, "ami-2", drifted.Drifted.Details["newImageId"])
+	require.NotNil(t, drifted.DisruptionRequest)
+	assert.Equal(t, "alice", drifted.DisruptionRequest.By)
+	assert.True(t, byName["default-old"].Expired)
+	assert.True(t, byName["gpu-never"].Never)
+	assert.Nil(t, byName["gpu-unknown"].At)
+}
