@@ -157,9 +157,7 @@ func (d *detection) resolved(c Claim, res Resolution) {
 	if c.ImageID == "" || !recordsInstanceLabels(c.Labels) {
 		d.unknown = append(d.unknown, AMIDrift)
 	} else if decidable(AMIDrift, len(res.AMIs) == 0, "AMI") {
-		if want := amiFor(res.AMIs, c.Labels); want != c.ImageID {
-			d.drift(AMIDrift, "oldImageId", c.ImageID, "newImageId", orNone(want))
-		}
+		d.image(c, res.ImageFor)
 	}
 
 	if len(c.SecurityGroupIDs) == 0 {
@@ -200,20 +198,22 @@ func recordsInstanceLabels(labels map[string]string) bool {
 	return labels[labelInstanceType] != "" && labels[labelArch] != ""
 }
 
-// amiFor is the AMI a launch would pick now for a node with labels: the first AMI whose requirements
-// the labels meet, deprecated AMIs left out unless every AMI is deprecated (as the launch does). "" when
-// none fits.
-func amiFor(amis []AMI, labels map[string]string) string {
-	allDeprecated := !slices.ContainsFunc(amis, func(a AMI) bool { return !a.Deprecated })
-	for _, a := range amis {
-		if a.Deprecated && !allDeprecated {
-			continue
-		}
-		if _, unmet := firstUnmet(a.Requirements, labels); !unmet {
-			return a.ID
-		}
+// image: the instance's AMI must be the one a launch of its instance type would choose now (imageFor,
+// the launch path's choice); when that choice cannot be made, AMIDrift is undecided.
+func (d *detection) image(c Claim, imageFor func(Claim) (string, bool)) {
+	if imageFor == nil {
+		d.undecided[AMIDrift] = "no launch AMI choice to compare with"
+		return
 	}
-	return ""
+	want, ok := imageFor(c)
+	if !ok {
+		d.undecided[AMIDrift] = "the AMI a launch would choose for instance type " + c.Labels[labelInstanceType] +
+			" is not known (not among the EC2NodeClass's instance types now, say)"
+		return
+	}
+	if want != c.ImageID {
+		d.drift(AMIDrift, "oldImageId", c.ImageID, "newImageId", orNone(want))
+	}
 }
 
 // set is ids sorted, without duplicates.

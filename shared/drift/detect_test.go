@@ -23,15 +23,20 @@ func pool() NodePool {
 
 func class() NodeClass { return NodeClass{Hash: "c1", HashVersion: "v1"} }
 
-var (
-	amd64   = []Requirement{{Key: labelArch, Operator: OpIn, Values: []string{"amd64"}}, {Key: "karpenter.k8s.aws/instance-gpu-count", Operator: OpDoesNotExist}}
-	nvidia  = []Requirement{{Key: labelArch, Operator: OpIn, Values: []string{"amd64"}}, {Key: "karpenter.k8s.aws/instance-gpu-count", Operator: OpExists}}
-	arm64   = []Requirement{{Key: labelArch, Operator: OpIn, Values: []string{"arm64"}}}
-	errDesc = errors.New("DescribeImages: RequestLimitExceeded")
-)
+var errDesc = errors.New("DescribeImages: RequestLimitExceeded")
+
+// chooser stands in for the launch path's AMI choice: the AMI per instance type; a type it does not list
+// cannot be chosen for (ok false).
+func chooser(byType map[string]string) func(Claim) (string, bool) {
+	return func(c Claim) (string, bool) {
+		id, ok := byType[c.Labels[labelInstanceType]]
+		return id, ok
+	}
+}
 
 func resolution() Resolution {
-	return Resolution{AMIs: []AMI{{ID: "ami-nvidia", Requirements: nvidia}, {ID: "ami-amd64-new", Requirements: amd64}, {ID: "ami-arm64", Requirements: arm64}},
+	return Resolution{AMIs: []AMI{{ID: "ami-nvidia"}, {ID: "ami-amd64-new"}, {ID: "ami-arm64"}},
+		ImageFor:  chooser(map[string]string{"m5.large": "ami-amd64-new", "g5.xlarge": "ami-nvidia", "m6g.large": "ami-arm64"}),
 		SubnetIDs: []string{"subnet-b", "subnet-a"}, SecurityGroupIDs: []string{"sg-1", "sg-2"}}
 }
 
@@ -51,21 +56,22 @@ func TestDetect(t *testing.T) {
 			reasons: []Reason{NodePoolDrifted}, details: map[string]string{"oldTemplateHash": "p1", "newTemplateHash": "p2"}},
 		{name: "EC2NodeClass edited", class: func(c *NodeClass) { c.Hash = "c2" }, verdict: Drifted,
 			reasons: []Reason{NodeClassDrift}, details: map[string]string{"oldNodeClassHash": "c1", "newNodeClassHash": "c2"}},
-		{name: "a newer AMI for the node's architecture", res: func(r *Resolution) {
-			r.AMIs = []AMI{{ID: "ami-amd64-newer", Requirements: amd64}, {ID: "ami-arm64", Requirements: arm64}}
+		{name: "a newer AMI for the node's instance type", res: func(r *Resolution) {
+			r.AMIs = []AMI{{ID: "ami-amd64-newer"}, {ID: "ami-arm64"}}
+			r.ImageFor = chooser(map[string]string{"m5.large": "ami-amd64-newer", "m6g.large": "ami-arm64"})
 		}, claim: func(c *Claim) { c.ImageID = "ami-amd64-new" }, verdict: Drifted, reasons: []Reason{AMIDrift},
 			details: map[string]string{"oldImageId": "ami-amd64-new", "newImageId": "ami-amd64-newer"}},
-		{name: "only the other architecture's AMI changed", res: func(r *Resolution) {
-			r.AMIs = []AMI{{ID: "ami-amd64-new", Requirements: amd64}, {ID: "ami-arm64-newer", Requirements: arm64}}
+		{name: "only another instance type's AMI changed", res: func(r *Resolution) {
+			r.AMIs = []AMI{{ID: "ami-amd64-new"}, {ID: "ami-arm64-newer"}}
+			r.ImageFor = chooser(map[string]string{"m5.large": "ami-amd64-new", "m6g.large": "ami-arm64-newer"})
 		}, verdict: NotDrifted},
-		{name: "a deprecated AMI is not what a launch picks", res: func(r *Resolution) {
-			r.AMIs = []AMI{{ID: "ami-amd64-new", Requirements: amd64, Deprecated: true}, {ID: "ami-amd64-old", Requirements: amd64}}
-		}, verdict: Drifted, reasons: []Reason{AMIDrift}, details: map[string]string{"oldImageId": "ami-amd64-new", "newImageId": "ami-amd64-old"}},
-		{name: "every AMI deprecated: the newest still counts", res: func(r *Resolution) {
-			r.AMIs = []AMI{{ID: "ami-amd64-new", Requirements: amd64, Deprecated: true}}
+		{name: "the launch's choice is what the node runs, whatever else is resolved", res: func(r *Resolution) {
+			r.AMIs = []AMI{{ID: "ami-nvidia-newer"}, {ID: "ami-amd64-new", Deprecated: true}}
 		}, verdict: NotDrifted},
-		{name: "no AMI fits the node any more", res: func(r *Resolution) { r.AMIs = []AMI{{ID: "ami-arm64", Requirements: arm64}} },
-			verdict: Drifted, reasons: []Reason{AMIDrift}, details: map[string]string{"oldImageId": "ami-amd64-new", "newImageId": "<none>"}},
+		{name: "no AMI fits the node any more", res: func(r *Resolution) {
+			r.AMIs = []AMI{{ID: "ami-arm64"}}
+			r.ImageFor = chooser(map[string]string{"m5.large": "", "m6g.large": "ami-arm64"})
+		}, verdict: Drifted, reasons: []Reason{AMIDrift}, details: map[string]string{"oldImageId": "ami-amd64-new", "newImageId": "<none>"}},
 		{name: "subnet no longer selected", res: func(r *Resolution) { r.SubnetIDs = []string{"subnet-c", "subnet-b"} }, verdict: Drifted,
 			reasons: []Reason{SubnetDrift}, details: map[string]string{"oldSubnetId": "subnet-a", "selectedSubnetIds": "subnet-b,subnet-c"}},
 		{name: "a security group added to the selection", res: func(r *Resolution) { r.SecurityGroupIDs = []string{"sg-1", "sg-2", "sg-3"} },
@@ -120,6 +126,14 @@ func TestDetect(t *testing.T) {
 			assert.Empty(t, got.Unknown)
 		})
 	}
+}
+
+func keys[K comparable, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 func call[T any](f func(*T), v *T) {
@@ -188,11 +202,39 @@ func TestDetectUndecidedResolution(t *testing.T) {
 	})
 	t.Run("AMIs not ready", func(t *testing.T) {
 		res := resolution()
-		res.AMIs = []AMI{{ID: "ami-other", Requirements: amd64}}
+		res.AMIs = []AMI{{ID: "ami-other"}}
+		res.ImageFor = chooser(map[string]string{"m5.large": "ami-other"})
 		res.Incomplete = map[Reason]string{AMIDrift: "AMINotFound: amiSelectorTerms match no AMI"}
 		got := Detect(launched(), pool(), class(), res)
 		assert.Equal(t, Undecided, got.Verdict)
 		assert.Equal(t, map[Reason]string{AMIDrift: "AMINotFound: amiSelectorTerms match no AMI"}, got.Undecided)
+	})
+	t.Run("the launch's AMI choice cannot be made", func(t *testing.T) {
+		res := resolution()
+		res.ImageFor = chooser(map[string]string{"m6g.large": "ami-arm64"})
+		got := Detect(launched(), pool(), class(), res)
+		assert.Equal(t, Undecided, got.Verdict)
+		assert.Empty(t, got.Reasons)
+		assert.Len(t, got.Undecided, 1)
+		assert.Contains(t, got.Undecided[AMIDrift], "instance type m5.large")
+	})
+	t.Run("no AMI choice given", func(t *testing.T) {
+		res := resolution()
+		res.ImageFor = nil
+		got := Detect(launched(), pool(), class(), res)
+		assert.Equal(t, Undecided, got.Verdict)
+		assert.Empty(t, got.Reasons)
+		assert.Equal(t, []Reason{AMIDrift}, keys(got.Undecided))
+	})
+	t.Run("the choice is not asked for when nothing is resolved", func(t *testing.T) {
+		res := resolution()
+		res.AMIs = nil
+		res.ImageFor = func(Claim) (string, bool) { t.Fatal("ImageFor called"); return "", false }
+		got := Detect(launched(), pool(), class(), res)
+		assert.Contains(t, got.Undecided, AMIDrift)
+		res.AMIs, res.Err = resolution().AMIs, errDesc
+		got = Detect(launched(), pool(), class(), res)
+		assert.Contains(t, got.Undecided[AMIDrift], "RequestLimitExceeded")
 	})
 	for _, tc := range []struct {
 		kind  Reason

@@ -40,8 +40,15 @@ type Resolution struct {
 	// that is False, say); those kinds are not decided. An empty list of AMIs, subnets or security groups
 	// counts as incomplete too, as in Karpenter.
 	Incomplete map[Reason]string
-	// AMIs are the resolved AMIs, the newest per requirement set first (as the resolver lists them).
+	// AMIs are the resolved AMIs. Only whether there are any is read here: an EC2NodeClass that resolves
+	// none leaves AMIDrift undecided. Which one a node should run is ImageFor's answer.
 	AMIs []AMI
+	// ImageFor is the AMI a launch would choose now for the claim's instance type: the launch path's own
+	// choice (provisioning's), so that drift and launches never disagree on it. ok is false when the
+	// choice cannot be made (the instance type is not among the EC2NodeClass's, say): AMIDrift is then
+	// undecided. An id of "" with ok true means no resolved AMI fits the instance type any more, which is
+	// drift. Nil leaves AMIDrift undecided.
+	ImageFor func(c Claim) (id string, ok bool)
 	// SubnetIDs, SecurityGroupIDs and CapacityReservationIDs are what the selectors match.
 	SubnetIDs              []string
 	SecurityGroupIDs       []string
@@ -52,8 +59,6 @@ type Resolution struct {
 type AMI struct {
 	ID         string
 	Deprecated bool
-	// Requirements say which instance types the AMI is for (architecture, GPU...).
-	Requirements []Requirement
 }
 
 // Requirement is a node selector requirement (operators In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte).

@@ -97,3 +97,20 @@ func TestLaunchedWith(t *testing.T) {
 }
 
 func durationPtr(d apis.Duration) *apis.Duration { return &d }
+
+// TestStampCreated: a new claim records the stamp's hashes with this code's hash versions, its
+// expireAfter and its own copy of the terminationGracePeriod; what the stamp lacks stays unrecorded.
+func TestStampCreated(t *testing.T) {
+	tgp := 45 * time.Minute
+	s := claimStamp{poolHash: "p1", classHash: "c1", lifetime: poolLifetime{expireAfter: "24h0m0s", terminationGracePeriod: &tgp}}
+	var c state.Claim
+	s.stampCreated(&c)
+	assert.Equal(t, state.Claim{TemplateHash: "p1", TemplateHashVersion: apis.NodePoolHashVersion, NodeClassHash: "c1",
+		NodeClassHashVersion: apis.EC2NodeClassHashVersion, ExpireAfter: "24h0m0s", TerminationGracePeriod: &tgp}, c)
+	tgp = time.Hour
+	assert.Equal(t, 45*time.Minute, *c.TerminationGracePeriod, "the claim holds its own copy")
+
+	c = state.Claim{}
+	claimStamp{lifetime: poolLifetime{expireAfter: state.ExpireNever}}.stampCreated(&c)
+	assert.Equal(t, state.Claim{ExpireAfter: state.ExpireNever}, c, "no hash, no version; no terminationGracePeriod, none recorded")
+}

@@ -44,7 +44,7 @@ func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarg
 	if err != nil {
 		return LaunchPlan{}, fmt.Errorf("claim requirements: %w", err)
 	}
-	amis, err := amiRequirements(t.class.resolved.Status.AMIs)
+	imageFor, err := t.class.imageChooser()
 	if err != nil {
 		return LaunchPlan{}, err
 	}
@@ -55,14 +55,11 @@ func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarg
 	}
 	names := map[[3]string]string{} // (image, capacity type, reservation) → template
 	for _, name := range t.claim.InstanceTypeOptions {
+		image, ok := imageFor(name)
+		if !ok || image == "" {
+			continue
+		}
 		it := t.class.byName[name]
-		if it == nil {
-			continue
-		}
-		image := pickAMI(amis, it)
-		if image == "" {
-			continue
-		}
 		for _, o := range it.Offerings {
 			subnet, ok := t.class.subnets[o.Zone]
 			if !ok || !o.Available || t.unavailable.Has(scheduling.OfferingKey{InstanceType: it.Name, Zone: o.Zone, CapacityType: o.CapacityType}) {
@@ -161,6 +158,23 @@ func securityGroupIDs(status apis.EC2NodeClassStatus) []string {
 		ids = append(ids, sg.ID)
 	}
 	return ids
+}
+
+// imageChooser is the AMI choice of rc's launches, which drift compares a node's AMI with too (see
+// Launches.Drift), so the two never disagree: for an instance type of rc's catalog, the AMI its launch
+// goes through, "" when no resolved AMI fits it; ok is false for an instance type not in the catalog.
+func (rc *readyClass) imageChooser() (func(instanceType string) (image string, ok bool), error) {
+	amis, err := amiRequirements(rc.resolved.Status.AMIs)
+	if err != nil {
+		return nil, err
+	}
+	return func(name string) (string, bool) {
+		it := rc.byName[name]
+		if it == nil {
+			return "", false
+		}
+		return pickAMI(amis, it), true
+	}, nil
 }
 
 // amiChoice is a resolved AMI with its requirements parsed.

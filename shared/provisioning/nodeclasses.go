@@ -31,11 +31,10 @@ type readyClass struct {
 
 // prepareClasses resolves every EC2NodeClass the pools reference and builds its instance types from the
 // catalog. It returns the usable classes and the pools that can launch; a pool whose class is missing,
-// not Ready or failed to resolve is left out and named in problems.
+// not Ready or failed to resolve is left out and named in problems, and failed says why per class.
 func prepareClasses(ctx context.Context, r NodeClassResolver, cat *instancetypes.Catalog, prices instancetypes.Prices,
-	cfg runConfig, k8sVersion string) (classes map[string]*readyClass, pools []scheduling.NodePool, problems []string) {
-	classes = map[string]*readyClass{}
-	failed := map[string]string{}
+	cfg runConfig, k8sVersion string) (classes map[string]*readyClass, pools []scheduling.NodePool, problems []string, failed map[string]string) {
+	classes, failed = map[string]*readyClass{}, map[string]string{}
 	for _, p := range cfg.pools {
 		name := NodeClassRefName(p)
 		if _, done := classes[name]; !done && failed[name] == "" {
@@ -55,7 +54,7 @@ func prepareClasses(ctx context.Context, r NodeClassResolver, cat *instancetypes
 		p.InstanceTypes = rc.types
 		pools = append(pools, p)
 	}
-	return classes, pools, problems
+	return classes, pools, problems, failed
 }
 
 // prepareClass resolves one class; why says what makes it unusable.

@@ -182,7 +182,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 		return err
 	}
 	p.loadSpotPrices(ctx, rep)
-	classes, pools, problems := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion)
+	classes, pools, problems, _ := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion)
 	rep.Errors = append(rep.Errors, problems...)
 	unavailable, err := p.unavailable(ctx)
 	if err != nil {

@@ -13,14 +13,18 @@ import (
 // Launches is what one caller outside provisioning needs to plan and launch claims itself, through the
 // same path as a provisioning run (claim record first, the claim name as CreateFleet's ClientToken,
 // adoption by tag on retry): the NodePools that can launch, each with its EC2NodeClass's instance types,
-// and the offerings found without capacity. Consolidation builds its replacements from it.
+// and the offerings found without capacity. Consolidation builds its replacements from it, and the
+// disruption runner judges drift and expiry with it (Drift, Lifetime) against the same configuration.
 type Launches struct {
-	p           *Provisioner
-	cfg         runConfig
-	classes     map[string]*readyClass
-	byPool      map[string]scheduling.NodePool
-	Pools       []scheduling.NodePool
-	Unavailable scheduling.UnavailableOfferings
+	p       *Provisioner
+	cfg     runConfig
+	classes map[string]*readyClass
+	// classFailures say why each EC2NodeClass a NodePool references is unusable (not configured, failed
+	// to resolve, not ready...), for drift.
+	classFailures map[string]string
+	byPool        map[string]scheduling.NodePool
+	Pools         []scheduling.NodePool
+	Unavailable   scheduling.UnavailableOfferings
 	// Problems are configuration items left out and NodePools that cannot launch (class not ready...).
 	Problems []string
 }
@@ -39,12 +43,12 @@ func (p *Provisioner) PrepareLaunches(ctx context.Context) (*Launches, error) {
 	}
 	var rep Report
 	p.loadSpotPrices(ctx, &rep)
-	classes, pools, more := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion)
+	classes, pools, more, failed := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion)
 	unavailable, err := p.unavailable(ctx)
 	if err != nil {
 		return nil, err
 	}
-	l := &Launches{p: p, cfg: cfg, classes: classes, byPool: map[string]scheduling.NodePool{}, Pools: pools,
+	l := &Launches{p: p, cfg: cfg, classes: classes, classFailures: failed, byPool: map[string]scheduling.NodePool{}, Pools: pools,
 		Unavailable: unavailable, Problems: append(append(problems, rep.Errors...), more...)}
 	for _, pool := range pools {
 		l.byPool[pool.Name] = pool

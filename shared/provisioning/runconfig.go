@@ -17,7 +17,9 @@ type ConfigReader interface {
 
 // runConfig is the configuration one run works from.
 type runConfig struct {
-	pools       []scheduling.NodePool
+	pools []scheduling.NodePool
+	// nodePools are the decoded NodePools by name, those the scheduler cannot use included.
+	nodePools   map[string]*apis.NodePool
 	poolHash    map[string]string // NodePool → template drift hash
 	nodeClasses map[string]*apis.EC2NodeClass
 	classHash   map[string]string       // EC2NodeClass → drift hash
@@ -39,7 +41,7 @@ func readConfig(ctx context.Context, r ConfigReader) (cfg runConfig, problems []
 		return cfg, nil, fmt.Errorf("reading configuration: %w", err)
 	}
 	cfg.poolHash, cfg.nodeClasses, cfg.classHash = map[string]string{}, map[string]*apis.EC2NodeClass{}, map[string]string{}
-	cfg.lifetimes = map[string]poolLifetime{}
+	cfg.lifetimes, cfg.nodePools = map[string]poolLifetime{}, map[string]*apis.NodePool{}
 	var objs apis.Objects
 	for _, it := range items {
 		switch it.Kind {
@@ -50,6 +52,7 @@ func readConfig(ctx context.Context, r ConfigReader) (cfg runConfig, problems []
 				continue
 			}
 			objs.NodePools = append(objs.NodePools, np)
+			cfg.nodePools[np.Name] = np
 			cfg.poolHash[np.Name] = it.DriftHash
 			cfg.lifetimes[np.Name] = lifetimeOf(np)
 		case state.KindEC2NodeClass:

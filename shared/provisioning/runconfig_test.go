@@ -65,6 +65,8 @@ func TestReadConfig(t *testing.T) {
 	assert.NotEmpty(t, cfg.poolHash["default"])
 	assert.NotEmpty(t, cfg.classHash["default"])
 	require.Contains(t, cfg.nodeClasses, "default")
+	assert.Contains(t, cfg.nodePools, "default")
+	assert.Contains(t, cfg.nodePools, "bad-req", "decoded NodePools are kept for drift, those the scheduler cannot use too")
 	assert.Len(t, problems, 3)
 	assert.Contains(t, problems[0], "NodePool broken: decoding stored spec")
 	assert.Contains(t, problems[1], "Widget/w: unknown kind")

@@ -12,14 +12,25 @@ import (
 
 // deadline is when every pod must be off the claim's Node: the earliest of the request's own deadline (a
 // spot interruption's notice), the claim's GoneBy (a notice that came while the drain was already under
-// way, for whatever reason) and the NodePool's terminationGracePeriod counted from when the claim started
-// draining. Nil when none applies.
+// way, for whatever reason) and the claim's terminationGracePeriod (see grace) counted from when the
+// claim started draining. Nil when none applies.
 func (s *Service) deadline(ctx context.Context, claim state.Claim, req Request) (*time.Time, error) {
-	grace, err := s.poolGrace(ctx, claim.NodePool)
+	grace, err := s.grace(ctx, claim)
 	if err != nil {
 		return nil, err
 	}
 	return earliestDeadline(req.Deadline, claim.GoneBy, claim.DrainingAt, grace), nil
+}
+
+// grace is the terminationGracePeriod that bounds the claim's drain: the one stamped on the claim at
+// launch, as Karpenter reads the NodeClaim's (a later NodePool edit does not change running claims), or,
+// for a claim launched before it was stamped, its NodePool's current one.
+func (s *Service) grace(ctx context.Context, claim state.Claim) (*time.Duration, error) {
+	if claim.TerminationGracePeriod != nil {
+		d := *claim.TerminationGracePeriod
+		return &d, nil
+	}
+	return s.poolGrace(ctx, claim.NodePool)
 }
 
 // earliestDeadline combines a request's deadline, the claim's GoneBy and the grace period counted from

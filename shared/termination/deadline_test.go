@@ -1,6 +1,7 @@
 package termination
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -41,4 +42,43 @@ func TestTerminationGracePeriodOfStoredNodePool(t *testing.T) {
 	assert.ErrorContains(t, err, "NodePool broken")
 	_, err = terminationGracePeriod(state.ConfigItem{Name: "odd", Spec: `{"spec":{"template":{"spec":{"terminationGracePeriod":"1d"}}}}`})
 	assert.ErrorContains(t, err, "terminationGracePeriod")
+}
+
+// The drain is bounded by the terminationGracePeriod stamped on the claim at launch, not by a later edit
+// of its NodePool; a claim launched before it was stamped falls back to its NodePool's.
+func TestDeadlineUsesTheClaimsTerminationGracePeriod(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	store := &claimStore{pools: map[string]state.ConfigItem{"default": {Kind: state.KindNodePool, Name: "default",
+		Spec: `{"metadata":{"name":"default"},"spec":{"template":{"spec":{"terminationGracePeriod":"2h"}}}}`}}}
+	s := NewService(Config{QueueURL: "http://queue"}, Deps{Store: store})
+	stamped := 30 * time.Minute
+
+	t.Run("stamped at launch", func(t *testing.T) {
+		c := state.Claim{Name: "default-abc", NodePool: "default", DrainingAt: &t0, TerminationGracePeriod: &stamped}
+		got, err := s.deadline(ctx, c, Request{})
+		require.NoError(t, err)
+		require.NotNil(t, got)
+		assert.Equal(t, t0.Add(30*time.Minute), *got, "the claim's 30m, not the NodePool's 2h edited since")
+	})
+	t.Run("stamped at launch, NodePool gone", func(t *testing.T) {
+		c := state.Claim{Name: "gone-abc", NodePool: "gone", DrainingAt: &t0, TerminationGracePeriod: &stamped}
+		got, err := s.deadline(ctx, c, Request{})
+		require.NoError(t, err)
+		require.NotNil(t, got)
+		assert.Equal(t, t0.Add(30*time.Minute), *got)
+	})
+	t.Run("launched before stamping: the NodePool's", func(t *testing.T) {
+		c := state.Claim{Name: "default-old", NodePool: "default", DrainingAt: &t0}
+		got, err := s.deadline(ctx, c, Request{})
+		require.NoError(t, err)
+		require.NotNil(t, got)
+		assert.Equal(t, t0.Add(2*time.Hour), *got)
+	})
+	t.Run("neither: no bound", func(t *testing.T) {
+		c := state.Claim{Name: "gone-old", NodePool: "gone", DrainingAt: &t0}
+		got, err := s.deadline(ctx, c, Request{})
+		require.NoError(t, err)
+		assert.Nil(t, got)
+	})
 }

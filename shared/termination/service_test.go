@@ -21,8 +21,10 @@ import (
 // claimStore is a unit-test Store holding claims in memory; err fails every read.
 type claimStore struct {
 	claims map[string]state.Claim
-	err    error
-	mark   time.Time
+	// pools are stored NodePools by name.
+	pools map[string]state.ConfigItem
+	err   error
+	mark  time.Time
 }
 
 func (f *claimStore) GetClaim(_ context.Context, name string) (state.Claim, error) {
@@ -40,7 +42,10 @@ func (f *claimStore) UpdateClaim(context.Context, string, func(*state.Claim) err
 	return state.Claim{}, errors.New("unit tests write no claim")
 }
 
-func (f *claimStore) GetConfig(context.Context, string, string) (state.ConfigItem, error) {
+func (f *claimStore) GetConfig(_ context.Context, kind, name string) (state.ConfigItem, error) {
+	if item, ok := f.pools[name]; ok && kind == state.KindNodePool {
+		return item, nil
+	}
 	return state.ConfigItem{}, state.ErrNotFound
 }
 

@@ -56,14 +56,14 @@ func TestLatestAliasMovingOnIsAMIDrift(t *testing.T) {
 
 	res, err := r.Resolve(ctx, nc, "1.34")
 	require.NoError(t, err)
-	got := For(claim, np, nc, res, nil, Observed{}).Detect()
+	got := choosing(For(claim, np, nc, res, nil, Observed{}), res.Status.AMIs[0].ID).Detect()
 	assert.NotContains(t, got.Reasons, drift.AMIDrift, "the node runs what the alias names")
 	assert.NotContains(t, got.Undecided, drift.AMIDrift)
 
 	params[standard] = newer
 	res, err = r.Resolve(ctx, nc, "1.34")
 	require.NoError(t, err)
-	got = For(claim, np, nc, res, nil, Observed{}).Detect()
+	got = choosing(For(claim, np, nc, res, nil, Observed{}), res.Status.AMIs[0].ID).Detect()
 	assert.Equal(t, drift.Drifted, got.Verdict)
 	assert.Equal(t, drift.AMIDrift, got.Reason)
 	assert.Equal(t, old, got.Details["oldImageId"])

@@ -43,6 +43,9 @@ type Observed struct {
 // and resErr the resolver's answer for nc (resErr set when Resolve failed), obs what is known of the
 // claim now. The current hashes are computed as `nodewright apply` stores them (apis.NodePoolTemplateHash,
 // apis.EC2NodeClassHash) with this code's hash versions.
+//
+// Resolution.ImageFor is left nil, which leaves AMIDrift undecided: which AMI a node should run is the
+// launch path's choice, so the caller that launches sets it (provisioning.Launches.Drift does).
 func For(c state.Claim, np *apis.NodePool, nc *apis.EC2NodeClass, res nodeclass.Resolution, resErr error, obs Observed) Inputs {
 	return Inputs{Claim: claimOf(c, obs), NodePool: nodePoolOf(np), NodeClass: nodeClassOf(nc), Resolution: resolutionOf(res, resErr)}
 }
@@ -136,11 +139,7 @@ func resolutionOf(res nodeclass.Resolution, err error) drift.Resolution {
 		out.Incomplete[kind] = c.Type + " is " + string(c.Status) + " (" + why + ")"
 	}
 	for _, a := range res.Status.AMIs {
-		ami := drift.AMI{ID: a.ID, Deprecated: a.Deprecated}
-		for _, r := range a.Requirements {
-			ami.Requirements = append(ami.Requirements, drift.Requirement{Key: r.Key, Operator: string(r.Operator), Values: slices.Clone(r.Values)})
-		}
-		out.AMIs = append(out.AMIs, ami)
+		out.AMIs = append(out.AMIs, drift.AMI{ID: a.ID, Deprecated: a.Deprecated})
 	}
 	for _, s := range res.Status.Subnets {
 		out.SubnetIDs = append(out.SubnetIDs, s.ID)

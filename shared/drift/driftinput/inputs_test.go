@@ -43,6 +43,13 @@ func testResolution() nodeclass.Resolution {
 			{Type: apis.ConditionTypeSubnetsReady, Status: metav1.ConditionTrue, Reason: "SubnetsReady"}}}}
 }
 
+// choosing sets the launch path's AMI choice on in, as the caller that launches does: image, for any
+// instance type.
+func choosing(in Inputs, image string) Inputs {
+	in.Resolution.ImageFor = func(drift.Claim) (string, bool) { return image, true }
+	return in
+}
+
 // stamped is a claim as a launch from testPool and testClass records it.
 func stamped() state.Claim {
 	return state.Claim{Name: "default-abcde", NodePool: "default", NodeClass: "default",
@@ -54,7 +61,7 @@ func stamped() state.Claim {
 }
 
 func TestForAClaimInStepIsNotDrifted(t *testing.T) {
-	got := For(stamped(), testPool(), testClass(), testResolution(), nil, Observed{}).Detect()
+	got := choosing(For(stamped(), testPool(), testClass(), testResolution(), nil, Observed{}), "ami-1").Detect()
 	assert.Equal(t, drift.NotDrifted, got.Verdict, "%+v", got)
 	assert.Empty(t, got.Unknown)
 	assert.Nil(t, got.Restamp)
@@ -85,7 +92,7 @@ func TestForSeesEachEdit(t *testing.T) {
 	t.Run("the resolved AMI", func(t *testing.T) {
 		res := testResolution()
 		res.Status.AMIs[0].ID = "ami-2"
-		got := For(stamped(), testPool(), testClass(), res, nil, Observed{}).Detect()
+		got := choosing(For(stamped(), testPool(), testClass(), res, nil, Observed{}), "ami-2").Detect()
 		assert.Equal(t, drift.AMIDrift, got.Reason)
 		assert.Equal(t, map[string]string{"oldImageId": "ami-1", "newImageId": "ami-2"}, got.Details)
 	})
@@ -95,6 +102,16 @@ func TestForSeesEachEdit(t *testing.T) {
 		got := For(stamped(), testPool(), testClass(), res, nil, Observed{}).Detect()
 		assert.Equal(t, drift.CapacityReservationDrift, got.Reason)
 	})
+}
+
+// Without the launch path's AMI choice, AMIDrift is not decided (For cannot make that choice itself).
+func TestForLeavesTheAMIChoiceToTheCaller(t *testing.T) {
+	in := For(stamped(), testPool(), testClass(), testResolution(), nil, Observed{})
+	assert.Nil(t, in.Resolution.ImageFor)
+	got := in.Detect()
+	assert.Equal(t, drift.Undecided, got.Verdict)
+	assert.Equal(t, "no launch AMI choice to compare with", got.Undecided[drift.AMIDrift])
+	assert.Len(t, got.Undecided, 1)
 }
 
 func TestForDecidesNothingOnAnIncompleteResolution(t *testing.T) {
@@ -116,7 +133,7 @@ func TestForFillsWhatTheClaimDidNotRecord(t *testing.T) {
 	rebuilt := state.Claim{Name: "default-redep", NodePool: "default", NodeClass: "default"}
 	node := map[string]string{corev1.LabelInstanceTypeStable: "m5.large", corev1.LabelArchStable: "arm64", "team": "a"}
 	inst := &instance.Instance{ImageID: "ami-1", SubnetID: "subnet-z", SecurityGroupIDs: []string{"sg-1"}}
-	got := For(rebuilt, testPool(), testClass(), testResolution(), nil, Observed{NodeLabels: node, Instance: inst}).Detect()
+	got := choosing(For(rebuilt, testPool(), testClass(), testResolution(), nil, Observed{NodeLabels: node, Instance: inst}), "").Detect() // no AMI for arm64
 	assert.Equal(t, []drift.Reason{drift.RequirementsDrifted, drift.AMIDrift, drift.SubnetDrift}, got.Reasons,
 		"the Node's labels and EC2's description stand in for what the claim lacks")
 	assert.NotNil(t, got.Restamp, "its unknown hashes are re-stamped")
@@ -124,14 +141,14 @@ func TestForFillsWhatTheClaimDidNotRecord(t *testing.T) {
 	t.Run("a claim's own labels win over its Node's", func(t *testing.T) {
 		in := For(stamped(), testPool(), testClass(), testResolution(), nil, Observed{NodeLabels: node})
 		assert.Equal(t, "amd64", in.Claim.Labels[corev1.LabelArchStable])
-		assert.Equal(t, drift.NotDrifted, in.Detect().Verdict, "a kubectl label on the Node is not drift")
+		assert.Equal(t, drift.NotDrifted, choosing(in, "ami-1").Detect().Verdict, "a kubectl label on the Node is not drift")
 	})
 	t.Run("a reservation that ended is not drift", func(t *testing.T) {
 		res := testResolution()
 		res.Status.CapacityReservations = nil
 		in := For(stamped(), testPool(), testClass(), res, nil, Observed{Instance: &instance.Instance{}})
 		assert.Empty(t, in.Claim.CapacityReservationID, "EC2 says the instance runs in no reservation now")
-		assert.Equal(t, drift.NotDrifted, in.Detect().Verdict)
+		assert.Equal(t, drift.NotDrifted, choosing(in, "ami-1").Detect().Verdict)
 	})
 }
 
