@@ -15,12 +15,14 @@ import (
 // writeRunMetrics writes what a disruption run did as EMF records named after Karpenter's disruption
 // metrics (without the karpenter_ prefix):
 //   - voluntary_disruption_decisions_total per command (dimensions ClusterName, Decision delete|replace,
-//     Reason Empty|Underutilized, ConsolidationType empty|multi|single);
+//     Reason Empty|Drifted|Underutilized|Expired|Manual, ConsolidationType empty|drift|multi|single|forceful);
 //   - voluntary_disruption_decision_evaluation_duration_seconds, voluntary_disruption_failed_validations_total
 //     and voluntary_disruption_queue_failures_total (commands rolled back), dimension ClusterName;
 //   - voluntary_disruption_eligible_nodes per NodePool (dimensions ClusterName, NodePool);
 //   - nodepools_allowed_disruptions per NodePool and reason (dimensions ClusterName, NodePool, Reason);
 //   - nodeclaims_disrupted_total per NodePool and reason (claims handed to termination);
+//   - nodeclaims_drifted per NodePool and drift type (Type: AMIDrift, NodePoolDrifted...) and
+//     nodeclaims_expired per NodePool: the drifted and expired nodes the run's first read found (gauges);
 //   - voluntary_disruption_budget_blocked_nodepools, dimension ClusterName: the NodePools whose budgets
 //     allowed no disruption at all while they had candidates (Nodewright's own; the alarm on a budget
 //     that blocks consolidation for hours reads it). Written only by runs that decided.
@@ -62,6 +64,19 @@ func writeRunMetrics(w io.Writer, cluster string, rep consolidation.Report, at t
 				Values: map[string]float64{"nodepools_allowed_disruptions": float64(n)}}, at); err != nil {
 				return fmt.Errorf("nodepool %s: %w", pool, err)
 			}
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(rep.Drifted)) {
+		pool, reason, _ := strings.Cut(key, "/")
+		if err := metrics.Write(w, metrics.Record{Dimensions: map[string]string{"ClusterName": cluster, "NodePool": pool, "Type": reason},
+			Values: map[string]float64{"nodeclaims_drifted": float64(rep.Drifted[key])}}, at); err != nil {
+			return fmt.Errorf("nodepool %s: %w", pool, err)
+		}
+	}
+	for _, pool := range slices.Sorted(maps.Keys(rep.Expired)) {
+		if err := metrics.Write(w, metrics.Record{Dimensions: map[string]string{"ClusterName": cluster, "NodePool": pool},
+			Values: map[string]float64{"nodeclaims_expired": float64(rep.Expired[pool])}}, at); err != nil {
+			return fmt.Errorf("nodepool %s: %w", pool, err)
 		}
 	}
 	for key, n := range rep.HandedOver {

@@ -91,3 +91,32 @@ func TestRunsThatDecidedNothingWriteNoBudgetSignal(t *testing.T) {
 		assert.NotContains(t, metrics.MetricNames(r), "voluntary_disruption_budget_blocked_nodepools", "no evidence either way")
 	}
 }
+
+func TestRunMetricsCountDriftedAndExpiredNodes(t *testing.T) {
+	rep := consolidation.Report{Lease: true,
+		Commands: []disruption.Command{{Reason: disruption.ReasonDrifted, Method: disruption.MethodDrift, Action: disruption.ActionReplace},
+			{Reason: disruption.ReasonExpired, Method: disruption.MethodForceful, Action: disruption.ActionDelete}},
+		Drifted: map[string]int{"default/AMIDrift": 3, "gpu/NodePoolDrifted": 1},
+		Expired: map[string]int{"default": 2},
+	}
+	var buf bytes.Buffer
+	require.NoError(t, writeRunMetrics(&buf, "prod", rep, time.Now()))
+	recs, err := metrics.Records(buf.Bytes())
+	require.NoError(t, err)
+	drifted, expired, decisions := map[string]any{}, map[string]any{}, map[string]bool{}
+	for _, r := range recs {
+		for _, n := range metrics.MetricNames(r) {
+			switch n {
+			case "nodeclaims_drifted":
+				drifted[r["NodePool"].(string)+"/"+r["Type"].(string)] = r[n]
+			case "nodeclaims_expired":
+				expired[r["NodePool"].(string)] = r[n]
+			case "voluntary_disruption_decisions_total":
+				decisions[r["Reason"].(string)+"/"+r["ConsolidationType"].(string)] = true
+			}
+		}
+	}
+	assert.EqualValues(t, map[string]any{"default/AMIDrift": 3.0, "gpu/NodePoolDrifted": 1.0}, drifted)
+	assert.EqualValues(t, map[string]any{"default": 2.0}, expired)
+	assert.Equal(t, map[string]bool{"Drifted/drift": true, "Expired/forceful": true}, decisions)
+}

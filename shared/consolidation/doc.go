@@ -11,6 +11,14 @@
 //     Config.ValidationDelay the command is re-checked with disruption.Validate on a fresh snapshot;
 //     execute.go carries it out replacement first (ledger reservation, command record, taint, replacement
 //     claims launched through the provisioning launch path, or termination requests for a delete).
+//   - drift.go judges every managed node's claim on each read (provisioning.Launches.Drift: the NodePool and
+//     EC2NodeClass as configured, their resolution of this run, the launch path's own AMI choice) and fills
+//     the engine's Drifted, ExpiresAt and Requested; the run's first read records the changes (Drifted
+//     condition set, changed or cleared; hashes re-stamped after a hash-version change), with a Drifted
+//     Event and a decision record. A detection that cannot decide changes nothing and rolls nothing. A
+//     claim an operator asked to disrupt that has no Node goes straight to termination. Expired and
+//     requested commands reserve the ledger without a budget limit (they still count against the graceful
+//     reasons' budgets).
 //   - explain.go records decisions under node/NAME and nodeclaim/NAME (for `nodewright explain`) and
 //     publishes Events with Karpenter's reasons; kept nodes are recorded only when their reason changes or
 //     every Config.KeptEvery.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +34,11 @@ func (r *Runner) execute(ctx context.Context, id string, cmd disruption.Command,
 	var reserved []disruption.CommandNode
 	for _, n := range cmd.Nodes {
 		allowed := ledgerAllowance(w, n.NodePool, cmd.Reason)
+		if forceful(cmd.Reason) {
+			// Budgets do not hold back expiry or an operator's request; the reservation still counts
+			// against the graceful reasons' budgets while the node goes.
+			allowed = math.MaxInt32
+		}
 		if err := r.deps.Store.ReserveDisruption(ctx, n.NodePool, n.Claim, allowed); err != nil {
 			r.releaseAll(ctx, reserved, rep)
 			stage := "budget ledger"
@@ -206,4 +212,9 @@ func (r *Runner) releaseAll(ctx context.Context, nodes []disruption.CommandNode,
 			rep.Errors = append(rep.Errors, err.Error())
 		}
 	}
+}
+
+// forceful reports whether reason removes nodes whatever budgets say (Expired, Manual).
+func forceful(reason disruption.Reason) bool {
+	return reason == disruption.ReasonExpired || reason == disruption.ReasonManual
 }

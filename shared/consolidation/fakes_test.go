@@ -15,6 +15,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodewright/nodewright/shared/drift"
+	"github.com/nodewright/nodewright/shared/drift/driftinput"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/scheduling"
@@ -85,6 +87,20 @@ func (s *fakeStore) setClaim(c state.Claim) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.claims[c.Name] = c
+}
+func (s *fakeStore) UpdateClaim(_ context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.claims[name]
+	if !ok {
+		return state.Claim{}, fmt.Errorf("claim %s: %w", name, state.ErrNotFound)
+	}
+	if err := mutate(&c); err != nil {
+		return state.Claim{}, err
+	}
+	c.Version++
+	s.claims[name] = c
+	return c, nil
 }
 func (s *fakeStore) ListDisruptionCommands(context.Context) ([]state.DisruptionCommand, error) {
 	s.mu.Lock()
@@ -265,6 +281,30 @@ type fakeLauncher struct {
 	mu         sync.Mutex
 	names      int
 	launched   []scheduling.ClaimPlan
+	// drift is what Drift answers per claim (NotDrifted when absent).
+	drift map[string]drift.Result
+}
+
+func (l *fakeLauncher) Drift(c state.Claim, _ driftinput.Observed) drift.Result {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r, ok := l.drift[c.Name]; ok {
+		return r
+	}
+	return drift.Result{Verdict: drift.NotDrifted}
+}
+
+func (l *fakeLauncher) Lifetime(c state.Claim) drift.Lifetime {
+	return drift.Lifetime{CreatedAt: c.CreatedAt, ExpireAfter: c.ExpireAfter}
+}
+
+func (l *fakeLauncher) setDrift(claim string, r drift.Result) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.drift == nil {
+		l.drift = map[string]drift.Result{}
+	}
+	l.drift[claim] = r
 }
 
 func (l *fakeLauncher) PrepareLaunches(context.Context) (Launches, error) {

@@ -3,6 +3,8 @@ package consolidation
 import (
 	"context"
 
+	"github.com/nodewright/nodewright/shared/drift"
+	"github.com/nodewright/nodewright/shared/drift/driftinput"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/scheduling"
@@ -49,3 +51,8 @@ func (p pendingLaunch) Name() string { return p.p.Name }
 func (p pendingLaunch) Launch(ctx context.Context) (*provisioning.LaunchedClaim, error) {
 	return p.p.Launch(ctx)
 }
+
+func (p provisioningLaunches) Drift(c state.Claim, obs driftinput.Observed) drift.Result {
+	return p.v.Drift(c, obs)
+}
+func (p provisioningLaunches) Lifetime(c state.Claim) drift.Lifetime { return p.v.Lifetime(c) }

@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodewright/nodewright/shared/disruption"
+	"github.com/nodewright/nodewright/shared/drift"
+	"github.com/nodewright/nodewright/shared/drift/driftinput"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/scheduling"
@@ -58,6 +60,7 @@ type Store interface {
 	ReleaseDisruption(ctx context.Context, nodePool, claim string) error
 	DisruptionReservations(ctx context.Context, nodePool string) ([]state.DisruptionReservation, error)
 	RecordDecisions(ctx context.Context, ds []state.Decision) error
+	UpdateClaim(ctx context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error)
 }
 
 var _ Store = (*state.Store)(nil)
@@ -83,6 +86,10 @@ type Launches interface {
 	// Record writes the pending record of one claim named name (another name when it is taken)
 	// replacing the claims in replaces; provisioning counts it in flight from then on.
 	Record(ctx context.Context, cp scheduling.ClaimPlan, name string, replaces []string) (PendingLaunch, error)
+	// Drift judges a claim against its NodePool and EC2NodeClass as configured and resolved for this
+	// run (no call to AWS); Lifetime is what its expiry is judged from.
+	Drift(c state.Claim, obs driftinput.Observed) drift.Result
+	Lifetime(c state.Claim) drift.Lifetime
 }
 
 // PendingLaunch is a recorded claim not launched yet.
@@ -217,6 +224,12 @@ type Report struct {
 	// BudgetBlocked counts, per NodePool, the candidates of the last decision that only the pool's
 	// disruption budget kept.
 	BudgetBlocked map[string]int
+	// Drifted counts the drifted nodes of the first read per "pool/reason" (the Drifted condition's
+	// reason); Expired the expired nodes per pool; Restamped the claims whose hashes were re-stamped
+	// after a hash-version change.
+	Drifted   map[string]int
+	Expired   map[string]int
+	Restamped int
 	// Evaluation is the time the engine took, summed over the run's decisions.
 	Evaluation time.Duration
 	// Errors are problems that did not stop the run.
@@ -271,6 +284,10 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 		}
 		if i == 1 {
 			r.blockedPools(ctx, w, rep)
+			if w.input.Incomplete == "" {
+				r.recordDrift(ctx, w, rep)
+				r.requestedWithoutNode(ctx, w, rep)
+			}
 		}
 		start := time.Now()
 		res := disruption.Decide(w.input)

@@ -33,13 +33,19 @@ type world struct {
 	// allowed is each pool's budget allowance per reason at input.Now.
 	allowed  map[string]map[disruption.Reason]int
 	problems []string
+	// driftChanges are the claims' drift records to update (drift.go); drifted counts the drifted nodes
+	// per "pool/reason", expired the expired ones per pool.
+	driftChanges []driftChange
+	drifted      map[string]int
+	expired      map[string]int
 }
 
 // read takes a complete snapshot: state (claims, commands, configuration), cluster, catalog and
 // unavailable offerings. Whatever cannot be read is named in input.Incomplete, so Decide decides
 // nothing and Validate refuses (DESIGN decision 6).
 func (r *Runner) read(ctx context.Context) *world {
-	w := &world{claimOf: map[string]state.Claim{}, reserved: map[string]bool{}, allowed: map[string]map[disruption.Reason]int{}}
+	w := &world{claimOf: map[string]state.Claim{}, reserved: map[string]bool{}, allowed: map[string]map[disruption.Reason]int{},
+		drifted: map[string]int{}, expired: map[string]int{}}
 	w.input.Now = r.deps.Now()
 	w.input.Options.SpotToSpotConsolidation = r.cfg.SpotToSpotConsolidation
 	var missing []string
@@ -167,6 +173,7 @@ func (r *Runner) fill(w *world, pools []disruption.NodePool) {
 				node.ReplacementLaunchedAt = node.LaunchedAt
 			}
 			node.Disrupting = commanded[n.Name] || (ok && (c.Lifecycle == state.Draining || c.Lifecycle == state.Terminating))
+			r.judge(w, &node, c)
 		}
 		in.Nodes = append(in.Nodes, node)
 	}
@@ -202,7 +209,7 @@ func (r *Runner) allowances(w *world) {
 	}
 	for _, p := range w.input.NodePools {
 		m := map[disruption.Reason]int{}
-		for _, reason := range []disruption.Reason{disruption.ReasonEmpty, disruption.ReasonUnderutilized} {
+		for _, reason := range []disruption.Reason{disruption.ReasonEmpty, disruption.ReasonDrifted, disruption.ReasonUnderutilized} {
 			m[reason] = disruption.AllowedDisruptions(p, reason, w.input.Now, nodes[p.Name()], disrupting[p.Name()])
 		}
 		w.allowed[p.Name()] = m

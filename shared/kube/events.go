@@ -33,6 +33,9 @@ const (
 	ReasonConsolidationCandidate     Reason = "ConsolidationCandidate"
 	ReasonConsolidationApproved      Reason = "ConsolidationApproved"
 	ReasonConsolidationRejected      Reason = "ConsolidationRejected"
+	// ReasonDrifted is published on a Node when its claim is found drifted (the Drifted condition's
+	// reason is in the message).
+	ReasonDrifted Reason = "Drifted"
 )
 
 // Termination.
