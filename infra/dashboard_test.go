@@ -81,9 +81,9 @@ func TestDashboard(t *testing.T) {
 			perSection[section]++
 		}
 		assert.Equal(t, []string{"Alarms", "Scale-up", "Capacity", "Consolidation", "Interruption", "Termination", "Plumbing"}, headings)
-		assert.Equal(t, map[string]int{"Alarms": 1, "Scale-up": 4, "Capacity": 3, "Consolidation": 6, "Interruption": 4, "Termination": 5, "Plumbing": 7},
+		assert.Equal(t, map[string]int{"Alarms": 1, "Scale-up": 4, "Capacity": 3, "Consolidation": 8, "Interruption": 4, "Termination": 5, "Plumbing": 7},
 			perSection)
-		assert.Len(t, widgets, 37)
+		assert.Len(t, widgets, 39)
 	})
 
 	t.Run("widgets stay on the grid without overlapping", func(t *testing.T) {
@@ -108,7 +108,7 @@ func TestDashboard(t *testing.T) {
 			"voluntary_disruption_decisions_total", "voluntary_disruption_decision_evaluation_duration_seconds",
 			"voluntary_disruption_failed_validations_total", "voluntary_disruption_queue_failures_total",
 			"voluntary_disruption_eligible_nodes", "nodepools_allowed_disruptions", "nodeclaims_disrupted_total",
-			"voluntary_disruption_budget_blocked_nodepools",
+			"voluntary_disruption_budget_blocked_nodepools", "nodeclaims_drifted", "nodeclaims_expired",
 		} {
 			// A plain metric's name is a JSON string; a search names it in its expression.
 			assert.Regexp(t, `"`+m+`"|\\"`+m+`\\"`, body, "metric %s", m)

@@ -62,7 +62,7 @@ func consolidationSection(e emf) dashboardSection {
 	poolReason := []string{dimNodePool, dimReason}
 	return dashboardSection{
 		title: "Consolidation",
-		meaning: "Empty and underused nodes removed or replaced cheaper, within budgets; a NodePool with eligible nodes " +
+		meaning: "Empty and underused nodes removed or replaced cheaper, drifted nodes rolled within budgets, expired ones replaced first; a NodePool with eligible nodes " +
 			"and no allowed disruptions for hours is held by its budget (`nodewright explain node/NAME` says why a node stays).",
 		widgets: []awscloudwatch.IWidget{
 			graph("Decisions by action, reason and method", 8,
@@ -70,6 +70,8 @@ func consolidationSection(e emf) dashboardSection {
 			graph("Eligible nodes per NodePool", 8, e.search(metricDisruptionEligible, []string{dimNodePool}, statMax, "")),
 			graph("Allowed disruptions per NodePool and reason", 8, e.search(metricAllowedDisruptions, poolReason, statMin, "")),
 			graph("NodeClaims handed to termination", 8, e.search(metricClaimsConsolidated, poolReason, statSum, "")),
+			graph("Drifted NodeClaims per NodePool and drift type", 8, e.search(metricClaimsDrifted, []string{dimNodePool, dimType}, statMax, "")),
+			graph("Expired NodeClaims per NodePool", 8, e.search(metricClaimsExpired, []string{dimNodePool}, statMax, "")),
 			graph("Evaluation duration (s)", 8, e.metric(metricDisruptionEvaluation, statP50, "p50"),
 				e.metric(metricDisruptionEvaluation, statMax, "max")),
 			graph("Failed validations, rollbacks, pools held by budgets", 8,

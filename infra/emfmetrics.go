@@ -46,6 +46,8 @@ const (
 	metricAllowedDisruptions     = "nodepools_allowed_disruptions"                 // NodePool, Reason
 	metricClaimsConsolidated     = "nodeclaims_disrupted_total"                    // NodePool, Reason
 	metricBudgetBlockedPools     = "voluntary_disruption_budget_blocked_nodepools" // Nodewright's own
+	metricClaimsDrifted          = "nodeclaims_drifted"                            // NodePool, Type
+	metricClaimsExpired          = "nodeclaims_expired"                            // NodePool
 )
 
 // The dimensions of the metrics above.
@@ -59,6 +61,7 @@ const (
 	dimCode         = "Code"
 	dimDecision     = "Decision"
 	dimMethod       = "ConsolidationType"
+	dimType         = "Type"
 )
 
 // metricPeriod is the resolution of the dashboard's graphs: the provisioner and lifecycle functions run
