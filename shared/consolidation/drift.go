@@ -79,7 +79,15 @@ func (r *Runner) judge(w *world, node *disruption.Node, c state.Claim) {
 func (r *Runner) recordDrift(ctx context.Context, w *world, rep *Report) {
 	now := r.deps.Now()
 	var ds []state.Decision
+	restamps := 0
 	for _, ch := range w.driftChanges {
+		if ch.set == nil && !ch.clear {
+			// Re-stamping only keeps records current: a run does a bounded share of them, so a cluster
+			// upgraded to a new hash version does not spend one run's time on thousands of writes.
+			if restamps++; restamps > MaxRestampsPerRun {
+				continue
+			}
+		}
 		_, err := r.deps.Store.UpdateClaim(ctx, ch.claim, func(c *state.Claim) error {
 			if !c.Lifecycle.InService() {
 				return errClaimGone
@@ -137,6 +145,10 @@ func (r *Runner) recordDrift(ctx context.Context, w *world, rep *Report) {
 	}
 	rep.Drifted, rep.Expired = w.drifted, w.expired
 }
+
+// MaxRestampsPerRun bounds the claims one run re-stamps after a hash-version change; the rest are
+// re-stamped by the next runs.
+const MaxRestampsPerRun = 100
 
 // errClaimGone abandons a drift update of a claim that left service meanwhile.
 var errClaimGone = errors.New("claim no longer in service")

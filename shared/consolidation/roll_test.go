@@ -2,6 +2,7 @@ package consolidation
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -151,4 +152,17 @@ func TestNoDriftRecordedOnAnIncompleteSnapshot(t *testing.T) {
 	assert.NotEmpty(t, rep.Skipped)
 	assert.Nil(t, f.store.claim("claim-old").Drifted)
 	assert.Empty(t, rep.Commands)
+}
+
+// Re-stamping is bounded per run; the next run does the rest.
+func TestRestampsAreBoundedPerRun(t *testing.T) {
+	f := newFixture(t, "0")
+	for i := 0; i < MaxRestampsPerRun+5; i++ {
+		name := "n" + strconv.Itoa(i)
+		f.node(name, "medium", "3")
+		f.launch.setDrift("claim-"+name, drift.Result{Verdict: drift.NotDrifted,
+			Restamp: &drift.Restamp{TemplateHash: "h", TemplateHashVersion: "v9"}})
+	}
+	rep := f.run()
+	assert.Equal(t, MaxRestampsPerRun, rep.Restamped)
 }
