@@ -75,8 +75,7 @@ func TestAMIDriftIsRecordedAndRolledReplacementFirst(t *testing.T) {
 	old := w.node("old", "m5.large", "2", nil, "1500m")
 	other := w.node("other", "m5.large", "2", nil, "1500m")
 	for _, n := range []string{old, other} {
-		c := w.stamp(n)
-		require.Equal(t, w.golden, c.ImageID, "launched with the world's image, the newest the selector matches")
+		require.Equal(t, w.golden, w.claim("claim-"+n).ImageID, "launched with the world's image, the newest the selector matches")
 	}
 	r := w.runner("", nil)
 
@@ -155,8 +154,7 @@ func TestNodePoolDriftRollsWithinTheBudget(t *testing.T) {
 	w.apply(rollOnly)
 	a := w.node("a", "m5.large", "2", nil, "1500m")
 	b := w.node("b", "m5.large", "2", nil, "1500m")
-	stamped := w.stamp(a).TemplateHash
-	w.stamp(b)
+	stamped := w.claim("claim-" + a).TemplateHash
 
 	w.apply(func(np *apis.NodePool, _ *apis.EC2NodeClass) {
 		np.Spec.Template.ObjectMeta.Labels = map[string]string{"tier": "gold"}
@@ -213,7 +211,7 @@ func TestHashVersionChangeRestampsNotDrift(t *testing.T) {
 	w := newWorld(t, "100%")
 	w.apply(rollOnly)
 	a := w.node("a", "m5.large", "2", nil, "1500m")
-	current := w.stamp(a).TemplateHash
+	current := w.claim("claim-" + a).TemplateHash
 	_, err := w.store.UpdateClaim(w.ctx, "claim-"+a, func(c *state.Claim) error {
 		c.TemplateHash, c.TemplateHashVersion = "hash-of-another-version", "v0"
 		return nil
@@ -241,8 +239,7 @@ func TestFailedResolutionKeepsTheDriftConditionAndRollsNothing(t *testing.T) {
 	w.apply(rollOnly)
 	a := w.node("a", "m5.large", "2", nil, "1500m")
 	b := w.node("b", "m5.large", "2", nil, "1500m")
-	w.stamp(a)
-	current := w.stamp(b).TemplateHash
+	current := w.claim("claim-" + b).TemplateHash
 	_, err := w.store.UpdateClaim(w.ctx, "claim-"+b, func(c *state.Claim) error { c.TemplateHashVersion = "v0"; return nil })
 	require.NoError(t, err)
 	since := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
@@ -320,8 +317,6 @@ func TestExpiredNodeIsReplacedFirstUnderAZeroBudget(t *testing.T) {
 	w := newWorld(t, "0")
 	old := w.node("old", "m5.large", "2", nil, "1500m")
 	busy := w.node("busy", "m5.large", "2", nil, "1500m")
-	w.stamp(old)
-	w.stamp(busy)
 	w.expire(old)
 	rollExpired(t, w, old)
 	assert.False(t, w.tainted(busy))
@@ -332,7 +327,6 @@ func TestExpiredNodeWithDoNotDisruptPodIsExpired(t *testing.T) {
 	w := newWorld(t, "0")
 	pinned := w.node("pinned", "m5.large", "2", nil)
 	w.pod("precious", pinned, "1500m", map[string]string{disruption.AnnotationDoNotDisrupt: "true"})
-	w.stamp(pinned)
 	w.expire(pinned)
 	rollExpired(t, w, pinned)
 }

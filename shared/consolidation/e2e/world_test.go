@@ -203,7 +203,8 @@ func (w *world) price(itype, capacityType string) float64 {
 }
 
 // node creates an initialized, Ready Nodewright Node of an on-demand itype (cpu CPUs) with its claim
-// record, labelled with extra labels too, and pods of the given CPU requests bound to it.
+// record, stamped as its launch would have (see stamp: otherwise the run judges it drifted or cannot
+// judge it), labelled with extra labels too, and pods of the given CPU requests bound to it.
 func (w *world) node(name, itype, cpu string, extra map[string]string, pods ...string) string {
 	w.t.Helper()
 	name = name + "-" + w.ns[len(w.ns)-5:]
@@ -236,6 +237,7 @@ func (w *world) node(name, itype, cpu string, extra map[string]string, pods ...s
 		PricePerHour: w.price(itype, instance.CapacityTypeOnDemand), ProviderID: providerID, NodeName: name,
 		CreatedAt: launched, LaunchedAt: &launched, InitializedAt: &init})
 	require.NoError(w.t, err)
+	w.stamp(name)
 	for i, c := range pods {
 		w.pod(fmt.Sprintf("%s-p%d", name, i), name, c, nil)
 	}
