@@ -138,12 +138,19 @@ func TestAMIDriftIsRecordedAndRolledReplacementFirst(t *testing.T) {
 	assert.Empty(t, w.terminationRequests())
 	assert.False(t, w.tainted(other))
 
-	w.initialize(repl.Name, "replacement-"+w.ns)
+	// The replacement joins with a Node: the next run judges it (launched with the new image, it has not
+	// drifted) and hands the drifted claim to termination.
+	joined := w.join(repl.Name)
 	rep, err = r.Run(w.ctx, "run-3")
 	require.NoError(t, err)
 	assert.Contains(t, rep.Advanced, c.ID+": terminating")
 	assert.Equal(t, map[string]string{"claim-" + old: "Drifted"}, w.terminationRequests())
 	assert.False(t, w.tainted(other), "the budget's slot is held until the termination flow removes the node")
+	assert.False(t, w.tainted(joined))
+	assert.Nil(t, w.claim(repl.Name).Drifted, "what the launch stamped is what drift compares")
+	assert.Zero(t, rep.Restamped)
+	assert.Equal(t, map[string]int{"default/AMIDrift": 2}, rep.Drifted,
+		"the nodes on the old image (the rolled one stays until the termination flow removes it), not the replacement")
 }
 
 // A label added to the stored NodePool's template drifts every node of the pool (NodePoolDrifted); a
@@ -199,11 +206,14 @@ func TestNodePoolDriftRollsWithinTheBudget(t *testing.T) {
 	assert.False(t, w.tainted(kept))
 	assert.Empty(t, w.terminationRequests())
 
-	w.initialize(repl.Name, "replacement-"+w.ns)
+	joined := w.join(repl.Name)
 	rep, err = r.Run(w.ctx, "run-3")
 	require.NoError(t, err)
 	assert.Contains(t, rep.Advanced, c.ID+": terminating")
 	assert.Equal(t, map[string]string{"claim-" + rolled: "Drifted"}, w.terminationRequests())
+	assert.Nil(t, w.claim(repl.Name).Drifted, "the replacement is launched from the template as it is now")
+	assert.False(t, w.tainted(joined))
+	assert.False(t, w.tainted(kept), "the slot is held until the termination flow removes the rolled node")
 }
 
 // A claim whose NodePool hash was computed with another hash version is re-stamped, not drifted.

@@ -434,3 +434,29 @@ func (w *world) claim(name string) state.Claim {
 	require.NoError(w.t, err)
 	return c
 }
+
+// join registers a Ready Node for a launched claim, labelled as the lifecycle function labels it (the
+// claim's labels, initialized, this test's e2e label) with its provider id, and marks the claim
+// initialized under it. It returns the Node's name.
+func (w *world) join(claim string) string {
+	w.t.Helper()
+	c := w.claim(claim)
+	require.NotEmpty(w.t, c.ProviderID)
+	name := "node-" + c.Name
+	kubetest.ReadyNode(w.t, w.client, name, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"),
+		corev1.ResourceMemory: resource.MustParse("3Gi"), corev1.ResourcePods: resource.MustParse("29")})
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := w.client.CoreV1().Nodes().Get(w.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		maps.Copy(n.Labels, c.Labels)
+		maps.Copy(n.Labels, map[string]string{"e2e": w.ns, scheduling.LabelNodeInitalized: "true", scheduling.LabelOS: "linux"})
+		n.Spec.ProviderID = c.ProviderID
+		_, err = w.client.CoreV1().Nodes().Update(w.ctx, n, metav1.UpdateOptions{})
+		return err
+	})
+	require.NoError(w.t, err)
+	w.initialize(claim, name)
+	return name
+}
