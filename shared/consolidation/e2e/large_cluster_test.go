@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -123,9 +124,15 @@ func generateCluster(ns string, n int, catalog map[string]*scheduling.InstanceTy
 			g.pinned++
 		}
 		g.nodes = append(g.nodes, node)
+		// The claim records its instance type's labels, as a launch does: without them the run would judge
+		// requirement drift against the Node's labels, which lack instance-category.
+		claimLabels := it.Requirements.Labels()
+		maps.Copy(claimLabels, map[string]string{scheduling.LabelNodePool: "default", apis.NodeClassLabelKey: "default",
+			scheduling.LabelInstanceType: it.Name, scheduling.LabelZone: zone, scheduling.LabelCapacityType: ct})
 		g.claims = append(g.claims, state.Claim{Name: "claim-" + name, NodePool: "default", NodeClass: "default",
 			Lifecycle: state.Initialized, InstanceType: it.Name, Zone: zone, CapacityType: ct, PricePerHour: price,
-			ProviderID: providerID, NodeName: name, CreatedAt: launched, LaunchedAt: &launched, InitializedAt: &initialized})
+			ProviderID: providerID, NodeName: name, CreatedAt: launched, LaunchedAt: &launched, InitializedAt: &initialized,
+			Labels: claimLabels})
 
 		// Pack: draw pods of random apps until several in a row do not fit (an oversized node stops at
 		// a third of its CPU).

@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -88,6 +90,12 @@ type world struct {
 	client   kubernetes.Interface
 	ns       string
 	prov     *provisioning.Provisioner
+	// classes resolves EC2NodeClasses as the provisioner does (its own resolver).
+	classes *nodeclass.Resolver
+	// golden is the AMI the world published first (the EC2NodeClass's choice until a newer one).
+	golden string
+	// maxCommands is the runners' cap on commands per run (1 unless a test raises it).
+	maxCommands int
 }
 
 func newWorld(t testing.TB, budget string) *world {
@@ -113,17 +121,7 @@ func newWorld(t testing.TB, budget string) *world {
 	_, err = w.ec2.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{GroupName: aws.String("nodes-" + w.ns), Description: aws.String("nodes"),
 		VpcId: vpc.Vpc.VpcId, TagSpecifications: tags(ec2types.ResourceTypeSecurityGroup, "karpenter.sh/discovery", cluster)})
 	require.NoError(t, err)
-	images, err := w.ec2.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"},
-		Filters: []ec2types.Filter{{Name: aws.String("architecture"), Values: []string{"x86_64"}}}})
-	require.NoError(t, err)
-	require.NotEmpty(t, images.Images)
-	base, err := w.ec2.RunInstances(ctx, &ec2.RunInstancesInput{ImageId: images.Images[0].ImageId, MinCount: aws.Int32(1), MaxCount: aws.Int32(1)})
-	require.NoError(t, err)
-	_, err = w.ec2.CreateImage(ctx, &ec2.CreateImageInput{InstanceId: base.Instances[0].InstanceId, Name: aws.String("golden-" + w.ns),
-		TagSpecifications: tags(ec2types.ResourceTypeImage, "team", "platform")})
-	require.NoError(t, err)
-	_, err = w.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{aws.ToString(base.Instances[0].InstanceId)}})
-	require.NoError(t, err)
+	w.golden, w.maxCommands = w.publishImage("golden-"+w.ns), 1
 	iamc := iam.NewFromConfig(cfg)
 	_, _ = iamc.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("KarpenterNodeRole-demo"),
 		AssumeRolePolicyDocument: aws.String(`{"Version":"2012-10-17","Statement":[]}`)}) // shared moto: may exist
@@ -146,13 +144,14 @@ func newWorld(t testing.TB, budget string) *world {
 
 	prices, err := pricing.NewProvider(region)
 	require.NoError(t, err)
+	w.classes = nodeclass.New(w.ec2, ssm.NewFromConfig(cfg), iamc, cluster, region, time.Now)
 	w.prov = provisioning.New(provisioning.Config{
 		Cluster: launchtemplate.Cluster{Name: cluster, Endpoint: "https://demo.example.com", CABundle: testCA,
 			ServiceCIDR: "10.100.0.0/16", DNSIP: "10.100.0.10"},
 		KubernetesVersion: "1.34",
 	}, provisioning.Dependencies{
 		Store: w.store, Cluster: kube.NewSnapshotter(client, kube.SnapshotOptions{Namespace: w.ns}),
-		NodeClasses: nodeclass.New(w.ec2, ssm.NewFromConfig(cfg), iamc, cluster, region, time.Now),
+		NodeClasses: w.classes,
 		Catalog:     w.ec2, Prices: prices, Templates: launchtemplate.New(w.ec2, cluster, time.Now),
 		Launcher: instance.New(w.ec2, cluster), Now: time.Now, Rand: rand.New(rand.NewPCG(7, 11)),
 	})
@@ -170,7 +169,7 @@ func (w *world) runner(selector string, store consolidation.Store) *consolidatio
 	if store == nil {
 		store = w.store
 	}
-	return consolidation.New(consolidation.Config{ValidationDelay: 200 * time.Millisecond, MaxCommands: 1},
+	return consolidation.New(consolidation.Config{ValidationDelay: 200 * time.Millisecond, MaxCommands: w.maxCommands},
 		consolidation.Deps{
 			Store:        store,
 			Cluster:      kube.NewSnapshotter(client, kube.SnapshotOptions{Namespace: w.ns, NodeSelector: sel}),
@@ -204,7 +203,8 @@ func (w *world) price(itype, capacityType string) float64 {
 }
 
 // node creates an initialized, Ready Nodewright Node of an on-demand itype (cpu CPUs) with its claim
-// record, labelled with extra labels too, and pods of the given CPU requests bound to it.
+// record, stamped as its launch would have (see stamp: otherwise the run judges it drifted or cannot
+// judge it), labelled with extra labels too, and pods of the given CPU requests bound to it.
 func (w *world) node(name, itype, cpu string, extra map[string]string, pods ...string) string {
 	w.t.Helper()
 	name = name + "-" + w.ns[len(w.ns)-5:]
@@ -237,6 +237,7 @@ func (w *world) node(name, itype, cpu string, extra map[string]string, pods ...s
 		PricePerHour: w.price(itype, instance.CapacityTypeOnDemand), ProviderID: providerID, NodeName: name,
 		CreatedAt: launched, LaunchedAt: &launched, InitializedAt: &init})
 	require.NoError(w.t, err)
+	w.stamp(name)
 	for i, c := range pods {
 		w.pod(fmt.Sprintf("%s-p%d", name, i), name, c, nil)
 	}
@@ -305,4 +306,157 @@ func (w *world) claimedInstances() map[string]bool {
 		}
 	}
 	return found
+}
+
+// publishImage registers an x86_64 image tagged team=platform (the EC2NodeClass's AMI selector) in
+// moto, made from one of its Amazon images, and returns its id. moto dates images to the second and
+// the resolver prefers the newest, so a caller publishing a successor waits a second first.
+func (w *world) publishImage(name string) string {
+	w.t.Helper()
+	images, err := w.ec2.DescribeImages(w.ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"},
+		Filters: []ec2types.Filter{{Name: aws.String("architecture"), Values: []string{"x86_64"}}}})
+	require.NoError(w.t, err)
+	require.NotEmpty(w.t, images.Images)
+	base, err := w.ec2.RunInstances(w.ctx, &ec2.RunInstancesInput{ImageId: images.Images[0].ImageId, MinCount: aws.Int32(1), MaxCount: aws.Int32(1)})
+	require.NoError(w.t, err)
+	img, err := w.ec2.CreateImage(w.ctx, &ec2.CreateImageInput{InstanceId: base.Instances[0].InstanceId, Name: aws.String(name),
+		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeImage,
+			Tags: []ec2types.Tag{{Key: aws.String("team"), Value: aws.String("platform")}}}}})
+	require.NoError(w.t, err)
+	_, err = w.ec2.TerminateInstances(w.ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{aws.ToString(base.Instances[0].InstanceId)}})
+	require.NoError(w.t, err)
+	return aws.ToString(img.ImageId)
+}
+
+// stored reads the stored NodePool and EC2NodeClass "default" with the drift hashes `nodewright apply`
+// stored with them.
+func (w *world) stored() (np *apis.NodePool, npHash string, nc *apis.EC2NodeClass, ncHash string) {
+	w.t.Helper()
+	pool, err := w.store.GetConfig(w.ctx, state.KindNodePool, "default")
+	require.NoError(w.t, err)
+	class, err := w.store.GetConfig(w.ctx, state.KindEC2NodeClass, "default")
+	require.NoError(w.t, err)
+	np, nc = &apis.NodePool{}, &apis.EC2NodeClass{}
+	require.NoError(w.t, json.Unmarshal([]byte(pool.Spec), np))
+	require.NoError(w.t, json.Unmarshal([]byte(class.Spec), nc))
+	return np, pool.DriftHash, nc, class.DriftHash
+}
+
+// apply stores the configuration changed by edit, as `nodewright apply` does (defaulted, validated,
+// with fresh drift hashes).
+func (w *world) apply(edit func(np *apis.NodePool, nc *apis.EC2NodeClass)) {
+	w.t.Helper()
+	np, _, nc, _ := w.stored()
+	edit(np, nc)
+	objs := apis.Objects{NodePools: []*apis.NodePool{np}, EC2NodeClasses: []*apis.EC2NodeClass{nc}}
+	require.Empty(w.t, apis.DefaultAndValidate(objs))
+	items, err := state.ConfigItemsFrom(objs)
+	require.NoError(w.t, err)
+	res, err := w.store.ApplyConfig(w.ctx, items, false)
+	require.NoError(w.t, err)
+	require.NotEmpty(w.t, res.Updated, "the edit changed the stored configuration")
+}
+
+// stamp records on node's claim what its launch would have: the stored drift hashes with this code's
+// hash versions, the NodePool's expireAfter, the AMI the EC2NodeClass resolves to now (newest first, as
+// the launch path picks it for an amd64 type), a subnet of the node's zone, every selected security
+// group, and the labels of the launched instance type (catalog labels, NodePool template labels, then
+// what the launch settled). It returns the claim as stored.
+func (w *world) stamp(node string) state.Claim {
+	w.t.Helper()
+	np, npHash, nc, ncHash := w.stored()
+	res, err := w.classes.Resolve(w.ctx, nc, "1.34")
+	require.NoError(w.t, err)
+	require.NotEmpty(w.t, res.Status.AMIs)
+	subnet := ""
+	for _, s := range res.Status.Subnets {
+		if s.Zone == zone && subnet == "" {
+			subnet = s.ID
+		}
+	}
+	require.NotEmpty(w.t, subnet)
+	var sgs []string
+	for _, sg := range res.Status.SecurityGroups {
+		sgs = append(sgs, sg.ID)
+	}
+	slices.Sort(sgs)
+	require.NotEmpty(w.t, sgs)
+	defaulted := np.DeepCopy()
+	defaulted.SetDefaults()
+	expireAfter := state.ExpireNever
+	if d := defaulted.Spec.Template.Spec.ExpireAfter.Duration(); d != nil {
+		expireAfter = d.String()
+	}
+	l, err := w.prov.PrepareLaunches(w.ctx)
+	require.NoError(w.t, err)
+	c, err := w.store.UpdateClaim(w.ctx, "claim-"+node, func(c *state.Claim) error {
+		labels := map[string]string{}
+		for _, p := range l.Pools {
+			for _, it := range p.InstanceTypes {
+				if it.Name == c.InstanceType {
+					maps.Copy(labels, it.Requirements.Labels())
+				}
+			}
+		}
+		if len(labels) == 0 {
+			return fmt.Errorf("instance type %s is not in the catalog", c.InstanceType)
+		}
+		maps.Copy(labels, np.Spec.Template.ObjectMeta.Labels)
+		maps.Copy(labels, map[string]string{scheduling.LabelNodePool: c.NodePool, apis.NodeClassLabelKey: c.NodeClass,
+			scheduling.LabelInstanceType: c.InstanceType, scheduling.LabelZone: c.Zone, scheduling.LabelCapacityType: c.CapacityType})
+		c.Labels = labels
+		c.TemplateHash, c.TemplateHashVersion = npHash, apis.NodePoolHashVersion
+		c.NodeClassHash, c.NodeClassHashVersion = ncHash, apis.EC2NodeClassHashVersion
+		c.ImageID, c.SubnetID, c.SecurityGroupIDs = res.Status.AMIs[0].ID, subnet, sgs
+		c.ExpireAfter = expireAfter
+		return nil
+	})
+	require.NoError(w.t, err)
+	return c
+}
+
+// initialize marks claim as joined and initialized under node, as the lifecycle function does.
+func (w *world) initialize(claim, node string) {
+	w.t.Helper()
+	_, err := w.store.UpdateClaim(w.ctx, claim, func(cl *state.Claim) error {
+		cl.Lifecycle, cl.NodeName = state.Registered, node
+		return nil
+	})
+	require.NoError(w.t, err)
+	_, err = w.store.UpdateClaim(w.ctx, claim, func(cl *state.Claim) error { cl.Lifecycle = state.Initialized; return nil })
+	require.NoError(w.t, err)
+}
+
+// claim reads a claim record.
+func (w *world) claim(name string) state.Claim {
+	w.t.Helper()
+	c, err := w.store.GetClaim(w.ctx, name)
+	require.NoError(w.t, err)
+	return c
+}
+
+// join registers a Ready Node for a launched claim, labelled as the lifecycle function labels it (the
+// claim's labels, initialized, this test's e2e label) with its provider id, and marks the claim
+// initialized under it. It returns the Node's name.
+func (w *world) join(claim string) string {
+	w.t.Helper()
+	c := w.claim(claim)
+	require.NotEmpty(w.t, c.ProviderID)
+	name := "node-" + c.Name
+	kubetest.ReadyNode(w.t, w.client, name, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"),
+		corev1.ResourceMemory: resource.MustParse("3Gi"), corev1.ResourcePods: resource.MustParse("29")})
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := w.client.CoreV1().Nodes().Get(w.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		maps.Copy(n.Labels, c.Labels)
+		maps.Copy(n.Labels, map[string]string{"e2e": w.ns, scheduling.LabelNodeInitalized: "true", scheduling.LabelOS: "linux"})
+		n.Spec.ProviderID = c.ProviderID
+		_, err = w.client.CoreV1().Nodes().Update(w.ctx, n, metav1.UpdateOptions{})
+		return err
+	})
+	require.NoError(w.t, err)
+	w.initialize(claim, name)
+	return name
 }
