@@ -123,13 +123,17 @@ func (d *detection) nodeClassHash(c Claim, nc NodeClass) {
 
 // requirements: the node's labels must still meet every requirement of its NodePool. A label the
 // NodePool does not constrain is not looked at; a requirement on a label the node lacks is met only by
-// NotIn and DoesNotExist.
+// NotIn and DoesNotExist, unless the labels are the Node's standing in for the claim's (not judged).
 func (d *detection) requirements(c Claim, p NodePool) {
 	if !recordsInstanceLabels(c.Labels) {
 		d.unknown = append(d.unknown, RequirementsDrifted)
 		return
 	}
-	if r, unmet := firstUnmet(p.Requirements, c.Labels); unmet {
+	reqs := p.Requirements
+	if c.LabelsFromNode {
+		reqs = slices.DeleteFunc(slices.Clone(reqs), func(r Requirement) bool { _, ok := c.Labels[r.Key]; return !ok })
+	}
+	if r, unmet := firstUnmet(reqs, c.Labels); unmet {
 		label := "<absent>"
 		if v, ok := c.Labels[r.Key]; ok {
 			label = r.Key + "=" + v

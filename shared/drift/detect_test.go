@@ -95,6 +95,10 @@ func TestDetect(t *testing.T) {
 		{name: "a NotIn on a label the node lacks is met", pool: func(p *NodePool) {
 			p.Requirements = append(p.Requirements, Requirement{Key: "karpenter.k8s.aws/instance-family", Operator: OpNotIn, Values: []string{"t3"}})
 		}, verdict: NotDrifted},
+		{name: "labels that are the Node's stand-ins judge no requirement on a label they lack", claim: func(c *Claim) { c.LabelsFromNode = true },
+			pool: func(p *NodePool) {
+				p.Requirements = append(p.Requirements, Requirement{Key: "karpenter.k8s.aws/instance-category", Operator: OpIn, Values: []string{"c"}})
+			}, verdict: NotDrifted},
 		{name: "reservation no longer selected", claim: func(c *Claim) { c.CapacityReservationID = "cr-1" },
 			res: func(r *Resolution) { r.CapacityReservationIDs = []string{"cr-2"} }, verdict: Drifted, reasons: []Reason{CapacityReservationDrift},
 			details: map[string]string{"capacityReservationId": "cr-1", "selectedCapacityReservationIds": "cr-2"}},

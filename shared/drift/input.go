@@ -16,6 +16,10 @@ type Claim struct {
 	// Labels are the node's labels (the NodeClaim's, as Karpenter compares them): its NodePool's, its
 	// instance type's (architecture, GPU count...), zone and capacity type.
 	Labels map[string]string
+	// LabelsFromNode is set when Labels are the Node's, standing in for a claim that recorded none (an
+	// adopted or older claim): a requirement on a label they lack is then not judged, since the Node may
+	// simply never have carried it.
+	LabelsFromNode bool
 }
 
 // NodePool is the claim's NodePool as configured now.

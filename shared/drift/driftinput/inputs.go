@@ -77,6 +77,7 @@ func claimOf(c state.Claim, obs Observed) drift.Claim {
 	if c.Labels[corev1.LabelInstanceTypeStable] == "" && len(obs.NodeLabels) > 0 {
 		out.Labels = maps.Clone(obs.NodeLabels)
 		maps.Copy(out.Labels, c.Labels)
+		out.LabelsFromNode = true
 	}
 	if inst := obs.Instance; inst != nil {
 		out.CapacityReservationID = inst.CapacityReservationID

@@ -138,6 +138,16 @@ func TestForFillsWhatTheClaimDidNotRecord(t *testing.T) {
 		"the Node's labels and EC2's description stand in for what the claim lacks")
 	assert.NotNil(t, got.Restamp, "its unknown hashes are re-stamped")
 
+	t.Run("a requirement on a label the Node never carried is not judged", func(t *testing.T) {
+		pool := testPool()
+		pool.Spec.Template.Spec.Requirements = append(pool.Spec.Template.Spec.Requirements, apis.NodeSelectorRequirementWithMinValues{
+			Key: "karpenter.k8s.aws/instance-category", Operator: corev1.NodeSelectorOpIn, Values: []string{"c", "m"}})
+		node := map[string]string{corev1.LabelInstanceTypeStable: "m5.large", corev1.LabelArchStable: "amd64", "team": "a"}
+		in := For(rebuilt, pool, testClass(), testResolution(), nil, Observed{NodeLabels: node})
+		assert.True(t, in.Claim.LabelsFromNode)
+		assert.NotContains(t, in.Detect().Reasons, drift.RequirementsDrifted)
+	})
+
 	t.Run("a claim's own labels win over its Node's", func(t *testing.T) {
 		in := For(stamped(), testPool(), testClass(), testResolution(), nil, Observed{NodeLabels: node})
 		assert.Equal(t, "amd64", in.Claim.Labels[corev1.LabelArchStable])
