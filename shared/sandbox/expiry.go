@@ -55,7 +55,8 @@ spec:
       - nodes: "2"
 `
 
-// ExpiryReport is the expiry scenario's outcome.
+// ExpiryReport is the expiry scenario's outcome. Expiry ignores budgets (Karpenter's forceful
+// methods), so its BudgetAllowed and BudgetExceededSamples, for reason Expired, are not targets.
 type ExpiryReport struct {
 	RollReport
 	ExpireAfter string `json:"expireAfter"`
@@ -71,6 +72,9 @@ type ExpiryReport struct {
 	// ExpirySeconds: from the disruption function's start to the last original node gone (-1: not all
 	// went).
 	ExpirySeconds float64 `json:"expirySeconds"`
+	// LastExpiredToGoneSeconds: from the moment the last original node to expire expired (its claim's
+	// launch plus the expireAfter stamped on it) to the last original node gone (-1: unknown).
+	LastExpiredToGoneSeconds float64 `json:"lastExpiredToGoneSeconds"`
 }
 
 // Expiry runs the expiry scenario: inflate scales up on a pool whose nodes expire after two minutes, the
@@ -79,7 +83,8 @@ type ExpiryReport struct {
 func (s *Sandbox) Expiry(ctx context.Context, o ExpiryOptions) (ExpiryReport, error) {
 	o.defaults()
 	rep := ExpiryReport{RollReport: RollReport{Scenario: "expiry", NodePool: ConsolidationNodePool, BudgetAllowed: -1,
-		SampleEveryMillis: int(consolidationSampleEvery.Milliseconds())}, ExpireAfter: expiryAfter.String(), ExpirySeconds: -1}
+		SampleEveryMillis: int(consolidationSampleEvery.Milliseconds())}, ExpireAfter: expiryAfter.String(), ExpirySeconds: -1,
+		LastExpiredToGoneSeconds: -1}
 	start := time.Now()
 	w, err := s.setUpRoll(ctx, expiryPoolConfig, disruption.ReasonExpired, o.ScaleUpOptions, &rep.RollReport)
 	if err != nil {
@@ -95,6 +100,9 @@ func (s *Sandbox) Expiry(ctx context.Context, o ExpiryOptions) (ExpiryReport, er
 	}
 	if !lastGone.IsZero() {
 		rep.ExpirySeconds = round3(lastGone.Sub(begin).Seconds())
+		if expired, ok := lastExpiry(w); ok {
+			rep.LastExpiredToGoneSeconds = round3(lastGone.Sub(expired).Seconds())
+		}
 	}
 	rep.DurationSeconds = round3(time.Since(start).Seconds())
 	s.settle(ctx)
@@ -129,14 +137,15 @@ func (s *Sandbox) judgeExpiry(w *rollWatch, rep *ExpiryReport) {
 		}
 		orig := w.claims[w.originals[node]]
 		ok := orig.DrainingAt != nil
-		line := fmt.Sprintf("%s (command %s):", node, cmd.ID)
+		var launched, initialized *time.Time
 		for _, name := range cmd.Replacements {
 			r, seen := w.claims[name]
-			ok = ok && seen && r.LaunchedAt != nil && r.InitializedAt != nil && orig.DrainingAt != nil &&
+			ok = ok && seen && r.LaunchedAt != nil && r.InitializedAt != nil &&
 				!r.LaunchedAt.After(*orig.DrainingAt) && !r.InitializedAt.After(*orig.DrainingAt)
-			line += fmt.Sprintf(" replacement %s launched %s initialized %s;", name, stamp(r.LaunchedAt), stamp(r.InitializedAt))
+			launched, initialized = latest(launched, r.LaunchedAt), latest(initialized, r.InitializedAt)
 		}
-		line += " draining " + stamp(orig.DrainingAt)
+		line := fmt.Sprintf("%s: draining %s; command %s's %d replacements launched by %s, initialized by %s",
+			node, stamp(orig.DrainingAt), cmd.ID, len(cmd.Replacements), stamp(launched), stamp(initialized))
 		rep.ReplacementOrder = append(rep.ReplacementOrder, line)
 		if ok {
 			ordered++
@@ -160,6 +169,30 @@ func (s *Sandbox) judgeExpiry(w *rollWatch, rep *ExpiryReport) {
 	s.Timeline.Printf("scenario", "done: %d of %d original nodes expired and went in %.1fs; replacements first: %t; pods lost %d; leaked %d; targets missed: %s",
 		rep.ExpiredNodes, rep.NodesBefore, rep.ExpirySeconds, rep.ReplacementLaunchedBeforeDrain, rep.PodsLost, rep.LeakedInstances,
 		strings.Join(missedTargets(rep.TargetsMet), ", "))
+}
+
+// lastExpiry is when the last of the original claims expired (false: a claim's expireAfter unknown).
+func lastExpiry(w *rollWatch) (time.Time, bool) {
+	var last time.Time
+	for _, name := range w.originals {
+		c := w.claims[name]
+		d, err := time.ParseDuration(c.ExpireAfter)
+		if err != nil {
+			return time.Time{}, false
+		}
+		if at := c.CreatedAt.Add(d); at.After(last) {
+			last = at
+		}
+	}
+	return last, !last.IsZero()
+}
+
+// latest is the later of a and b (nil counts as unknown: a nil b keeps a, and a nil a takes b).
+func latest(a, b *time.Time) *time.Time {
+	if a == nil || (b != nil && b.After(*a)) {
+		return b
+	}
+	return a
 }
 
 // stamp prints t to the millisecond ("-" when nil).
