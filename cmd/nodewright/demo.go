@@ -38,6 +38,14 @@ var scenarios = map[string]scenario{
 			ScaleInTo: int32(max(replicas/5, 1))})
 		return rep, err == nil && rep.Worked(), err
 	},
+	"drift": func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (any, bool, error) {
+		rep, err := sb.Drift(ctx, sandbox.DriftOptions{ScaleUpOptions: sandbox.ScaleUpOptions{Replicas: int32(replicas)}})
+		return rep, err == nil && rep.Worked(), err
+	},
+	"expiry": func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (any, bool, error) {
+		rep, err := sb.Expiry(ctx, sandbox.ExpiryOptions{ScaleUpOptions: sandbox.ScaleUpOptions{Replicas: int32(replicas)}})
+		return rep, err == nil && rep.Worked(), err
+	},
 	"spot-interruption": func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (any, bool, error) {
 		rep, err := sb.SpotInterruption(ctx, sandbox.ScaleUpOptions{Replicas: int32(replicas)})
 		return rep, err == nil && rep.PodsLost == 0 && rep.DuplicateEventsActedOn == 0 && rep.InterruptedNodeGoneAfterSeconds >= 0 &&

@@ -210,23 +210,28 @@ func (s *Sandbox) Consolidation(ctx context.Context, o ConsolidationOptions) (Co
 
 // consolidationPool is the engine's view of the scenario's NodePool, for its budgets.
 func consolidationPool() (disruption.NodePool, error) {
-	objs, err := apis.Decode("consolidation.yaml", []byte(consolidationPoolConfig))
+	return scenarioPool(consolidationPoolConfig, ConsolidationNodePool)
+}
+
+// scenarioPool is the engine's view of NodePool name as config (a scenario's YAML) defines it.
+func scenarioPool(config, name string) (disruption.NodePool, error) {
+	objs, err := apis.Decode("scenario.yaml", []byte(config))
 	if err != nil {
 		return disruption.NodePool{}, err
 	}
 	if errs := apis.DefaultAndValidate(objs); len(errs) > 0 {
-		return disruption.NodePool{}, fmt.Errorf("consolidation NodePool: %v", errs)
+		return disruption.NodePool{}, fmt.Errorf("scenario NodePool: %v", errs)
 	}
 	pools, err := consolidation.NodePoolsFrom(objs)
 	if err != nil {
 		return disruption.NodePool{}, err
 	}
 	for _, p := range pools {
-		if p.Name() == ConsolidationNodePool {
+		if p.Name() == name {
 			return p, nil
 		}
 	}
-	return disruption.NodePool{}, fmt.Errorf("NodePool %s missing from the scenario configuration", ConsolidationNodePool)
+	return disruption.NodePool{}, fmt.Errorf("NodePool %s missing from the scenario configuration", name)
 }
 
 // awaitConsolidation samples the NodePool's Nodes until consolidation settles (no command in progress,

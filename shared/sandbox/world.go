@@ -112,29 +112,40 @@ func buildAWS(ctx context.Context, cfg aws.Config, cluster, table, config string
 // tagImage makes an x86_64 AMI of the account's own from one of moto's images and tags it for the sample
 // EC2NodeClass, as a platform team publishes its golden node image.
 func tagImage(ctx context.Context, e *ec2.Client) error {
+	_, err := publishImage(ctx, e, "sandbox-eks-node")
+	return err
+}
+
+// publishImage creates an x86_64 AMI named name from an instance of one of moto's images, tagged for the
+// sample EC2NodeClass's amiSelectorTerms, and returns its id.
+func publishImage(ctx context.Context, e *ec2.Client, name string) (string, error) {
 	images, err := e.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"},
 		Filters: []ec2types.Filter{{Name: aws.String("architecture"), Values: []string{"x86_64"}}}})
 	if err != nil {
-		return fmt.Errorf("finding a moto x86_64 image: %w", err)
+		return "", fmt.Errorf("finding a moto x86_64 image: %w", err)
 	}
 	if len(images.Images) == 0 {
-		return fmt.Errorf("moto has no x86_64 image to build the node AMI from")
+		return "", fmt.Errorf("moto has no x86_64 image to build the node AMI from")
 	}
 	base, err := e.RunInstances(ctx, &ec2.RunInstancesInput{ImageId: images.Images[0].ImageId, MinCount: aws.Int32(1), MaxCount: aws.Int32(1)})
 	if err != nil {
-		return fmt.Errorf("starting the image builder instance: %w", err)
+		return "", fmt.Errorf("starting the image builder instance: %w", err)
 	}
 	id := aws.ToString(base.Instances[0].InstanceId)
-	if _, err := e.CreateImage(ctx, &ec2.CreateImageInput{InstanceId: aws.String(id), Name: aws.String("sandbox-eks-node"),
+	img, err := e.CreateImage(ctx, &ec2.CreateImageInput{InstanceId: aws.String(id), Name: aws.String(name),
 		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeImage,
-			Tags: []ec2types.Tag{{Key: aws.String("nodewright.sh/sandbox-ami"), Value: aws.String("true")}}}}}); err != nil {
-		return fmt.Errorf("creating the node AMI: %w", err)
+			Tags: []ec2types.Tag{{Key: aws.String(SampleAMITag), Value: aws.String("true")}}}}})
+	if err != nil {
+		return "", fmt.Errorf("creating the node AMI %s: %w", name, err)
 	}
 	if _, err := e.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
-		return fmt.Errorf("terminating the image builder instance: %w", err)
+		return "", fmt.Errorf("terminating the image builder instance: %w", err)
 	}
-	return nil
+	return aws.ToString(img.ImageId), nil
 }
+
+// SampleAMITag is the tag the sample EC2NodeClass selects its AMIs by.
+const SampleAMITag = "nodewright.sh/sandbox-ami"
 
 // storeConfig creates the state table and applies the configuration to it, as `cdk deploy` does.
 func storeConfig(ctx context.Context, cfg aws.Config, table, config string) error {
