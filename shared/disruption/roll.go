@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // Methods that roll nodes rather than consolidate them.
@@ -135,35 +133,13 @@ func (e *engine) rolling() map[string]bool {
 // not initialized yet, invalidate the roll; otherwise such pods are only counted in stranded.
 func (e *engine) simulateRoll(cands []*candidate, strict bool) outcome {
 	removed := e.rolling()
-	var pods []*corev1.Pod
-	for _, c := range cands {
-		removed[c.name()] = true
-		pods = append(pods, c.pods...)
-	}
-	moving := len(pods)
-	pods = append(pods, e.alwaysMoving...)
-	plan, err := e.prepared().Solve(pods, removed)
+	pl, err := e.place(cands, removed)
 	if err != nil {
 		return outcome{invalid: fmt.Sprintf("the simulation failed: %v", err)}
 	}
-	dest := make(map[*corev1.Pod]string, len(pods))
-	for _, np := range plan.ExistingNodes {
-		for _, p := range np.Pods {
-			dest[p] = np.Name
-		}
-	}
-	onClaim := map[*corev1.Pod]bool{}
-	for _, cp := range plan.NewClaims {
-		for _, p := range cp.Pods {
-			dest[p], onClaim[p] = cp.Name, true
-		}
-	}
-	failures := make(map[*corev1.Pod]string, len(plan.Unschedulable))
-	for _, f := range plan.Unschedulable {
-		failures[f.Pod] = f.Reason
-	}
+	plan, dest, onClaim, failures := pl.plan, pl.dest, pl.onClaim, pl.failures
 	out := outcome{}
-	for _, p := range pods[:moving] {
+	for _, p := range pl.moving {
 		to, ok := dest[p]
 		if !ok {
 			if strict {

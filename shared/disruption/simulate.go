@@ -157,35 +157,13 @@ func maxReplacements(n int) int { return max(1, n-1) }
 // makes it invalid.
 func (e *engine) simulate(cands []*candidate) outcome {
 	removed := make(map[string]bool, len(cands))
-	var pods []*corev1.Pod
-	for _, c := range cands {
-		removed[c.name()] = true
-		pods = append(pods, c.pods...)
-	}
-	moving := len(pods)
-	pods = append(pods, e.alwaysMoving...)
-	plan, err := e.prepared().Solve(pods, removed)
+	pl, err := e.place(cands, removed)
 	if err != nil {
 		return outcome{invalid: fmt.Sprintf("the simulation failed: %v", err)}
 	}
-	dest := make(map[*corev1.Pod]string, len(pods))
-	for _, np := range plan.ExistingNodes {
-		for _, p := range np.Pods {
-			dest[p] = np.Name
-		}
-	}
-	onClaim := map[*corev1.Pod]bool{}
-	for _, cp := range plan.NewClaims {
-		for _, p := range cp.Pods {
-			dest[p], onClaim[p] = cp.Name, true
-		}
-	}
-	failures := make(map[*corev1.Pod]string, len(plan.Unschedulable))
-	for _, f := range plan.Unschedulable {
-		failures[f.Pod] = f.Reason
-	}
+	plan, dest, onClaim, failures := pl.plan, pl.dest, pl.onClaim, pl.failures
 	out := outcome{}
-	for _, p := range pods[:moving] {
+	for _, p := range pl.moving {
 		to, ok := dest[p]
 		if !ok {
 			return outcome{invalid: fmt.Sprintf("pod %s could not be rescheduled: %s", podKey(p), failures[p])}
@@ -235,4 +213,47 @@ func (e *engine) simulate(cands []*candidate) outcome {
 	}
 	slices.SortFunc(out.moves, func(a, b Move) int { return cmp.Compare(a.Pod, b.Pod) })
 	return out
+}
+
+// placement is where one simulation put the pods: each pod's destination (a node or a new claim's
+// name), which went to new claims, and why the unplaced ones could not be placed.
+type placement struct {
+	plan *scheduling.Plan
+	// moving are the candidates' own pods, in order.
+	moving   []*corev1.Pod
+	dest     map[*corev1.Pod]string
+	onClaim  map[*corev1.Pod]bool
+	failures map[*corev1.Pod]string
+}
+
+// place solves the candidates' pods, with the pending pods and those of disrupting nodes, on every
+// node but the candidates and those in removed (which place adds the candidates to), and new claims.
+func (e *engine) place(cands []*candidate, removed map[string]bool) (placement, error) {
+	var pods []*corev1.Pod
+	for _, c := range cands {
+		removed[c.name()] = true
+		pods = append(pods, c.pods...)
+	}
+	moving := len(pods)
+	pods = append(pods, e.alwaysMoving...)
+	plan, err := e.prepared().Solve(pods, removed)
+	if err != nil {
+		return placement{}, err
+	}
+	pl := placement{plan: plan, moving: pods[:moving], dest: make(map[*corev1.Pod]string, len(pods)), onClaim: map[*corev1.Pod]bool{},
+		failures: make(map[*corev1.Pod]string, len(plan.Unschedulable))}
+	for _, np := range plan.ExistingNodes {
+		for _, p := range np.Pods {
+			pl.dest[p] = np.Name
+		}
+	}
+	for _, cp := range plan.NewClaims {
+		for _, p := range cp.Pods {
+			pl.dest[p], pl.onClaim[p] = cp.Name, true
+		}
+	}
+	for _, f := range plan.Unschedulable {
+		pl.failures[f.Pod] = f.Reason
+	}
+	return pl, nil
 }
