@@ -22,14 +22,53 @@ import (
 // lifecycle removes its nodes). When the pool's EC2NodeClass is missing, failed to resolve or is not
 // ready, the kinds that read its resolution are Undecided; the others are still decided.
 func (l *Launches) Drift(c state.Claim, obs driftinput.Observed) drift.Result {
-	np := l.cfg.nodePools[c.NodePool]
+	t := l.driftTarget(c.NodePool)
+	if t.removed != nil {
+		return *t.removed
+	}
+	in := t.For(c, obs)
+	if t.choose != nil {
+		in.Resolution.ImageFor = t.imageFor(c)
+	}
+	return in.Detect()
+}
+
+// poolTarget is what Drift compares every claim of one NodePool with, built once per run: the
+// NodePool's and EC2NodeClass's current hashes and resolution, and the launch path's AMI choice.
+type poolTarget struct {
+	driftinput.Target
+	// removed is the answer for every claim when the NodePool is not configured any more.
+	removed *drift.Result
+	// choose is the class's AMI choice per instance type (nil when the class is not usable);
+	// chooseErr is set when its AMIs do not parse.
+	choose    func(instanceType string) (string, bool)
+	chooseErr error
+}
+
+// driftTarget returns pool's poolTarget, building it on first use.
+func (l *Launches) driftTarget(pool string) *poolTarget {
+	l.driftMu.Lock()
+	defer l.driftMu.Unlock()
+	if t, ok := l.targets[pool]; ok {
+		return t
+	}
+	if l.targets == nil {
+		l.targets = map[string]*poolTarget{}
+	}
+	t := l.buildTarget(pool)
+	l.targets[pool] = t
+	return t
+}
+
+func (l *Launches) buildTarget(pool string) *poolTarget {
+	np := l.cfg.nodePools[pool]
 	if np == nil {
-		why := fmt.Sprintf("NodePool %q is not configured: a removed NodePool is not drift (the lifecycle removes its nodes)", c.NodePool)
+		why := fmt.Sprintf("NodePool %q is not configured: a removed NodePool is not drift (the lifecycle removes its nodes)", pool)
 		undecided := make(map[drift.Reason]string, len(drift.Reasons))
 		for _, kind := range drift.Reasons {
 			undecided[kind] = why
 		}
-		return drift.Result{Verdict: drift.Undecided, Undecided: undecided}
+		return &poolTarget{removed: &drift.Result{Verdict: drift.Undecided, Undecided: undecided}}
 	}
 	className := ""
 	if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil {
@@ -50,27 +89,29 @@ func (l *Launches) Drift(c state.Claim, obs driftinput.Observed) drift.Result {
 	default: // only NodePools the scheduler cannot use reference it, so this run did not resolve it
 		resErr = fmt.Errorf("EC2NodeClass %s was not resolved: no NodePool that can launch uses it", className)
 	}
-	in := driftinput.For(c, np, l.cfg.nodeClasses[className], res, resErr, obs)
+	t := &poolTarget{Target: driftinput.TargetOf(np, l.cfg.nodeClasses[className], res, resErr)}
 	if rc != nil {
-		in.Resolution.ImageFor = launchImage(rc, c)
+		t.choose, t.chooseErr = rc.imageChooser()
+		if t.choose == nil {
+			t.choose = func(string) (string, bool) { return "", false }
+		}
 	}
-	return in.Detect()
+	return t
 }
 
-// launchImage is drift's AMI choice for claim c: the AMI rc's launches would choose now for its instance
-// type (its instance-type label, else the type recorded at launch). ok is false when that type is not in
-// rc's catalog or rc's AMIs do not parse (a launch of rc could not be planned either).
-func launchImage(rc *readyClass, c state.Claim) func(drift.Claim) (string, bool) {
-	choose, err := rc.imageChooser()
+// imageFor is drift's AMI choice for claim c: the AMI the class's launches would choose now for its
+// instance type (its instance-type label, else the type recorded at launch). ok is false when that type
+// is not in the class's catalog or its AMIs do not parse (a launch could not be planned either).
+func (t *poolTarget) imageFor(c state.Claim) func(drift.Claim) (string, bool) {
 	return func(dc drift.Claim) (string, bool) {
-		if err != nil {
+		if t.chooseErr != nil {
 			return "", false
 		}
 		name := dc.Labels[corev1.LabelInstanceTypeStable]
 		if name == "" {
 			name = c.InstanceType
 		}
-		return choose(name)
+		return t.choose(name)
 	}
 }
 

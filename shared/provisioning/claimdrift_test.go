@@ -164,7 +164,7 @@ func TestLaunchesDriftUnusableClass(t *testing.T) {
 			assert.Contains(t, got.Undecided[drift.AMIDrift], tc.why)
 
 			edited := readEdited(t, func(np *apis.NodePool) { np.Spec.Template.ObjectMeta.Labels = map[string]string{"rollout": "2"} })
-			l.cfg = edited
+			l = &Launches{cfg: edited, classes: classes, classFailures: failed} // a Launches is one run's configuration
 			got = l.Drift(c, driftinput.Observed{})
 			assert.Equal(t, drift.Drifted, got.Verdict, "what does not read the resolution is still decided")
 			assert.Equal(t, []drift.Reason{drift.NodePoolDrifted}, got.Reasons)

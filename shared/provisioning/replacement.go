@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/scheduling"
@@ -22,9 +23,12 @@ type Launches struct {
 	// classFailures say why each EC2NodeClass a NodePool references is unusable (not configured, failed
 	// to resolve, not ready...), for drift.
 	classFailures map[string]string
-	byPool        map[string]scheduling.NodePool
-	Pools         []scheduling.NodePool
-	Unavailable   scheduling.UnavailableOfferings
+	// targets are what Drift compares claims with, per NodePool, built on first use (claimdrift.go).
+	driftMu     sync.Mutex
+	targets     map[string]*poolTarget
+	byPool      map[string]scheduling.NodePool
+	Pools       []scheduling.NodePool
+	Unavailable scheduling.UnavailableOfferings
 	// Problems are configuration items left out and NodePools that cannot launch (class not ready...).
 	Problems []string
 }

@@ -47,7 +47,27 @@ type Observed struct {
 // Resolution.ImageFor is left nil, which leaves AMIDrift undecided: which AMI a node should run is the
 // launch path's choice, so the caller that launches sets it (provisioning.Launches.Drift does).
 func For(c state.Claim, np *apis.NodePool, nc *apis.EC2NodeClass, res nodeclass.Resolution, resErr error, obs Observed) Inputs {
-	return Inputs{Claim: claimOf(c, obs), NodePool: nodePoolOf(np), NodeClass: nodeClassOf(nc), Resolution: resolutionOf(res, resErr)}
+	return TargetOf(np, nc, res, resErr).For(c, obs)
+}
+
+// Target is the configuration side of drift's inputs, the same for every claim of a NodePool: its
+// current hash and requirements, its EC2NodeClass's hash and resolution. A caller judging many claims
+// builds it once per NodePool (hashing and converting the resolution once) and calls For per claim.
+type Target struct {
+	NodePool   drift.NodePool
+	NodeClass  drift.NodeClass
+	Resolution drift.Resolution
+}
+
+// TargetOf builds the Target of a NodePool np with EC2NodeClass nc resolved to res (resErr set when
+// Resolve failed).
+func TargetOf(np *apis.NodePool, nc *apis.EC2NodeClass, res nodeclass.Resolution, resErr error) Target {
+	return Target{NodePool: nodePoolOf(np), NodeClass: nodeClassOf(nc), Resolution: resolutionOf(res, resErr)}
+}
+
+// For builds the inputs of claim c against t; obs is what is known of the claim now.
+func (t Target) For(c state.Claim, obs Observed) Inputs {
+	return Inputs{Claim: claimOf(c, obs), NodePool: t.NodePool, NodeClass: t.NodeClass, Resolution: t.Resolution}
 }
 
 // Lifetime is what c's expiry is judged from: its creation and the expireAfter stamped at launch or, for
