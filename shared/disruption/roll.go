@@ -31,13 +31,7 @@ func (e *engine) forceful() *Command {
 			if n.NodePool == "" || !ok || isDisrupting(n) || !e.forced(n, reason) {
 				continue
 			}
-			c := &candidate{node: n, pool: pool}
-			for _, p := range sortedPods(n.Pods) {
-				if isReschedulable(p) {
-					c.pods = append(c.pods, p)
-				}
-			}
-			cands = append(cands, c)
+			cands = append(cands, forcedCandidate(n, pool))
 		}
 		if len(cands) == 0 {
 			continue
@@ -49,6 +43,18 @@ func (e *engine) forceful() *Command {
 		return e.rollCommand(reason, MethodForceful, cands, o)
 	}
 	return nil
+}
+
+// forcedCandidate is node n as a forceful command takes it: every pod that must move, whatever
+// do-not-disrupt and PDBs say.
+func forcedCandidate(n *Node, pool NodePool) *candidate {
+	c := &candidate{node: n, pool: pool}
+	for _, p := range sortedPods(n.Pods) {
+		if isReschedulable(p) {
+			c.pods = append(c.pods, p)
+		}
+	}
+	return c
 }
 
 // forced reports whether node n is to be removed forcefully for reason at the engine's time.
@@ -240,9 +246,7 @@ func firstFew(items []string) string {
 	sorted := slices.Clone(items)
 	slices.Sort(sorted)
 	if len(sorted) > 5 {
-		return fmt.Sprintf("%s and %d more", joinComma(sorted[:5]), len(sorted)-5)
+		return fmt.Sprintf("%s and %d more", strings.Join(sorted[:5], ", "), len(sorted)-5)
 	}
-	return joinComma(sorted)
+	return strings.Join(sorted, ", ")
 }
-
-func joinComma(s []string) string { return strings.Join(s, ", ") }

@@ -172,13 +172,7 @@ func (e *engine) validateForceful(cmd Command) error {
 		case !e.forced(node, cmd.Reason):
 			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer to be removed for %s", n.Name, cmd.Reason)}
 		}
-		c := &candidate{node: node, pool: pool}
-		for _, p := range sortedPods(node.Pods) {
-			if isReschedulable(p) {
-				c.pods = append(c.pods, p)
-			}
-		}
-		chosen = append(chosen, c)
+		chosen = append(chosen, forcedCandidate(node, pool))
 	}
 	if !e.mayRun() {
 		return &ValidationError{ValidationScheduling, "no simulation left in the search budget to re-check the command"}
