@@ -49,28 +49,7 @@ func (o *ConsolidationOptions) defaults() {
 // once (consolidateAfter 0s) under a budget of two nodes at a time, so a scale-in takes several steps.
 const ConsolidationNodePool = "default"
 
-const consolidationPoolConfig = `apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata:
-  name: default
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-        - {key: kubernetes.io/arch, operator: In, values: ["amd64"]}
-        - {key: karpenter.k8s.aws/instance-category, operator: In, values: ["c", "m", "r"]}
-        - {key: karpenter.k8s.aws/instance-generation, operator: Gt, values: ["4"]}
-        - {key: karpenter.k8s.aws/instance-cpu, operator: In, values: ["4", "8"]}
-        - {key: karpenter.sh/capacity-type, operator: In, values: ["spot", "on-demand"]}
-  limits:
-    cpu: "1000"
-  disruption:
-    consolidationPolicy: WhenEmptyOrUnderutilized
-    consolidateAfter: 0s
-    budgets:
-      - nodes: "2"
-`
+var consolidationPoolConfig = narrowPoolConfig("", "720h", "0s")
 
 // ConsolidationCommand is one command the disruption function executed, as its decision record (the
 // state table's command) holds it.
@@ -400,25 +379,8 @@ func (s *Sandbox) finishConsolidation(ctx context.Context, rep ConsolidationRepo
 	}
 	rep.NodesAfter, rep.CostAfterPerHour, rep.InstanceTypesAfter = after.Nodes, after.TotalPricePerHour, after.InstanceTypes
 	rep.LeakedInstances, rep.Leaks = after.LeakedInstances, after.Leaks
-	cmds, err := s.Store.ListDisruptionCommands(ctx)
-	if err != nil {
+	if rep.Commands, rep.RolledBack, err = s.commandsSince(ctx, time.Time{}, scaleIn); err != nil {
 		return rep, err
-	}
-	sort.Slice(cmds, func(i, j int) bool { return cmds[i].StartedAt.Before(cmds[j].StartedAt) })
-	for _, c := range cmds {
-		cc := ConsolidationCommand{ID: c.ID, Reason: c.Reason, Method: c.Method, Action: c.Action, Replacements: c.Replacements,
-			SavingsPerHour: c.SavingsPerHour, Why: c.Why, Phase: string(c.Phase), Outcome: c.Outcome,
-			StartedAfterSeconds: round3(c.StartedAt.Sub(scaleIn).Seconds()), FinishedAfterSeconds: -1}
-		if c.FinishedAt != nil {
-			cc.FinishedAfterSeconds = round3(c.FinishedAt.Sub(scaleIn).Seconds())
-		}
-		for _, d := range c.Candidates {
-			cc.Nodes = append(cc.Nodes, d.Node)
-		}
-		if c.Phase == state.CommandRolledBack {
-			rep.RolledBack++
-		}
-		rep.Commands = append(rep.Commands, cc)
 	}
 	for _, r := range s.DisruptionRuns() {
 		if r.Start.Before(scaleIn) || r.Err != nil {
@@ -433,20 +395,8 @@ func (s *Sandbox) finishConsolidation(ctx context.Context, rep ConsolidationRepo
 		rep.DisruptionRuns++
 		rep.Rejected = append(rep.Rejected, r.Report.Rejected...)
 	}
-	list, err := s.Client.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app=inflate"})
-	if err != nil {
+	if rep.PodsRunning, rep.PodsUnbound, err = s.inflatePods(ctx, o.Namespace); err != nil {
 		return rep, err
-	}
-	for _, p := range list.Items {
-		if p.DeletionTimestamp != nil {
-			continue
-		}
-		if p.Spec.NodeName == "" {
-			rep.PodsUnbound++
-		}
-		if p.Status.Phase == corev1.PodRunning {
-			rep.PodsRunning++
-		}
 	}
 	rep.PodsLost = max(int(o.ScaleInTo)-rep.PodsRunning, 0)
 	for _, e := range s.Errors()[errsBefore:] {

@@ -29,33 +29,9 @@ func (o *DriftOptions) defaults() {
 	}
 }
 
-// driftPoolConfig is the drift scenario's NodePool: the consolidation scenario's 4- and 8-vCPU pool
-// with a budget of two nodes, but consolidateAfter Never, so only drift disrupts its nodes. %s is the
-// template's labels.
-const driftPoolConfig = `apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata:
-  name: default
-spec:
-  template:
-    metadata:
-      labels: {%s}
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-        - {key: kubernetes.io/arch, operator: In, values: ["amd64"]}
-        - {key: karpenter.k8s.aws/instance-category, operator: In, values: ["c", "m", "r"]}
-        - {key: karpenter.k8s.aws/instance-generation, operator: Gt, values: ["4"]}
-        - {key: karpenter.k8s.aws/instance-cpu, operator: In, values: ["4", "8"]}
-        - {key: karpenter.sh/capacity-type, operator: In, values: ["spot", "on-demand"]}
-  limits:
-    cpu: "1000"
-  disruption:
-    consolidationPolicy: WhenEmptyOrUnderutilized
-    consolidateAfter: Never
-    budgets:
-      - nodes: "2"
-`
+// driftPoolConfig is the drift scenario's NodePool with the template labels given: the consolidation
+// scenario's pool, but consolidateAfter Never, so only drift disrupts its nodes.
+func driftPoolConfig(labels string) string { return narrowPoolConfig(labels, "720h", "Never") }
 
 // driftLabel is the label the drift scenario adds to the NodePool's template.
 const driftLabel = "nodewright.sh/rollout"
@@ -89,7 +65,7 @@ func (s *Sandbox) Drift(ctx context.Context, o DriftOptions) (DriftReport, error
 	rep := DriftReport{RollReport: RollReport{Scenario: "drift", NodePool: ConsolidationNodePool, BudgetAllowed: -1,
 		SampleEveryMillis: int(consolidationSampleEvery.Milliseconds())}, RollSeconds: -1, DriftReasons: map[string]string{}}
 	start := time.Now()
-	w, err := s.setUpRoll(ctx, fmt.Sprintf(driftPoolConfig, ""), disruption.ReasonDrifted, o.ScaleUpOptions, &rep.RollReport)
+	w, err := s.setUpRoll(ctx, driftPoolConfig(""), disruption.ReasonDrifted, o.ScaleUpOptions, &rep.RollReport)
 	if err != nil {
 		return rep, err
 	}
@@ -102,7 +78,7 @@ func (s *Sandbox) Drift(ctx context.Context, o DriftOptions) (DriftReport, error
 	if rep.NewImageID, err = s.publishNewerImage(ctx, rep.OldImageID); err != nil {
 		return rep, err
 	}
-	if err := applyConfig(ctx, s.Store, fmt.Sprintf(driftPoolConfig, driftLabel+`: "2"`)); err != nil {
+	if err := applyConfig(ctx, s.Store, driftPoolConfig(driftLabel+`: "2"`)); err != nil {
 		return rep, fmt.Errorf("changing NodePool %s: %w", rep.NodePool, err)
 	}
 	s.Timeline.Printf("scenario", "NodePool %s's template gained label %s=2 and AMI %s replaced %s: %d nodes to roll",

@@ -29,31 +29,9 @@ func (o *ExpiryOptions) defaults() {
 // expiryAfter is the expiry scenario's NodePool expireAfter.
 const expiryAfter = 2 * time.Minute
 
-// expiryPoolConfig is the expiry scenario's NodePool: the consolidation scenario's 4- and 8-vCPU pool
-// whose nodes expire two minutes after launch, with consolidateAfter Never so only expiry removes them.
-const expiryPoolConfig = `apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata:
-  name: default
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      expireAfter: 2m
-      requirements:
-        - {key: kubernetes.io/arch, operator: In, values: ["amd64"]}
-        - {key: karpenter.k8s.aws/instance-category, operator: In, values: ["c", "m", "r"]}
-        - {key: karpenter.k8s.aws/instance-generation, operator: Gt, values: ["4"]}
-        - {key: karpenter.k8s.aws/instance-cpu, operator: In, values: ["4", "8"]}
-        - {key: karpenter.sh/capacity-type, operator: In, values: ["spot", "on-demand"]}
-  limits:
-    cpu: "1000"
-  disruption:
-    consolidationPolicy: WhenEmptyOrUnderutilized
-    consolidateAfter: Never
-    budgets:
-      - nodes: "2"
-`
+// expiryPoolConfig is the expiry scenario's NodePool: the consolidation scenario's pool whose nodes
+// expire expiryAfter after launch, with consolidateAfter Never so only expiry removes them.
+var expiryPoolConfig = narrowPoolConfig("", "2m", "Never")
 
 // ExpiryReport is the expiry scenario's outcome. Expiry ignores budgets (Karpenter's forceful
 // methods), so its BudgetAllowed and BudgetExceededSamples, for reason Expired, are not targets.

@@ -198,7 +198,7 @@ func (s *Sandbox) finishRoll(ctx context.Context, w *rollWatch, rep *RollReport,
 		return err
 	}
 	rep.NodesAfter, rep.LeakedInstances, rep.Leaks = after.Nodes, after.LeakedInstances, after.Leaks
-	if rep.Commands, rep.RolledBack, err = s.commandsSince(ctx, since); err != nil {
+	if rep.Commands, rep.RolledBack, err = s.commandsSince(ctx, since, since); err != nil {
 		return err
 	}
 	for _, r := range s.DisruptionRuns() {
@@ -217,8 +217,8 @@ func (s *Sandbox) finishRoll(ctx context.Context, w *rollWatch, rep *RollReport,
 }
 
 // commandsSince lists the disruption commands started since t, oldest first, with the times measured
-// from t, and counts those rolled back.
-func (s *Sandbox) commandsSince(ctx context.Context, t time.Time) ([]ConsolidationCommand, int, error) {
+// from origin, and counts those rolled back.
+func (s *Sandbox) commandsSince(ctx context.Context, t, origin time.Time) ([]ConsolidationCommand, int, error) {
 	cmds, err := s.Store.ListDisruptionCommands(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -232,9 +232,9 @@ func (s *Sandbox) commandsSince(ctx context.Context, t time.Time) ([]Consolidati
 		}
 		cc := ConsolidationCommand{ID: c.ID, Reason: c.Reason, Method: c.Method, Action: c.Action, Replacements: c.Replacements,
 			SavingsPerHour: c.SavingsPerHour, Why: c.Why, Phase: string(c.Phase), Outcome: c.Outcome,
-			StartedAfterSeconds: round3(c.StartedAt.Sub(t).Seconds()), FinishedAfterSeconds: -1}
+			StartedAfterSeconds: round3(c.StartedAt.Sub(origin).Seconds()), FinishedAfterSeconds: -1}
 		if c.FinishedAt != nil {
-			cc.FinishedAfterSeconds = round3(c.FinishedAt.Sub(t).Seconds())
+			cc.FinishedAfterSeconds = round3(c.FinishedAt.Sub(origin).Seconds())
 		}
 		for _, d := range c.Candidates {
 			cc.Nodes = append(cc.Nodes, d.Node)
