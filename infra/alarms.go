@@ -12,8 +12,8 @@ import (
 )
 
 // Alarms are the conditions that need an operator: work stuck in a dead-letter queue, a work queue
-// falling behind, a function failing again and again, pods no NodePool can fit, consolidation held by a
-// budget for hours. With a topic, each alarm
+// falling behind, a function failing or throttled again and again, pods no NodePool can fit, consolidation
+// held by a budget for hours. With a topic, each alarm
 // notifies it when it fires and when it recovers.
 type Alarms struct {
 	constructs.Construct
@@ -21,10 +21,10 @@ type Alarms struct {
 	DeadLetter map[string]awscloudwatch.Alarm
 	// QueueAge maps the provisioning and interruption queues' names to their oldest-message alarms.
 	QueueAge map[string]awscloudwatch.Alarm
-	// Errors maps each function's name to its error alarm.
-	Errors        map[string]awscloudwatch.Alarm
-	Unschedulable awscloudwatch.Alarm
-	BudgetBlocked awscloudwatch.Alarm
+	// Errors and Throttles map each function's name to its error and throttle alarms.
+	Errors, Throttles map[string]awscloudwatch.Alarm
+	Unschedulable     awscloudwatch.Alarm
+	BudgetBlocked     awscloudwatch.Alarm
 	// All are the alarms above in a stable order: queues, functions, pods, budgets.
 	All []awscloudwatch.Alarm
 }
@@ -41,7 +41,7 @@ var queueAgeLimits = map[string]float64{"Provisioning": 300, "Interruption": 60}
 func NewAlarms(scope constructs.Construct, id string, w Watched, topicArn string) *Alarms {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	a := &Alarms{Construct: c, DeadLetter: map[string]awscloudwatch.Alarm{}, QueueAge: map[string]awscloudwatch.Alarm{},
-		Errors: map[string]awscloudwatch.Alarm{}}
+		Errors: map[string]awscloudwatch.Alarm{}, Throttles: map[string]awscloudwatch.Alarm{}}
 	minute := awscdk.Duration_Minutes(jsii.Number(1))
 	for _, q := range w.Queues.ordered() {
 		// Any message here is work that failed every retry; one datapoint is enough. An idle queue
@@ -82,6 +82,7 @@ func NewAlarms(scope constructs.Construct, id string, w Watched, topicArn string
 			AlarmDescription: jsii.String(fmt.Sprintf("Nodewright %s: the %s function failed in 3 of the last 5 minutes; "+
 				"read its log group.", w.ClusterName, f.Name)),
 		}))
+		a.Throttles[f.Name] = a.add(throttleAlarm(c, w.ClusterName, f))
 	}
 	// The provisioner reports unschedulable pods on every run (at least once a minute). The minimum of
 	// each 5-minute period above zero in 3 periods in a row means some pod fit no NodePool for 15 minutes,
@@ -116,6 +117,31 @@ func NewAlarms(scope constructs.Construct, id string, w Watched, topicArn string
 		}
 	}
 	return a
+}
+
+// throttleAlarm fires when f's invocations are throttled. Every function's reserved concurrency covers
+// what its triggers can start at once (concurrency.go), so a throttle means a flood or a limit set too low.
+// The webhook's alarm fires on any throttled minute: the API server fails such a call open and logs the
+// failure, and its log line can carry the webhook's URL, secret path token included. The others fire on 3 of 5
+// minutes: a throttled queue batch or tick is retried, but one that keeps being throttled is work waiting.
+func throttleAlarm(c constructs.Construct, cluster string, f NamedFunction) awscloudwatch.Alarm {
+	periods, datapoints := 5.0, 3.0
+	description := fmt.Sprintf("Nodewright %s: the %s function was throttled in 3 of the last 5 minutes; its work is "+
+		"waiting. Look for a flood of its events, or raise its reserved concurrency.", cluster, f.Name)
+	if f.Name == "Webhook" {
+		periods, datapoints = 1, 1
+		description = fmt.Sprintf("Nodewright %s: the webhook was throttled. The API server let those pods through "+
+			"(failurePolicy Ignore) and logged the failure, which can include the webhook's URL and its token: rotate the token (README, section Rotating "+
+			"the webhook token), and look for a flood of calls to the Function URL.", cluster)
+	}
+	return awscloudwatch.NewAlarm(c, jsii.String(f.Name+"Throttles"), &awscloudwatch.AlarmProps{
+		Metric: f.Function.MetricThrottles(&awscloudwatch.MetricOptions{Statistic: jsii.String(statSum),
+			Period: awscdk.Duration_Minutes(jsii.Number(1))}),
+		Threshold: jsii.Number(0), EvaluationPeriods: jsii.Number(periods), DatapointsToAlarm: jsii.Number(datapoints),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		AlarmDescription:   jsii.String(description),
+	})
 }
 
 func (a *Alarms) add(alarm awscloudwatch.Alarm) awscloudwatch.Alarm {

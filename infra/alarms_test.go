@@ -72,9 +72,9 @@ func TestAlarms(t *testing.T) {
 	template, _ := synth(t)
 	c := toCfn(t, template)
 
-	t.Run("eleven alarms without actions when no topic is set", func(t *testing.T) {
+	t.Run("twenty alarms without actions when no topic is set", func(t *testing.T) {
 		alarms := c.ofType("AWS::CloudWatch::Alarm")
-		assert.Len(t, alarms, 14, "4 dead-letter queues, 2 queue ages, 6 functions, unschedulable pods, budget standstill")
+		assert.Len(t, alarms, 20, "4 dead-letter queues, 2 queue ages, 6 functions' errors and throttles, unschedulable pods, budget standstill")
 		for id, a := range alarms {
 			assert.Nil(t, a["AlarmActions"], id)
 			assert.Nil(t, a["OKActions"], id)
@@ -123,6 +123,22 @@ func TestAlarms(t *testing.T) {
 		}
 	})
 
+	t.Run("the webhook throttled at all, other functions in 3 of 5 minutes", func(t *testing.T) {
+		throttles := alarmsOn(t, c, "AWS/Lambda", "Throttles")
+		require.Len(t, throttles, 6)
+		for fn, want := range map[string]float64{"WebhookHandler": 1, "ProvisionerHandler": 3, "LifecycleHandler": 3,
+			"InterruptionHandler": 3, "TerminationHandler": 3, "DisruptionHandler": 3} {
+			a := byPrefix(t, throttles, fn+"Function")
+			assert.EqualValues(t, 0, a["Threshold"], fn)
+			assert.Equal(t, "GreaterThanThreshold", a["ComparisonOperator"], fn)
+			assert.Equal(t, "Sum", a["Statistic"], fn)
+			assert.EqualValues(t, 60, a["Period"], fn)
+			assert.EqualValues(t, want, a["DatapointsToAlarm"], fn)
+			assert.Equal(t, "notBreaching", a["TreatMissingData"], fn)
+		}
+		assert.Contains(t, byPrefix(t, throttles, "WebhookHandlerFunction")["AlarmDescription"], "rotate the token")
+	})
+
 	t.Run("pods unschedulable for fifteen minutes", func(t *testing.T) {
 		var found []map[string]interface{}
 		for _, a := range c.ofType("AWS::CloudWatch::Alarm") {
@@ -162,7 +178,7 @@ func TestAlarms(t *testing.T) {
 func TestAlarmsNotifyTopic(t *testing.T) {
 	template, annotations := synthWithTopic(t)
 	alarms := toCfn(t, template).ofType("AWS::CloudWatch::Alarm")
-	require.Len(t, alarms, 14)
+	require.Len(t, alarms, 20)
 	for id, a := range alarms {
 		assert.Equal(t, []interface{}{testTopicArn}, a["AlarmActions"], "%s notifies when it fires", id)
 		assert.Equal(t, []interface{}{testTopicArn}, a["OKActions"], "%s notifies when it recovers", id)

@@ -37,7 +37,7 @@ var disruptionTimeout = awscdk.Duration_Seconds(jsii.Number(180))
 func NewDisruption(scope constructs.Construct, id string, p WorkerProps, q DisruptionQueues, nodes NodeIdentities, spotToSpot bool) *Disruption {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	fn := newWorker(c, "Handler", p, workerSpec{
-		name: "disruption", timeout: disruptionTimeout, memoryMB: 2048, reserved: 1,
+		name: "disruption", timeout: disruptionTimeout, memoryMB: 2048, reserved: singleWriterConcurrency,
 		stateAccess: append(append(append([]string{}, stateRead...), stateWrite...), "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"),
 		extraEnv: map[string]*string{
 			"NODEWRIGHT_TERMINATION_QUEUE_URL":      q.Termination.QueueUrl(),
@@ -45,7 +45,7 @@ func NewDisruption(scope constructs.Construct, id string, p WorkerProps, q Disru
 		},
 	})
 	everyMinute(fn, "Nodewright consolidation for cluster "+p.ClusterName)
-	consume(fn, q.Wake, queueTrigger{batchSize: 10, window: awscdk.Duration_Seconds(jsii.Number(2))}, disruptionTimeout)
+	consume(fn, q.Wake, queueTrigger{batchSize: 10, window: awscdk.Duration_Seconds(jsii.Number(2)), pollers: queuePollers}, disruptionTimeout)
 	q.Termination.GrantSendMessages(fn.Function)
 	allowProvisionerEC2(fn.Role, p.ClusterName)
 	allowNodeIdentities(fn.Role, p.ClusterName, nodes)

@@ -19,6 +19,8 @@ type GoFunction struct {
 	constructs.Construct
 	Function awslambda.Function
 	Role     awsiam.Role
+	// Reserved is the function's reserved concurrency (0: none).
+	Reserved float64
 }
 
 // GoFunctionProps configures a GoFunction.
@@ -28,7 +30,7 @@ type GoFunctionProps struct {
 	Environment  map[string]*string
 	Timeout      awscdk.Duration
 	MemoryMB     float64
-	// ReservedConcurrency caps concurrent executions when above 0 (1: a single writer).
+	// ReservedConcurrency guarantees and caps concurrent executions when above 0 (see concurrency.go).
 	ReservedConcurrency float64
 }
 
@@ -68,5 +70,5 @@ func NewGoFunction(scope constructs.Construct, id string, p GoFunctionProps) *Go
 		Role:                         role,
 		ReservedConcurrentExecutions: reserved,
 	})
-	return &GoFunction{Construct: c, Function: fn, Role: role}
+	return &GoFunction{Construct: c, Function: fn, Role: role, Reserved: p.ReservedConcurrency}
 }

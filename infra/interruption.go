@@ -30,7 +30,7 @@ func NewInterruption(scope constructs.Construct, id string, p WorkerProps, q Int
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	timeout := awscdk.Duration_Seconds(jsii.Number(30))
 	fn := newWorker(c, "Handler", p, workerSpec{
-		name: "interruption", timeout: timeout, memoryMB: 512,
+		name: "interruption", timeout: timeout, memoryMB: 512, reserved: interruptionConcurrency,
 		stateAccess: append(append([]string{}, stateRead...), stateWrite...),
 		extraEnv: map[string]*string{
 			"NODEWRIGHT_PROVISIONING_QUEUE_URL": q.Provisioning.QueueUrl(),
@@ -39,7 +39,7 @@ func NewInterruption(scope constructs.Construct, id string, p WorkerProps, q Int
 		},
 	})
 	rules := newInterruptionRules(c, q.Interruption, q.InterruptionDeadLetter)
-	consume(fn, q.Interruption, queueTrigger{batchSize: 10, window: awscdk.Duration_Seconds(jsii.Number(2))}, timeout)
+	consume(fn, q.Interruption, queueTrigger{batchSize: 10, window: awscdk.Duration_Seconds(jsii.Number(2)), pollers: interruptionConcurrency}, timeout)
 	q.Provisioning.GrantSendMessages(fn.Function)
 	q.Termination.GrantSendMessages(fn.Function)
 	return &Interruption{Construct: c, Function: fn, Rules: rules}

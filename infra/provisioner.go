@@ -32,11 +32,11 @@ func NewProvisioner(scope constructs.Construct, id string, p WorkerProps, queue 
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	timeout := awscdk.Duration_Seconds(jsii.Number(60))
 	fn := newWorker(c, "Handler", p, workerSpec{
-		name: "provisioner", timeout: timeout, memoryMB: 1024, reserved: 1,
+		name: "provisioner", timeout: timeout, memoryMB: 1024, reserved: singleWriterConcurrency,
 		stateAccess: append(append([]string{}, stateRead...), stateWrite...),
 	})
 	// FIFO queues allow no batching window; the messages only wake the run up anyway.
-	consume(fn, queue, queueTrigger{batchSize: 10}, timeout)
+	consume(fn, queue, queueTrigger{batchSize: 10, pollers: queuePollers}, timeout)
 	everyMinute(fn, "Nodewright provisioning backstop for cluster "+p.ClusterName)
 	allowProvisionerEC2(fn.Role, p.ClusterName)
 	allowNodeIdentities(fn.Role, p.ClusterName, nodes)

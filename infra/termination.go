@@ -23,12 +23,12 @@ func NewTermination(scope constructs.Construct, id string, p WorkerProps, queue,
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	timeout := awscdk.Duration_Seconds(jsii.Number(60))
 	fn := newWorker(c, "Handler", p, workerSpec{
-		name: "termination", timeout: timeout, memoryMB: 512,
+		name: "termination", timeout: timeout, memoryMB: 512, reserved: terminationConcurrency,
 		stateAccess: append(append(append([]string{}, stateRead...), stateWrite...), "dynamodb:DeleteItem"),
 		extraEnv: map[string]*string{"NODEWRIGHT_TERMINATION_QUEUE_URL": queue.QueueUrl(),
 			"NODEWRIGHT_PROVISIONING_QUEUE_URL": provisioning.QueueUrl(), "NODEWRIGHT_DISRUPTION_QUEUE_URL": disruptionWake.QueueUrl()},
 	})
-	consume(fn, queue, queueTrigger{batchSize: 10}, timeout)
+	consume(fn, queue, queueTrigger{batchSize: 10, pollers: terminationConcurrency}, timeout)
 	queue.GrantSendMessages(fn.Function)
 	provisioning.GrantSendMessages(fn.Function)
 	disruptionWake.GrantSendMessages(fn.Function)

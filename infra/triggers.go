@@ -12,8 +12,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// everyMinute invokes fn once a minute. A tick that cannot start within a minute (the function is busy
-// and has reserved concurrency 1) is dropped, not queued: the next tick does the same work.
+// everyMinute invokes fn once a minute. A tick that cannot start within a minute (every execution its
+// reserved concurrency allows is busy) is dropped, not queued: the next tick does the same work.
 func everyMinute(fn *GoFunction, description string) awsevents.Rule {
 	fn.Function.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
 		MaxEventAge: awscdk.Duration_Minutes(jsii.Number(1)), RetryAttempts: jsii.Number(0),
@@ -31,10 +31,15 @@ func everyMinute(fn *GoFunction, description string) awsevents.Rule {
 type queueTrigger struct {
 	batchSize float64
 	window    awscdk.Duration // nil: none (FIFO queues do not allow one)
+	// pollers is the event source's maximum concurrency (0: Lambda's default scaling). It must not exceed
+	// the function's reserved concurrency.
+	pollers float64
 }
 
 // consume makes queue an event source of fn. A queue whose visibility timeout is shorter than the
-// function's timeout (Lambda refuses the mapping) is a synth error.
+// function's timeout (Lambda refuses the mapping) is a synth error, and so is a function with reserved
+// concurrency whose event source may poll more batches than it can run: the throttled batches would count
+// receives and end in the dead-letter queue.
 func consume(fn *GoFunction, queue awssqs.Queue, t queueTrigger, fnTimeout awscdk.Duration) {
 	if cfn, ok := queue.Node().DefaultChild().(awssqs.CfnQueue); ok {
 		visibility := cfn.VisibilityTimeout()
@@ -44,8 +49,18 @@ func consume(fn *GoFunction, queue awssqs.Queue, t queueTrigger, fnTimeout awscd
 				*queue.Node().Id(), *fnTimeout.ToSeconds(nil))))
 		}
 	}
+	if fn.Reserved > 0 && (t.pollers == 0 || t.pollers > fn.Reserved) {
+		awscdk.Annotations_Of(fn.Construct).AddError(jsii.String(fmt.Sprintf(
+			"queue %s: the event source may poll more batches at once than the function's reserved concurrency (%g) runs",
+			*queue.Node().Id(), fn.Reserved)))
+	}
+	var pollers *float64
+	if t.pollers > 0 {
+		pollers = jsii.Number(t.pollers)
+	}
 	fn.Function.AddEventSource(awslambdaeventsources.NewSqsEventSource(queue, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(t.batchSize),
+		MaxConcurrency:          pollers,
 		MaxBatchingWindow:       t.window,
 		ReportBatchItemFailures: jsii.Bool(true),
 	}))

@@ -114,11 +114,11 @@ var workerFunctions = map[string]struct {
 	env      []string
 	reserved interface{}
 }{
-	"provisioner":  {prefix: "Provisioner", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE"}, reserved: 1.0},
-	"lifecycle":    {prefix: "Lifecycle", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL"}, reserved: 1.0},
-	"interruption": {prefix: "Interruption", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_PROVISIONING_QUEUE_URL", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_REBALANCE_POLICY"}},
-	"termination":  {prefix: "Termination", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_PROVISIONING_QUEUE_URL", "NODEWRIGHT_DISRUPTION_QUEUE_URL"}},
-	"disruption":   {prefix: "Disruption", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION"}, reserved: 1.0},
+	"provisioner":  {prefix: "Provisioner", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE"}, reserved: 3.0},
+	"lifecycle":    {prefix: "Lifecycle", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL"}, reserved: 2.0},
+	"interruption": {prefix: "Interruption", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_PROVISIONING_QUEUE_URL", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_REBALANCE_POLICY"}, reserved: 10.0},
+	"termination":  {prefix: "Termination", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_PROVISIONING_QUEUE_URL", "NODEWRIGHT_DISRUPTION_QUEUE_URL"}, reserved: 10.0},
+	"disruption":   {prefix: "Disruption", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION"}, reserved: 3.0},
 }
 
 func TestWorkers(t *testing.T) {
@@ -160,6 +160,14 @@ func TestWorkers(t *testing.T) {
 			assert.Equal(t, []interface{}{"ReportBatchItemFailures"}, props["FunctionResponseTypes"], id)
 			assert.Contains(t, js(t, props["EventSourceArn"]), `"`+queue, id)
 			assert.EqualValues(t, 10, props["BatchSize"], id)
+			// Never more batches at once than the function may run: a throttled batch counts a receive.
+			_, fnProps := cfn.one(t, "AWS::Lambda::Function", fn+"HandlerFunction")
+			pollers := props["ScalingConfig"].(map[string]interface{})["MaximumConcurrency"].(float64)
+			assert.LessOrEqual(t, pollers, fnProps["ReservedConcurrentExecutions"].(float64), id)
+			if fn == "Provisioner" || fn == "Disruption" {
+				assert.EqualValues(t, 2, pollers, "%s is serialised by its lease; 2 is Lambda's minimum", id)
+				assert.EqualValues(t, pollers+1, fnProps["ReservedConcurrentExecutions"], "%s: the pollers and the schedule tick", id)
+			}
 			q := cfn.exact(t, "AWS::SQS::Queue", queue)
 			_, f := cfn.one(t, "AWS::Lambda::Function", fn+"HandlerFunction")
 			assert.GreaterOrEqual(t, q["VisibilityTimeout"].(float64), f["Timeout"].(float64), "%s visibility timeout", queue)
