@@ -24,7 +24,9 @@ type Alarms struct {
 	// Errors and Throttles map each function's name to its error and throttle alarms.
 	Errors, Throttles map[string]awscloudwatch.Alarm
 	Unschedulable     awscloudwatch.Alarm
-	BudgetBlocked     awscloudwatch.Alarm
+	// LaunchesRefused fires when EC2 refuses launches as unauthorized or invalid.
+	LaunchesRefused awscloudwatch.Alarm
+	BudgetBlocked   awscloudwatch.Alarm
 	// All are the alarms above in a stable order: queues, functions, pods, budgets.
 	All []awscloudwatch.Alarm
 }
@@ -95,6 +97,18 @@ func NewAlarms(scope constructs.Construct, id string, w Watched, topicArn string
 		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
 		AlarmDescription: jsii.String(fmt.Sprintf("Nodewright %s: pods have fit no NodePool for 15 minutes (requirements, "+
 			"taints, limits or instance types); `nodewright explain pod/NS/NAME` and the pods' events say why.", w.ClusterName)),
+	}))
+	// EC2 refusing a launch as unauthorized or invalid is a configuration problem no retry fixes: every
+	// run that tries again is refused again, so one minute with such a refusal is enough.
+	a.LaunchesRefused = a.add(awscloudwatch.NewAlarm(c, jsii.String("LaunchesRefused"), &awscloudwatch.AlarmProps{
+		Metric: emf{cluster: w.ClusterName}.metric(metricLaunchesNeverWork, statSum, "").
+			With(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1))}),
+		Threshold: jsii.Number(0), EvaluationPeriods: jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		AlarmDescription: jsii.String(fmt.Sprintf("Nodewright %s: EC2 refused launches as unauthorized or invalid; no retry "+
+			"will fix that. `nodewright explain nodeclaim/NAME` shows the refusal (decision LaunchFailed, reason "+
+			"Unauthorized or InvalidRequest): check the provisioner's role and the EC2NodeClass.", w.ClusterName)),
 	}))
 	// A NodePool whose budgets allow no disruption while it has candidates is at a standstill. Budgets
 	// that are 0 by schedule for a few hours are normal (business hours); every hourly minimum above zero

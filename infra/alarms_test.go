@@ -72,9 +72,9 @@ func TestAlarms(t *testing.T) {
 	template, _ := synth(t)
 	c := toCfn(t, template)
 
-	t.Run("twenty alarms without actions when no topic is set", func(t *testing.T) {
+	t.Run("twenty-one alarms without actions when no topic is set", func(t *testing.T) {
 		alarms := c.ofType("AWS::CloudWatch::Alarm")
-		assert.Len(t, alarms, 20, "4 dead-letter queues, 2 queue ages, 6 functions' errors and throttles, unschedulable pods, budget standstill")
+		assert.Len(t, alarms, 21, "4 dead-letter queues, 2 queue ages, 6 functions' errors and throttles, unschedulable pods, refused launches, budget standstill")
 		for id, a := range alarms {
 			assert.Nil(t, a["AlarmActions"], id)
 			assert.Nil(t, a["OKActions"], id)
@@ -156,6 +156,23 @@ func TestAlarms(t *testing.T) {
 		assert.EqualValues(t, 15*60, a["Period"].(float64)*a["EvaluationPeriods"].(float64))
 	})
 
+	t.Run("any launch EC2 refuses as unauthorized or invalid", func(t *testing.T) {
+		var found []map[string]interface{}
+		for _, a := range c.ofType("AWS::CloudWatch::Alarm") {
+			if a["MetricName"] == "provisioner_launches_never_succeed" {
+				found = append(found, a)
+			}
+		}
+		require.Len(t, found, 1)
+		a := found[0]
+		assert.Equal(t, "Nodewright", a["Namespace"])
+		assert.Equal(t, "Sum", a["Statistic"])
+		assert.EqualValues(t, 0, a["Threshold"])
+		assert.Equal(t, "GreaterThanThreshold", a["ComparisonOperator"])
+		assert.EqualValues(t, 60, a["Period"])
+		assert.EqualValues(t, 1, a["EvaluationPeriods"])
+	})
+
 	t.Run("consolidation held by a budget for three hours", func(t *testing.T) {
 		var found []map[string]interface{}
 		for _, a := range c.ofType("AWS::CloudWatch::Alarm") {
@@ -178,7 +195,7 @@ func TestAlarms(t *testing.T) {
 func TestAlarmsNotifyTopic(t *testing.T) {
 	template, annotations := synthWithTopic(t)
 	alarms := toCfn(t, template).ofType("AWS::CloudWatch::Alarm")
-	require.Len(t, alarms, 20)
+	require.Len(t, alarms, 21)
 	for id, a := range alarms {
 		assert.Equal(t, []interface{}{testTopicArn}, a["AlarmActions"], "%s notifies when it fires", id)
 		assert.Equal(t, []interface{}{testTopicArn}, a["OKActions"], "%s notifies when it recovers", id)

@@ -81,9 +81,9 @@ func TestDashboard(t *testing.T) {
 			perSection[section]++
 		}
 		assert.Equal(t, []string{"Alarms", "Scale-up", "Capacity", "Consolidation", "Interruption", "Termination", "Plumbing"}, headings)
-		assert.Equal(t, map[string]int{"Alarms": 1, "Scale-up": 4, "Capacity": 3, "Consolidation": 8, "Interruption": 4, "Termination": 5, "Plumbing": 7},
+		assert.Equal(t, map[string]int{"Alarms": 1, "Scale-up": 5, "Capacity": 3, "Consolidation": 8, "Interruption": 4, "Termination": 5, "Plumbing": 7},
 			perSection)
-		assert.Len(t, widgets, 39)
+		assert.Len(t, widgets, 40)
 	})
 
 	t.Run("widgets stay on the grid without overlapping", func(t *testing.T) {
@@ -149,6 +149,6 @@ func TestDashboard(t *testing.T) {
 	t.Run("shows every alarm", func(t *testing.T) {
 		status := widgets[1]
 		require.Equal(t, "alarm", status.Type)
-		assert.Len(t, status.Properties["alarms"], 14)
+		assert.Len(t, status.Properties["alarms"], 21)
 	})
 }

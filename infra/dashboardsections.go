@@ -34,6 +34,7 @@ func scaleUpSection(e emf) dashboardSection {
 				e.metric(metricSchedulingDuration, statP99, "p99"), e.metric(metricSchedulingDuration, statMax, "max")),
 			graph("NodeClaims created per NodePool", 6, e.search(metricClaimsCreated, []string{dimNodePool}, statSum, "")),
 			graph("Coalesced triggers", 6, e.metric(metricCoalescedTriggers, statSum, "coalesced")),
+			graph("Failed launches by reason", 6, e.search(metricLaunchFailed, []string{dimNodePool, dimReason}, statSum, "")),
 		},
 	}
 }

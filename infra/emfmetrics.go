@@ -20,7 +20,9 @@ const (
 	metricUnschedulablePods  = "provisioner_unschedulable_pods"
 	metricInflightClaims     = "provisioner_inflight_nodeclaims"
 	metricCoalescedTriggers  = "provisioner_coalesced_triggers"
-	metricClaimsCreated      = "nodeclaims_created" // NodePool
+	metricClaimsCreated      = "nodeclaims_created"                 // NodePool
+	metricLaunchFailed       = "nodeclaims_launch_failed"           // NodePool, Reason
+	metricLaunchesNeverWork  = "provisioner_launches_never_succeed" // Nodewright's own
 	// lifecycle
 	metricPoolUsage = "nodepools_usage" // NodePool, ResourceType; the unit follows the resource
 	metricPoolLimit = "nodepools_limit" // NodePool, ResourceType

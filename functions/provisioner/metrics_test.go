@@ -41,3 +41,18 @@ func TestRunMetrics(t *testing.T) {
 
 	assert.Empty(t, records(t, provisioning.Outcome{Report: provisioning.Report{Lease: false}}), "another run held the lease: nothing to say")
 }
+
+func TestLaunchFailureMetrics(t *testing.T) {
+	run := provisioning.Outcome{Report: provisioning.Report{Lease: true, LaunchFailures: []provisioning.LaunchFailure{
+		{NodePool: "default", Reason: "Unauthorized"}, {NodePool: "default", Reason: "Unauthorized"},
+		{NodePool: "default", Reason: "InsufficientCapacity"}, {NodePool: "gpu", Reason: "LaunchOutcomeUnknown", Pending: true},
+	}}}
+	recs := records(t, run)
+	require.Len(t, recs, 4, "one run record and one per NodePool and reason")
+	assert.EqualValues(t, 2, recs[0]["provisioner_launches_never_succeed"], "only the unauthorized ones")
+	failed := map[string]any{}
+	for _, r := range recs[1:] {
+		failed[r["NodePool"].(string)+"/"+r["Reason"].(string)] = r["nodeclaims_launch_failed"]
+	}
+	assert.EqualValues(t, map[string]any{"default/Unauthorized": 2.0, "default/InsufficientCapacity": 1.0, "gpu/LaunchOutcomeUnknown": 1.0}, failed)
+}

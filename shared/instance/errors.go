@@ -30,6 +30,56 @@ func IsInsufficientCapacity(err error) bool {
 	return errors.As(err, &ice)
 }
 
+// RejectedOffering is an offering a fleet refused for a reason other than capacity: an AMI whose
+// architecture or boot mode the type does not support, a parameter the type does not take, a launch
+// template deleted since it was made.
+type RejectedOffering struct {
+	Offering
+	Kind          ErrorKind
+	Code, Message string
+}
+
+// OfferingsError says the fleet launched nothing and named, offering by offering, why: NoCapacity (nil
+// when none) lacked capacity and belong in the unavailable-offerings cache; Rejected were refused for
+// another reason. EC2 answered, so nothing started; the offerings it did not name may still launch.
+type OfferingsError struct {
+	NoCapacity *InsufficientCapacityError
+	Rejected   []RejectedOffering
+}
+
+func (e *OfferingsError) Error() string {
+	parts := make([]string, 0, len(e.Rejected)+1)
+	for _, r := range e.Rejected {
+		parts = append(parts, fmt.Sprintf("%s in %s refused: %s (%s)", r.InstanceType, r.Zone, r.Code, r.Message))
+	}
+	if e.NoCapacity != nil {
+		parts = append(parts, e.NoCapacity.Error())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Offerings lists every offering the fleet named, with or without capacity.
+func (e *OfferingsError) Offerings() []Offering {
+	var out []Offering
+	if e.NoCapacity != nil {
+		out = append(out, e.NoCapacity.Offerings...)
+	}
+	for _, r := range e.Rejected {
+		out = append(out, r.Offering)
+	}
+	return out
+}
+
+// Answered reports whether err carries EC2's answer (or a request refused before it was sent): nothing
+// was launched by the call, so the claim can be released. Any other error (a transport failure, a
+// timeout, a cancelled context) leaves open whether an instance started.
+func Answered(err error) bool {
+	var le *LaunchError
+	var ice *InsufficientCapacityError
+	var oe *OfferingsError
+	return errors.As(err, &le) || errors.As(err, &ice) || errors.As(err, &oe)
+}
+
 // ErrorKind is what the caller should do about a failed call.
 type ErrorKind string
 
@@ -50,6 +100,10 @@ type LaunchError struct {
 }
 
 func (e *LaunchError) Error() string { return fmt.Sprintf("%s (%s): %s", e.Kind, e.Code, e.Message) }
+
+// NeverSucceeds reports whether retrying a call that failed with kind k cannot help until an operator
+// acts: missing permissions, or a request EC2 calls invalid.
+func (k ErrorKind) NeverSucceeds() bool { return k == KindUnauthorized || k == KindInvalidRequest }
 
 // KindOf returns the kind of a LaunchError in err's chain, or "" when there is none.
 func KindOf(err error) ErrorKind {

@@ -2,6 +2,7 @@ package instance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -64,14 +65,65 @@ func TestAllCapacityErrorsListTheOfferingsToMarkUnavailable(t *testing.T) {
 	assert.Equal(t, []string{"InsufficientInstanceCapacity", "UnfulfillableCapacity"}, ice.Codes)
 }
 
-func TestNonCapacityFleetErrorIsClassified(t *testing.T) {
+func TestPerOfferingRefusalsNameTheOfferingsToDrop(t *testing.T) {
 	f := &fakeEC2{out: &ec2.CreateFleetOutput{Errors: []ec2types.CreateFleetError{
 		fleetError("InsufficientInstanceCapacity", "m5.large", "subnet-a"),
 		fleetError("InvalidLaunchTemplateName.NotFoundException", "c5.large", "subnet-a"),
+		fleetError("InvalidParameterValue", "m6i.large", "subnet-b"),
 	}}}
 	_, err := New(f, "demo").Launch(context.Background(), request())
-	assert.Equal(t, KindLaunchTemplateNotFound, KindOf(err))
-	assert.False(t, IsInsufficientCapacity(err))
+	var oe *OfferingsError
+	require.ErrorAs(t, err, &oe)
+	assert.True(t, Answered(err))
+	require.NotNil(t, oe.NoCapacity)
+	assert.Equal(t, []Offering{{"m5.large", "us-east-1a", "spot"}}, oe.NoCapacity.Offerings)
+	assert.Equal(t, []RejectedOffering{
+		{Offering: Offering{"c5.large", "us-east-1a", "spot"}, Kind: KindLaunchTemplateNotFound,
+			Code: "InvalidLaunchTemplateName.NotFoundException", Message: "InvalidLaunchTemplateName.NotFoundException happened"},
+		{Offering: Offering{"m6i.large", "us-east-1b", "spot"}, Kind: KindInvalidRequest,
+			Code: "InvalidParameterValue", Message: "InvalidParameterValue happened"},
+	}, oe.Rejected)
+	assert.Len(t, oe.Offerings(), 3)
+	assert.False(t, IsInsufficientCapacity(err), "not every offering lacked capacity")
+
+	f.out.Errors = f.out.Errors[2:]
+	_, err = New(f, "demo").Launch(context.Background(), request())
+	require.ErrorAs(t, err, &oe)
+	assert.Nil(t, oe.NoCapacity, "no capacity error, no cache entry")
+}
+
+func TestARequestWideFleetErrorIsClassified(t *testing.T) {
+	f := &fakeEC2{out: &ec2.CreateFleetOutput{Errors: []ec2types.CreateFleetError{
+		fleetError("InsufficientInstanceCapacity", "m5.large", "subnet-a"),
+		{ErrorCode: aws.String("UnauthorizedOperation"), ErrorMessage: aws.String("not allowed")},
+	}}}
+	_, err := New(f, "demo").Launch(context.Background(), request())
+	assert.Equal(t, KindUnauthorized, KindOf(err))
+	assert.True(t, KindOf(err).NeverSucceeds())
+	assert.True(t, Answered(err))
+}
+
+// TestOnlyAnswersAreDefinite: EC2's answers (codes, fleet errors) say nothing started; a transport error or
+// a timeout leaves it open.
+func TestOnlyAnswersAreDefinite(t *testing.T) {
+	for name, tc := range map[string]struct {
+		err      error
+		answered bool
+	}{
+		"throttled":         {&smithy.GenericAPIError{Code: "RequestLimitExceeded"}, true},
+		"server error":      {&smithy.GenericAPIError{Code: "InternalError"}, true},
+		"unauthorized":      {&smithy.GenericAPIError{Code: "UnauthorizedOperation"}, true},
+		"connection reset":  {errors.New("read tcp 10.0.0.1:443: connection reset by peer"), false},
+		"deadline exceeded": {context.DeadlineExceeded, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := New(&fakeEC2{err: tc.err}, "demo").Launch(context.Background(), request())
+			require.Error(t, err)
+			assert.Equal(t, tc.answered, Answered(err), "%v", err)
+		})
+	}
+	_, err := New(&fakeEC2{}, "demo").Launch(context.Background(), Request{Cluster: "demo"})
+	assert.True(t, Answered(err), "a request refused before it was sent started nothing")
 }
 
 func TestAPIErrorsAreClassified(t *testing.T) {

@@ -127,17 +127,24 @@ type Launcher struct {
 // New returns a launcher for cluster.
 func New(api EC2API, cluster string) *Launcher { return &Launcher{ec2: api, cluster: cluster} }
 
-// Launch starts the claim's instance, or returns the one already launched for it. The error is an
-// InsufficientCapacityError when every override lacked capacity, a LaunchError otherwise.
+// Launch starts the claim's instance, or returns the one already launched for it. When EC2 answered, the
+// error is an InsufficientCapacityError (every offering it named lacked capacity), an OfferingsError
+// (it refused some offerings for other reasons) or a LaunchError (it refused the request); Answered
+// tells those from errors that leave open whether an instance started.
 func (l *Launcher) Launch(ctx context.Context, req Request) (Instance, error) {
 	if err := validate(req); err != nil {
 		return Instance{}, err
 	}
-	if existing, ok, err := l.FindByClaim(ctx, req.Claim); err != nil || ok {
+	existing, ok, err := l.FindByClaim(ctx, req.Claim)
+	if err != nil {
+		// No fleet was asked for; an error EC2 answered with says so for certain.
+		return Instance{}, fromAPIError("looking up the instance of claim "+req.Claim, err)
+	}
+	if ok {
 		if existing.CapacityReservationID != "" { // launched by an earlier attempt into a reservation
 			existing = req.reserved(existing)
 		}
-		return existing, err
+		return existing, nil
 	}
 	out, err := l.ec2.CreateFleet(ctx, l.fleetInput(req))
 	if err != nil {
@@ -165,7 +172,10 @@ func (l *Launcher) Launch(ctx context.Context, req Request) (Instance, error) {
 	return Instance{}, fleetErrors(req, out.Errors)
 }
 
-// fleetErrors turns the errors of a fleet that launched nothing into the caller's error.
+// fleetErrors turns the errors of a fleet that launched nothing into the caller's error: an
+// InsufficientCapacityError when every error is a capacity error, an OfferingsError when EC2 refused
+// some offerings for other reasons, and a LaunchError when a non-capacity error names no offering (it is
+// about the whole request).
 func fleetErrors(req Request, errs []ec2types.CreateFleetError) error {
 	if len(errs) == 0 {
 		return fmt.Errorf("creating fleet for claim %s: %w", req.Claim, &LaunchError{Kind: KindTransient, Code: "NoInstance", Message: "the fleet launched nothing and reported no error"})
@@ -175,26 +185,42 @@ func fleetErrors(req Request, errs []ec2types.CreateFleetError) error {
 		zoneOfSubnet[o.SubnetID] = o.Zone
 	}
 	ice := &InsufficientCapacityError{}
+	var rejected []RejectedOffering
 	seenCode := map[string]bool{}
 	for _, e := range errs {
-		code := aws.ToString(e.ErrorCode)
-		if !IsCapacityCode(code) {
-			return fmt.Errorf("creating fleet for claim %s: %w", req.Claim, &LaunchError{Kind: classify(code), Code: code, Message: aws.ToString(e.ErrorMessage)})
-		}
-		if !seenCode[code] {
-			seenCode[code] = true
-			ice.Codes = append(ice.Codes, code)
-		}
+		code, message := aws.ToString(e.ErrorCode), aws.ToString(e.ErrorMessage)
+		var offering *Offering
 		if e.LaunchTemplateAndOverrides != nil && e.LaunchTemplateAndOverrides.Overrides != nil {
 			o := e.LaunchTemplateAndOverrides.Overrides
 			zone := aws.ToString(o.AvailabilityZone)
 			if zone == "" {
 				zone = zoneOfSubnet[aws.ToString(o.SubnetId)]
 			}
-			ice.Offerings = append(ice.Offerings, Offering{InstanceType: string(o.InstanceType), Zone: zone, CapacityType: req.CapacityType})
+			offering = &Offering{InstanceType: string(o.InstanceType), Zone: zone, CapacityType: req.CapacityType}
+		}
+		switch {
+		case !IsCapacityCode(code) && offering == nil:
+			return fmt.Errorf("creating fleet for claim %s: %w", req.Claim, &LaunchError{Kind: classify(code), Code: code, Message: message})
+		case !IsCapacityCode(code):
+			rejected = append(rejected, RejectedOffering{Offering: *offering, Kind: classify(code), Code: code, Message: message})
+			continue
+		}
+		if !seenCode[code] {
+			seenCode[code] = true
+			ice.Codes = append(ice.Codes, code)
+		}
+		if offering != nil {
+			ice.Offerings = append(ice.Offerings, *offering)
 		}
 	}
-	return fmt.Errorf("creating fleet for claim %s: %w", req.Claim, ice)
+	if len(rejected) == 0 {
+		return fmt.Errorf("creating fleet for claim %s: %w", req.Claim, ice)
+	}
+	oe := &OfferingsError{Rejected: rejected}
+	if len(ice.Codes) > 0 {
+		oe.NoCapacity = ice
+	}
+	return fmt.Errorf("creating fleet for claim %s: %w", req.Claim, oe)
 }
 
 func validate(req Request) error {

@@ -142,3 +142,28 @@ func TestWireQuotaAndUnauthorized(t *testing.T) {
 		})
 	}
 }
+
+func TestWirePerOfferingRefusalNamesTheOffering(t *testing.T) {
+	client, w := newEC2Wire(t, map[string][]wireAnswer{
+		"DescribeInstances": {{200, noInstances}},
+		"CreateFleet":       {{200, fleetXML(fleetErrorItem("InvalidParameterValue", "c5.large", "subnet-a"), "")}},
+	})
+	_, err := New(client, "demo").Launch(context.Background(), request())
+	var oe *OfferingsError
+	require.ErrorAs(t, err, &oe)
+	require.Len(t, oe.Rejected, 1)
+	assert.Equal(t, RejectedOffering{Offering: Offering{"c5.large", "us-east-1a", "spot"}, Kind: KindInvalidRequest,
+		Code: "InvalidParameterValue", Message: "We currently do not have sufficient c5.large capacity."}, oe.Rejected[0])
+	assert.EqualValues(t, 1, w.calls["CreateFleet"].Load(), "an answer is not retried")
+}
+
+func TestWireServerErrorIsAnAnswerAfterRetries(t *testing.T) {
+	client, w := newEC2Wire(t, map[string][]wireAnswer{
+		"DescribeInstances": {{200, noInstances}},
+		"CreateFleet":       {{500, errorXML("InternalError", "An internal error has occurred.")}},
+	})
+	_, err := New(client, "demo").Launch(context.Background(), request())
+	assert.Equal(t, KindTransient, KindOf(err))
+	assert.True(t, Answered(err))
+	assert.EqualValues(t, 3, w.calls["CreateFleet"].Load(), "the SDK retries a server error with the same ClientToken")
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/launchtemplate"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -31,10 +32,14 @@ type claimLaunch struct {
 
 // run writes the claim record (pending), then launches it and records the outcome:
 //   - launched: the claim becomes launched with its instance, and a Launch decision is recorded;
-//   - no capacity anywhere, or nothing launchable: nothing was started, so the claim is deleted and a
-//     LaunchFailed decision says why;
-//   - any other failure: whether an instance started is unknown, so the claim stays pending — it keeps
-//     counting as capacity, and the reconciler adopts its instance or deletes it after the launch timeout.
+//   - EC2 answered with an error (no capacity anywhere, every offering refused, unauthorized, a quota, a
+//     throttle or server error after the SDK's retries), or nothing was launchable: nothing was started,
+//     so the claim is deleted and a LaunchFailed decision says why;
+//   - a transport error or a timeout: whether an instance started is unknown, so the claim stays pending —
+//     it keeps counting as capacity, and the reconciler adopts its instance or deletes it after the
+//     launch timeout.
+//
+// A failed launch's error is a *LaunchFailure.
 //
 // The returned claim is set whenever an instance was launched, even if recording it failed.
 func (l claimLaunch) run(ctx context.Context) (*LaunchedClaim, error) {
@@ -72,12 +77,8 @@ func (l claimLaunch) launch(ctx context.Context, labels map[string]string) (*Lau
 		return nil, l.abandon(ctx, "LaunchTemplateFailed", fmt.Errorf("planning launch of claim %s: %w", l.name, err))
 	}
 	res, err := Launch(ctx, l.launcher, l.store, plan)
-	if errors.Is(err, ErrNoCapacity) {
-		return nil, l.abandon(ctx, "InsufficientCapacity", err)
-	}
 	if err != nil {
-		err = fmt.Errorf("launching claim %s (left pending for reconciliation): %w", l.name, err)
-		return nil, errors.Join(err, l.decide(ctx, "LaunchFailed", "LaunchOutcomeUnknown", err.Error(), nil))
+		return nil, l.failed(ctx, plan, res, err)
 	}
 
 	inst := res.Instance
@@ -132,6 +133,42 @@ func (l claimLaunch) create(ctx context.Context, labels map[string]string) (stri
 		strings.Join(taken, ", "), state.ErrAlreadyExists)
 }
 
+// failed records a launch that returned err: a definite failure deletes the claim, an unknown outcome
+// leaves it pending (see run). A launch template EC2 no longer knows is forgotten, so the next run makes it
+// again.
+func (l claimLaunch) failed(ctx context.Context, plan LaunchPlan, res LaunchResult, err error) error {
+	kind := instance.KindOf(err)
+	for _, r := range res.Rejected {
+		if r.Kind == instance.KindLaunchTemplateNotFound {
+			kind = r.Kind
+		}
+	}
+	if inv, ok := l.templates.(templateInvalidator); ok && kind == instance.KindLaunchTemplateNotFound {
+		for name := range plan.Images {
+			inv.Invalidate(name)
+		}
+	}
+	switch {
+	case errors.Is(err, ErrNoCapacity):
+		return l.abandon(ctx, "InsufficientCapacity", err)
+	case errors.Is(err, ErrOfferingsRejected):
+		return l.abandon(ctx, "OfferingsRejected", err)
+	case instance.Answered(err) && kind != "":
+		return l.abandon(ctx, string(kind), err)
+	case instance.Answered(err):
+		return l.abandon(ctx, "LaunchFailed", err)
+	}
+	err = fmt.Errorf("launching claim %s (left pending for reconciliation): %w", l.name, err)
+	return &LaunchFailure{Claim: l.name, NodePool: l.target.claim.NodePool, Reason: "LaunchOutcomeUnknown", Pending: true,
+		Err: errors.Join(err, l.decide(ctx, "LaunchFailed", "LaunchOutcomeUnknown", err.Error(), nil))}
+}
+
+// templateInvalidator forgets a launch template, so the next Ensure makes it again;
+// *launchtemplate.Provider satisfies it.
+type templateInvalidator interface{ Invalidate(name string) }
+
+var _ templateInvalidator = (*launchtemplate.Provider)(nil)
+
 // abandon deletes the claim of a launch that started nothing and records why.
 func (l claimLaunch) abandon(ctx context.Context, reason string, cause error) error {
 	derr := l.decide(ctx, "LaunchFailed", reason, cause.Error(), nil)
@@ -142,8 +179,23 @@ func (l claimLaunch) abandon(ctx context.Context, reason string, cause error) er
 	if err != nil {
 		err = fmt.Errorf("deleting claim %s: %w", l.name, err)
 	}
-	return errors.Join(cause, derr, err)
+	return &LaunchFailure{Claim: l.name, NodePool: l.target.claim.NodePool, Reason: reason, Err: errors.Join(cause, derr, err)}
 }
+
+// LaunchFailure is a claim whose launch failed: Reason is its LaunchFailed decision's reason; Pending says
+// the outcome is unknown and the claim was left pending, otherwise it was deleted.
+type LaunchFailure struct {
+	Claim, NodePool, Reason string
+	Pending                 bool
+	Err                     error
+}
+
+func (f *LaunchFailure) Error() string { return f.Err.Error() }
+func (f *LaunchFailure) Unwrap() error { return f.Err }
+
+// NeverSucceeds reports whether launching again cannot help until an operator acts: EC2 refused the
+// request as unauthorized or invalid.
+func (f *LaunchFailure) NeverSucceeds() bool { return instance.ErrorKind(f.Reason).NeverSucceeds() }
 
 // decide records a decision about the claim. A decision that cannot be written undoes nothing; the
 // error only goes into the run's report.

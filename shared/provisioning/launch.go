@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nodewright/nodewright/shared/instance"
@@ -47,16 +48,25 @@ type LaunchResult struct {
 	Attempts int
 	// Unavailable lists the offerings found without capacity on the way (already recorded).
 	Unavailable []instance.Offering
+	// Rejected lists the offerings EC2 refused for other reasons on the way (dropped, and recorded like
+	// those without capacity unless their launch template was missing: the next run makes it again).
+	Rejected []instance.RejectedOffering
 }
 
 // ErrNoCapacity means every offering of every allowed capacity type lacked capacity.
 var ErrNoCapacity = errors.New("no offering had capacity")
 
+// ErrOfferingsRejected means every offering was tried and EC2 refused at least one of them for a reason
+// other than capacity (the others lacked capacity).
+var ErrOfferingsRejected = errors.New("EC2 refused every offering it did not lack capacity for")
+
 // Launch launches the plan's claim, falling back without a new solve: capacity types in precedence
 // (reserved, then spot, then on-demand; see launchSteps), and within one the offerings left after each
 // insufficient-capacity answer. Every offering found without capacity is recorded for
-// state.UnavailableCapacityTTL so the next solve, in any invocation, avoids it. Errors other than
-// capacity stop the launch and are returned as they are (see instance.KindOf).
+// state.UnavailableCapacityTTL so the next solve, in any invocation, avoids it. An offering EC2 refuses
+// for another reason (instance.OfferingsError) is dropped and the launch goes on with the rest; it is
+// recorded too, so runs do not ask for it again and again while the solve has other choices. Any
+// other error stops the launch and is returned as it is (see instance.Answered and instance.KindOf).
 func Launch(ctx context.Context, l InstanceLauncher, rec UnavailableRecorder, plan LaunchPlan) (LaunchResult, error) {
 	var res LaunchResult
 	for _, step := range launchSteps(plan) {
@@ -84,6 +94,21 @@ func Launch(ctx context.Context, l InstanceLauncher, rec UnavailableRecorder, pl
 				res.Instance = inst
 				return res, nil
 			}
+			var oe *instance.OfferingsError
+			if errors.As(err, &oe) {
+				if oe.NoCapacity != nil {
+					if err := record(ctx, rec, oe.NoCapacity); err != nil {
+						return res, err
+					}
+					res.Unavailable = append(res.Unavailable, oe.NoCapacity.Offerings...)
+				}
+				if err := recordRejected(ctx, rec, oe.Rejected); err != nil {
+					return res, err
+				}
+				res.Rejected = append(res.Rejected, oe.Rejected...)
+				remaining = without(remaining, oe.Offerings(), req.Overrides)
+				continue
+			}
 			var ice *instance.InsufficientCapacityError
 			if !errors.As(err, &ice) {
 				return res, err
@@ -95,7 +120,27 @@ func Launch(ctx context.Context, l InstanceLauncher, rec UnavailableRecorder, pl
 			remaining = without(remaining, ice.Offerings, req.Overrides)
 		}
 	}
+	if len(res.Rejected) > 0 {
+		return res, fmt.Errorf("launching claim %s: %w: %s", plan.Request.Claim, ErrOfferingsRejected, rejections(res.Rejected))
+	}
 	return res, fmt.Errorf("launching claim %s: %w", plan.Request.Claim, ErrNoCapacity)
+}
+
+// rejections says which offerings EC2 refused and why, one code at a time.
+func rejections(rejected []instance.RejectedOffering) string {
+	byCode := map[string][]string{}
+	var codes []string
+	for _, r := range rejected {
+		if byCode[r.Code] == nil {
+			codes = append(codes, r.Code)
+		}
+		byCode[r.Code] = append(byCode[r.Code], r.InstanceType+" in "+r.Zone)
+	}
+	parts := make([]string, len(codes))
+	for i, c := range codes {
+		parts[i] = fmt.Sprintf("%s for %s", c, strings.Join(byCode[c], ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // truncate keeps the overrides of the cheapest instance.MaxOverrideTypes instance types.
@@ -143,6 +188,22 @@ func record(ctx context.Context, rec UnavailableRecorder, ice *instance.Insuffic
 			reason, state.UnavailableCapacityTTL)
 		if err != nil {
 			return fmt.Errorf("recording %s/%s/%s as unavailable: %w", o.CapacityType, o.InstanceType, o.Zone, err)
+		}
+	}
+	return nil
+}
+
+// recordRejected records refused offerings as unavailable, under their error code, except those whose
+// launch template was missing.
+func recordRejected(ctx context.Context, rec UnavailableRecorder, rejected []instance.RejectedOffering) error {
+	for _, r := range rejected {
+		if r.Kind == instance.KindLaunchTemplateNotFound {
+			continue
+		}
+		err := rec.MarkUnavailable(ctx, state.Offering{InstanceType: r.InstanceType, Zone: r.Zone, CapacityType: r.CapacityType},
+			r.Code, state.UnavailableCapacityTTL)
+		if err != nil {
+			return fmt.Errorf("recording %s/%s/%s as refused: %w", r.CapacityType, r.InstanceType, r.Zone, err)
 		}
 	}
 	return nil

@@ -224,6 +224,9 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 		if err != nil {
 			rep.Errors = append(rep.Errors, err.Error())
 		}
+		if failure := (*LaunchFailure)(nil); errors.As(err, &failure) {
+			rep.LaunchFailures = append(rep.LaunchFailures, *failure)
+		}
 	}
 	p.recordUnschedulable(ctx, runID, plan.Unschedulable, rep)
 	if len(rep.Skipped) == 0 { // skipped pods still need a run; every other pod was decided on

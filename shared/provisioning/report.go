@@ -17,6 +17,8 @@ type Report struct {
 	Unschedulable []UnschedulablePod
 	// Skipped are launches the run left for the next run (deadline near, or a launch failed).
 	Skipped []string
+	// LaunchFailures are the claims whose launch failed (also in Errors).
+	LaunchFailures []LaunchFailure
 	// Errors are problems that did not stop the run: invalid configuration items, node classes that are
 	// not ready, launches that failed.
 	Errors        []string
