@@ -1,8 +1,10 @@
 package podwebhook
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -18,8 +20,10 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodewright/nodewright/shared/awstest"
+	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/webhooktoken"
 )
 
@@ -164,6 +168,29 @@ func BenchmarkHandle(b *testing.B) {
 		}
 		lat = append(lat, time.Since(start))
 	}
+	reportPercentiles(b, lat)
+}
+
+// BenchmarkEnqueue measures the SQS call alone — the part EnqueueTimeout bounds — against moto, each
+// iteration a new pod (no FIFO deduplication shortcut).
+func BenchmarkEnqueue(b *testing.B) {
+	in, _, _ := newIntake(b)
+	review, err := kube.DecodePodReview(bytes.NewReader(sample(b)), MaxBodyBytes)
+	require.NoError(b, err)
+	pod := review.Pod.DeepCopy()
+	var lat []time.Duration
+	for i := 0; b.Loop(); i++ {
+		pod.UID = types.UID(fmt.Sprintf("bench-%d", i))
+		start := time.Now()
+		if err := in.enqueue(context.Background(), pod); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	reportPercentiles(b, lat)
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
