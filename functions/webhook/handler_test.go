@@ -13,11 +13,14 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodewright/nodewright/shared/awstest"
 	"github.com/nodewright/nodewright/shared/podwebhook"
+	"github.com/nodewright/nodewright/shared/webhooktoken"
 )
 
 // recordingQueue keeps what the handler enqueues.
@@ -28,9 +31,23 @@ func (q *recordingQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput
 	return &sqs.SendMessageOutput{MessageId: aws.String("m-1")}, nil
 }
 
-func invoke(t *testing.T, q *recordingQueue, payload []byte) events.LambdaFunctionURLResponse {
+func TestMain(m *testing.M) { os.Exit(awstest.Main(m)) }
+
+// tokensFromMoto is the token source main wires, reading a secret created in moto's Secrets Manager.
+func tokensFromMoto(t *testing.T) podwebhook.Tokens {
 	t.Helper()
-	intake := &podwebhook.Intake{Cluster: "demo", QueueURL: "https://sqs/provisioning.fifo", Token: "3f9c2d7e61b04a8fa5d2c1e0b7a94f62",
+	secrets := secretsmanager.NewFromConfig(awstest.Shared(t).Config())
+	out, err := secrets.CreateSecret(context.Background(), &secretsmanager.CreateSecretInput{Name: aws.String("webhook-token"),
+		SecretString: aws.String("3f9c2d7e61b04a8fa5d2c1e0b7a94f62")})
+	require.NoError(t, err)
+	tokens, err := webhooktoken.New(secrets, webhooktoken.Options{SecretID: aws.ToString(out.ARN)})
+	require.NoError(t, err)
+	return tokens
+}
+
+func invoke(t *testing.T, tokens podwebhook.Tokens, q *recordingQueue, payload []byte) events.LambdaFunctionURLResponse {
+	t.Helper()
+	intake := &podwebhook.Intake{Cluster: "demo", QueueURL: "https://sqs/provisioning.fifo", Tokens: tokens,
 		Queue: q, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: time.Now}
 	out, err := lambda.NewHandler(handler(intake)).Invoke(context.Background(), payload)
 	require.NoError(t, err, "the handler never fails the invocation")
@@ -43,7 +60,8 @@ func TestFunctionURLSample(t *testing.T) {
 	payload, err := os.ReadFile("../../events/functionurl-admission-unschedulable.json")
 	require.NoError(t, err)
 	q := &recordingQueue{}
-	res := invoke(t, q, payload)
+	tokens := tokensFromMoto(t)
+	res := invoke(t, tokens, q, payload)
 	assert.Equal(t, 200, res.StatusCode)
 	assert.Equal(t, "application/json", res.Headers["Content-Type"])
 	assert.Contains(t, res.Body, `"allowed":true`)
@@ -56,16 +74,16 @@ func TestFunctionURLSample(t *testing.T) {
 	req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString([]byte(req.Body)), true
 	b64, err := json.Marshal(req)
 	require.NoError(t, err)
-	assert.Equal(t, 200, invoke(t, q, b64).StatusCode)
+	assert.Equal(t, 200, invoke(t, tokens, q, b64).StatusCode)
 
 	req.RawPath = "/webhook/guess"
 	bad, err := json.Marshal(req)
 	require.NoError(t, err)
-	assert.Equal(t, 401, invoke(t, q, bad).StatusCode)
+	assert.Equal(t, 401, invoke(t, tokens, q, bad).StatusCode)
 	assert.Len(t, q.sent, 2, "an unauthorized request enqueues nothing")
 
 	req.Body, req.RawPath = "%%%", "/webhook/3f9c2d7e61b04a8fa5d2c1e0b7a94f62"
 	garbled, err := json.Marshal(req)
 	require.NoError(t, err)
-	assert.Equal(t, 400, invoke(t, q, garbled).StatusCode)
+	assert.Equal(t, 400, invoke(t, tokens, q, garbled).StatusCode)
 }

@@ -97,6 +97,12 @@ func (q *recordingQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput
 	return &sqs.SendMessageOutput{}, nil
 }
 
+// fixedToken accepts one token; this test is about the API server's calls, the Secrets Manager source has
+// its own tests (shared/webhooktoken).
+type fixedToken string
+
+func (f fixedToken) Valid(_ context.Context, presented string) bool { return presented == string(f) }
+
 func (q *recordingQueue) count() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -115,7 +121,7 @@ func TestAPIServerCallsTheWebhookOnlyForUnschedulablePods(t *testing.T) {
 
 	queue := &recordingQueue{}
 	var calls atomic.Int32
-	intake := &podwebhook.Intake{Cluster: "local", QueueURL: "local", Token: "s3cr3t-path-token", Queue: queue,
+	intake := &podwebhook.Intake{Cluster: "local", QueueURL: "local", Tokens: fixedToken("s3cr3t-path-token"), Queue: queue,
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: time.Now}
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)

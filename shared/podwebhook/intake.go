@@ -3,7 +3,6 @@ package podwebhook
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,19 +28,28 @@ var _ Queue = (*sqs.Client)(nil)
 // MaxBodyBytes bounds a request body; larger requests are refused before they are read whole.
 const MaxBodyBytes = kube.MaxAdmissionReviewBytes
 
-// EnqueueTimeout bounds the SQS call: the API server's webhook timeout is short and the answer is
-// "allowed" whatever SQS does.
-const EnqueueTimeout = 2 * time.Second
+// Tokens decides whether a request's path token is accepted; *webhooktoken.Source implements it from
+// Secrets Manager. Valid never fails: a token that cannot be checked is not accepted. It bounds its own
+// time (webhooktoken.DefaultFetchTimeout).
+type Tokens interface {
+	Valid(ctx context.Context, presented string) bool
+}
+
+// EnqueueTimeout bounds the SQS call, the SDK's retries included. The API server waits at most
+// footprint.WebhookTimeoutSeconds (2 s) and, when that passes, fails open and logs the error with the
+// webhook's full URL — path token included. So the answer must leave well before: this bound plus the
+// token check's (400 ms) leaves more than half the API server's timeout for the network and Lambda.
+const EnqueueTimeout = 800 * time.Millisecond
 
 // Intake handles webhook requests for one cluster.
 type Intake struct {
 	Cluster  string
 	QueueURL string
-	// Token is the secret path segment the webhook URL carries (…/<token>).
-	Token string
-	Queue Queue
-	Log   *slog.Logger
-	Now   func() time.Time
+	// Tokens accepts the secret path segment the webhook URL carries (…/<token>).
+	Tokens Tokens
+	Queue  Queue
+	Log    *slog.Logger
+	Now    func() time.Time
 }
 
 // PodRef is the provisioning queue's message: which pod became unschedulable, and when it was seen.
@@ -64,7 +72,9 @@ type Response struct {
 // body that is not a pod AdmissionReview (the API server's failurePolicy Ignore lets the pod through), and
 // otherwise 200 allowed — after enqueuing the pod when it is pending for lack of a node.
 func (in *Intake) Handle(ctx context.Context, path string, body []byte) Response {
-	if !in.authorized(path) {
+	if !in.authorized(ctx, path) {
+		// Never the path: it is, or is close to, a token.
+		in.Log.WarnContext(ctx, "refused a webhook request without a valid path token")
 		return text(http.StatusUnauthorized, "unauthorized")
 	}
 	if len(body) > MaxBodyBytes {
@@ -87,10 +97,9 @@ func (in *Intake) Handle(ctx context.Context, path string, body []byte) Response
 	return Response{Status: http.StatusOK, Body: out}
 }
 
-// authorized compares the last path segment with the token in constant time.
-func (in *Intake) authorized(path string) bool {
-	got := path[strings.LastIndex(path, "/")+1:]
-	return in.Token != "" && subtle.ConstantTimeCompare([]byte(got), []byte(in.Token)) == 1
+// authorized checks the last path segment; the Tokens compare in constant time.
+func (in *Intake) authorized(ctx context.Context, path string) bool {
+	return in.Tokens != nil && in.Tokens.Valid(ctx, path[strings.LastIndex(path, "/")+1:])
 }
 
 // Unschedulable reports whether kube-scheduler has marked the pod PodScheduled=False/Unschedulable and

@@ -161,7 +161,7 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 	if s.Moto, err = awstest.Start(ctx); err != nil {
 		return nil, fmt.Errorf("starting moto: %w", err)
 	}
-	s.Timeline.Printf("sandbox", "moto (EC2, IAM, SSM, SQS, DynamoDB) at %s", s.Moto.Endpoint)
+	s.Timeline.Printf("sandbox", "moto (EC2, IAM, SSM, SQS, DynamoDB, Secrets Manager) at %s", s.Moto.Endpoint)
 	if s.CP, err = kubetest.Start(ctx, kubetest.Options{Scheduler: true, ControllerManager: true}); err != nil {
 		return nil, fmt.Errorf("starting the control plane: %w", err)
 	}
@@ -222,8 +222,12 @@ func (s *Sandbox) wire(ctx context.Context) error {
 		onError: s.fail, seen: map[string]time.Time{}, joined: map[string]string{}, failed: map[string]bool{}, foreign: map[string]bool{}}
 
 	token := "sandbox-" + fmt.Sprint(rand.Uint64())
-	s.hook = startWebhook(&podwebhook.Intake{Cluster: Cluster, QueueURL: s.Queues.Provisioning, Token: token,
-		Queue: s.SQS, Log: s.Log, Now: time.Now})
+	tokens, err := webhookTokens(ctx, s.AWS, token, s.Log)
+	if err != nil {
+		return err
+	}
+	s.hook = startWebhook(&podwebhook.Intake{Cluster: Cluster, QueueURL: s.Queues.Provisioning, Tokens: tokens,
+		Queue: s.SQS, Log: s.Log, Now: time.Now}, token)
 	if err := s.hook.register(ctx, s.Client); err != nil {
 		return err
 	}

@@ -5,16 +5,20 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nodewright/nodewright/shared/footprint"
 	"github.com/nodewright/nodewright/shared/podwebhook"
+	"github.com/nodewright/nodewright/shared/webhooktoken"
 )
 
 // webhook serves the pending-pod webhook over HTTPS, as the Function URL does, with the intake the
@@ -28,8 +32,20 @@ type webhook struct {
 	requests  int
 }
 
+// webhookTokens stores token in moto's Secrets Manager, as the CDK stack's generated secret, and returns
+// the source the webhook function reads it through.
+func webhookTokens(ctx context.Context, cfg aws.Config, token string, log *slog.Logger) (*webhooktoken.Source, error) {
+	secrets := secretsmanager.NewFromConfig(cfg)
+	out, err := secrets.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String("nodewright-webhook-token"),
+		SecretString: aws.String(token)})
+	if err != nil {
+		return nil, fmt.Errorf("storing the webhook token in Secrets Manager: %w", err)
+	}
+	return webhooktoken.New(secrets, webhooktoken.Options{SecretID: aws.ToString(out.ARN), Log: log})
+}
+
 // startWebhook serves intake at https://127.0.0.1:<port>/<token>.
-func startWebhook(intake *podwebhook.Intake) *webhook {
+func startWebhook(intake *podwebhook.Intake, token string) *webhook {
 	w := &webhook{}
 	w.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -48,7 +64,7 @@ func startWebhook(intake *podwebhook.Intake) *webhook {
 		w.mu.Unlock()
 	}))
 	w.srv.StartTLS()
-	w.url = w.srv.URL + "/" + intake.Token
+	w.url = w.srv.URL + "/" + token
 	w.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: w.srv.Certificate().Raw})
 	return w
 }
