@@ -88,14 +88,16 @@ func build(ctx context.Context, log *slog.Logger) (*interruption.Service, error)
 	if err != nil {
 		return nil, err
 	}
+	queue := sqs.NewFromConfig(cfg)
 	return interruption.NewService(interruption.ServiceConfig{ClusterName: s.cluster,
 		ProvisioningQueueURL: s.provisioningURL, TerminationQueueURL: s.terminationURL, Rebalance: s.rebalance,
 	}, interruption.ServiceDeps{
-		State:  state.New(state.NewClient(cfg), s.table),
-		Nodes:  kube.NewActions(client),
-		Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
-		Queue:  sqs.NewFromConfig(cfg),
-		Log:    log,
-		Now:    time.Now,
+		State:      state.New(state.NewClient(cfg), s.table),
+		Nodes:      kube.NewActions(client),
+		Events:     kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
+		Queue:      queue,
+		Visibility: queue,
+		Log:        log,
+		Now:        time.Now,
 	}), nil
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // writeBatchMetrics writes what a batch did as EMF records named after Karpenter's interruption metrics:
-// messages received by type, acknowledged (deleted) and left for redelivery, the time each waited in the
+// messages received by type, acknowledged (deleted), left for redelivery and the tries after the first
+// inside the invocation (interruption_retried_messages, Nodewright's own), the time each waited in the
 // queue (dimension ClusterName), and nodeclaims_disrupted by NodePool, reason and capacity type.
 func writeBatchMetrics(w io.Writer, cluster string, stats interruption.BatchStats, at time.Time) error {
 	types := slices.Sorted(maps.Keys(stats.Received))
@@ -28,6 +29,7 @@ func writeBatchMetrics(w io.Writer, cluster string, stats interruption.BatchStat
 		if err := metrics.Write(w, metrics.Record{Dimensions: cl, Values: map[string]float64{
 			"interruption_deleted_messages": float64(stats.Acknowledged),
 			"interruption_failed_messages":  float64(stats.Failed),
+			"interruption_retried_messages": float64(stats.Retries),
 		}}, at); err != nil {
 			return err
 		}

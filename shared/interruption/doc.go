@@ -15,7 +15,10 @@
 // the rest (a claim drained by this very event counts as running again for Decide), and every step is
 // safe to repeat should the crash fall between the action and its record. Replacement requests go to
 // the provisioning FIFO queue with deduplication id interruption-<event id>-<claim>; termination
-// requests (shared/termination.Request) to the termination queue.
+// requests (shared/termination.Request) to the termination queue. A message that fails for a transient
+// reason gives its event claim back (ReleaseEvent) and is tried again inside the invocation with backoff
+// (shared/sqsbatch) while the deadline allows; what still failed, or had no time to start, is a batch
+// item failure made visible again in seconds.
 //
 // Parse reads one SQS message body (an EventBridge event as JSON) and dispatches on source and
 // detail-type to the parser of that kind under messages/. ParseSQSEvent does the same for every record

@@ -22,7 +22,8 @@ func (s *Service) handle(ctx context.Context, sqsID string, msg messages.Message
 		log.InfoContext(ctx, "interruption message asks for nothing; acknowledged", "reason", noop.Reason)
 		return nil, nil
 	}
-	outcome, err := s.deps.State.BeginEvent(ctx, DedupeScope, msg.EventID(), s.processingWindow(ctx))
+	owner := fmt.Sprintf("%s@%d", sqsID, s.deps.Now().UnixNano())
+	outcome, err := s.deps.State.BeginEvent(ctx, DedupeScope, msg.EventID(), owner, s.processingWindow(ctx))
 	if err != nil {
 		log.ErrorContext(ctx, "interruption message failed; SQS redelivers it", "error", err.Error())
 		return nil, err
@@ -40,9 +41,13 @@ func (s *Service) handle(ctx context.Context, sqsID string, msg messages.Message
 		err = s.deps.State.CompleteEvent(ctx, DedupeScope, msg.EventID(), s.cfg.DedupeWindow)
 	}
 	if err != nil {
-		log.ErrorContext(ctx, "interruption message failed; SQS redelivers it and finished steps are not repeated",
+		// Give the claim back, so a retry (here or on redelivery) need not wait for the processing window.
+		if rerr := s.deps.State.ReleaseEvent(ctx, DedupeScope, msg.EventID(), owner); rerr != nil {
+			log.WarnContext(ctx, "releasing the event failed; a retry waits for the processing window", "error", rerr.Error())
+		}
+		log.ErrorContext(ctx, "interruption message failed; it is tried again and finished steps are not repeated",
 			"steps", acted, "error", err.Error())
-		return disrupted, err // what it disrupted before failing is not disrupted again on redelivery
+		return disrupted, err // what it disrupted before failing is not disrupted again on retry
 	}
 	if len(acted) == 0 {
 		log.InfoContext(ctx, "interruption message names no claim that needs action; acknowledged",

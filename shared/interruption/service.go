@@ -2,6 +2,7 @@ package interruption
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"time"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/sqsbatch"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -31,7 +33,8 @@ const (
 
 // StateStore is the part of the state table the service uses; *state.Store satisfies it.
 type StateStore interface {
-	BeginEvent(ctx context.Context, scope, id string, processing time.Duration) (state.Outcome, error)
+	BeginEvent(ctx context.Context, scope, id, owner string, processing time.Duration) (state.Outcome, error)
+	ReleaseEvent(ctx context.Context, scope, id, owner string) error
 	CompleteEvent(ctx context.Context, scope, id string, window time.Duration) error
 	ClaimByInstance(ctx context.Context, instanceID string) (state.Claim, error)
 	UpdateClaim(ctx context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error)
@@ -77,6 +80,9 @@ type ServiceConfig struct {
 	ProcessingWindow time.Duration
 	// DedupeWindow is how long a handled event id is remembered (default DefaultDedupeWindow).
 	DedupeWindow time.Duration
+	// Retry is how a message that fails for a transient reason is tried again inside the invocation, how
+	// close to the deadline the batch stops, and how soon SQS redelivers what still failed.
+	Retry sqsbatch.Policy
 }
 
 // ServiceDeps are the adapters the service acts through.
@@ -85,6 +91,9 @@ type ServiceDeps struct {
 	Nodes  NodeActions
 	Events EventRecorder
 	Queue  MessageSender
+	// Visibility requeues failed messages on the interruption queue in seconds (nil: they come back after
+	// the queue's visibility timeout).
+	Visibility sqsbatch.VisibilityChanger
 	// Log receives one line per message outcome (default: discarded).
 	Log *slog.Logger
 	// Now is the clock (default time.Now).
@@ -116,9 +125,11 @@ func NewService(cfg ServiceConfig, deps ServiceDeps) *Service {
 	return &Service{cfg: cfg, deps: deps}
 }
 
-// HandleBatch handles every record of a Lambda SQS batch in order and reports as batch item failures
-// only the messages that failed for a transient reason (state table, Kubernetes or SQS errors, or the
-// same event being processed by another invocation right now): SQS redelivers those. Malformed,
+// HandleBatch handles every record of a Lambda SQS batch in order. A message that fails for a transient
+// reason (state table, Kubernetes or SQS errors) is tried again inside the invocation while its deadline
+// leaves room (cfg.Retry); one that still fails, one whose event another invocation is processing right
+// now, and those the batch had no time left to start are reported as batch item failures and made
+// visible again in seconds, so SQS redelivers them well inside a spot notice's two minutes. Malformed,
 // unknown-kind, no-op and unknown-instance messages are logged once and acknowledged.
 func (s *Service) HandleBatch(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
 	resp, _ := s.Handle(ctx, ev)
@@ -128,6 +139,7 @@ func (s *Service) HandleBatch(ctx context.Context, ev events.SQSEvent) events.SQ
 // Handle is HandleBatch that also says what the batch did, for metrics.
 func (s *Service) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, BatchStats) {
 	var resp events.SQSEventResponse
+	var failed []events.SQSMessage
 	stats := BatchStats{Received: map[string]int{}}
 	now := s.deps.Now()
 	for i, r := range ParseSQSEvent(ev) {
@@ -140,16 +152,47 @@ func (s *Service) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 			stats.Acknowledged++
 			continue
 		}
-		disrupted, err := s.handle(ctx, r.MessageID, r.Message)
-		stats.Disrupted = append(stats.Disrupted, disrupted...)
+		if !s.cfg.Retry.HasTime(ctx) {
+			s.deps.Log.WarnContext(ctx, "no time left in the invocation to start the message; SQS redelivers it",
+				"messageId", r.MessageID, "eventId", r.Message.EventID())
+			failed = append(failed, ev.Records[i])
+			stats.Failed++
+			stats.Unstarted++
+			continue
+		}
+		tries, err := s.cfg.Retry.Do(ctx, func(ctx context.Context) error {
+			disrupted, err := s.handle(ctx, r.MessageID, r.Message)
+			stats.Disrupted = append(stats.Disrupted, disrupted...) // never the same claim twice (see handle)
+			return err
+		}, func(err error) bool { return !errors.Is(err, ErrInProgress) })
+		stats.Retries += tries - 1
 		if err != nil {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: r.MessageID})
+			failed = append(failed, ev.Records[i])
 			stats.Failed++
 			continue
 		}
 		stats.Acknowledged++
 	}
+	for _, m := range failed {
+		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+	}
+	s.requeue(ctx, failed)
 	return resp, stats
+}
+
+// requeue makes the failed messages visible again in seconds. A message it cannot requeue still comes
+// back, after the queue's visibility timeout.
+func (s *Service) requeue(ctx context.Context, failed []events.SQSMessage) {
+	if len(failed) == 0 || s.deps.Visibility == nil {
+		return
+	}
+	url, err := sqsbatch.QueueURL(failed[0])
+	if err == nil {
+		err = s.cfg.Retry.Requeue(ctx, s.deps.Visibility, url, failed)
+	}
+	if err != nil {
+		s.deps.Log.WarnContext(ctx, "failed messages come back after the queue's visibility timeout", "error", err.Error())
+	}
 }
 
 // processingWindow is how long this invocation claims a message.

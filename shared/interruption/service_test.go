@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,6 +29,7 @@ import (
 	"github.com/nodewright/nodewright/shared/interruption/interruptiontest"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/kubetest"
+	"github.com/nodewright/nodewright/shared/sqsbatch"
 	"github.com/nodewright/nodewright/shared/state"
 	"github.com/nodewright/nodewright/shared/termination"
 )
@@ -55,6 +57,9 @@ type envOptions struct {
 	queue func(interruption.MessageSender) interruption.MessageSender
 	// store replaces the state store.
 	store func(*interruptiontest.World) interruption.StateStore
+	// retry replaces the in-invocation retry policy; visibility records requeued messages.
+	retry      sqsbatch.Policy
+	visibility sqsbatch.VisibilityChanger
 }
 
 // processingWindow is short so a test can let it pass on the store's clock.
@@ -77,10 +82,10 @@ func newEnv(t *testing.T, o envOptions) *env {
 	e := &env{w: w, kube: client, logs: &syncBuffer{}}
 	e.svc = interruption.NewService(interruption.ServiceConfig{ClusterName: interruptiontest.Cluster,
 		ProvisioningQueueURL: w.ProvisioningURL, TerminationQueueURL: w.TerminationURL, Rebalance: o.rebalance,
-		ProcessingWindow: processingWindow,
+		ProcessingWindow: processingWindow, Retry: o.retry,
 	}, interruption.ServiceDeps{State: store, Nodes: kube.NewActions(client),
 		Events: kube.NewRecorder(client, kube.RecorderOptions{Component: "nodewright-interruption"}),
-		Queue:  queue, Log: slog.New(slog.NewJSONHandler(e.logs, nil))})
+		Queue:  queue, Visibility: o.visibility, Log: slog.New(slog.NewJSONHandler(e.logs, nil))})
 	return e
 }
 
@@ -420,10 +425,13 @@ func (f *failOnce) SendMessage(ctx context.Context, in *sqs.SendMessageInput, op
 	return f.MessageSender.SendMessage(ctx, in, optFns...)
 }
 
-func TestCrashAfterTaintConverges(t *testing.T) {
+// TestFailureAfterTaintConverges: a message whose handling failed half way (no retry inside the
+// invocation here) is redelivered and finishes the steps left, each once; its event claim was given
+// back, so the redelivery need not wait for the processing window.
+func TestFailureAfterTaintConverges(t *testing.T) {
 	e := newEnv(t, envOptions{queue: func(q interruption.MessageSender) interruption.MessageSender {
 		return &failOnce{MessageSender: q}
-	}})
+	}, retry: sqsbatch.Policy{Attempts: 1}})
 	node := e.nodeWithPods(t, 2)
 	e.claim(t, "default-crash", spotInstance, node)
 	ev := interruptiontest.Batch("m", readEvent(t, "interruption-spot-warning.json"))
@@ -436,11 +444,7 @@ func TestCrashAfterTaintConverges(t *testing.T) {
 	assert.ElementsMatch(t, []string{"MarkOfferingUnavailable", "MarkDisrupted", "TaintNode"}, steps(e.decisions(t, "default-crash")))
 
 	resp = e.handle(t, ev)
-	assert.Len(t, resp.BatchItemFailures, 1, "within the processing window the event is still held")
-
-	e.w.Clock.Advance(processingWindow + time.Second)
-	resp = e.handle(t, ev)
-	assert.Empty(t, resp.BatchItemFailures)
+	assert.Empty(t, resp.BatchItemFailures, "the failed attempt gave its claim back")
 	assert.Len(t, e.w.Drain(t, e.w.ProvisioningURL), 1, "exactly one replacement")
 	assert.Len(t, e.w.Drain(t, e.w.TerminationURL), 1, "exactly one termination request")
 	assert.ElementsMatch(t, []string{"MarkOfferingUnavailable", "MarkDisrupted", "TaintNode", "LaunchReplacement", "StartTermination"},
@@ -511,4 +515,77 @@ func decisionsOf(ds []state.Decision, eventID string) []state.Decision {
 		}
 	}
 	return out
+}
+
+// recordingVisibility records the visibility changes asked for.
+type recordingVisibility struct {
+	mu      sync.Mutex
+	queue   string
+	entries map[string]int32 // receipt handle → seconds
+}
+
+func (r *recordingVisibility) ChangeMessageVisibilityBatch(_ context.Context, in *sqs.ChangeMessageVisibilityBatchInput,
+	_ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.queue = aws.ToString(in.QueueUrl)
+	if r.entries == nil {
+		r.entries = map[string]int32{}
+	}
+	for _, e := range in.Entries {
+		r.entries[aws.ToString(e.ReceiptHandle)] = e.VisibilityTimeout
+	}
+	return &sqs.ChangeMessageVisibilityBatchOutput{}, nil
+}
+
+// TestTransientFailureIsRetriedInsideTheInvocation: a send that fails once costs a backoff, not a
+// redelivery after the queue's visibility timeout; the steps still run once each.
+func TestTransientFailureIsRetriedInsideTheInvocation(t *testing.T) {
+	vis := &recordingVisibility{}
+	e := newEnv(t, envOptions{queue: func(q interruption.MessageSender) interruption.MessageSender {
+		return &failOnce{MessageSender: q}
+	}, visibility: vis})
+	node := e.nodeWithPods(t, 2)
+	e.claim(t, "default-retry", spotInstance, node)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, stats := e.svc.Handle(ctx, interruptiontest.Batch("m", readEvent(t, "interruption-spot-warning.json")))
+	assert.Empty(t, resp.BatchItemFailures, "the second try inside the invocation succeeded")
+	assert.Equal(t, 1, stats.Retries)
+	assert.Equal(t, 1, stats.Acknowledged)
+	assert.Empty(t, vis.entries, "nothing to requeue")
+	assert.Len(t, e.w.Drain(t, e.w.ProvisioningURL), 1, "exactly one replacement")
+	assert.Len(t, e.w.Drain(t, e.w.TerminationURL), 1, "exactly one termination request")
+	assert.ElementsMatch(t, []string{"MarkOfferingUnavailable", "MarkDisrupted", "TaintNode", "LaunchReplacement", "StartTermination"},
+		steps(e.decisions(t, "default-retry")), "each step recorded once")
+}
+
+// TestFailedAndUnstartedMessagesComeBackInSeconds: what still failed after its tries, and what the
+// invocation had no time left to start, are batch failures made visible again in seconds.
+func TestFailedAndUnstartedMessagesComeBackInSeconds(t *testing.T) {
+	vis := &recordingVisibility{}
+	e := newEnv(t, envOptions{store: func(w *interruptiontest.World) interruption.StateStore {
+		return state.New(state.NewClient(w.Config), "no-such-table")
+	}, visibility: vis, retry: sqsbatch.Policy{Attempts: 2, BaseDelay: time.Millisecond, Reserve: 3 * time.Second}})
+	ev := interruptiontest.Batch("m", readEvent(t, "interruption-spot-warning.json"), readEvent(t, "interruption-rebalance-recommendation.json"))
+	ev.Records[0].ReceiptHandle, ev.Records[1].ReceiptHandle = "rh-0", "rh-1"
+	ev.Records[1].Attributes = map[string]string{"ApproximateReceiveCount": "3"}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, stats := e.svc.Handle(ctx, ev)
+	assert.Equal(t, []events.SQSBatchItemFailure{{ItemIdentifier: "m-0"}, {ItemIdentifier: "m-1"}}, resp.BatchItemFailures)
+	assert.Equal(t, 2, stats.Retries, "each tried twice")
+	assert.Equal(t, "https://sqs.us-east-1.amazonaws.com/123456789012/interruption", vis.queue)
+	assert.Equal(t, map[string]int32{"rh-0": 2, "rh-1": 8}, vis.entries, "2 s after the first receive, doubling per receive")
+
+	vis.entries = nil
+	soon, cancelSoon := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancelSoon()
+	resp, stats = e.svc.Handle(soon, ev)
+	assert.Len(t, resp.BatchItemFailures, 2)
+	assert.Equal(t, 2, stats.Unstarted, "inside the reserve nothing starts")
+	assert.Zero(t, stats.Retries)
+	assert.Len(t, vis.entries, 2, "and both come back in seconds")
+	assert.Contains(t, e.logs.String(), "no time left in the invocation")
 }

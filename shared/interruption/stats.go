@@ -25,8 +25,11 @@ type BatchStats struct {
 	// Received counts the batch's messages by type: a kind's name (spot_interrupted, ...), or
 	// MalformedMessageType / UnknownMessageType for those that did not parse.
 	Received map[string]int
-	// Acknowledged are deleted from the queue; Failed are left for SQS to redeliver.
+	// Acknowledged are deleted from the queue; Failed are left for SQS to redeliver (requeued in seconds).
 	Acknowledged, Failed int
+	// Retries counts the tries after a message's first inside the invocation; Unstarted the messages
+	// the invocation had no time left to start (also in Failed).
+	Retries, Unstarted int
 	// QueueDurations are how long each message waited in the queue (SentTimestamp to now), where SQS said.
 	QueueDurations []time.Duration
 	// Disrupted are the claims the batch moved out of service (each counted once, whatever redeliveries).

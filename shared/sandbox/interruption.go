@@ -15,7 +15,8 @@ import (
 func (s *Sandbox) startInterruption(ctx context.Context) {
 	s.Interruption = interruption.NewService(interruption.ServiceConfig{ClusterName: Cluster,
 		ProvisioningQueueURL: s.Queues.Provisioning, TerminationQueueURL: s.Queues.Termination},
-		interruption.ServiceDeps{State: s.Store, Nodes: kube.NewActions(s.FunctionsClient), Events: s.Recorder, Queue: s.SQS, Log: s.Log, Now: time.Now})
+		interruption.ServiceDeps{State: s.Store, Nodes: kube.NewActions(s.FunctionsClient), Events: s.Recorder, Queue: s.SQS, Visibility: s.SQS,
+			Log: s.Log, Now: time.Now})
 	s.Termination = termination.NewService(termination.Config{QueueURL: s.Queues.Termination,
 		ProvisioningQueueURL: s.Queues.Provisioning, DisruptionQueueURL: s.Queues.DisruptionWake, ClusterName: Cluster, Log: s.Log},
 		termination.Deps{Store: s.Store, Kube: s.FunctionsClient, Instances: instance.New(s.EC2, Cluster), Events: s.Recorder, Queue: s.SQS, Now: time.Now})

@@ -31,10 +31,12 @@ const (
 	eventDone       = "done"
 )
 
-// BeginEvent claims event id in scope for processing. The claim lasts processing (the handler's deadline);
-// if the handler dies before CompleteEvent, the event can be claimed again after that, so a crash never
-// loses an event. Duplicates arriving meanwhile get InProgress or Done.
-func (s *Store) BeginEvent(ctx context.Context, scope, id string, processing time.Duration) (Outcome, error) {
+// BeginEvent claims event id in scope for processing on behalf of owner (unique per attempt). The claim
+// lasts processing (the handler's deadline); if the handler dies before CompleteEvent, the event can be
+// claimed again after that, so a crash never loses an event. Duplicates arriving meanwhile get
+// InProgress or Done. A handler that fails gives the claim back with ReleaseEvent, so a retry need not
+// wait for the window.
+func (s *Store) BeginEvent(ctx context.Context, scope, id, owner string, processing time.Duration) (Outcome, error) {
 	now := s.now()
 	pk := "DEDUPE#" + scope + "#" + id
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
@@ -42,6 +44,7 @@ func (s *Store) BeginEvent(ctx context.Context, scope, id string, processing tim
 		Item: map[string]types.AttributeValue{
 			PartitionKey: str(pk), SortKey: str("DEDUPE"),
 			"status":     str(eventProcessing),
+			"owner":      str(owner),
 			"until":      num(now.Add(processing).UnixMilli()),
 			TTLAttribute: num(now.Add(processing).Unix() + 1),
 		},
@@ -63,6 +66,25 @@ func (s *Store) BeginEvent(ctx context.Context, scope, id string, processing tim
 		return Done, nil
 	}
 	return InProgress, nil
+}
+
+// ReleaseEvent gives back owner's claim on event id after a failure, so the event can be claimed again at
+// once (by a retry in the same invocation, or a redelivery). A claim owner no longer holds (it expired
+// and another took it, or the event is done) is left alone.
+func (s *Store) ReleaseEvent(ctx context.Context, scope, id, owner string) error {
+	now := s.now()
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       key("DEDUPE#"+scope+"#"+id, "DEDUPE"),
+		UpdateExpression:          aws.String("SET #until = :now"),
+		ConditionExpression:       aws.String("#status = :processing AND #owner = :owner"),
+		ExpressionAttributeNames:  map[string]string{"#until": "until", "#status": "status", "#owner": "owner"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":now": num(now.UnixMilli()), ":processing": str(eventProcessing), ":owner": str(owner)},
+	})
+	if err != nil && !conditionFailed(err) {
+		return fmt.Errorf("releasing event %s/%s: %w", scope, id, err)
+	}
+	return nil
 }
 
 // CompleteEvent marks event id done; duplicates within window are then acknowledged without action.

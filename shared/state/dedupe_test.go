@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ func TestEventDedupe(t *testing.T) {
 	s, clk := newStore(t)
 	begin := func() Outcome {
 		t.Helper()
-		o, err := s.BeginEvent(ctx, "interruption", "evt-1", time.Minute)
+		o, err := s.BeginEvent(ctx, "interruption", "evt-1", "a", time.Minute)
 		require.NoError(t, err)
 		return o
 	}
@@ -28,7 +29,7 @@ func TestEventDedupe(t *testing.T) {
 	clk.Advance(31 * time.Minute)
 	assert.Equal(t, Process, begin(), "the window is over: the id is new again")
 
-	other, err := s.BeginEvent(ctx, "webhook", "evt-1", time.Minute)
+	other, err := s.BeginEvent(ctx, "webhook", "evt-1", "a", time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, Process, other, "scopes do not share ids")
 }
@@ -36,12 +37,12 @@ func TestEventDedupe(t *testing.T) {
 func TestCrashedProcessingIsRetried(t *testing.T) {
 	ctx := context.Background()
 	s, clk := newStore(t)
-	o, err := s.BeginEvent(ctx, "interruption", "evt-2", time.Minute)
+	o, err := s.BeginEvent(ctx, "interruption", "evt-2", "a", time.Minute)
 	require.NoError(t, err)
 	require.Equal(t, Process, o)
 	// The handler dies without CompleteEvent; the redelivery comes after the processing window.
 	clk.Advance(61 * time.Second)
-	o, err = s.BeginEvent(ctx, "interruption", "evt-2", time.Minute)
+	o, err = s.BeginEvent(ctx, "interruption", "evt-2", "a", time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, Process, o, "an event whose handler crashed is processed again, never lost")
 }
@@ -52,7 +53,7 @@ func TestDuplicateStormIsProcessedOnce(t *testing.T) {
 	outcomes := make([]Outcome, 40)
 	errs := race(len(outcomes), func(i int) error {
 		var err error
-		outcomes[i], err = s.BeginEvent(ctx, "interruption", "storm", time.Minute)
+		outcomes[i], err = s.BeginEvent(ctx, "interruption", "storm", fmt.Sprint(i), time.Minute)
 		return err
 	})
 	process := 0
@@ -63,4 +64,26 @@ func TestDuplicateStormIsProcessedOnce(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, process)
+}
+
+// TestReleasedEventIsClaimedAgainAtOnce: a failed handler gives its claim back, so the retry need not
+// wait for the processing window; another owner's claim and a done event are left alone.
+func TestReleasedEventIsClaimedAgainAtOnce(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	begin := func(owner string) Outcome {
+		t.Helper()
+		o, err := s.BeginEvent(ctx, "interruption", "evt-3", owner, time.Minute)
+		require.NoError(t, err)
+		return o
+	}
+	require.Equal(t, Process, begin("first"))
+	require.NoError(t, s.ReleaseEvent(ctx, "interruption", "evt-3", "someone-else"))
+	assert.Equal(t, InProgress, begin("second"), "only the owner releases its claim")
+	require.NoError(t, s.ReleaseEvent(ctx, "interruption", "evt-3", "first"))
+	assert.Equal(t, Process, begin("second"), "released: claimed again at once")
+	require.NoError(t, s.CompleteEvent(ctx, "interruption", "evt-3", time.Hour))
+	require.NoError(t, s.ReleaseEvent(ctx, "interruption", "evt-3", "second"))
+	assert.Equal(t, Done, begin("third"), "a done event stays done")
+	require.NoError(t, s.ReleaseEvent(ctx, "interruption", "never-seen", "x"), "nothing to release is not an error")
 }
