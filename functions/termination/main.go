@@ -67,15 +67,17 @@ func build(ctx context.Context) (*termination.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	messages := sqs.NewFromConfig(cfg)
 	return termination.NewService(termination.Config{QueueURL: queue, ProvisioningQueueURL: os.Getenv("NODEWRIGHT_PROVISIONING_QUEUE_URL"),
 		DisruptionQueueURL: os.Getenv("NODEWRIGHT_DISRUPTION_QUEUE_URL"),
 		ClusterName:        name, Log: lambdacontext.NewLogger()}, termination.Deps{
-		Store:     state.New(state.NewClient(cfg), table),
-		Kube:      client,
-		Actions:   kube.NewActions(client),
-		Instances: instance.New(ec2.NewFromConfig(cfg), name),
-		Events:    kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
-		Queue:     sqs.NewFromConfig(cfg),
-		Now:       time.Now,
+		Store:      state.New(state.NewClient(cfg), table),
+		Kube:       client,
+		Actions:    kube.NewActions(client),
+		Instances:  instance.New(ec2.NewFromConfig(cfg), name),
+		Events:     kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
+		Queue:      messages,
+		Visibility: messages,
+		Now:        time.Now,
 	}), nil
 }

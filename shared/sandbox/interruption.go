@@ -19,7 +19,8 @@ func (s *Sandbox) startInterruption(ctx context.Context) {
 			Log: s.Log, Now: time.Now})
 	s.Termination = termination.NewService(termination.Config{QueueURL: s.Queues.Termination,
 		ProvisioningQueueURL: s.Queues.Provisioning, DisruptionQueueURL: s.Queues.DisruptionWake, ClusterName: Cluster, Log: s.Log},
-		termination.Deps{Store: s.Store, Kube: s.FunctionsClient, Instances: instance.New(s.EC2, Cluster), Events: s.Recorder, Queue: s.SQS, Now: time.Now})
+		termination.Deps{Store: s.Store, Kube: s.FunctionsClient, Instances: instance.New(s.EC2, Cluster), Events: s.Recorder, Queue: s.SQS,
+			Visibility: s.SQS, Now: time.Now})
 	s.goRun(func() {
 		(&eventSource{name: "interruption", queueURL: s.Queues.Interruption, sqs: s.SQS, handle: s.Interruption.HandleBatch,
 			timeout: 30 * time.Second, idle: 50 * time.Millisecond, onError: s.fail}).run(ctx)

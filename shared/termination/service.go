@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/sqsbatch"
 )
 
 // Config tunes a Service; zero durations take the defaults.
@@ -35,6 +36,10 @@ type Config struct {
 	ReplacementWait, DeadlineReserve time.Duration
 	// Concurrency is how many messages of a batch are worked on at once (default 4).
 	Concurrency int
+	// Retry says how close to the invocation's deadline the batch stops starting messages (Reserve) and
+	// how soon a failed message comes back (its visibility); its tries are not used: a failed step is
+	// looked at again on redelivery, from the third receive as a fresh copy (FreshCopyAfterReceives).
+	Retry sqsbatch.Policy
 	// Log receives one line per message that failed or was dropped (default slog.Default()).
 	Log *slog.Logger
 }
@@ -50,7 +55,9 @@ type Deps struct {
 	// Events may be nil: then no Events are published.
 	Events Events
 	Queue  Queue
-	Now    func() time.Time
+	// Visibility makes failed messages visible again in seconds (nil: after the queue's visibility timeout).
+	Visibility sqsbatch.VisibilityChanger
+	Now        func() time.Time
 }
 
 // Service drains and removes the nodes named by termination requests.
@@ -109,8 +116,15 @@ func (s *Service) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	sem := make(chan struct{}, s.cfg.Concurrency)
 	var wg sync.WaitGroup
 	for i, rec := range ev.Records {
-		wg.Add(1)
 		sem <- struct{}{}
+		if !s.cfg.Retry.HasTime(ctx) {
+			<-sem
+			s.log.WarnContext(ctx, "no time left in the invocation to start the termination request; SQS redelivers it",
+				"messageId", rec.MessageId)
+			results[i] = handled{reason: "unstarted"}
+			continue
+		}
+		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
@@ -119,6 +133,7 @@ func (s *Service) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	}
 	wg.Wait()
 	var resp events.SQSEventResponse
+	var failed []events.SQSMessage
 	stats := newBatchStats()
 	for i, r := range results {
 		stats.count(r.out.nodePool, r.reason, r.out.stats)
@@ -127,6 +142,12 @@ func (s *Service) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		}
 		if !r.ack {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
+			failed = append(failed, ev.Records[i])
+		}
+	}
+	if s.deps.Visibility != nil && len(failed) > 0 {
+		if err := s.cfg.Retry.Requeue(ctx, s.deps.Visibility, s.cfg.QueueURL, failed); err != nil {
+			s.log.WarnContext(ctx, "failed termination requests come back after the queue's visibility timeout", "error", err.Error())
 		}
 	}
 	return resp, stats

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodewright/nodewright/shared/sqsbatch"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -161,4 +162,46 @@ func TestAFailingRequestNeverReachesTheDeadLetterQueue(t *testing.T) {
 			assert.Equal(t, "default-abc", req.Claim)
 		})
 	}
+}
+
+// visibilityLog records the visibility changes asked for.
+type visibilityLog struct {
+	queue   string
+	entries map[string]int32
+}
+
+func (v *visibilityLog) ChangeMessageVisibilityBatch(_ context.Context, in *sqs.ChangeMessageVisibilityBatchInput,
+	_ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	v.queue = aws.ToString(in.QueueUrl)
+	for _, e := range in.Entries {
+		v.entries[aws.ToString(e.ReceiptHandle)] = e.VisibilityTimeout
+	}
+	return &sqs.ChangeMessageVisibilityBatchOutput{}, nil
+}
+
+// TestFailedAndUnstartedRequestsComeBackInSeconds: a request whose step failed, and those the invocation
+// had no time left to start, are batch failures made visible again in seconds, not after the queue's
+// visibility timeout.
+func TestFailedAndUnstartedRequestsComeBackInSeconds(t *testing.T) {
+	const body = `{"claim":"default-abc","reason":"Drifted","requestedAt":"2026-11-22T12:00:00Z","attempt":3}`
+	vis := &visibilityLog{entries: map[string]int32{}}
+	s := NewService(Config{QueueURL: "http://queue", Log: slog.New(slog.DiscardHandler), Retry: sqsbatch.Policy{Reserve: 3 * time.Second}},
+		Deps{Store: &claimStore{err: errors.New("ProvisionedThroughputExceeded")}, Queue: &sentMessages{}, Visibility: vis})
+	ev := batch(body, body)
+	ev.Records[0].ReceiptHandle, ev.Records[1].ReceiptHandle = "rh-a", "rh-b"
+	ev.Records[1].Attributes = map[string]string{"ApproximateReceiveCount": "2"}
+	resp, _ := s.Handle(context.Background(), ev)
+	assert.Len(t, resp.BatchItemFailures, 2)
+	assert.Equal(t, "http://queue", vis.queue)
+	assert.Equal(t, map[string]int32{"rh-a": 2, "rh-b": 4}, vis.entries)
+
+	vis.entries = map[string]int32{}
+	store := &claimStore{}
+	s = NewService(Config{QueueURL: "http://queue", Log: slog.New(slog.DiscardHandler), Retry: sqsbatch.Policy{Reserve: 3 * time.Second}},
+		Deps{Store: store, Queue: &sentMessages{}, Visibility: vis})
+	soon, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	resp, _ = s.Handle(soon, ev)
+	assert.Len(t, resp.BatchItemFailures, 2, "inside the reserve nothing starts; both are left to SQS")
+	assert.Len(t, vis.entries, 2, "and come back in seconds")
 }
