@@ -14,16 +14,18 @@ import (
 // runner is the provisioning use case; *provisioning.Provisioner satisfies it.
 type runner interface {
 	Handle(ctx context.Context, runID string, t provisioning.Trigger) provisioning.Outcome
+	BatchResponse(ctx context.Context, ev events.SQSEvent, out provisioning.Outcome) events.SQSEventResponse
 }
 
 var _ runner = (*provisioning.Provisioner)(nil)
 
 // handler serves both triggers with at most one provisioning run per invocation: a batch from the
 // provisioning FIFO queue (pod references from the webhook) and the one-minute backstop schedule. A run
-// solves for every pending pod in its own snapshot, so messages are only wake-up calls: a batch sent
-// before the last completed run's snapshot is acknowledged without a solve, and a newer one coalesces
-// into one run. Every message is acknowledged, also when the run fails, because the pods stay pending
-// and the backstop's next run sees them again; a failed batch would only hold up the FIFO group.
+// solves for every pending pod in its own snapshot, so messages are only wake-up calls: a batch whose
+// pods completed runs already saw as they are now is acknowledged without a solve, and a newer one gets
+// runs until one has seen them (provisioning.Provisioner.Handle). Every message is acknowledged, also when
+// a run fails (the pods stay pending and the backstop sees them again), except a batch the invocation
+// had no time to satisfy: it comes back in seconds, a few times at most (BatchResponse).
 func handler(p runner, observe func(provisioning.Outcome), log *slog.Logger) func(context.Context, json.RawMessage) (events.SQSEventResponse, error) {
 	return func(ctx context.Context, payload json.RawMessage) (events.SQSEventResponse, error) {
 		trigger := provisioning.TriggerOf(payload)
@@ -34,6 +36,13 @@ func handler(p runner, observe func(provisioning.Outcome), log *slog.Logger) fun
 		out := p.Handle(ctx, runID, trigger)
 		if observe != nil {
 			observe(out)
+		}
+		var resp events.SQSEventResponse
+		if out.Unsatisfied {
+			var ev events.SQSEvent
+			if json.Unmarshal(payload, &ev) == nil {
+				resp = p.BatchResponse(ctx, ev, out)
+			}
 		}
 		kind := "schedule"
 		if trigger.Queue() {
@@ -49,11 +58,14 @@ func handler(p runner, observe func(provisioning.Outcome), log *slog.Logger) fun
 				append(attrs, "newestSent", trigger.NewestSent, "snapshotMark", out.Mark)...)
 		case out.Err != nil:
 			log.ErrorContext(ctx, "provisioning run failed; the backstop retries", append(attrs, "error", out.Err.Error())...)
+		case out.Unsatisfied:
+			log.WarnContext(ctx, "no run the invocation could make saw every pod of the batch as it is now",
+				append(attrs, "runs", out.Runs, "handedBack", len(resp.BatchItemFailures))...)
 		case !rep.Lease:
 			log.InfoContext(ctx, "another run holds the provisioner lease; coalesced", attrs...)
 		default:
-			log.InfoContext(ctx, "provisioning run", append(attrs, "errors", rep.Errors)...)
+			log.InfoContext(ctx, "provisioning run", append(attrs, "runs", out.Runs, "errors", rep.Errors)...)
 		}
-		return events.SQSEventResponse{}, nil
+		return resp, nil
 	}
 }

@@ -18,12 +18,14 @@ import (
 	"github.com/nodewright/nodewright/shared/provisioning"
 )
 
+// fakeRunner fakes the runs; its batch response is the real provisioner's (without a visibility client).
 type fakeRunner struct {
-	runs      []string
-	triggers  []provisioning.Trigger
-	rep       provisioning.Report
-	err       error
-	coalesced bool
+	*provisioning.Provisioner
+	runs                   []string
+	triggers               []provisioning.Trigger
+	rep                    provisioning.Report
+	err                    error
+	coalesced, unsatisfied bool
 }
 
 func (f *fakeRunner) Handle(_ context.Context, runID string, t provisioning.Trigger) provisioning.Outcome {
@@ -32,7 +34,17 @@ func (f *fakeRunner) Handle(_ context.Context, runID string, t provisioning.Trig
 		return provisioning.Outcome{Trigger: t, Coalesced: true}
 	}
 	f.runs = append(f.runs, runID)
-	return provisioning.Outcome{Trigger: t, Report: f.rep, Err: f.err}
+	return provisioning.Outcome{Trigger: t, Report: f.rep, Err: f.err, Runs: 1, Unsatisfied: f.unsatisfied}
+}
+
+func TestAnUnsatisfiedBatchIsHandedBack(t *testing.T) {
+	payload, err := os.ReadFile("../../events/provisioner-sqs-batch.json")
+	require.NoError(t, err)
+	r := &fakeRunner{Provisioner: provisioning.New(provisioning.Config{}, provisioning.Dependencies{}), unsatisfied: true,
+		rep: provisioning.Report{Lease: true}}
+	res, logs := invoke(t, r, payload)
+	assert.Len(t, res.BatchItemFailures, 3, "the whole FIFO batch comes back")
+	assert.Contains(t, logs, "saw every pod of the batch")
 }
 
 func invoke(t *testing.T, r runner, payload []byte) (events.SQSEventResponse, string) {

@@ -308,3 +308,8 @@ func splitPods(pods []corev1.Pod) (bound, pending []*corev1.Pod) {
 	}
 	return bound, pending
 }
+
+// Pod reads one pod as the API server has it now (a quorum read).
+func (s *Snapshotter) Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	return s.client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"k8s.io/client-go/kubernetes"
 
@@ -49,13 +50,16 @@ func NewOnAWS(p AWSParts) (*Provisioner, error) {
 	}
 	ec2Client := ec2.NewFromConfig(p.Config)
 	name := p.Cluster.Name
+	snapshots := kube.NewSnapshotter(p.Client, kube.SnapshotOptions{})
 	return New(Config{
 		Cluster: launchtemplate.Cluster{Name: name, Endpoint: p.Cluster.Endpoint, CABundle: p.Cluster.CA,
 			ServiceCIDR: p.Cluster.ServiceCIDR, DNSIP: dns},
 		KubernetesVersion: p.Cluster.Version,
 	}, Dependencies{
 		Store:       p.Store,
-		Cluster:     kube.NewSnapshotter(p.Client, kube.SnapshotOptions{}),
+		Cluster:     snapshots,
+		Pods:        snapshots,
+		Visibility:  sqs.NewFromConfig(p.Config),
 		NodeClasses: nodeclass.New(ec2Client, ssm.NewFromConfig(p.Config), iam.NewFromConfig(p.Config), name, p.Config.Region, time.Now),
 		Catalog:     ec2Client,
 		Prices:      p.Prices,

@@ -15,6 +15,7 @@ import (
 	"github.com/nodewright/nodewright/shared/instancetypes"
 	"github.com/nodewright/nodewright/shared/launchtemplate"
 	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/sqsbatch"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -46,6 +47,8 @@ type Store interface {
 	RecordDecisions(ctx context.Context, ds []state.Decision) error
 	Mark(ctx context.Context, name string) (time.Time, error)
 	AdvanceMark(ctx context.Context, name string, at time.Time) error
+	Revision(ctx context.Context, name string) (uint64, error)
+	AdvanceRevision(ctx context.Context, name string, rv uint64) error
 }
 
 var _ Store = (*state.Store)(nil)
@@ -62,6 +65,8 @@ type Config struct {
 	// BatchIdle is how long after the newest queue message a run waits before its snapshot, so a burst
 	// of pods is solved at once (see Handle); DefaultBatchIdle when zero, none when negative.
 	BatchIdle time.Duration
+	// Retry says how soon a batch handed back to SQS comes again (see BatchResponse).
+	Retry sqsbatch.Policy
 }
 
 // Dependencies are the adapters a run goes through. The catalog (DescribeInstanceTypes and offerings)
@@ -83,6 +88,12 @@ type Dependencies struct {
 	// SpotPrices, when set, loads the stored spot price table into Prices before a run prices offerings
 	// (StoredSpotPrices reads it at most once a minute); nil leaves Prices as they are.
 	SpotPrices SpotPriceSource
+	// Pods reads the pods a queue batch names, to tell whether completed runs saw them (see Handle);
+	// nil judges them by when their messages were sent.
+	Pods PodReader
+	// Visibility makes a batch handed back to SQS visible again in seconds; nil leaves it to the
+	// queue's visibility timeout.
+	Visibility sqsbatch.VisibilityChanger
 }
 
 // Provisioner runs provisioning: one solve over the whole cluster and the launches it asks for. It is
@@ -174,7 +185,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 	pods := append(provisionablePods(snap), reschedulablePods(snap, disrupted)...)
 	rep.PendingPods = len(pods)
 	if len(pods) == 0 {
-		p.markSnapshot(ctx, snapshotAt, rep)
+		p.markSnapshot(ctx, snapshotAt, snap.PodsResourceVersion, rep)
 		return nil
 	}
 	cat, err := p.readCatalog(ctx)
@@ -230,7 +241,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 	}
 	p.recordUnschedulable(ctx, runID, plan.Unschedulable, rep)
 	if len(rep.Skipped) == 0 { // skipped pods still need a run; every other pod was decided on
-		p.markSnapshot(ctx, snapshotAt, rep)
+		p.markSnapshot(ctx, snapshotAt, snap.PodsResourceVersion, rep)
 	}
 	return nil
 }

@@ -26,7 +26,18 @@ type Trigger struct {
 	// Urgent is set when a message asks for replacement capacity for a disrupted claim (an interruption's
 	// deadline is running): the run does not wait for a burst to settle.
 	Urgent bool
+	// Pods are the pods the webhook's messages name; Others counts the messages that name none
+	// (replacement requests, anything else) and NewestOther is when the newest of those was sent (zero
+	// when one of them does not say).
+	Pods        []PodKey
+	Others      int
+	NewestOther time.Time
+	// Receives is the most times SQS has delivered one of the batch's messages.
+	Receives int
 }
+
+// PodKey names a pod the webhook reported pending.
+type PodKey struct{ Namespace, Name, UID string }
 
 // Queue reports whether the trigger is a queue batch.
 func (t Trigger) Queue() bool { return t.Messages > 0 }
@@ -39,11 +50,13 @@ func TriggerOf(payload []byte) Trigger {
 		return Trigger{}
 	}
 	t := Trigger{Messages: len(batch.Records)}
-	timed := true
+	timed, othersTimed := true, true
 	for _, m := range batch.Records {
 		var body struct {
 			Claim      string    `json:"claim"`      // an interruption's replacement request
 			ObservedAt time.Time `json:"observedAt"` // every message the webhook and interruption send
+			// The webhook's pod reference.
+			Namespace, Name, UID string
 		}
 		_ = json.Unmarshal([]byte(m.Body), &body) // a body that is not ours is only a wake-up call
 		t.Urgent = t.Urgent || body.Claim != ""
@@ -51,15 +64,30 @@ func TriggerOf(payload []byte) Trigger {
 		if ms, err := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64); err == nil && ms > 0 {
 			sent = time.UnixMilli(ms)
 		}
+		if n, err := strconv.Atoi(m.Attributes["ApproximateReceiveCount"]); err == nil && n > t.Receives {
+			t.Receives = n
+		}
 		if sent.IsZero() {
 			timed = false // one message without a time: never coalesce the batch
 		}
 		if sent.After(t.NewestSent) {
 			t.NewestSent = sent
 		}
+		if body.Claim == "" && body.Namespace != "" && body.Name != "" {
+			t.Pods = append(t.Pods, PodKey{Namespace: body.Namespace, Name: body.Name, UID: body.UID})
+			continue
+		}
+		t.Others++
+		othersTimed = othersTimed && !sent.IsZero()
+		if sent.After(t.NewestOther) {
+			t.NewestOther = sent
+		}
 	}
 	if !timed {
 		t.NewestSent = time.Time{}
+	}
+	if !othersTimed {
+		t.NewestOther = time.Time{}
 	}
 	return t
 }
@@ -67,34 +95,18 @@ func TriggerOf(payload []byte) Trigger {
 // Outcome is what Handle did with a trigger.
 type Outcome struct {
 	Trigger Trigger
-	// Coalesced is true when the batch was acknowledged without a run: a run that started its snapshot
-	// after the newest message was sent has completed (Mark is that snapshot's start).
+	// Coalesced is true when the batch was acknowledged without a run: completed runs already saw what
+	// its messages are about (see satisfied; Mark is the last complete snapshot's start).
 	Coalesced bool
 	Mark      time.Time
-	Report    Report
-	Err       error
-}
-
-// Handle runs provisioning for a trigger, or coalesces it into a run that already saw its pods. A
-// schedule always runs (it is the backstop for anything a message could not say). A mark that cannot be
-// read never coalesces: a spare run costs a solve, a missed one costs a pod.
-//
-// A queue run lets a burst of pending pods finish arriving before its snapshot: kube-scheduler marks a
-// scaled-up deployment's pods one by one as the ReplicaSet creates them, and one solve over all of them
-// packs better than one per message batch. Holding the lease, the run waits until BatchIdle has passed
-// since the newest message was sent (never longer than BatchIdle); the schedule and replacement requests
-// (an interruption's clock is running) never wait.
-func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outcome {
-	out := Outcome{Trigger: t}
-	if t.Queue() && !t.NewestSent.IsZero() {
-		mark, err := p.deps.Store.Mark(ctx, SnapshotMark)
-		if err == nil && t.NewestSent.Before(mark) {
-			return Outcome{Trigger: t, Coalesced: true, Mark: mark}
-		}
-		out.Mark = mark
-	}
-	out.Report, out.Err = p.runAfter(ctx, runID, quietWait(t, p.deps.Now(), p.cfg.BatchIdle))
-	return out
+	// Report is the last run's; Runs counts the runs Handle tried (one that found the lease held
+	// included).
+	Report Report
+	Runs   int
+	Err    error
+	// Unsatisfied is set when the invocation ran out of time before a completed run had seen every pod
+	// the batch names as it is now: the messages should come back (see BatchResponse).
+	Unsatisfied bool
 }
 
 // quietWait is how long a run for t, starting at now, waits before its snapshot.
@@ -105,9 +117,17 @@ func quietWait(t Trigger, now time.Time, idle time.Duration) time.Duration {
 	return max(min(t.NewestSent.Add(idle).Sub(now), idle), 0)
 }
 
-// markSnapshot records that a run over a snapshot taken at start completed.
-func (p *Provisioner) markSnapshot(ctx context.Context, start time.Time, rep *Report) {
+// markSnapshot records that a run over a snapshot taken at start, whose pods were listed at revision
+// podsRV, completed.
+func (p *Provisioner) markSnapshot(ctx context.Context, start time.Time, podsRV string, rep *Report) {
 	if err := p.deps.Store.AdvanceMark(ctx, SnapshotMark, start); err != nil {
 		rep.Errors = append(rep.Errors, fmt.Sprintf("recording the snapshot mark: %v", err))
+	}
+	rv, err := strconv.ParseUint(podsRV, 10, 64)
+	if err != nil {
+		return // revisions that are not numbers: batches are judged by when their messages were sent
+	}
+	if err := p.deps.Store.AdvanceRevision(ctx, PodsRevision, rv); err != nil {
+		rep.Errors = append(rep.Errors, fmt.Sprintf("recording the snapshot revision: %v", err))
 	}
 }

@@ -11,22 +11,26 @@ import (
 	"github.com/nodewright/nodewright/shared/provisioning"
 )
 
-// provisionerHandler is the provisioner function's queue handler: one coalesced run per batch, every
-// message acknowledged (functions/provisioner does the same around Provisioner.Handle).
+// provisionerHandler is the provisioner function's queue handler, as functions/provisioner wraps
+// Provisioner.Handle: runs until completed runs saw the batch's pods, every message acknowledged unless
+// the invocation gave up unsatisfied (BatchResponse).
 func (s *Sandbox) provisionerHandler(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		s.fail(fmt.Errorf("provisioner: encoding the batch: %w", err))
 		return events.SQSEventResponse{}
 	}
-	s.provision(ctx, provisioning.TriggerOf(payload))
-	return events.SQSEventResponse{}
+	out := s.provision(ctx, provisioning.TriggerOf(payload))
+	if !out.Unsatisfied {
+		return events.SQSEventResponse{}
+	}
+	return s.Provisioner.BatchResponse(ctx, ev, out)
 }
 
 // backstop is the provisioner's one-minute schedule.
 func (s *Sandbox) backstop(ctx context.Context) { s.provision(ctx, provisioning.Trigger{}) }
 
-func (s *Sandbox) provision(ctx context.Context, t provisioning.Trigger) {
+func (s *Sandbox) provision(ctx context.Context, t provisioning.Trigger) provisioning.Outcome {
 	s.mu.Lock()
 	s.stats.ProvisionerInvocations++
 	n := s.stats.ProvisionerInvocations
@@ -64,6 +68,10 @@ func (s *Sandbox) provision(ctx context.Context, t provisioning.Trigger) {
 			s.fail(fmt.Errorf("provisioner: %s", strings.Join(rep.Errors, "; ")))
 		}
 	}
+	if out.Runs > 1 || out.Unsatisfied {
+		s.Timeline.Printf("provisioner", "%s: %d runs until a snapshot showed its pods as they are (satisfied: %t)", what, out.Runs, !out.Unsatisfied)
+	}
+	return out
 }
 
 // lifecyclePass is the lifecycle function: registration, initialization and repairs.

@@ -350,13 +350,16 @@ func (s *Sandbox) Close() {
 // Each function that launches (the provisioner, the disruption function) gets its own, as in Lambda;
 // seed tells their claim-name draws apart.
 func (s *Sandbox) newProvisioner(prices *pricing.Provider, seed uint64) *provisioning.Provisioner {
+	snapshots := kube.NewSnapshotter(s.FunctionsClient, kube.SnapshotOptions{})
 	return provisioning.New(provisioning.Config{
 		Cluster: launchtemplate.Cluster{Name: Cluster, Endpoint: s.CP.Config.Host, CABundle: base64.StdEncoding.EncodeToString(s.CP.Config.CAData),
 			ServiceCIDR: "10.0.0.0/24", DNSIP: "10.0.0.10"},
 		KubernetesVersion: "1.34",
 	}, provisioning.Dependencies{
 		Store:       s.Store,
-		Cluster:     kube.NewSnapshotter(s.FunctionsClient, kube.SnapshotOptions{}),
+		Cluster:     snapshots,
+		Pods:        snapshots,
+		Visibility:  s.SQS,
 		NodeClasses: nodeclass.New(s.EC2, ssm.NewFromConfig(s.AWS), iam.NewFromConfig(s.AWS), Cluster, "us-east-1", time.Now),
 		Catalog:     s.EC2,
 		Prices:      prices,

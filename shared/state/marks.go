@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -55,4 +56,47 @@ func (s *Store) Mark(ctx context.Context, name string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("mark %s: %w", name, err)
 	}
 	return time.UnixMilli(ms), nil
+}
+
+// ProvisionerPodsRevision is the API server revision the pods of the provisioner's last complete snapshot
+// were listed at. A pod whose current resourceVersion is at or below it was in that snapshot as it is now.
+const ProvisionerPodsRevision = "provisioner-pods-revision"
+
+// AdvanceRevision moves the named revision mark to rv unless it already stands at or after it, like
+// AdvanceMark.
+func (s *Store) AdvanceRevision(ctx context.Context, name string, rv uint64) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       key(markPartition, name),
+		UpdateExpression:          aws.String("SET #rv = :rv"),
+		ConditionExpression:       aws.String("attribute_not_exists(#rv) OR #rv < :rv"),
+		ExpressionAttributeNames:  map[string]string{"#rv": "rv"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":rv": &types.AttributeValueMemberN{Value: strconv.FormatUint(rv, 10)}},
+	})
+	var failed *types.ConditionalCheckFailedException
+	if errors.As(err, &failed) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("advancing revision %s: %w", name, err)
+	}
+	return nil
+}
+
+// Revision reads the named revision mark; 0 when it was never set.
+func (s *Store) Revision(ctx context.Context, name string) (uint64, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(markPartition, name),
+		ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return 0, fmt.Errorf("reading revision %s: %w", name, err)
+	}
+	n, ok := out.Item["rv"].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, nil
+	}
+	rv, err := strconv.ParseUint(n.Value, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("revision %s: %q is not a revision: %w", name, n.Value, err)
+	}
+	return rv, nil
 }

@@ -1,0 +1,171 @@
+package provisioning
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/nodewright/nodewright/shared/sqsbatch"
+	"github.com/nodewright/nodewright/shared/state"
+)
+
+// PodReader reads one pod as the API server has it now; *kube.Snapshotter satisfies it.
+type PodReader interface {
+	Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
+}
+
+// PodsRevision is the state-table mark of the API server revision the last complete run's pods were
+// listed at.
+const PodsRevision = state.ProvisionerPodsRevision
+
+// Timing of Handle's loop.
+const (
+	// leaseWait is how long Handle waits before looking again while another run holds the lease.
+	leaseWait = 500 * time.Millisecond
+	// rerunPause separates two runs of one invocation, so a pod status being written settles.
+	rerunPause = 200 * time.Millisecond
+	// MaxRunsPerBatch bounds the runs one queue batch gets in one invocation, deadline or not.
+	MaxRunsPerBatch = 5
+	// MaxUnsatisfiedReceives bounds how often a batch that could not be satisfied is handed back to SQS:
+	// below the provisioning queue's maxReceiveCount (5), so a pod that changes all the time never sends
+	// its wake-up to the dead-letter queue; the backstop schedule covers it then.
+	MaxUnsatisfiedReceives = 3
+)
+
+// Handle runs provisioning for a trigger, or coalesces it into runs that already saw what it is about.
+// The schedule always runs once (it is the backstop for anything a message could not say).
+//
+// A queue batch is satisfied only by completed runs whose snapshots show each pod it names as the pod
+// is now (bound, gone, or at a resourceVersion the snapshot's pod list had reached) — not merely by a
+// run that started after the message was sent: the webhook is called before the API server stores the
+// pod's Unschedulable status, so a snapshot begun after the message may still show the pod without it.
+// Messages that name no pod (replacement requests) are satisfied by a complete snapshot begun after they
+// were sent. Until the batch is satisfied Handle runs again (waiting while another run holds the lease),
+// up to MaxRunsPerBatch times and as long as the invocation leaves LaunchMargin; then it gives up with
+// Unsatisfied set. A lease, mark or
+// pod that cannot be read never satisfies: a spare run costs a solve, a missed one costs a pod.
+//
+// A queue run lets a burst of pending pods finish arriving before its snapshot: kube-scheduler marks a
+// scaled-up deployment's pods one by one as the ReplicaSet creates them, and one solve over all of them
+// packs better than one per message batch. Holding the lease, the first run waits until BatchIdle has
+// passed since the newest message was sent (never longer than BatchIdle); the schedule, later runs and
+// replacement requests (an interruption's clock is running) never wait.
+func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outcome {
+	out := Outcome{Trigger: t}
+	if t.Queue() {
+		ok, mark := p.satisfied(ctx, t)
+		if ok {
+			return Outcome{Trigger: t, Coalesced: true, Mark: mark}
+		}
+		out.Mark = mark
+	}
+	quiet := quietWait(t, p.deps.Now(), p.cfg.BatchIdle)
+	for {
+		out.Runs++
+		out.Report, out.Err = p.runAfter(ctx, fmt.Sprintf("%s#%d", runID, out.Runs), quiet)
+		if !t.Queue() || out.Err != nil {
+			return out // a failed run is retried by the backstop; the pods stay pending
+		}
+		if ok, _ := p.satisfied(ctx, t); ok {
+			return out
+		}
+		if out.Runs >= MaxRunsPerBatch || !p.timeForAnotherRun(ctx) {
+			out.Unsatisfied = true
+			return out
+		}
+		quiet = 0
+		pause := rerunPause
+		if !out.Report.Lease {
+			pause = leaseWait
+		}
+		if sqsbatchSleep(ctx, pause) != nil {
+			out.Unsatisfied = true
+			return out
+		}
+	}
+}
+
+// satisfied reports whether completed runs already saw what t is about (see Handle), and the snapshot
+// mark it read.
+func (p *Provisioner) satisfied(ctx context.Context, t Trigger) (bool, time.Time) {
+	mark, err := p.deps.Store.Mark(ctx, SnapshotMark)
+	if err != nil {
+		return false, mark
+	}
+	seenByTime := func(sent time.Time) bool { return !sent.IsZero() && sent.Before(mark) }
+	if t.Others > 0 && !seenByTime(t.NewestOther) {
+		return false, mark
+	}
+	if len(t.Pods) == 0 {
+		return true, mark
+	}
+	var rv uint64
+	if p.deps.Pods != nil {
+		if rv, err = p.deps.Store.Revision(ctx, PodsRevision); err != nil {
+			return false, mark
+		}
+	}
+	if rv == 0 { // no pod reader, or no revision recorded yet: judge the pods by when they were sent
+		return seenByTime(t.NewestSent), mark
+	}
+	for _, k := range t.Pods {
+		pod, err := p.deps.Pods.Pod(ctx, k.Namespace, k.Name)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue // gone
+		case err != nil:
+			return false, mark
+		case k.UID != "" && string(pod.UID) != k.UID, pod.Spec.NodeName != "":
+			continue // another pod of that name, or bound
+		}
+		v, err := strconv.ParseUint(pod.ResourceVersion, 10, 64)
+		if err != nil || v > rv {
+			return false, mark
+		}
+	}
+	return true, mark
+}
+
+// timeForAnotherRun reports whether the invocation leaves a run time to launch: LaunchMargin.
+func (p *Provisioner) timeForAnotherRun(ctx context.Context) bool {
+	deadline, ok := ctx.Deadline()
+	return ctx.Err() == nil && (!ok || deadline.Sub(p.deps.Now()) > p.cfg.LaunchMargin)
+}
+
+// BatchResponse is the Lambda answer for a provisioning queue batch Handle worked on: every message is
+// acknowledged — a failed run leaves its pods pending for the backstop, and a failed batch would only hold
+// up the FIFO group — except when Handle gave up unsatisfied and the batch has been received fewer than
+// MaxUnsatisfiedReceives times: then every message is handed back (a FIFO group is redelivered in order)
+// and made visible again in seconds, so the runs that see its pods come at once, not from the backstop.
+func (p *Provisioner) BatchResponse(ctx context.Context, ev events.SQSEvent, out Outcome) events.SQSEventResponse {
+	var resp events.SQSEventResponse
+	if !out.Unsatisfied || out.Trigger.Receives >= MaxUnsatisfiedReceives {
+		return resp
+	}
+	for _, m := range ev.Records {
+		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+	}
+	if p.deps.Visibility != nil && len(ev.Records) > 0 {
+		if url, err := sqsbatch.QueueURL(ev.Records[0]); err == nil {
+			_ = p.cfg.Retry.Requeue(ctx, p.deps.Visibility, url, ev.Records) // else back after the visibility timeout
+		}
+	}
+	return resp
+}
+
+// sqsbatchSleep waits d or until ctx ends.
+func sqsbatchSleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
