@@ -113,6 +113,7 @@ func TestABatchIsSatisfiedOnlyByASnapshotThatShowsItsPods(t *testing.T) {
 	before := cluster.runs()
 	out = w.p.Handle(context.Background(), "run-3", triggerOf(t, podBatch(t, 1, "web-0")))
 	assert.True(t, out.Coalesced, "a later message about the same pod, unchanged since: no run")
+	assert.Equal(t, before, cluster.runs())
 	pods.pods["shop/web-0"] = pendingAt("web-0", "uid-web-0", 130)
 	out = w.p.Handle(context.Background(), "run-4", triggerOf(t, podBatch(t, 1, "web-0")))
 	assert.False(t, out.Coalesced, "the pod changed after the last snapshot")
