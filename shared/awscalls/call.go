@@ -17,6 +17,8 @@ const EnvDir = "NODEWRIGHT_AWS_CALLS"
 type Call struct {
 	// Function is the Lambda function whose code made the call (provisioner, lifecycle, ...).
 	Function string `json:"function"`
+	// Deployment is the ID of the Deployment the call ran against.
+	Deployment string `json:"deployment"`
 	// Service and Operation are the SDK's service id and operation name (EC2, CreateFleet).
 	Service   string `json:"service"`
 	Operation string `json:"operation"`

@@ -28,15 +28,18 @@ func functionOf(ctx context.Context) string {
 
 // Instrument returns a copy of cfg whose clients record each call into $NODEWRIGHT_AWS_CALLS, or cfg
 // unchanged when that is unset. function labels every call; with "" only calls whose context carries
-// WithFunction's label are recorded (the others are a test's own set-up). account is the account the
-// ARNs name (moto's). Tags of existing resources are read at call time through cfg's own, unrecorded
-// clients.
-func Instrument(cfg aws.Config, account, function string) aws.Config {
+// WithFunction's label are recorded (the others are a test's own set-up). d is what the calls run
+// against; its account is the one the ARNs name (moto's). Tags of existing resources are read at call
+// time through cfg's own, unrecorded clients.
+func Instrument(cfg aws.Config, d Deployment, function string) aws.Config {
 	dir := os.Getenv(EnvDir)
 	if dir == "" {
 		return cfg
 	}
-	r := &recorder{function: function, out: sink(dir), auth: newAuthorizer(cfg, account)}
+	if err := d.save(dir); err != nil {
+		panic(fmt.Sprintf("awscalls: saving the deployment into %s: %v", dir, err))
+	}
+	r := &recorder{function: function, deployment: d.ID(), out: sink(dir), auth: newAuthorizer(cfg, d.Account)}
 	out := cfg.Copy()
 	out.APIOptions = append(append([]func(*middleware.Stack) error{}, cfg.APIOptions...), func(s *middleware.Stack) error {
 		return s.Initialize.Add(r, middleware.After)
@@ -47,9 +50,10 @@ func Instrument(cfg aws.Config, account, function string) aws.Config {
 // recorder is the middleware: it works out the call's checks before the call (a deleted resource's
 // tags are gone afterwards) and writes the call once it returned.
 type recorder struct {
-	function string
-	out      *file
-	auth     *authorizer
+	function   string
+	deployment string
+	out        *file
+	auth       *authorizer
 }
 
 func (r *recorder) ID() string { return "nodewright.awscalls" }
@@ -65,7 +69,7 @@ func (r *recorder) HandleInitialize(ctx context.Context, in middleware.Initializ
 	}
 	service, op := awsmiddleware.GetServiceID(ctx), awsmiddleware.GetOperationName(ctx)
 	region := awsmiddleware.GetRegion(ctx)
-	call := Call{Function: fn, Service: service, Operation: op}
+	call := Call{Function: fn, Deployment: r.deployment, Service: service, Operation: op}
 	// The look-ups run on clients without this middleware, under a context without the label.
 	checks, lookupErr := r.auth.checks(context.WithoutCancel(WithFunction(ctx, "")), region, service, op, in.Parameters)
 	call.Checks = checks

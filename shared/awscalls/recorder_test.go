@@ -30,7 +30,8 @@ func TestRecordsWhatIAMAuthorises(t *testing.T) {
 	ctx := context.Background()
 	moto := awstest.Shared(t)
 	plain := moto.Config()
-	cfg := awscalls.Instrument(plain, awstest.AccountID, "")
+	d := awscalls.Deployment{Cluster: "prod", Account: awstest.AccountID, Table: "calls", Manifests: "# none"}
+	cfg := awscalls.Instrument(plain, d, "")
 	fn := awscalls.WithFunction(ctx, "termination")
 
 	db := dynamodb.NewFromConfig(plain)
@@ -68,15 +69,19 @@ func TestRecordsWhatIAMAuthorises(t *testing.T) {
 			Tags: []ec2types.Tag{{Key: aws.String("nodewright.sh/cluster"), Value: aws.String("prod")}}}}})
 	require.NoError(t, err)
 	id := aws.ToString(run.Instances[0].InstanceId)
-	_, err = ec2.NewFromConfig(awscalls.Instrument(plain, awstest.AccountID, "lifecycle")).TerminateInstances(ctx,
+	_, err = ec2.NewFromConfig(awscalls.Instrument(plain, d, "lifecycle")).TerminateInstances(ctx,
 		&ec2.TerminateInstancesInput{InstanceIds: []string{id}})
 	require.NoError(t, err)
 
 	calls, err := awscalls.ReadDir(dir)
 	require.NoError(t, err)
+	deployments, err := awscalls.ReadDeployments(dir)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]awscalls.Deployment{d.ID(): d}, deployments)
 	var got []string
 	for _, c := range calls {
 		for _, ch := range c.Checks {
+			assert.Equal(t, d.ID(), c.Deployment)
 			got = append(got, c.Function+" "+c.Operation+": "+ch.String())
 		}
 	}

@@ -62,7 +62,8 @@ func (t *tagReader) ec2Tags(r *request, ids []string) map[string]map[string]stri
 
 // profileTags returns the aws:ResourceTag keys of an instance profile.
 func (r *request) profileTags(name string) map[string][]string {
-	out, err := r.tags.iamc.ListInstanceProfileTags(r.ctx, &iam.ListInstanceProfileTagsInput{InstanceProfileName: aws.String(name)})
+	// GetInstanceProfile returns the tags too (moto does not implement ListInstanceProfileTags).
+	out, err := r.tags.iamc.GetInstanceProfile(r.ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(name)})
 	if err != nil {
 		if !notFound(err) {
 			r.lookups = append(r.lookups, fmt.Sprintf("tags of instance profile %s: %v", name, err))
@@ -70,7 +71,7 @@ func (r *request) profileTags(name string) map[string][]string {
 		return nil
 	}
 	tags := map[string]string{}
-	for _, tag := range out.Tags {
+	for _, tag := range out.InstanceProfile.Tags {
 		tags[aws.ToString(tag.Key)] = aws.ToString(tag.Value)
 	}
 	return tagContext(nil, "aws:ResourceTag", tags)

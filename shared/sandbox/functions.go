@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/provisioning"
 )
 
@@ -27,6 +28,7 @@ func (s *Sandbox) provisionerHandler(ctx context.Context, ev events.SQSEvent) ev
 func (s *Sandbox) backstop(ctx context.Context) { s.provision(ctx, provisioning.Trigger{}) }
 
 func (s *Sandbox) provision(ctx context.Context, t provisioning.Trigger) {
+	ctx = awscalls.WithFunction(ctx, "provisioner")
 	s.mu.Lock()
 	s.stats.ProvisionerInvocations++
 	n := s.stats.ProvisionerInvocations
@@ -68,6 +70,7 @@ func (s *Sandbox) provision(ctx context.Context, t provisioning.Trigger) {
 
 // lifecyclePass is the lifecycle function: registration, initialization and repairs.
 func (s *Sandbox) lifecyclePass(ctx context.Context) {
+	ctx = awscalls.WithFunction(ctx, "lifecycle")
 	rep, err := s.Lifecycle.Run(ctx, "lifecycle")
 	if err != nil {
 		s.fail(fmt.Errorf("lifecycle: %w", err))

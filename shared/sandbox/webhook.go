@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/footprint"
 	"github.com/nodewright/nodewright/shared/podwebhook"
 )
@@ -38,7 +39,7 @@ func startWebhook(intake *podwebhook.Intake) *webhook {
 			http.Error(rw, "reading body", http.StatusBadRequest)
 			return
 		}
-		res := intake.Handle(r.Context(), r.URL.Path, body)
+		res := intake.Handle(awscalls.WithFunction(r.Context(), "webhook"), r.URL.Path, body)
 		rw.Header().Set("Content-Type", "application/json")
 		rw.WriteHeader(res.Status)
 		_, _ = rw.Write(res.Body)
