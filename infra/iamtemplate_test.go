@@ -2,15 +2,14 @@ package main
 
 import (
 	"encoding/json"
-	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/nodewright/nodewright/shared/awscalls"
 )
