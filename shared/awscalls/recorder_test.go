@@ -10,6 +10,8 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/assert"
@@ -73,6 +75,16 @@ func TestRecordsWhatIAMAuthorises(t *testing.T) {
 		&ec2.TerminateInstancesInput{InstanceIds: []string{id}})
 	require.NoError(t, err)
 
+	plainIAM := iam.NewFromConfig(plain)
+	_, err = plainIAM.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String("nodewright_prod_1"),
+		Tags: []iamtypes.Tag{{Key: aws.String("nodewright.sh/cluster"), Value: aws.String("prod")}}})
+	require.NoError(t, err)
+	_, err = plainIAM.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("node"), AssumeRolePolicyDocument: aws.String(`{"Version":"2012-10-17","Statement":[]}`)})
+	require.NoError(t, err)
+	_, err = iam.NewFromConfig(cfg).AddRoleToInstanceProfile(fn, &iam.AddRoleToInstanceProfileInput{
+		InstanceProfileName: aws.String("nodewright_prod_1"), RoleName: aws.String("node")})
+	require.NoError(t, err)
+
 	calls, err := awscalls.ReadDir(dir)
 	require.NoError(t, err)
 	deployments, err := awscalls.ReadDeployments(dir)
@@ -93,5 +105,8 @@ func TestRecordsWhatIAMAuthorises(t *testing.T) {
 		"termination SendMessageBatch: sqs:SendMessage on arn:aws:sqs:us-east-1:123456789012:calls",
 		"lifecycle TerminateInstances: ec2:TerminateInstances on arn:aws:ec2:us-east-1:123456789012:instance/" + id +
 			" [aws:ResourceTag/nodewright.sh/cluster=prod]",
+		"termination AddRoleToInstanceProfile: iam:AddRoleToInstanceProfile on arn:aws:iam::123456789012:instance-profile/nodewright_prod_1" +
+			" [aws:ResourceTag/nodewright.sh/cluster=prod]",
+		"termination AddRoleToInstanceProfile: iam:PassRole on arn:aws:iam::123456789012:role/node [iam:PassedToService=ec2.amazonaws.com]",
 	}, got)
 }

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/awstest"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
@@ -31,6 +32,26 @@ import (
 )
 
 const testCluster = "demo"
+
+// deployedConfig is the configuration the CDK app would be deployed with for these tests (its
+// EC2NodeClass only shapes the launching roles).
+const deployedConfig = `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  role: KarpenterNodeRole-demo
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+`
 
 // world is one test's moto (state table, termination queue, the claim's instance) and local control
 // plane (a Ready Node in a fresh namespace, a stand-in kubelet), with the Service wired to both.
@@ -114,10 +135,16 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	// These tests are about the drain: a provisioning run has already placed the pods elsewhere (a mark
 	// later than any drain start here), so the replacement gate is open; TestGate covers the gate.
 	require.NoError(t, w.store.AdvanceMark(context.Background(), ReplacementMark, time.Now().Add(time.Hour)))
+	// The function's own AWS clients: with $NODEWRIGHT_AWS_CALLS set their calls are recorded for infra's
+	// IAM proof (the world's set-up and checks are not).
+	fn := awscalls.Instrument(cfg, awscalls.Deployment{Cluster: testCluster, Account: awstest.AccountID, Table: "state",
+		Manifests: deployedConfig, Queues: map[string]string{"Termination": "termination", "Provisioning": "provisioning-" + w.ns + ".fifo",
+			"DisruptionWake": "disruption-" + w.ns}}, // the queue TestRemovedClaimWakesTheDisruptionFunctionOnce creates
+		"termination")
 	w.svc = NewService(Config{QueueURL: w.queueURL, ProvisioningQueueURL: w.provisioningURL, ClusterName: testCluster, ProgressDelay: time.Second, BlockedDelay: 2 * time.Second,
 		VolumeDetachWait: 3 * time.Second, Log: slog.New(slog.NewJSONHandler(w.logs, nil))},
-		Deps{Store: w.store, Kube: client, Actions: actions, Instances: instance.New(w.ec2, testCluster),
-			Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: "termination-test"}), Queue: w.sqs, Now: time.Now})
+		Deps{Store: state.New(state.NewClient(fn), "state"), Kube: client, Actions: actions, Instances: instance.New(ec2.NewFromConfig(fn), testCluster),
+			Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: "termination-test"}), Queue: sqs.NewFromConfig(fn), Now: time.Now})
 	w.kubelet = startKubelet(t, client, w.node)
 	t.Cleanup(func() {
 		if t.Failed() {
