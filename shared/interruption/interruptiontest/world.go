@@ -94,6 +94,7 @@ spec:
   template:
     spec:
       nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]
 ---
 apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
