@@ -208,6 +208,13 @@ func (r *request) iam(params interface{}) bool {
 			map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}})
 	case *iam.RemoveRoleFromInstanceProfileInput:
 		r.add("iam:RemoveRoleFromInstanceProfile", profile(in.InstanceProfileName), r.profileTags(aws.ToString(in.InstanceProfileName)))
+	case *iam.ListInstanceProfilesInput:
+		// IAM authorises a list by the path it covers.
+		path := "/"
+		if in.PathPrefix != nil {
+			path = *in.PathPrefix
+		}
+		r.add("iam:ListInstanceProfiles", r.arn("iam", "", r.account, "instance-profile"+path), nil)
 	case *iam.DeleteInstanceProfileInput:
 		r.add("iam:DeleteInstanceProfile", profile(in.InstanceProfileName), r.profileTags(aws.ToString(in.InstanceProfileName)))
 	default:

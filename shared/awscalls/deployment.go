@@ -79,3 +79,24 @@ func ReadDeployments(dir string) (map[string]Deployment, error) {
 	}
 	return out, nil
 }
+
+// SampleManifests is a NodePool and EC2NodeClass for the Deployment of a test whose configuration does
+// not matter to the roles it exercises (only the EC2NodeClass's role shapes the launching roles).
+const SampleManifests = `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  role: KarpenterNodeRole-demo
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+`

@@ -33,27 +33,6 @@ import (
 
 const testCluster = "demo"
 
-// deployedConfig is the configuration the CDK app would be deployed with for these tests (its
-// EC2NodeClass only shapes the launching roles).
-const deployedConfig = `apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  role: KarpenterNodeRole-demo
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-`
-
 // world is one test's moto (state table, termination queue, the claim's instance) and local control
 // plane (a Ready Node in a fresh namespace, a stand-in kubelet), with the Service wired to both.
 type world struct {
@@ -139,7 +118,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	// The function's own AWS clients: with $NODEWRIGHT_AWS_CALLS set their calls are recorded for infra's
 	// IAM proof (the world's set-up and checks are not).
 	fn := awscalls.Instrument(cfg, awscalls.Deployment{Cluster: testCluster, Account: awstest.AccountID, Table: "state",
-		Manifests: deployedConfig, Queues: map[string]string{"Termination": "termination", "Provisioning": "provisioning-" + w.ns + ".fifo",
+		Manifests: awscalls.SampleManifests, Queues: map[string]string{"Termination": "termination", "Provisioning": "provisioning-" + w.ns + ".fifo",
 			"DisruptionWake": "disruption-" + w.ns}}, // the queue TestRemovedClaimWakesTheDisruptionFunctionOnce creates
 		"termination")
 	w.svc = NewService(Config{QueueURL: w.queueURL, ProvisioningQueueURL: w.provisioningURL, ClusterName: testCluster, ProgressDelay: time.Second, BlockedDelay: 2 * time.Second,

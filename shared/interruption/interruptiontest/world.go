@@ -79,32 +79,11 @@ func NewWorld(t testing.TB) *World {
 	std, err := w.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("termination")})
 	require.NoError(t, err)
 	w.ProvisioningURL, w.TerminationURL = aws.ToString(fifo.QueueUrl), aws.ToString(std.QueueUrl)
-	fn := awscalls.Instrument(cfg, awscalls.Deployment{Cluster: Cluster, Account: awstest.AccountID, Table: "state", Manifests: deployedConfig,
+	fn := awscalls.Instrument(cfg, awscalls.Deployment{Cluster: Cluster, Account: awstest.AccountID, Table: "state", Manifests: awscalls.SampleManifests,
 		Queues: map[string]string{"Provisioning": "provisioning.fifo", "Termination": "termination"}}, "interruption")
 	w.FunctionStore, w.FunctionSQS = state.New(state.NewClient(fn), "state", state.WithClock(w.Clock.Now)), sqs.NewFromConfig(fn)
 	return w
 }
-
-// deployedConfig is the configuration the CDK app would be deployed with for these tests (its
-// EC2NodeClass only shapes the launching roles).
-const deployedConfig = `apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  role: KarpenterNodeRole-demo
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-`
 
 // Drain receives and deletes every message of the queue and returns their bodies.
 func (w *World) Drain(t testing.TB, url string) []string {
