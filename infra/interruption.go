@@ -31,7 +31,9 @@ func NewInterruption(scope constructs.Construct, id string, p WorkerProps, q Int
 	timeout := awscdk.Duration_Seconds(jsii.Number(30))
 	fn := newWorker(c, "Handler", p, workerSpec{
 		name: "interruption", timeout: timeout, memoryMB: 512,
-		stateAccess: append(append([]string{}, stateRead...), stateWrite...),
+		// No UpdateItem: it takes no lease and advances no mark; claims, dedupe records, unavailable
+		// offerings and decisions are written with (conditional) PutItem.
+		stateAccess: append(append([]string{}, stateRead...), "dynamodb:PutItem"),
 		extraEnv: map[string]*string{
 			"NODEWRIGHT_PROVISIONING_QUEUE_URL": q.Provisioning.QueueUrl(),
 			"NODEWRIGHT_TERMINATION_QUEUE_URL":  q.Termination.QueueUrl(),
