@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -156,4 +157,22 @@ func exactID(t *testing.T, cfn cfnTemplate, typ, prefix string) string {
 	}
 	require.Failf(t, "missing resource", "no %s %s<hash>", typ, prefix)
 	return ""
+}
+
+// grantedActions lists the actions a policy names, sorted.
+func grantedActions(stmts []awscalls.Statement) []string {
+	set := map[string]bool{}
+	for _, s := range stmts {
+		if s.Effect == "Allow" {
+			for _, a := range s.Actions {
+				set[a] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for a := range set {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
@@ -186,24 +185,6 @@ func policyStatements(raw []map[string]interface{}, env cfnEnv) ([]awscalls.Stat
 		out = append(out, st)
 	}
 	return out, nil
-}
-
-// grantedActions lists the actions a policy names, sorted.
-func grantedActions(stmts []awscalls.Statement) []string {
-	set := map[string]bool{}
-	for _, s := range stmts {
-		if s.Effect == "Allow" {
-			for _, a := range s.Actions {
-				set[a] = true
-			}
-		}
-	}
-	out := make([]string, 0, len(set))
-	for a := range set {
-		out = append(out, a)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // TestCfnEnvResolvesWhatRolePoliciesUse: the intrinsics CDK renders ARNs with resolve against the bound
