@@ -31,6 +31,7 @@ func NewInterruption(scope constructs.Construct, id string, p WorkerProps, q Int
 	timeout := awscdk.Duration_Seconds(jsii.Number(30))
 	fn := newWorker(c, "Handler", p, workerSpec{
 		name: "interruption", timeout: timeout, memoryMB: 512, reserved: interruptionConcurrency,
+		// UpdateItem: a failed attempt gives its event claim back (state.ReleaseEvent).
 		stateAccess: append(append([]string{}, stateRead...), stateWrite...),
 		extraEnv: map[string]*string{
 			"NODEWRIGHT_PROVISIONING_QUEUE_URL": q.Provisioning.QueueUrl(),

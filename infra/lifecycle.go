@@ -20,7 +20,7 @@ type Lifecycle struct {
 // types, offerings, spot prices) and housekeeping (launch templates and when they were last used). None
 // supports resource-level permissions.
 var lifecycleEC2Reads = []string{
-	"ec2:DescribeAvailabilityZones", "ec2:DescribeInstances", "ec2:DescribeInstanceTypeOfferings",
+	"ec2:DescribeInstances", "ec2:DescribeInstanceTypeOfferings",
 	"ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates", "ec2:DescribeSpotPriceHistory", "ec2:DescribeTags",
 }
 

@@ -21,9 +21,9 @@ type Provisioner struct {
 // provisionerEC2Reads are the EC2 reads of node class resolution, the instance type catalog, launch
 // templates and launched instances. None supports resource-level permissions.
 var provisionerEC2Reads = []string{
-	"ec2:DescribeAvailabilityZones", "ec2:DescribeImages", "ec2:DescribeInstances", "ec2:DescribeInstanceTypeOfferings",
-	"ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates", "ec2:DescribeLaunchTemplateVersions",
-	"ec2:DescribeSecurityGroups", "ec2:DescribeSpotPriceHistory", "ec2:DescribeSubnets", "ec2:DescribeCapacityReservations",
+	"ec2:DescribeImages", "ec2:DescribeInstances", "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInstanceTypes",
+	"ec2:DescribeLaunchTemplates", "ec2:DescribeSecurityGroups", "ec2:DescribeSpotPriceHistory", "ec2:DescribeSubnets",
+	"ec2:DescribeCapacityReservations",
 }
 
 // NewProvisioner creates the function, its triggers and its permissions; nodes names the roles and
@@ -33,7 +33,8 @@ func NewProvisioner(scope constructs.Construct, id string, p WorkerProps, queue 
 	timeout := awscdk.Duration_Seconds(jsii.Number(60))
 	fn := newWorker(c, "Handler", p, workerSpec{
 		name: "provisioner", timeout: timeout, memoryMB: 1024, reserved: singleWriterConcurrency,
-		stateAccess: append(append([]string{}, stateRead...), stateWrite...),
+		// BatchWriteItem: the decision records of pods that cannot be provisioned (state.RecordDecisions).
+		stateAccess: append(append(append([]string{}, stateRead...), stateWrite...), "dynamodb:BatchWriteItem"),
 	})
 	// FIFO queues allow no batching window; the messages only wake the run up anyway.
 	consume(fn, queue, queueTrigger{batchSize: 10, pollers: queuePollers}, timeout)
@@ -70,11 +71,9 @@ func allowProvisionerEC2(role awsiam.Role, cluster string) {
 		capacityReservationArn(role),
 	}, nil)
 	allowStampOwnedTemplates(role, cluster)
-	// Neither API supports resource-level permissions.
-	allow(role, "Prices", []string{"pricing:GetProducts"}, []string{"*"}, nil)
 
-	suppressWildcards(role, "EC2 Describe* calls and pricing:GetProducts have no resource-level permissions in IAM; "+
-		"the statements list each read action the provisioner makes instead of ec2:Describe*.", "Resource::*")
+	suppressWildcards(role, "EC2 Describe* calls have no resource-level permissions in IAM; "+
+		"the statement lists each read action the provisioner makes instead of ec2:Describe*.", "Resource::*")
 	suppressWildcards(role, "The provisioner names the instances, volumes, network interfaces, fleets, spot requests and "+
 		"launch templates it creates only at launch time; every statement on them requires the cluster's "+
 		"nodewright.sh/cluster=<name> tag in the request (creation) or on the resource (launch from, mark used), a tag "+

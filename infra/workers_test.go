@@ -351,9 +351,9 @@ func TestWorkers(t *testing.T) {
 
 	t.Run("each role uses the state table and its indexes with only the actions it needs", func(t *testing.T) {
 		want := map[string][]string{
-			"provisioner":  {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"},
+			"provisioner":  {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem"},
 			"lifecycle":    {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"},
-			"interruption": {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"},
+			"interruption": {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem"},
 			"termination":  {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
 			"disruption": {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
 				"dynamodb:BatchWriteItem"},

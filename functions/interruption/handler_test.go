@@ -58,8 +58,8 @@ func newWorld(t *testing.T) *world {
 	}
 	svc := interruption.NewService(interruption.ServiceConfig{ClusterName: interruptiontest.Cluster,
 		ProvisioningQueueURL: w.ProvisioningURL, TerminationQueueURL: w.TerminationURL},
-		interruption.ServiceDeps{State: w.Store, Nodes: kube.NewActions(w.kube), Events: kube.NewRecorder(w.kube, kube.RecorderOptions{}),
-			Queue: w.SQS, Log: slog.New(slog.NewJSONHandler(w.logs, nil))})
+		interruption.ServiceDeps{State: w.FunctionStore, Nodes: kube.NewActions(w.kube), Events: kube.NewRecorder(w.kube, kube.RecorderOptions{}),
+			Queue: w.FunctionSQS, Log: slog.New(slog.NewJSONHandler(w.logs, nil))})
 	w.h = lambda.NewHandler(handler(svc, func(stats interruption.BatchStats) { w.stats = append(w.stats, stats) }))
 	return w
 }

@@ -71,11 +71,11 @@ func newEnv(t *testing.T, o envOptions) *env {
 	cp := kubetest.Shared(t, kubetest.Options{})
 	client, err := kube.NewClientset(cp.Config)
 	require.NoError(t, err)
-	var queue interruption.MessageSender = w.SQS
+	var queue interruption.MessageSender = w.FunctionSQS
 	if o.queue != nil {
 		queue = o.queue(queue)
 	}
-	var store interruption.StateStore = w.Store
+	var store interruption.StateStore = w.FunctionStore
 	if o.store != nil {
 		store = o.store(w)
 	}

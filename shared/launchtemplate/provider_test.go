@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/awstest"
 )
 
@@ -178,7 +179,8 @@ func lastUsedMark(t *testing.T, api *countingEC2, name string) string {
 
 func TestDeleteUnused(t *testing.T) {
 	ctx := context.Background()
-	api := motoEC2(t)
+	moto := awstest.Shared(t)
+	api := &countingEC2{Client: ec2.NewFromConfig(moto.Config())}
 	c := &clock{at: time.Now()}
 	p := New(api, "prod", c.now)
 	keep, err := p.Ensure(ctx, testTemplate(nil))
@@ -231,7 +233,11 @@ func TestDeleteUnused(t *testing.T) {
 	c.at = c.at.Add(2 * time.Minute)
 	_, err = p.Ensure(ctx, testTemplate(nil)) // the current configuration still launches from it: marked again
 	require.NoError(t, err)
-	deleted, err := p.DeleteUnused(ctx, []string{templateID(t, api, keptByID)})
+	// The lifecycle function deletes, with its own client: with $NODEWRIGHT_AWS_CALLS set its calls are
+	// recorded for infra's IAM proof of the lifecycle role.
+	lifecycle := New(ec2.NewFromConfig(awscalls.Instrument(moto.Config(),
+		awscalls.Deployment{Cluster: "prod", Account: awstest.AccountID, Manifests: awscalls.SampleManifests}, "lifecycle")), "prod", c.now)
+	deleted, err := lifecycle.DeleteUnused(ctx, []string{templateID(t, api, keptByID)})
 	require.NoError(t, err)
 	assert.Equal(t, []string{unused}, deleted)
 

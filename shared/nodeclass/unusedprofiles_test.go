@@ -11,17 +11,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/awstest"
 )
 
 // profileWorld is an IAM account in moto with one node role.
 type profileWorld struct {
 	t   *testing.T
+	cfg aws.Config
 	iam *iam.Client
 }
 
 func newProfileWorld(t *testing.T) profileWorld {
-	w := profileWorld{t: t, iam: iam.NewFromConfig(awstest.Shared(t).Config())}
+	cfg := awstest.Shared(t).Config()
+	w := profileWorld{t: t, cfg: cfg, iam: iam.NewFromConfig(cfg)}
 	_, err := w.iam.CreateRole(context.Background(), &iam.CreateRoleInput{RoleName: aws.String("NodeRole"),
 		AssumeRolePolicyDocument: aws.String(`{"Version":"2012-10-17","Statement":[]}`)})
 	require.NoError(t, err)
@@ -79,7 +82,11 @@ func TestDeleteUnusedProfiles(t *testing.T) {
 	lookalike := InstanceProfileName("prod", "us-east-1", "spot")
 	w.foreign(lookalike, "karpenter.k8s.aws/ec2nodeclass", "spot", "eks:eks-cluster-name", "prod")
 
-	deleted, err := NewProfiles(w.iam, "prod", "us-east-1").DeleteUnused(ctx, map[string]bool{"default": true})
+	// The lifecycle function's own client: with $NODEWRIGHT_AWS_CALLS set its calls are recorded for
+	// infra's IAM proof of the lifecycle role (the set-up above is not).
+	lifecycle := iam.NewFromConfig(awscalls.Instrument(w.cfg,
+		awscalls.Deployment{Cluster: "prod", Account: awstest.AccountID, Manifests: awscalls.SampleManifests}, "lifecycle"))
+	deleted, err := NewProfiles(lifecycle, "prod", "us-east-1").DeleteUnused(ctx, map[string]bool{"default": true})
 	require.NoError(t, err)
 	assert.Equal(t, []string{removed}, deleted)
 	assert.ElementsMatch(t, []string{kept, otherRegion, otherCluster, "KarpenterNodeInstanceProfile-prod", "prod_1234567890",

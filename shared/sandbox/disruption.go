@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/consolidation"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/pricing"
@@ -116,6 +117,7 @@ func (s *Sandbox) disruptionHandler(ctx context.Context, ev events.SQSEvent) eve
 
 // disrupt is one invocation of the disruption function; it records the run and prints what it did.
 func (s *Sandbox) disrupt(ctx context.Context, trigger string) error {
+	ctx = awscalls.WithFunction(ctx, "disruption")
 	s.mu.Lock()
 	s.stats.DisruptionInvocations++
 	n := s.stats.DisruptionInvocations

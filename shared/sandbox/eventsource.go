@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/nodewright/nodewright/shared/awscalls"
 )
 
 // BatchHandler is a function's SQS handler: it returns the messages that failed (Lambda's partial batch
@@ -27,6 +29,8 @@ type eventSource struct {
 }
 
 func (s *eventSource) run(ctx context.Context) {
+	// Lambda's event source mapping polls with the function's own role, so its calls count as the function's.
+	ctx = awscalls.WithFunction(ctx, s.name)
 	for ctx.Err() == nil {
 		n, err := s.once(ctx)
 		if err != nil && ctx.Err() == nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/provisioning"
 )
 
@@ -15,6 +16,7 @@ import (
 // Provisioner.Handle: runs until completed runs saw the batch's pods, every message acknowledged unless
 // the invocation gave up unsatisfied (BatchResponse).
 func (s *Sandbox) provisionerHandler(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
+	ctx = awscalls.WithFunction(ctx, "provisioner")
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		s.fail(fmt.Errorf("provisioner: encoding the batch: %w", err))
@@ -31,6 +33,7 @@ func (s *Sandbox) provisionerHandler(ctx context.Context, ev events.SQSEvent) ev
 func (s *Sandbox) backstop(ctx context.Context) { s.provision(ctx, provisioning.Trigger{}) }
 
 func (s *Sandbox) provision(ctx context.Context, t provisioning.Trigger) provisioning.Outcome {
+	ctx = awscalls.WithFunction(ctx, "provisioner")
 	s.mu.Lock()
 	s.stats.ProvisionerInvocations++
 	n := s.stats.ProvisionerInvocations
@@ -76,6 +79,7 @@ func (s *Sandbox) provision(ctx context.Context, t provisioning.Trigger) provisi
 
 // lifecyclePass is the lifecycle function: registration, initialization and repairs.
 func (s *Sandbox) lifecyclePass(ctx context.Context) {
+	ctx = awscalls.WithFunction(ctx, "lifecycle")
 	rep, err := s.Lifecycle.Run(ctx, "lifecycle")
 	if err != nil {
 		s.fail(fmt.Errorf("lifecycle: %w", err))

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/awstest"
 	"github.com/nodewright/nodewright/shared/consolidation"
 	"github.com/nodewright/nodewright/shared/footprint"
@@ -167,7 +168,9 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 	}
 	s.Client = s.CP.Client
 	s.Timeline.Printf("sandbox", "control plane (etcd, kube-apiserver, kube-scheduler, kube-controller-manager) at %s", s.CP.Config.Host)
-	s.AWS = s.Moto.Config()
+	// Calls made under a function's label (see awscalls.WithFunction at each function's entry) are
+	// recorded for infra's IAM proof when $NODEWRIGHT_AWS_CALLS is set; set-up calls carry no label.
+	s.AWS = awscalls.Instrument(s.Moto.Config(), s.deployment(), "")
 	s.EC2, s.SQS = ec2.NewFromConfig(s.AWS), sqs.NewFromConfig(s.AWS)
 	if s.Queues, err = buildAWS(ctx, s.AWS, Cluster, Table, opts.Config); err != nil {
 		return nil, err
@@ -266,6 +269,14 @@ func (s *Sandbox) grantFunctions(ctx context.Context) error {
 	}
 	s.FunctionsClient = c
 	return nil
+}
+
+// deployment is the stack the sandbox stands in for, as infra's IAM proof synthesizes it.
+func (s *Sandbox) deployment() awscalls.Deployment {
+	q := QueueNames(Cluster)
+	return awscalls.Deployment{Cluster: Cluster, Account: awstest.AccountID, Table: Table, Manifests: s.opts.Config,
+		Queues: map[string]string{"Provisioning": q.Provisioning, "Interruption": q.Interruption, "Termination": q.Termination,
+			"DisruptionWake": q.DisruptionWake}, WebhookSecret: webhookSecretName}
 }
 
 func (s *Sandbox) goRun(f func()) {

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/footprint"
 	"github.com/nodewright/nodewright/shared/podwebhook"
 	"github.com/nodewright/nodewright/shared/webhooktoken"
@@ -32,11 +33,14 @@ type webhook struct {
 	requests  int
 }
 
+// webhookSecretName is the name of the secret standing in for the stack's generated token secret.
+const webhookSecretName = "nodewright-webhook-token"
+
 // webhookTokens stores token in moto's Secrets Manager, as the CDK stack's generated secret, and returns
 // the source the webhook function reads it through.
 func webhookTokens(ctx context.Context, cfg aws.Config, token string, log *slog.Logger) (*webhooktoken.Source, error) {
 	secrets := secretsmanager.NewFromConfig(cfg)
-	out, err := secrets.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String("nodewright-webhook-token"),
+	out, err := secrets.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String(webhookSecretName),
 		SecretString: aws.String(token)})
 	if err != nil {
 		return nil, fmt.Errorf("storing the webhook token in Secrets Manager: %w", err)
@@ -54,7 +58,7 @@ func startWebhook(intake *podwebhook.Intake, token string) *webhook {
 			http.Error(rw, "reading body", http.StatusBadRequest)
 			return
 		}
-		res := intake.Handle(r.Context(), r.URL.Path, body)
+		res := intake.Handle(awscalls.WithFunction(r.Context(), "webhook"), r.URL.Path, body)
 		rw.Header().Set("Content-Type", "application/json")
 		rw.WriteHeader(res.Status)
 		_, _ = rw.Write(res.Body)

@@ -184,18 +184,26 @@ func createQueues(ctx context.Context, q *sqs.Client, cluster string) (Queues, e
 		}
 		return aws.ToString(out.QueueUrl), nil
 	}
+	names := QueueNames(cluster)
 	var qs Queues
 	var err error
-	if qs.Provisioning, err = create(cluster+"-provisioning.fifo", map[string]string{
+	if qs.Provisioning, err = create(names.Provisioning, map[string]string{
 		string(sqstypes.QueueAttributeNameFifoQueue): "true", string(sqstypes.QueueAttributeNameVisibilityTimeout): "60"}); err != nil {
 		return qs, err
 	}
-	if qs.Interruption, err = create(cluster+"-interruption", map[string]string{string(sqstypes.QueueAttributeNameVisibilityTimeout): "30"}); err != nil {
+	if qs.Interruption, err = create(names.Interruption, map[string]string{string(sqstypes.QueueAttributeNameVisibilityTimeout): "30"}); err != nil {
 		return qs, err
 	}
-	if qs.Termination, err = create(cluster+"-termination", map[string]string{string(sqstypes.QueueAttributeNameVisibilityTimeout): "60"}); err != nil {
+	if qs.Termination, err = create(names.Termination, map[string]string{string(sqstypes.QueueAttributeNameVisibilityTimeout): "60"}); err != nil {
 		return qs, err
 	}
-	qs.DisruptionWake, err = create(cluster+"-disruption-wake", map[string]string{string(sqstypes.QueueAttributeNameVisibilityTimeout): "60"})
+	qs.DisruptionWake, err = create(names.DisruptionWake, map[string]string{string(sqstypes.QueueAttributeNameVisibilityTimeout): "60"})
 	return qs, err
+}
+
+// QueueNames are the names (not URLs) of the queues a sandbox for cluster creates; infra's IAM proof
+// binds the template's queues to them.
+func QueueNames(cluster string) Queues {
+	return Queues{Provisioning: cluster + "-provisioning.fifo", Interruption: cluster + "-interruption",
+		Termination: cluster + "-termination", DisruptionWake: cluster + "-disruption-wake"}
 }

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/awstest"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
@@ -114,10 +115,16 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	// These tests are about the drain: a provisioning run has already placed the pods elsewhere (a mark
 	// later than any drain start here), so the replacement gate is open; TestGate covers the gate.
 	require.NoError(t, w.store.AdvanceMark(context.Background(), ReplacementMark, time.Now().Add(time.Hour)))
+	// The function's own AWS clients: with $NODEWRIGHT_AWS_CALLS set their calls are recorded for infra's
+	// IAM proof (the world's set-up and checks are not).
+	fn := awscalls.Instrument(cfg, awscalls.Deployment{Cluster: testCluster, Account: awstest.AccountID, Table: "state",
+		Manifests: awscalls.SampleManifests, Queues: map[string]string{"Termination": "termination", "Provisioning": "provisioning-" + w.ns + ".fifo",
+			"DisruptionWake": "disruption-" + w.ns}}, // the queue TestRemovedClaimWakesTheDisruptionFunctionOnce creates
+		"termination")
 	w.svc = NewService(Config{QueueURL: w.queueURL, ProvisioningQueueURL: w.provisioningURL, ClusterName: testCluster, ProgressDelay: time.Second, BlockedDelay: 2 * time.Second,
 		VolumeDetachWait: 3 * time.Second, Log: slog.New(slog.NewJSONHandler(w.logs, nil))},
-		Deps{Store: w.store, Kube: client, Actions: actions, Instances: instance.New(w.ec2, testCluster),
-			Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: "termination-test"}), Queue: w.sqs, Now: time.Now})
+		Deps{Store: state.New(state.NewClient(fn), "state"), Kube: client, Actions: actions, Instances: instance.New(ec2.NewFromConfig(fn), testCluster),
+			Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: "termination-test"}), Queue: sqs.NewFromConfig(fn), Now: time.Now})
 	w.kubelet = startKubelet(t, client, w.node)
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/awstest"
 	"github.com/nodewright/nodewright/shared/state"
 )
@@ -52,6 +53,11 @@ type World struct {
 	// Config points AWS clients at the world's moto.
 	Config aws.Config
 	SQS    *sqs.Client
+	// FunctionStore and FunctionSQS are the interruption function's own clients of the same table and
+	// queues: with $NODEWRIGHT_AWS_CALLS set their calls are recorded for infra's IAM proof, while the
+	// test's own set-up and checks (Store, SQS) are not.
+	FunctionStore *state.Store
+	FunctionSQS   *sqs.Client
 	// ProvisioningURL is the FIFO queue, TerminationURL the standard queue.
 	ProvisioningURL, TerminationURL string
 }
@@ -73,6 +79,9 @@ func NewWorld(t testing.TB) *World {
 	std, err := w.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("termination")})
 	require.NoError(t, err)
 	w.ProvisioningURL, w.TerminationURL = aws.ToString(fifo.QueueUrl), aws.ToString(std.QueueUrl)
+	fn := awscalls.Instrument(cfg, awscalls.Deployment{Cluster: Cluster, Account: awstest.AccountID, Table: "state", Manifests: awscalls.SampleManifests,
+		Queues: map[string]string{"Provisioning": "provisioning.fifo", "Termination": "termination"}}, "interruption")
+	w.FunctionStore, w.FunctionSQS = state.New(state.NewClient(fn), "state", state.WithClock(w.Clock.Now)), sqs.NewFromConfig(fn)
 	return w
 }
 

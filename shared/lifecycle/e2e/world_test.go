@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/awstest"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
@@ -164,19 +165,23 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-// runner wires the runner as functions/lifecycle does, over instances (the real launcher by default).
+// runner wires the runner as functions/lifecycle does, over instances (the real launcher by default),
+// with AWS clients of its own: with $NODEWRIGHT_AWS_CALLS set their calls are recorded for infra's IAM
+// proof (the test's own set-up and checks are not).
 func (e *env) runner(instances lifecycle.Instances) *lifecycle.Runner {
+	cfg := awscalls.Instrument(e.cfg, awscalls.Deployment{Cluster: cluster, Account: awstest.AccountID, Table: "state", Manifests: config,
+		Queues: map[string]string{"Termination": "termination"}}, "lifecycle")
 	if instances == nil {
-		instances = instance.New(e.ec2, cluster)
+		instances = instance.New(ec2.NewFromConfig(cfg), cluster)
 	}
 	return lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{
-		Store:        e.store,
+		Store:        state.New(state.NewClient(cfg), "state", state.WithClock(e.clock.Now)),
 		Nodes:        e.kube.CoreV1().Nodes(),
 		NodeActions:  kube.NewActions(e.kube),
 		Instances:    instances,
 		Events:       kube.NewRecorder(e.kube, kube.RecorderOptions{Now: e.clock.Now}),
 		Prices:       e.prices,
-		Terminations: termination.NewSender(e.sqs, e.terminationQueue),
+		Terminations: termination.NewSender(sqs.NewFromConfig(cfg), e.terminationQueue),
 		Now:          e.clock.Now,
 	})
 }

@@ -9,9 +9,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodewright/nodewright/shared/awscalls"
+	"github.com/nodewright/nodewright/shared/awstest"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/kubetest"
@@ -30,18 +35,22 @@ func newProvisioner(t *testing.T, w awsWorld, cp *kubetest.ControlPlane, ns stri
 	require.NoError(t, err)
 	prices, err := pricing.NewProvider(region)
 	require.NoError(t, err)
+	// The provisioner's own clients: with $NODEWRIGHT_AWS_CALLS set its calls are recorded for infra's
+	// IAM proof (the world's set-up calls are not).
+	cfg := awscalls.Instrument(w.cfg, awscalls.Deployment{Cluster: cluster, Account: awstest.AccountID, Table: "state", Manifests: config}, "provisioner")
+	ec2c := ec2.NewFromConfig(cfg)
 	return provisioning.New(provisioning.Config{
 		Cluster: launchtemplate.Cluster{Name: cluster, Endpoint: "https://demo.example.com", CABundle: testCA,
 			ServiceCIDR: "10.100.0.0/16", DNSIP: "10.100.0.10"},
 		KubernetesVersion: "1.34",
 	}, provisioning.Dependencies{
-		Store:       w.store,
+		Store:       state.New(state.NewClient(cfg), "state"),
 		Cluster:     kube.NewSnapshotter(client, kube.SnapshotOptions{Namespace: ns}),
-		NodeClasses: nodeclass.New(w.ec2, w.ssm, w.iam, cluster, region, time.Now),
-		Catalog:     w.ec2,
+		NodeClasses: nodeclass.New(ec2c, ssm.NewFromConfig(cfg), iam.NewFromConfig(cfg), cluster, region, time.Now),
+		Catalog:     ec2c,
 		Prices:      prices,
-		Templates:   launchtemplate.New(w.ec2, cluster, time.Now),
-		Launcher:    instance.New(w.ec2, cluster),
+		Templates:   launchtemplate.New(ec2c, cluster, time.Now),
+		Launcher:    instance.New(ec2c, cluster),
 		Now:         time.Now,
 		Rand:        rand.New(rand.NewPCG(1, 2)),
 	})
