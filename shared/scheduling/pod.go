@@ -80,10 +80,13 @@ func isTerminal(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || pod.DeletionTimestamp != nil
 }
 
-// ValidatePod returns why Karpenter refuses to provision for the pod, or nil: node selector terms with
-// matchFields, unsupported operators, and restricted label keys (kubernetes.io/hostname and
+// ValidatePod returns why Karpenter refuses to provision for the pod, or nil: requests that are negative
+// or too large (ValidatePodResources), node selector terms with matchFields, unsupported operators, and restricted label keys (kubernetes.io/hostname and
 // karpenter.sh keys that are not well-known) in its nodeSelector or node affinity.
 func ValidatePod(pod *corev1.Pod) error {
+	if err := ValidatePodResources(pod); err != nil {
+		return err
+	}
 	for key := range pod.Spec.NodeSelector {
 		if IsRestrictedLabel(NormalizeLabel(key)) {
 			return fmt.Errorf("nodeSelector uses restricted label %q", key)
