@@ -58,11 +58,11 @@ func TestPlanRefusesBadInputs(t *testing.T) {
 	okPods := onePod("100m", "100Mi")
 	okTypes := oneType("2000", "0.096")
 	tests := []struct {
-		name                string
-		pods, types, nodes  string
-		daemonSets          string
-		wantErr             string
-		wantOK              bool
+		name               string
+		pods, types, nodes string
+		daemonSets         string
+		wantErr            string
+		wantOK             bool
 	}{
 		{name: "valid inputs plan", pods: okPods, types: okTypes, wantOK: true},
 		{name: "negative cpu request", pods: onePod("-1", "1Gi"), types: okTypes,
@@ -78,10 +78,10 @@ func TestPlanRefusesBadInputs(t *testing.T) {
 		{name: "negative price", pods: okPods, types: oneType("2000", "-0.1"),
 			wantErr: "instance-types.json: instanceTypes[0] (m5.large): offerings[0]: price -0.1 is negative"},
 		{name: "node with negative allocatable", pods: okPods, types: okTypes,
-			nodes: `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"-4"}}}`,
+			nodes:   `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"-4"}}}`,
 			wantErr: "nodes.yaml: document 1: node n1: status.allocatable.cpu: -4 is negative"},
 		{name: "node with overflowing capacity", pods: okPods, types: okTypes,
-			nodes: `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"capacity":{"memory":"1e30"}}}`,
+			nodes:   `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"capacity":{"memory":"1e30"}}}`,
 			wantErr: "nodes.yaml: document 1: node n1: status.capacity.memory: 1e30 is too large (at most 8Pi)"},
 		{name: "daemonset with a negative request", pods: okPods, types: okTypes,
 			daemonSets: `{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"agent","namespace":"kube-system"},
