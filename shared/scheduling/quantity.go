@@ -162,3 +162,16 @@ func boundedValue(name corev1.ResourceName, q resource.Quantity) int64 {
 	}
 	return q.ScaledValue(scale)
 }
+
+// maxUsed caps sums of requests (PodRequests, a node's bound pods). Each term is at most maxUsed, so a
+// sum capped after every addition never overflows int64, however many containers or pods it adds.
+const maxUsed = 1 << 62
+
+// clampedTo caps every value of r at limit. It changes r's Extended map in place: call it on fresh sums.
+func (r Resources) clampedTo(limit int64) Resources {
+	r.CPU, r.Memory, r.EphemeralStorage, r.Pods = min(r.CPU, limit), min(r.Memory, limit), min(r.EphemeralStorage, limit), min(r.Pods, limit)
+	for k, v := range r.Extended {
+		r.Extended[k] = min(v, limit)
+	}
+	return r
+}

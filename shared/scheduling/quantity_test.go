@@ -127,3 +127,17 @@ func TestSolveRejectsPodsWithBadRequests(t *testing.T) {
 	assert.GreaterOrEqual(t, plan.ClaimFor(ok), 0)
 	assert.GreaterOrEqual(t, plan.ClaimFor(zero), 0)
 }
+
+// TestPodRequestsNeverWrap: however many containers request the largest quantity, the pod's requests
+// stay positive.
+func TestPodRequestsNeverWrap(t *testing.T) {
+	pod := &corev1.Pod{}
+	for range 3000 {
+		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("8Pi"), "example.com/dev": resource.MustParse("1e40")}}})
+	}
+	r := scheduling.PodRequests(pod)
+	assert.Equal(t, int64(1)<<62, r.Memory)
+	assert.Equal(t, int64(1)<<62, r.Extended["example.com/dev"])
+	require.Error(t, scheduling.ValidatePodResources(pod))
+}
