@@ -2,7 +2,6 @@ package scheduling
 
 import (
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -35,31 +34,43 @@ func maxQuantityString(name corev1.ResourceName) string {
 	return resource.NewQuantity(MaxQuantity, resource.DecimalSI).String()
 }
 
+// maxMillis and maxUnits are MaxQuantity as quantities, for comparisons.
+var (
+	maxMillis = *resource.NewMilliQuantity(MaxQuantity, resource.DecimalSI)
+	maxUnits  = *resource.NewQuantity(MaxQuantity, resource.DecimalSI)
+)
+
 // CheckQuantity says why q cannot be a value of the named resource: it is negative, or larger than
 // MaxQuantity in the solver's unit (which also catches values that would overflow int64 and wrap).
 func CheckQuantity(name corev1.ResourceName, q resource.Quantity) error {
 	if q.Sign() < 0 {
 		return fmt.Errorf("%s is negative", q.String())
 	}
-	scale := quantityScale(name)
-	if q.Cmp(*resource.NewScaledQuantity(MaxQuantity, scale)) > 0 {
+	if !withinMax(name, q) {
 		return fmt.Errorf("%s is too large (at most %s)", q.String(), maxQuantityString(name))
 	}
 	return nil
 }
 
-// CheckResourceList checks every quantity of l with CheckQuantity, in name order, and names the first
-// bad one as field.name (e.g. "resources.requests.cpu: -1 is negative").
-func CheckResourceList(field string, l corev1.ResourceList) error {
-	names := make([]corev1.ResourceName, 0, len(l))
-	for name := range l {
-		names = append(names, name)
+func withinMax(name corev1.ResourceName, q resource.Quantity) bool {
+	if name == corev1.ResourceCPU {
+		return q.Cmp(maxMillis) <= 0
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		if err := CheckQuantity(name, l[name]); err != nil {
-			return fmt.Errorf("%s.%s: %w", field, name, err)
+	return q.Cmp(maxUnits) <= 0
+}
+
+// CheckResourceList checks every quantity of l with CheckQuantity and names the first bad one, in name
+// order, as field.name (e.g. "resources.requests.cpu: -1 is negative").
+func CheckResourceList(field string, l corev1.ResourceList) error {
+	var first corev1.ResourceName
+	var firstErr error
+	for name, q := range l {
+		if err := CheckQuantity(name, q); err != nil && (firstErr == nil || name < first) {
+			first, firstErr = name, err
 		}
+	}
+	if firstErr != nil {
+		return fmt.Errorf("%s.%s: %w", field, first, firstErr)
 	}
 	return nil
 }
@@ -156,11 +167,10 @@ func boundedValue(name corev1.ResourceName, q resource.Quantity) int64 {
 	if q.Sign() <= 0 {
 		return 0
 	}
-	scale := quantityScale(name)
-	if q.Cmp(*resource.NewScaledQuantity(MaxQuantity, scale)) > 0 {
+	if !withinMax(name, q) {
 		return MaxQuantity
 	}
-	return q.ScaledValue(scale)
+	return q.ScaledValue(quantityScale(name))
 }
 
 // maxUsed caps sums of requests (PodRequests, a node's bound pods). Each term is at most maxUsed, so a
