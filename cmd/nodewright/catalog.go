@@ -38,12 +38,13 @@ func (t tagFlag) Set(v string) error {
 	return nil
 }
 
+// catalogUsage is catalog's one-line usage; --region is required.
+const catalogUsage = "Usage: nodewright catalog export --region REGION [--endpoint-url URL] [--subnet-tag K=V ...] [--pricing-api] [-o json]"
+
 // runCatalog handles `nodewright catalog export`: it reads every instance type of the region and where
 // each is offered, prices them (the shipped on-demand table, spot from EC2, and with --pricing-api the
 // AWS Price List API), applies the AWS allocatable model with the default AL2023 settings, and writes the
 // catalog JSON that `nodewright plan --instance-types` reads. A summary goes to stderr.
-const catalogUsage = "Usage: nodewright catalog export --region REGION [--endpoint-url URL] [--subnet-tag K=V ...] [--pricing-api] [-o json]"
-
 func runCatalog(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "export" {
 		fmt.Fprintln(stderr, catalogUsage)

@@ -85,9 +85,10 @@ func (a ResourceAmounts) Resources() scheduling.Resources {
 
 // ReadCatalog decodes a catalog file, rejecting unknown fields, and checks each entry: a name, unique
 // names, positive CPU and memory, every number within the bounds of catalogbounds.go, and at least one
-// offering with a zone, a known capacity type and a finite, non-negative, bounded price. A reserved offering names its reservation (reservationID) and, when available,
-// says how many more instances it takes (reservationCapacity ≥ 1: a full reservation is written with
-// available false, never as an unlimited one); other offerings carry neither. name labels the errors.
+// offering with a zone, a known capacity type and a finite, non-negative, bounded price. A reserved
+// offering names its reservation (reservationID) and, when available, says how many more instances it
+// takes (reservationCapacity ≥ 1: a full reservation is written with available false, never as an
+// unlimited one); other offerings carry neither. name labels the errors.
 func ReadCatalog(name string, r io.Reader) (*CatalogFile, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {

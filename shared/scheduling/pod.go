@@ -84,8 +84,9 @@ func isTerminal(pod *corev1.Pod) bool {
 }
 
 // ValidatePod returns why Karpenter refuses to provision for the pod, or nil: requests that are negative
-// or too large (ValidatePodResources), node selector terms with matchFields, unsupported operators, and restricted label keys (kubernetes.io/hostname and
-// karpenter.sh keys that are not well-known) in its nodeSelector or node affinity.
+// or too large (ValidatePodResources), node selector terms with matchFields, unsupported operators, and
+// restricted label keys (kubernetes.io/hostname and karpenter.sh keys that are not well-known) in its
+// nodeSelector or node affinity.
 func ValidatePod(pod *corev1.Pod) error {
 	if err := ValidatePodResources(pod); err != nil {
 		return err
