@@ -38,18 +38,21 @@ func (t tagFlag) Set(v string) error {
 	return nil
 }
 
+// catalogUsage is catalog's one-line usage; --region is required.
+const catalogUsage = "Usage: nodewright catalog export --region REGION [--endpoint-url URL] [--subnet-tag K=V ...] [--pricing-api] [-o json]"
+
 // runCatalog handles `nodewright catalog export`: it reads every instance type of the region and where
 // each is offered, prices them (the shipped on-demand table, spot from EC2, and with --pricing-api the
 // AWS Price List API), applies the AWS allocatable model with the default AL2023 settings, and writes the
 // catalog JSON that `nodewright plan --instance-types` reads. A summary goes to stderr.
 func runCatalog(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "export" {
-		fmt.Fprintln(stderr, "Usage: nodewright catalog export --region REGION [--endpoint-url URL] [--subnet-tag K=V ...] [--pricing-api] [-o json]")
+		fmt.Fprintln(stderr, catalogUsage)
 		return 2
 	}
 	fset := flag.NewFlagSet("nodewright catalog export", flag.ContinueOnError)
 	fset.SetOutput(stderr)
-	region := fset.String("region", "", "AWS `REGION` (default: from the AWS configuration)")
+	region := fset.String("region", "", "AWS `REGION` whose catalog to export (required)")
 	endpoint := fset.String("endpoint-url", "", "send EC2 calls to `URL` (e.g. a local moto_server)")
 	output := fset.String("o", "json", "output `FORMAT` (json)")
 	usePricingAPI := fset.Bool("pricing-api", false, "refresh on-demand prices from the AWS Price List API first")
@@ -61,8 +64,19 @@ func runCatalog(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if *output != "json" || fset.NArg() > 0 {
+	if *output != "json" {
 		fmt.Fprintf(stderr, "nodewright catalog export: -o %s: only json is supported\n", *output)
+		return 2
+	}
+	if fset.NArg() > 0 {
+		fmt.Fprintf(stderr, "nodewright catalog export: unexpected arguments %q\n", fset.Args())
+		return 2
+	}
+	// The catalog is a region's: taking the region from the environment or, failing that, from the
+	// instance metadata service would export some other region's catalog without saying so.
+	if *region == "" {
+		fmt.Fprintln(stderr, "nodewright catalog export: --region is required")
+		fmt.Fprintln(stderr, catalogUsage)
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -77,7 +77,7 @@ func TestCatalogExportLimitsZonesBySubnetTags(t *testing.T) {
 		}
 	}
 
-	code = dispatch([]string{"catalog", "export", "--subnet-tag", "karpenter.sh/discovery=nowhere"}, strings.NewReader(""), &out, &errOut)
+	code = dispatch([]string{"catalog", "export", "--region", "us-east-1", "--subnet-tag", "karpenter.sh/discovery=nowhere"}, strings.NewReader(""), &out, &errOut)
 	assert.Equal(t, 1, code)
 	assert.Equal(t, 2, dispatch([]string{"catalog"}, strings.NewReader(""), &out, &errOut))
 }

@@ -45,6 +45,10 @@ func runManifests(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "nodewright manifests:", err)
 			return 1
 		}
+		if err := footprint.CheckCABundle(ca); err != nil {
+			fmt.Fprintf(stderr, "nodewright manifests: --ca-bundle %s: %v\n", *caFile, err)
+			return 1
+		}
 	}
 	vwc, err := footprint.ValidatingWebhookConfiguration(footprint.WebhookOptions{URL: *webhookURL, CABundle: ca})
 	if err != nil {

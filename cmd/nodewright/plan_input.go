@@ -107,6 +107,12 @@ func readKubeDocs(path string) ([]kubeDoc, error) {
 // Go types do not know (a newer cluster's) are reported as warnings and otherwise ignored, so that
 // kubectl output from any recent version reads.
 func readKube[T any](path, kind string, warn func(string)) ([]*T, error) {
+	return readKubeChecked[T](path, kind, warn, nil)
+}
+
+// readKubeChecked is readKube that also runs check, when given, on every object; its error is
+// prefixed with where the object is in the file.
+func readKubeChecked[T any](path, kind string, warn func(string), check func(*T) error) ([]*T, error) {
 	docs, err := readKubeDocs(path)
 	if err != nil {
 		return nil, err
@@ -124,21 +130,45 @@ func readKube[T any](path, kind string, warn func(string)) ([]*T, error) {
 		for _, s := range strict {
 			warn(fmt.Sprintf("%s: %v (ignored)", d.where, s))
 		}
+		if check != nil {
+			if err := check(obj); err != nil {
+				return nil, fmt.Errorf("%s: %w", d.where, err)
+			}
+		}
 		out = append(out, obj)
 	}
 	return out, nil
 }
 
+// readPods reads Pods and refuses any whose requests, limits or overhead are negative or too large
+// for the scheduler (scheduling.ValidatePodResources).
 func readPods(path string, warn func(string)) ([]*corev1.Pod, error) {
-	return readKube[corev1.Pod](path, "Pod", warn)
+	return readKubeChecked(path, "Pod", warn, func(p *corev1.Pod) error {
+		if err := scheduling.ValidatePodResources(p); err != nil {
+			return fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
+		return nil
+	})
 }
 
+// readNodes reads Nodes and refuses any whose capacity or allocatable is negative or too large.
 func readNodes(path string, warn func(string)) ([]*corev1.Node, error) {
-	return readKube[corev1.Node](path, "Node", warn)
+	return readKubeChecked(path, "Node", warn, func(n *corev1.Node) error {
+		if err := scheduling.ValidateNodeResources(n); err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		return nil
+	})
 }
 
+// readDaemonSets reads DaemonSets and checks their pod templates' resources like readPods.
 func readDaemonSets(path string, warn func(string)) ([]*appsv1.DaemonSet, error) {
-	return readKube[appsv1.DaemonSet](path, "DaemonSet", warn)
+	return readKubeChecked(path, "DaemonSet", warn, func(ds *appsv1.DaemonSet) error {
+		if err := scheduling.ValidatePodResources(&corev1.Pod{Spec: ds.Spec.Template.Spec}); err != nil {
+			return fmt.Errorf("daemonset %s/%s: spec.template: %w", ds.Namespace, ds.Name, err)
+		}
+		return nil
+	})
 }
 
 // readVolumes reads PersistentVolumeClaims, PersistentVolumes and StorageClasses from one file (as

@@ -41,6 +41,11 @@ func ValidatingWebhookConfiguration(o WebhookOptions) (*admissionregistrationv1.
 	if err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return nil, fmt.Errorf("webhook URL %q must be an https URL without user, query or fragment", o.URL)
 	}
+	if len(o.CABundle) > 0 {
+		if err := CheckCABundle(o.CABundle); err != nil {
+			return nil, fmt.Errorf("CA bundle: %w", err)
+		}
+	}
 	ignore := admissionregistrationv1.Ignore
 	sideEffects := admissionregistrationv1.SideEffectClassNoneOnDryRun
 	equivalent := admissionregistrationv1.Equivalent

@@ -84,10 +84,11 @@ func (a ResourceAmounts) Resources() scheduling.Resources {
 }
 
 // ReadCatalog decodes a catalog file, rejecting unknown fields, and checks each entry: a name, unique
-// names, positive CPU and memory, and at least one offering with a zone, a known capacity type and a
-// non-negative price. A reserved offering names its reservation (reservationID) and, when available,
-// says how many more instances it takes (reservationCapacity ≥ 1: a full reservation is written with
-// available false, never as an unlimited one); other offerings carry neither. name labels the errors.
+// names, positive CPU and memory, every number within the bounds of catalogbounds.go, and at least one
+// offering with a zone, a known capacity type and a finite, non-negative, bounded price. A reserved
+// offering names its reservation (reservationID) and, when available, says how many more instances it
+// takes (reservationCapacity ≥ 1: a full reservation is written with available false, never as an
+// unlimited one); other offerings carry neither. name labels the errors.
 func ReadCatalog(name string, r io.Reader) (*CatalogFile, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -136,14 +137,18 @@ func (e CatalogEntry) check() error {
 	case len(e.Offerings) == 0:
 		return errors.New("no offerings")
 	}
+	if err := e.checkBounds(); err != nil {
+		return err
+	}
 	for j, o := range e.Offerings {
 		switch {
 		case o.Zone == "":
 			return fmt.Errorf("offerings[%d]: zone is empty", j)
 		case !slices.Contains([]string{scheduling.CapacityTypeOnDemand, scheduling.CapacityTypeSpot, scheduling.CapacityTypeReserved}, o.CapacityType):
 			return fmt.Errorf("offerings[%d]: capacityType %q is not on-demand, spot or reserved", j, o.CapacityType)
-		case o.Price < 0 || math.IsNaN(o.Price):
-			return fmt.Errorf("offerings[%d]: price %v is negative", j, o.Price)
+		}
+		if err := checkPrice(o.Price); err != nil {
+			return fmt.Errorf("offerings[%d]: %w", j, err)
 		}
 		if err := checkReservation(o); err != nil {
 			return fmt.Errorf("offerings[%d]: %w", j, err)
@@ -164,6 +169,8 @@ func checkReservation(o scheduling.Offering) error {
 		return errors.New("reservationID is empty: a reserved offering names its capacity reservation")
 	case o.ReservationCapacity < 0:
 		return fmt.Errorf("reservationCapacity %d is negative", o.ReservationCapacity)
+	case o.ReservationCapacity > maxReservationCapacity:
+		return fmt.Errorf("reservationCapacity %d is too large (at most %d)", o.ReservationCapacity, maxReservationCapacity)
 	case o.Available && o.ReservationCapacity == 0:
 		return fmt.Errorf("reservationCapacity is missing or 0 on available reserved offering %s: give how many more instances it takes, or set available to false when it is full", o.ReservationID)
 	}

@@ -100,6 +100,55 @@ func TestReadCatalog(t *testing.T) {
 			wantErr: "offerings[0]: reservationID and reservationCapacity are only for reserved offerings, not spot",
 		},
 		{
+			name:    "negative capacity",
+			json:    `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"capacity":{"cpuMillis":-2000,"memoryMiB":4096,"pods":29},"offerings":[` + offering + `]}]`,
+			wantErr: "catalog.json: instanceTypes[0] (a.large): capacity.cpuMillis -2000 is negative",
+		},
+		{
+			name:    "negative allocatable memory",
+			json:    `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"allocatable":{"cpuMillis":1900,"memoryMiB":-1,"pods":29},"offerings":[` + offering + `]}]`,
+			wantErr: "(a.large): allocatable.memoryMiB -1 is negative",
+		},
+		{
+			name:    "memory beyond int64 bytes",
+			json:    `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"capacity":{"cpuMillis":2000,"memoryMiB":1e300,"pods":29},"offerings":[` + offering + `]}]`,
+			wantErr: "(a.large): capacity.memoryMiB 1e+300 is too large (at most 1.073741824e+09)",
+		},
+		{
+			name:    "negative pods",
+			json:    `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"pods":-1,"offerings":[` + offering + `]}]`,
+			wantErr: "(a.large): pods -1 is negative",
+		},
+		{
+			name:    "too many vCPUs",
+			json:    `[{"name":"a.large","cpuMillis":9000000000000000000,"memoryMiB":4096,"offerings":[` + offering + `]}]`,
+			wantErr: "(a.large): cpuMillis 9000000000000000000 is too large (at most 100000000)",
+		},
+		{
+			name:    "negative GPUs",
+			json:    `[{"name":"g.large","cpuMillis":2000,"memoryMiB":4096,"gpus":-1,"offerings":[` + offering + `]}]`,
+			wantErr: "(g.large): gpus -1 is negative",
+		},
+		{
+			name:    "negative extended resource",
+			json:    `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"capacity":{"cpuMillis":2000,"memoryMiB":4096,"pods":29,"extended":{"vpc.amazonaws.com/pod-eni":-3}},"offerings":[` + offering + `]}]`,
+			wantErr: "(a.large): capacity.extended.vpc.amazonaws.com/pod-eni -3 is negative",
+		},
+		{
+			name: "hugepages counted in bytes",
+			json: `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"capacity":{"cpuMillis":2000,"memoryMiB":4096,"pods":29,"extended":{"hugepages-2Mi":1073741824}},"offerings":[` + offering + `]}]`, types: 1,
+		},
+		{
+			name:    "infinite price",
+			json:    `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[{"zone":"z","capacityType":"spot","price":1e308}]}]`,
+			wantErr: "offerings[0]: price 1e+308 is too large (at most 100000 dollars an hour)",
+		},
+		{
+			name:    "reservation too large",
+			json:    `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[{"zone":"z","capacityType":"reserved","price":0,"available":true,"reservationID":"cr-1","reservationCapacity":9000000000}]}]`,
+			wantErr: "offerings[0]: reservationCapacity 9000000000 is too large (at most 1000000)",
+		},
+		{
 			name:    "duplicate",
 			json:    `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[` + offering + `]},{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[` + offering + `]}]`,
 			wantErr: `instanceTypes[1]: duplicate name "a.large"`,

@@ -77,13 +77,13 @@ func newNodeSlot(n ExistingNode, pools map[string]NodePool, daemons []*daemon) *
 		if isTerminal(p) {
 			continue
 		}
-		used = used.Add(PodRequests(p))
+		used = used.Add(PodRequests(p)).clampedTo(maxUsed)
 		s.hostPorts = append(s.hostPorts, PodHostPorts(p)...)
 	}
 	// Daemons that will land on the node but are not running yet still need room.
 	for _, d := range daemons {
 		if d.compatible(s.taints, reqs) && !d.runsOn(n.Pods) {
-			used = used.Add(d.requests)
+			used = used.Add(d.requests).clampedTo(maxUsed)
 			s.hostPorts = append(s.hostPorts, d.hostPorts...)
 		}
 	}

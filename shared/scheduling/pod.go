@@ -13,25 +13,28 @@ const mirrorPodAnnotation = "kubernetes.io/config.mirror"
 // app containers plus restartable init containers (sidecars), or the largest init-time peak if that is
 // higher, plus the pod overhead, plus one pod. A container request that is unset but has a limit uses the
 // limit, as the API server defaults it.
+//
+// Sums are capped at 2^62 per resource (each container's values are at most MaxQuantity), so an
+// unchecked pod from the cluster never wraps around; ValidatePodResources rejects such pods.
 func PodRequests(pod *corev1.Pod) Resources {
 	var apps Resources
 	for i := range pod.Spec.Containers {
-		apps = apps.Add(containerRequests(&pod.Spec.Containers[i]))
+		apps = apps.Add(containerRequests(&pod.Spec.Containers[i])).clampedTo(maxUsed)
 	}
 	var sidecars, initPeak Resources
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		req := containerRequests(c)
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			sidecars = sidecars.Add(req)
+			sidecars = sidecars.Add(req).clampedTo(maxUsed)
 			initPeak = initPeak.Max(sidecars)
 			continue
 		}
-		initPeak = initPeak.Max(req.Add(sidecars))
+		initPeak = initPeak.Max(req.Add(sidecars).clampedTo(maxUsed))
 	}
-	total := apps.Add(sidecars).Max(initPeak)
+	total := apps.Add(sidecars).clampedTo(maxUsed).Max(initPeak)
 	if pod.Spec.Overhead != nil {
-		total = total.Add(ResourcesFromList(pod.Spec.Overhead))
+		total = total.Add(ResourcesFromList(pod.Spec.Overhead)).clampedTo(maxUsed)
 	}
 	total.Pods = 1
 	return total
@@ -80,10 +83,14 @@ func isTerminal(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || pod.DeletionTimestamp != nil
 }
 
-// ValidatePod returns why Karpenter refuses to provision for the pod, or nil: node selector terms with
-// matchFields, unsupported operators, and restricted label keys (kubernetes.io/hostname and
-// karpenter.sh keys that are not well-known) in its nodeSelector or node affinity.
+// ValidatePod returns why Karpenter refuses to provision for the pod, or nil: requests that are negative
+// or too large (ValidatePodResources), node selector terms with matchFields, unsupported operators, and
+// restricted label keys (kubernetes.io/hostname and karpenter.sh keys that are not well-known) in its
+// nodeSelector or node affinity.
 func ValidatePod(pod *corev1.Pod) error {
+	if err := ValidatePodResources(pod); err != nil {
+		return err
+	}
 	for key := range pod.Spec.NodeSelector {
 		if IsRestrictedLabel(NormalizeLabel(key)) {
 			return fmt.Errorf("nodeSelector uses restricted label %q", key)

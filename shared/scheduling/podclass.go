@@ -79,6 +79,10 @@ func buildClasses(pods []*corev1.Pod, vols *volumeIndex, preferNoSchedule, ignor
 	for _, pod := range pods {
 		req := PodRequests(pod)
 		key := classKey(pod, req)
+		if err := ValidatePodResources(pod); err != nil {
+			// Requests are clamped into range, so a pod with bad ones could look like a valid pod.
+			key += "|invalid resources " + err.Error()
+		}
 		var volumeReqs []Requirements
 		var volumeErr error
 		if vols != nil && len(pod.Spec.Volumes) > 0 {

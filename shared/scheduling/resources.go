@@ -21,7 +21,8 @@ type Resources struct {
 }
 
 // ResourcesFromList converts a ResourceList. Hugepages and other resources are kept as extended
-// resources by name.
+// resources by name. Values are clamped to [0, MaxQuantity] (see boundedValue); callers that take
+// user input check it first with CheckResourceList, ValidatePodResources or ValidateNodeResources.
 func ResourcesFromList(l corev1.ResourceList) Resources {
 	var r Resources
 	for name, q := range l {
@@ -31,23 +32,24 @@ func ResourcesFromList(l corev1.ResourceList) Resources {
 }
 
 func (r *Resources) set(name corev1.ResourceName, q resource.Quantity) {
+	v := boundedValue(name, q)
 	switch name {
 	case corev1.ResourceCPU:
-		r.CPU = q.MilliValue()
+		r.CPU = v
 	case corev1.ResourceMemory:
-		r.Memory = q.Value()
+		r.Memory = v
 	case corev1.ResourceEphemeralStorage:
-		r.EphemeralStorage = q.Value()
+		r.EphemeralStorage = v
 	case corev1.ResourcePods:
-		r.Pods = q.Value()
+		r.Pods = v
 	default:
-		if q.IsZero() {
+		if v == 0 {
 			return
 		}
 		if r.Extended == nil {
 			r.Extended = map[string]int64{}
 		}
-		r.Extended[string(name)] = q.Value()
+		r.Extended[string(name)] = v
 	}
 }
 
