@@ -114,7 +114,12 @@ func TestUncoveredRegionJudgesAFreshReadByTheSmallestRegion(t *testing.T) {
 // newStateStore creates a state table in the shared moto and returns a store over it.
 func newStateStore(t *testing.T) *state.Store {
 	t.Helper()
-	db := state.NewClient(awstest.Shared(t).Config())
+	return newStateStoreOn(t, awstest.Shared(t))
+}
+
+func newStateStoreOn(t *testing.T, moto *awstest.Moto) *state.Store {
+	t.Helper()
+	db := state.NewClient(moto.Config())
 	_, err := db.CreateTable(context.Background(), state.CreateTableInput("state"))
 	require.NoError(t, err)
 	return state.New(db, "state")
@@ -206,7 +211,8 @@ func TestRefresherNeverStoresARefusedAnswer(t *testing.T) {
 
 func TestStoredOnDemandFallsBackFromStoredToShipped(t *testing.T) {
 	ctx := context.Background()
-	store := newStateStore(t)
+	moto := awstest.Shared(t)
+	store := newStateStoreOn(t, moto)
 	clk := &clock{now: t0}
 	p, err := NewProvider("eu-west-1")
 	require.NoError(t, err)
@@ -243,7 +249,7 @@ func TestStoredOnDemandFallsBackFromStoredToShipped(t *testing.T) {
 	// A state table that cannot be read leaves a new container on the shipped table.
 	fresh, err := NewProvider("eu-west-1")
 	require.NoError(t, err)
-	missing := state.New(state.NewClient(awstest.Shared(t).Config()), "no-such-table")
+	missing := state.New(state.NewClient(moto.Config()), "no-such-table")
 	_, err = NewStoredOnDemand(missing, fresh, 0, clk.Now).Load(ctx)
 	require.Error(t, err)
 	assert.Contains(t, fresh.OnDemandSourceInfo(), "static table for eu-west-1")
