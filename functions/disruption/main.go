@@ -112,10 +112,10 @@ func build(ctx context.Context, s settings) (*consolidation.Runner, error) {
 	store := state.New(state.NewClient(cfg), s.table)
 	recorder := kube.NewRecorder(client, kube.RecorderOptions{Instance: "disruption"})
 	// Replacements go through a provisioner's launch path: the same catalog, node classes, templates,
-	// prices (the stored spot prices, as the provisioner reads them) and claim-first launches.
+	// prices (the stored on-demand and spot tables, as the provisioner loads them; the shipped on-demand
+	// table until one is stored) and claim-first launches.
 	p, err := provisioning.NewOnAWS(provisioning.AWSParts{Config: cfg, Cluster: cluster, Client: client, Store: store,
-		Prices: prices, SpotPrices: provisioning.NewStoredSpotPrices(store, prices, provisioning.DefaultSpotPricesEvery, time.Now),
-		Events: recorder})
+		Prices: prices, SpotPrices: storedPrices(store, prices, time.Now), Events: recorder})
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/nodewright/nodewright/shared/lifecycle"
+	"github.com/nodewright/nodewright/shared/pricing"
 )
 
 // Every is how often an invocation makes a pass while a Node is joining.
@@ -24,14 +25,21 @@ type settler interface {
 
 var _ settler = (*lifecycle.Runner)(nil)
 
-// handler serves the lifecycle schedule: passes every Every while Nodes are joining (so a one-minute
-// schedule still registers Nodes within seconds), and one spot price refresh beside them. It logs one JSON
-// summary line and never fails the invocation: the next schedule is the retry, and an EventBridge retry
-// would only find the lease held.
 // usageSink receives each run's NodePool usage (metrics); nil drops it.
 type usageSink func([]lifecycle.PoolUsage)
 
-func handler(r settler, refreshSpot func(context.Context) error, usage usageSink, log *slog.Logger) func(context.Context, events.EventBridgeEvent) error {
+// priceRefresh are the price refreshes that run beside the passes: spot prices from EC2 every invocation,
+// on-demand prices from the Pricing API when they are due (every 12 hours).
+type priceRefresh struct {
+	spot     func(context.Context) error
+	onDemand onDemandRefresher
+}
+
+// handler serves the lifecycle schedule: passes every Every while Nodes are joining (so a one-minute
+// schedule still registers Nodes within seconds), and the price refreshes beside them, each bounded by its
+// own deadline so neither holds up the passes. It logs one JSON summary line and never fails the
+// invocation: the next schedule is the retry, and an EventBridge retry would only find the lease held.
+func handler(r settler, prices priceRefresh, usage usageSink, log *slog.Logger) func(context.Context, events.EventBridgeEvent) error {
 	return func(ctx context.Context, ev events.EventBridgeEvent) error {
 		runID := "local"
 		if lc, ok := lambdacontext.FromContext(ctx); ok {
@@ -41,10 +49,22 @@ func handler(r settler, refreshSpot func(context.Context) error, usage usageSink
 		go func() {
 			rctx, cancel := context.WithTimeout(ctx, spotRefreshTimeout)
 			defer cancel()
-			refreshed <- refreshSpot(rctx)
+			refreshed <- prices.spot(rctx)
+		}()
+		type onDemandResult struct {
+			res pricing.OnDemandRefresh
+			err error
+		}
+		onDemandDone := make(chan onDemandResult, 1)
+		go func() {
+			rctx, cancel := onDemandRefreshContext(ctx)
+			defer cancel()
+			res, err := prices.onDemand.Refresh(rctx)
+			onDemandDone <- onDemandResult{res, err}
 		}()
 		rep, err := r.RunUntilSettled(ctx, runID, Every)
 		spotErr := <-refreshed
+		onDemand := <-onDemandDone
 
 		attrs := []any{"trigger", ev.DetailType, "eventId", ev.ID, "lease", rep.Lease, "passes", rep.Passes,
 			"registered", rep.Registered, "initialized", rep.Initialized, "adopted", rep.Adopted,
@@ -61,6 +81,13 @@ func handler(r settler, refreshSpot func(context.Context) error, usage usageSink
 		}
 		if spotErr != nil {
 			attrs = append(attrs, "spotRefreshError", spotErr.Error())
+		}
+		attrs = append(attrs, "onDemandPrices", onDemand.res.Source, "onDemandTypes", onDemand.res.Types)
+		if onDemand.res.Refreshed {
+			attrs = append(attrs, "onDemandRefreshed", true)
+		}
+		if onDemand.err != nil {
+			attrs = append(attrs, "onDemandRefreshError", onDemand.err.Error())
 		}
 		if usage != nil && rep.Usage != nil {
 			usage(rep.Usage)

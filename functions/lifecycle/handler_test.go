@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodewright/nodewright/shared/lifecycle"
+	"github.com/nodewright/nodewright/shared/pricing"
 )
 
 type fakeSettler struct {
@@ -42,6 +43,20 @@ func (s *spotCounter) refresh(context.Context) error {
 	return s.err
 }
 
+// onDemandCounter is the on-demand refresh; it counts its calls, records its deadline and answers res, err.
+type onDemandCounter struct {
+	calls    int
+	deadline time.Time
+	res      pricing.OnDemandRefresh
+	err      error
+}
+
+func (o *onDemandCounter) Refresh(ctx context.Context) (pricing.OnDemandRefresh, error) {
+	o.calls++
+	o.deadline, _ = ctx.Deadline()
+	return o.res, o.err
+}
+
 func invoke(t *testing.T, r settler, spot *spotCounter) string {
 	t.Helper()
 	return invokeWith(t, "lifecycle-schedule.json", r, spot)
@@ -49,11 +64,17 @@ func invoke(t *testing.T, r settler, spot *spotCounter) string {
 
 func invokeWith(t *testing.T, sample string, r settler, spot *spotCounter) string {
 	t.Helper()
+	return invokeAll(t, sample, r, spot, &onDemandCounter{res: pricing.OnDemandRefresh{Skipped: "the prices held are younger than 12h",
+		Source: "AWS Pricing API for us-east-1 observed 2026-11-22T12:00:00Z", Types: 1367}})
+}
+
+func invokeAll(t *testing.T, sample string, r settler, spot *spotCounter, onDemand *onDemandCounter) string {
+	t.Helper()
 	payload, err := os.ReadFile("../../events/" + sample)
 	require.NoError(t, err)
 	var logs bytes.Buffer
 	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "req-1"})
-	out, err := lambda.NewHandler(handler(r, spot.refresh, nil, slog.New(slog.NewJSONHandler(&logs, nil)))).Invoke(ctx, payload)
+	out, err := lambda.NewHandler(handler(r, priceRefresh{spot: spot.refresh, onDemand: onDemand}, nil, slog.New(slog.NewJSONHandler(&logs, nil)))).Invoke(ctx, payload)
 	require.NoError(t, err, "the handler never fails the invocation")
 	assert.Equal(t, "null", string(out))
 	return logs.String()
@@ -102,7 +123,7 @@ func TestInstanceRunningStartsASettleLoop(t *testing.T) {
 func TestUsageReachesTheSink(t *testing.T) {
 	r := &fakeSettler{rep: lifecycle.RunReport{Lease: true, Passes: 1, Usage: []lifecycle.PoolUsage{{NodePool: "default", Nodes: 2}}}}
 	var got []lifecycle.PoolUsage
-	h := handler(r, (&spotCounter{}).refresh, func(u []lifecycle.PoolUsage) { got = u }, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	h := handler(r, priceRefresh{spot: (&spotCounter{}).refresh, onDemand: &onDemandCounter{}}, func(u []lifecycle.PoolUsage) { got = u }, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	require.NoError(t, h(context.Background(), events.EventBridgeEvent{DetailType: "Scheduled Event"}))
 	require.Len(t, got, 1)
 	assert.Equal(t, "default", got[0].NodePool)
@@ -117,4 +138,46 @@ func TestHousekeepingIsLogged(t *testing.T) {
 		`"instanceProfilesDeleted":["nodewright_prod_ab"]`, `"held":["unused instance profiles: the configuration holds no EC2NodeClass"]`} {
 		assert.Contains(t, logs, want)
 	}
+}
+
+func TestOnDemandRefreshRunsBesideThePassesAndIsLogged(t *testing.T) {
+	r := &fakeSettler{rep: lifecycle.RunReport{Lease: true, Passes: 1}}
+	od := &onDemandCounter{res: pricing.OnDemandRefresh{Refreshed: true, Source: "AWS Pricing API for eu-west-1 observed 2026-11-22T12:00:00Z", Types: 790}}
+	logs := invokeAll(t, "lifecycle-schedule.json", r, &spotCounter{}, od)
+	assert.Equal(t, 1, od.calls)
+	assert.False(t, od.deadline.IsZero(), "the refresh runs under a deadline")
+	assert.WithinDuration(t, time.Now().Add(onDemandRefreshTimeout), od.deadline, 5*time.Second)
+	for _, want := range []string{`"onDemandPrices":"AWS Pricing API for eu-west-1 observed 2026-11-22T12:00:00Z"`, `"onDemandTypes":790`, `"onDemandRefreshed":true`} {
+		assert.Contains(t, logs, want)
+	}
+	assert.NotContains(t, logs, "onDemandRefreshError")
+}
+
+func TestFailedOnDemandRefreshIsLoggedAndNeverBlocksTheRun(t *testing.T) {
+	r := &fakeSettler{rep: lifecycle.RunReport{Lease: true, Passes: 2, Registered: 1}}
+	od := &onDemandCounter{res: pricing.OnDemandRefresh{Skipped: "the Pricing API read failed", Source: "static table for eu-west-1 generated 2025-04-24T13:17:44Z", Types: 772},
+		err: errors.New("refreshing on-demand prices for eu-west-1 (keeping static table): AccessDeniedException: not authorized")}
+	logs := invokeAll(t, "lifecycle-schedule.json", r, &spotCounter{}, od)
+	assert.Equal(t, []string{"req-1"}, r.runs, "the passes ran")
+	assert.Contains(t, logs, `"msg":"lifecycle run"`)
+	assert.Contains(t, logs, `"registered":1`)
+	assert.Contains(t, logs, `"onDemandRefreshError":"refreshing on-demand prices for eu-west-1 (keeping static table): AccessDeniedException: not authorized"`)
+	assert.Contains(t, logs, `"onDemandPrices":"static table for eu-west-1 generated 2025-04-24T13:17:44Z"`)
+}
+
+func TestOnDemandRefreshLeavesTheInvocationItsMargin(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
+	defer cancel()
+	rctx, rcancel := onDemandRefreshContext(ctx)
+	defer rcancel()
+	d, ok := rctx.Deadline()
+	require.True(t, ok)
+	parent, _ := ctx.Deadline()
+	assert.Equal(t, parent.Add(-onDemandRefreshMargin), d, "a short invocation ends the refresh 5 s before its own deadline")
+
+	rctx, rcancel = onDemandRefreshContext(context.Background())
+	defer rcancel()
+	d, ok = rctx.Deadline()
+	require.True(t, ok)
+	assert.WithinDuration(t, time.Now().Add(onDemandRefreshTimeout), d, time.Second)
 }

@@ -1,8 +1,9 @@
 // Command lifecycle is the Lambda behind the one-minute lifecycle schedule: it registers and initializes
 // the Nodes of launched claims, repairs what events missed (adopts interrupted launches, times out launches
 // and registrations, terminates leaked instances, deletes ghost claims and Nodes), deletes the launch
-// templates and instance profiles no claim uses any more, and refreshes spot prices from EC2 into the
-// state table, where the provisioner reads them.
+// templates and instance profiles no claim uses any more, and refreshes prices into the state table, where
+// the provisioner and disruption functions read them: spot prices from EC2 every run, on-demand prices from
+// the AWS Pricing API every 12 hours (pricing:GetProducts).
 //
 // Environment: NODEWRIGHT_CLUSTER_NAME, NODEWRIGHT_STATE_TABLE and NODEWRIGHT_TERMINATION_QUEUE_URL
 // (required; nodes the lifecycle decides to remove go through the termination flow's drain); NODEWRIGHT_CLUSTER_ENDPOINT
@@ -51,29 +52,29 @@ func main() {
 	}, log))
 }
 
-// build wires the runner and the spot price refresh from the environment; only start-up failures end the
+// build wires the runner and the price refreshes from the environment; only start-up failures end the
 // process.
-func build(ctx context.Context) (*lifecycle.Runner, func(context.Context) error, error) {
+func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 	table, queue := os.Getenv("NODEWRIGHT_STATE_TABLE"), os.Getenv("NODEWRIGHT_TERMINATION_QUEUE_URL")
 	if table == "" || queue == "" {
-		return nil, nil, fmt.Errorf("NODEWRIGHT_STATE_TABLE and NODEWRIGHT_TERMINATION_QUEUE_URL are required")
+		return nil, priceRefresh{}, fmt.Errorf("NODEWRIGHT_STATE_TABLE and NODEWRIGHT_TERMINATION_QUEUE_URL are required")
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("loading AWS configuration: %w", err)
+		return nil, priceRefresh{}, fmt.Errorf("loading AWS configuration: %w", err)
 	}
 	cluster, err := kube.ClusterFromEnv(ctx, os.Getenv, eks.NewFromConfig(cfg), kube.Need{})
 	if err != nil {
-		return nil, nil, err
+		return nil, priceRefresh{}, err
 	}
 	name := cluster.Name
 	client, err := kube.Connect(cfg, cluster)
 	if err != nil {
-		return nil, nil, err
+		return nil, priceRefresh{}, err
 	}
 	prices, err := pricing.NewProvider(cfg.Region)
 	if err != nil {
-		return nil, nil, err
+		return nil, priceRefresh{}, err
 	}
 	ec2Client := ec2.NewFromConfig(cfg)
 	store := state.New(state.NewClient(cfg), table)
@@ -89,5 +90,9 @@ func build(ctx context.Context) (*lifecycle.Runner, func(context.Context) error,
 		Profiles:     nodeclass.NewProfiles(iam.NewFromConfig(cfg), name, cfg.Region),
 		Now:          time.Now,
 	})
-	return r, refreshSpot(prices, ec2Client, store, time.Now), nil
+	// On-demand prices come from the Pricing API (endpoint by pricing.EndpointRegion) every 12 hours and
+	// are stored for the provisioner and disruption functions; until then, and whenever the API fails,
+	// the last stored table or the shipped one prices.
+	onDemand := pricing.NewOnDemandRefresher(prices, pricing.APISource{API: pricing.NewAPIClient(cfg)}, store, time.Now)
+	return r, priceRefresh{spot: refreshSpot(prices, ec2Client, store, time.Now), onDemand: onDemand}, nil
 }

@@ -64,18 +64,20 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 		return nil, err
 	}
 	store := state.New(state.NewClient(cfg), table)
-	// Spot prices are the table the lifecycle function stores, loaded in the background off Lambda's
-	// start-up budget and then by runs at most once a minute; EC2 is read only when nothing is stored.
-	// Until prices arrive spot is priced at on-demand, never guessed lower.
-	spot := provisioning.NewStoredSpotPrices(store, prices, provisioning.DefaultSpotPricesEvery, time.Now)
+	// Prices are the tables the lifecycle function stores — on-demand from the Pricing API, spot from
+	// EC2 — loaded in the background off Lambda's start-up budget and then by runs at most once a minute,
+	// on-demand first (spot is floored at a share of it). Until an on-demand table is stored, or when it
+	// cannot be read, the shipped table prices; EC2 is read for spot only when nothing is stored, and until
+	// spot prices arrive spot is priced at on-demand, never guessed lower.
+	stored := newStoredPrices(store, prices, time.Now)
 	ec2Client := ec2.NewFromConfig(cfg)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = warmSpotPrices(ctx, spot, func(ctx context.Context) error { return prices.RefreshSpot(ctx, ec2Client, time.Now()) })
+		_ = stored.warm(ctx, func(ctx context.Context) error { return prices.RefreshSpot(ctx, ec2Client, time.Now()) })
 	}()
 	p, err := provisioning.NewOnAWS(provisioning.AWSParts{Config: cfg, Cluster: cluster, Client: client, Store: store,
-		Prices: prices, SpotPrices: spot, Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: "provisioner"})})
+		Prices: prices, SpotPrices: stored.loaders(), Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: "provisioner"})})
 	if err != nil {
 		return nil, err
 	}

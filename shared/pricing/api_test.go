@@ -3,79 +3,129 @@ package pricing
 import (
 	"context"
 	"errors"
-	"fmt"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
+	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// fakePriceList serves price list documents in pages and records the filters it was asked for.
-type fakePriceList struct {
-	pages   [][]string
-	failAt  int // page index that fails, -1 for none
-	filters map[string]string
-}
+// recordedEUWest1 is what the hand-built pages under testdata/getproducts price: every Linux,
+// shared-tenancy BoxUsage document with a positive hourly USD price, and nothing else.
+var recordedEUWest1 = map[string]float64{"m5.large": 0.107, "c5.large": 0.096, "m7g.large": 0.0912, "r5.large": 0.141,
+	"t3.micro": 0.0114, "c6g.large": 0.073}
 
-func (f *fakePriceList) GetProducts(_ context.Context, in *awspricing.GetProductsInput, _ ...func(*awspricing.Options)) (*awspricing.GetProductsOutput, error) {
-	f.filters = map[string]string{}
-	for _, flt := range in.Filters {
-		f.filters[aws.ToString(flt.Field)] = aws.ToString(flt.Value)
-	}
-	i := 0
-	if in.NextToken != nil {
-		fmt.Sscan(aws.ToString(in.NextToken), &i)
-	}
-	if i == f.failAt {
-		return nil, errors.New("throttled")
-	}
-	out := &awspricing.GetProductsOutput{PriceList: f.pages[i]}
-	if i+1 < len(f.pages) {
-		out.NextToken = aws.String(fmt.Sprint(i + 1))
-	}
-	return out, nil
-}
-
-// product is a Price List document shaped as the API returns it (trimmed to what matters).
-func product(instanceType, unit, usd string) string {
-	return fmt.Sprintf(`{"product":{"productFamily":"Compute Instance","attributes":{"instanceType":%q,"regionCode":"eu-west-1",
-"operatingSystem":"Linux","tenancy":"Shared","capacitystatus":"Used","preInstalledSw":"NA"},"sku":"ABC123"},
-"serviceCode":"AmazonEC2","terms":{"OnDemand":{"ABC123.JRTCKXETXF":{"offerTermCode":"JRTCKXETXF","sku":"ABC123",
-"priceDimensions":{"ABC123.JRTCKXETXF.6YS6EN2CT7":{"unit":%q,"pricePerUnit":{"USD":%q},"description":"per hour"}}}}},
-"version":"20261101000000","publicationDate":"2026-11-01T00:00:00Z"}`, instanceType, unit, usd)
-}
-
-func TestAPISourceReadsEveryPage(t *testing.T) {
-	api := &fakePriceList{failAt: -1, pages: [][]string{
-		{product("m5.large", "Hrs", "0.1070000000"), product("c5.large", "Hrs", "0.0960000000")},
-		{product("r5.large", "Hrs", "0.1410000000"), product("x.free", "Hrs", "0.0000000000"), `{not json`, product("t3.nano", "Quantity", "5")},
-	}}
-	prices, err := APISource{API: api}.OnDemandPrices(context.Background(), "eu-west-1")
+func TestAPISourceReadsTheRecordedPages(t *testing.T) {
+	srv := newPriceListServer(t, recordedPages(t))
+	prices, stats, err := APISource{API: srv.client("eu-west-1")}.read(context.Background(), "eu-west-1")
 	require.NoError(t, err)
-	assert.Equal(t, map[string]float64{"m5.large": 0.107, "c5.large": 0.096, "r5.large": 0.141}, prices,
-		"zero prices, non-hourly units and malformed documents are skipped")
-	assert.Equal(t, "eu-west-1", api.filters["regionCode"])
-	assert.Equal(t, "Shared", api.filters["tenancy"])
-	assert.Equal(t, "Linux", api.filters["operatingSystem"])
+	assert.Equal(t, recordedEUWest1, prices)
+	assert.Equal(t, 3, stats.Pages, "NextToken followed to the last page")
+	assert.Equal(t, 18, stats.Documents)
+	assert.Equal(t, map[string]int{
+		"operating system not Linux":   1,
+		"tenancy not Shared":           1,
+		"malformed document":           2, // a truncated object and a JSON array
+		"capacity status not Used":     2, // unused and allocated capacity reservations
+		"pre-installed software":       1,
+		"usage type not BoxUsage":      1, // a dedicated host's HostBoxUsage
+		"no positive hourly USD price": 3, // a zero price, a non-hourly unit, a price in CNY only
+		"another region":               1,
+	}, stats.Skipped)
+
+	reqs, auth := srv.recorded()
+	require.Len(t, reqs, 3)
+	assert.Equal(t, []string{"", "eyJwYWdlIjoyfQ==", "eyJwYWdlIjozfQ=="}, []string{reqs[0].NextToken, reqs[1].NextToken, reqs[2].NextToken})
+	filters := map[string]string{}
+	for _, f := range reqs[0].Filters {
+		assert.Equal(t, "TERM_MATCH", f.Type)
+		filters[f.Field] = f.Value
+	}
+	assert.Equal(t, map[string]string{"regionCode": "eu-west-1", "operatingSystem": "Linux", "preInstalledSw": "NA",
+		"tenancy": "Shared", "capacitystatus": "Used", "marketoption": "OnDemand", "productFamily": "Compute Instance"}, filters)
+	assert.Equal(t, "AmazonEC2", reqs[0].ServiceCode)
+	assert.Equal(t, "aws_v1", reqs[0].FormatVersion)
+	assert.Equal(t, 100, reqs[0].MaxResults, "the largest page the API serves")
+	assert.Contains(t, auth[0], "/eu-central-1/pricing/aws4_request", "eu-west-1's prices are asked of the eu-central-1 endpoint")
+}
+
+func TestAPISourceRetriesThrottling(t *testing.T) {
+	srv := newPriceListServer(t, recordedPages(t))
+	srv.throttle["eyJwYWdlIjoyfQ=="] = 3
+	prices, err := APISource{API: srv.client("eu-west-1")}.OnDemandPrices(context.Background(), "eu-west-1")
+	require.NoError(t, err, "the SDK's retryer rides out ThrottlingException")
+	assert.Equal(t, recordedEUWest1, prices)
+	reqs, _ := srv.recorded()
+	assert.Len(t, reqs, 6, "page 2 asked four times")
 }
 
 func TestAPISourceFailsWholeOnAFailedPage(t *testing.T) {
-	api := &fakePriceList{failAt: 1, pages: [][]string{{product("m5.large", "Hrs", "0.2")}, {}}}
-	_, err := APISource{API: api}.OnDemandPrices(context.Background(), "eu-west-1")
-	require.Error(t, err)
-	p, err := NewProvider("eu-west-1")
-	require.NoError(t, err)
-	require.Error(t, p.RefreshOnDemand(context.Background(), APISource{API: api}, time.Now()))
-	v, _ := p.OnDemand("m5.large")
-	assert.InDelta(t, 0.107, v, 1e-9, "a partial read never replaces eu-west-1's shipped price")
+	for name, tc := range map[string]struct {
+		errType  string
+		attempts int
+	}{
+		"internal error, retried": {"InternalErrorException", APIMaxAttempts},
+		"access denied, final":    {"AccessDeniedException", 1},
+		"throttled for good":      {"ThrottlingException", APIMaxAttempts},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := newPriceListServer(t, recordedPages(t))
+			srv.failWith["eyJwYWdlIjoyfQ=="] = tc.errType
+			prices, err := APISource{API: srv.client("eu-west-1")}.OnDemandPrices(context.Background(), "eu-west-1")
+			require.Error(t, err)
+			assert.Nil(t, prices, "no partial table")
+			var apiErr smithy.APIError
+			require.True(t, errors.As(err, &apiErr), err.Error())
+			assert.Equal(t, tc.errType, apiErr.ErrorCode())
+			assert.Contains(t, err.Error(), "reading the price list for eu-west-1 (page 2)")
+			reqs, _ := srv.recorded()
+			assert.Len(t, reqs, 1+tc.attempts)
+
+			p, err := NewProvider("eu-west-1")
+			require.NoError(t, err)
+			before := p.OnDemandSourceInfo()
+			require.Error(t, p.RefreshOnDemand(context.Background(), APISource{API: srv.client("eu-west-1")}, time.Now()))
+			assert.Equal(t, before, p.OnDemandSourceInfo(), "a failed read keeps the shipped prices")
+			v, _ := p.OnDemand("m5.large")
+			assert.InDelta(t, 0.107, v, 1e-9)
+		})
+	}
+}
+
+func TestAPISourceStopsAtTheDeadline(t *testing.T) {
+	srv := newPriceListServer(t, recordedPages(t))
+	srv.holdToken = "eyJwYWdlIjozfQ=="
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := APISource{API: srv.client("eu-west-1")}.OnDemandPrices(ctx, "eu-west-1")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 5*time.Second, "the context bounds the read, retries included")
+}
+
+func TestReadPriceListItemUsageTypes(t *testing.T) {
+	for usage, ok := range map[string]bool{
+		"BoxUsage:m5.large": true, "EUW1-BoxUsage:m5.large": true, "USE2-BoxUsage:c7i-flex.large": true,
+		"EUW1-DedicatedUsage:m5.large": false, "EUW1-HostBoxUsage:m5.metal": false, "EUW1-UnusedBox:m5.large": false, "": false,
+	} {
+		assert.Equal(t, ok, isBoxUsage(usage), usage)
+	}
+	doc := strings.Replace(priceDocument("us-east-1", "m5.large", "0.096"), `"usagetype":"BoxUsage:m5.large"`, `"usagetype":"Reservation:m5.large"`, 1)
+	_, _, skip := ReadPriceListItem(doc, "us-east-1")
+	assert.Equal(t, "usage type not BoxUsage", skip)
+	name, price, skip := ReadPriceListItem(priceDocument("us-east-1", "m5.large", "0.0960000000"), "us-east-1")
+	assert.Equal(t, "", skip)
+	assert.Equal(t, "m5.large", name)
+	assert.InDelta(t, 0.096, price, 1e-12)
 }
 
 func TestEndpointRegion(t *testing.T) {
 	for region, want := range map[string]string{
-		"us-west-2": "us-east-1", "eu-west-1": "eu-central-1", "ap-northeast-1": "ap-south-1", "sa-east-1": "us-east-1", "me-south-1": "eu-central-1",
+		"us-west-2": "us-east-1", "eu-west-1": "eu-central-1", "ap-northeast-1": "ap-south-1", "sa-east-1": "us-east-1",
+		"me-south-1": "eu-central-1", "il-central-1": "eu-central-1", "af-south-1": "eu-central-1", "ca-west-1": "us-east-1",
+		"mx-central-1": "us-east-1",
 	} {
 		assert.Equal(t, want, EndpointRegion(region), region)
 	}

@@ -1,11 +1,16 @@
-// Package pricing knows what instance types cost per hour: on-demand prices from a table shipped with the
-// code (data/on-demand.json: us-east-1, us-east-2, us-west-2 and eu-west-1, each with its source and date)
-// and refreshed from the AWS Pricing API when it is reachable, and spot prices per zone from EC2's
-// DescribeSpotPriceHistory. Until a spot price is known the spot offering is priced at on-demand, so it is
-// never preferred on a guess.
+// Package pricing knows what instance types cost per hour.
 //
-// Prices are refreshed on a schedule, never per launch: the lifecycle function reads EC2 (RefreshSpot) and
-// stores the table it read (SpotTable) in the state table; the provisioner loads the stored table
-// (LoadSpot), newest observation first. A seen spot price is never taken below SpotFloor of on-demand, so
-// odd data cannot make spot look free. A Provider is safe for concurrent use.
+// On-demand prices come from the AWS Pricing API (GetProducts, Linux, shared tenancy) for the function's
+// region. The lifecycle function reads it every OnDemandRefreshEvery (12 hours, Karpenter's cadence)
+// through an OnDemandRefresher and stores the table in the state table when the answer is complete and
+// sane; the provisioner and disruption functions load the stored table (StoredOnDemand, at most once a
+// minute). Until a table is stored, or when the API fails, prices come from the shipped table
+// (data/on-demand.json: every commercial region, each with its source and date; a region it does not cover
+// starts from us-east-1's, labelled "fallback"). OnDemandSourceInfo says which source prices decisions.
+//
+// Spot prices per zone come from EC2's DescribeSpotPriceHistory: the lifecycle function reads EC2
+// (RefreshSpot) and stores the table it read (SpotTable); the provisioner loads the stored table
+// (LoadSpot), newest observation first. Until a spot price is known the spot offering is priced at
+// on-demand, so it is never preferred on a guess, and a seen spot price is never taken below SpotFloor of
+// on-demand, so odd data cannot make spot look free. A Provider is safe for concurrent use.
 package pricing

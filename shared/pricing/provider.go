@@ -38,6 +38,7 @@ type Provider struct {
 	onDemand        map[string]float64
 	onDemandSource  string
 	onDemandUpdated time.Time
+	knownTypes      int // types in the shipped table for the region (or the smallest covered region's)
 	spot            map[spotKey]float64
 	spotUpdated     time.Time
 }
@@ -47,9 +48,9 @@ type Provider struct {
 // types by price — what the scheduler uses — barely does.
 const FallbackRegion = "us-east-1"
 
-// NewProvider starts from the shipped table for region (us-east-1, us-east-2, us-west-2 and eu-west-1 are
-// covered), or FallbackRegion's for a region it does not cover; OnDemandSourceInfo says which, and the
-// date of the prices used.
+// NewProvider starts from the shipped table for region (every commercial region is covered), or
+// FallbackRegion's for a region it does not cover; OnDemandSourceInfo says which, and the date of the
+// prices used.
 func NewProvider(region string) (*Provider, error) {
 	t, err := LoadStatic()
 	if err != nil {
@@ -57,8 +58,14 @@ func NewProvider(region string) (*Provider, error) {
 	}
 	p := &Provider{region: region, onDemand: map[string]float64{}, spot: map[spotKey]float64{}}
 	tableRegion, label := region, region
+	p.knownTypes = len(t.Regions[region])
 	if _, ok := t.Regions[region]; !ok {
 		tableRegion, label = FallbackRegion, FallbackRegion+" (fallback for "+region+")"
+		// A region the table does not cover is new; judge a fresh read by the smallest region covered.
+		p.knownTypes = len(t.Regions[FallbackRegion])
+		for _, prices := range t.Regions {
+			p.knownTypes = min(p.knownTypes, len(prices))
+		}
 	}
 	for k, v := range t.Regions[tableRegion] {
 		p.onDemand[k] = v
@@ -112,23 +119,32 @@ func (p *Provider) OnDemandSourceInfo() string {
 	return p.onDemandSource
 }
 
-// RefreshOnDemand replaces on-demand prices with src's. On failure the previous prices stay and the error
-// is returned for the caller to log: stale prices beat no prices.
+// RefreshOnDemand reads on-demand prices from src (the Pricing API) and replaces the ones held when the
+// answer is a complete, sane table (see MinOnDemandShare). On failure the previous prices stay and the
+// error is returned for the caller to log: stale prices beat no prices, and a partial table never
+// replaces a complete one.
 func (p *Provider) RefreshOnDemand(ctx context.Context, src OnDemandSource, now time.Time) error {
 	prices, err := src.OnDemandPrices(ctx, p.region)
 	if err != nil {
 		return fmt.Errorf("refreshing on-demand prices for %s (keeping %s): %w", p.region, p.OnDemandSourceInfo(), err)
 	}
 	if len(prices) == 0 {
-		return fmt.Errorf("refreshing on-demand prices for %s: %w", p.region, ErrNoPrices)
+		return fmt.Errorf("refreshing on-demand prices for %s (keeping %s): %w", p.region, p.OnDemandSourceInfo(), ErrNoPrices)
 	}
+	if err := checkOnDemand(prices, p.knownTypes); err != nil {
+		return fmt.Errorf("refreshing on-demand prices for %s (keeping %s): %w", p.region, p.OnDemandSourceInfo(), err)
+	}
+	t := OnDemandTable{Region: p.region, ObservedAt: now, Source: OnDemandAPISource, Prices: prices}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.onDemand = prices
-	p.onDemandSource = "pricing API at " + now.UTC().Format(time.RFC3339)
+	p.onDemandSource = onDemandLabel(t)
 	p.onDemandUpdated = now
 	return nil
 }
+
+// OnDemandAPISource names the AWS Pricing API as a table's source.
+const OnDemandAPISource = "AWS Pricing API"
 
 // RefreshSpot reads the latest Linux/UNIX spot price of every instance type in every zone of the region
 // (DescribeSpotPriceHistory with StartTime now returns the price in force, one per type and zone).

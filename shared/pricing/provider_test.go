@@ -30,21 +30,27 @@ func TestSpotStartsAtOnDemand(t *testing.T) {
 }
 
 func TestUncoveredRegionFallsBackUntilRefreshed(t *testing.T) {
-	p, err := NewProvider("ap-southeast-2")
+	p, err := NewProvider("ap-east-2")
 	require.NoError(t, err)
-	assert.Equal(t, "static table for us-east-1 (fallback for ap-southeast-2) generated 2026-07-20T13:44:30Z", p.OnDemandSourceInfo())
+	assert.Equal(t, "static table for us-east-1 (fallback for ap-east-2) generated 2026-07-20T13:44:30Z", p.OnDemandSourceInfo())
 	v, ok := p.OnDemand("m5.large")
 	require.True(t, ok)
 	assert.InDelta(t, 0.096, v, 1e-9)
-	require.NoError(t, p.RefreshOnDemand(context.Background(), fakeSource{prices: map[string]float64{"m5.large": 0.12}}, time.Now()))
+	fresh := map[string]float64{}
+	for _, name := range p.InstanceTypes() {
+		fresh[name], _ = p.OnDemand(name)
+	}
+	fresh["m5.large"] = 0.12
+	require.NoError(t, p.RefreshOnDemand(context.Background(), fakeSource{prices: fresh}, time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)))
 	v, ok = p.OnDemand("m5.large")
 	assert.True(t, ok)
 	assert.InDelta(t, 0.12, v, 1e-9)
-	assert.Contains(t, p.OnDemandSourceInfo(), "pricing API")
+	assert.Equal(t, "AWS Pricing API for ap-east-2 observed 2026-11-22T12:00:00Z", p.OnDemandSourceInfo())
 }
 
 func TestCoveredRegionsStartFromTheirOwnPrices(t *testing.T) {
-	for region, m5large := range map[string]float64{"us-east-1": 0.096, "us-east-2": 0.096, "us-west-2": 0.096, "eu-west-1": 0.107} {
+	for region, m5large := range map[string]float64{"us-east-1": 0.096, "us-east-2": 0.096, "us-west-2": 0.096, "eu-west-1": 0.107,
+		"eu-central-1": 0.115, "ap-northeast-1": 0.124} {
 		t.Run(region, func(t *testing.T) {
 			p, err := NewProvider(region)
 			require.NoError(t, err)
@@ -55,6 +61,7 @@ func TestCoveredRegionsStartFromTheirOwnPrices(t *testing.T) {
 			require.True(t, ok)
 			assert.InDelta(t, m5large, v, 1e-9)
 			assert.Greater(t, len(p.InstanceTypes()), 500)
+			assert.Zero(t, p.OnDemandTable().ObservedAt, "shipped prices carry no observation time")
 		})
 	}
 	ohio, err := NewProvider("us-east-2")

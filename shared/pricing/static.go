@@ -2,30 +2,35 @@ package pricing
 
 import (
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 )
 
-// staticTable is data/on-demand.json: Linux, shared-tenancy, on-demand hourly USD prices per region, each
-// region with its own source and date (data/README.md says where each comes from and how to regenerate).
+// staticTable is data/on-demand.json: Linux, shared-tenancy, on-demand hourly USD prices for every
+// commercial region (GovCloud and China excluded), each region with its own source and date. It is the
+// fallback when the AWS Pricing API cannot be read; data/README.md says where each region comes from and
+// how to regenerate it.
 //
 //   - us-east-1: the AWS Price List as published in aws/karpenter-provider-aws's generated price table,
 //     commit 1d927085dd81 (generated 2026-07-20T13:44:30Z); every type in it.
-//   - us-east-2, us-west-2, eu-west-1: the ec2instances.info data embedded in the Go module
+//   - every other commercial region: the ec2instances.info data embedded in the Go module
 //     github.com/cristim/ec2-instances-info v0.0.0-20250528091325-32acf84f42eb (data/instances.json,
 //     last updated by its commit f9eafba8b0c9 at 2025-04-24T13:17:44Z); current-generation types only,
 //     written by internal/gentable.
 //
+// The file is compact (see staticFile): one list of type names shared by all regions and, per region, one
+// array of prices in that order.
+//
 //go:embed data/on-demand.json
 var staticTable []byte
 
-// StaticTable is the shipped on-demand price table.
+// StaticTable is the shipped on-demand price table, decoded.
 type StaticTable struct {
-	Currency string                        `json:"currency"`
-	Sources  map[string]RegionSource       `json:"sources"`
-	Regions  map[string]map[string]float64 `json:"regions"`
+	Currency string
+	Sources  map[string]RegionSource
+	Regions  map[string]map[string]float64
 }
 
 // RegionSource says where one region's shipped prices come from and when that source took them.
@@ -43,17 +48,25 @@ func LoadStatic() (StaticTable, error) {
 	return t, nil
 }
 
-// ParseStatic decodes a table in the data/on-demand.json format and checks it: every region has prices,
-// every price is above zero and every region names its source and date.
+// ParseStatic decodes a table in the data/on-demand.json format and checks it (Validate).
 func ParseStatic(data []byte) (StaticTable, error) {
-	var t StaticTable
-	if err := json.Unmarshal(data, &t); err != nil {
+	t, err := decodeStaticFile(data)
+	if err != nil {
 		return t, err
 	}
 	return t, t.Validate()
 }
 
-// Validate reports the first region whose prices or provenance are missing or wrong.
+// EncodeStatic writes t in the data/on-demand.json format after checking it.
+func EncodeStatic(t StaticTable) ([]byte, error) {
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("refusing to write an invalid table: %w", err)
+	}
+	return encodeStaticFile(t)
+}
+
+// Validate reports the first region whose prices or provenance are missing or wrong: every region has
+// prices, every price is a finite number above zero, and every region names its source and date.
 func (t StaticTable) Validate() error {
 	if t.Currency == "" {
 		return errors.New("currency: missing")
@@ -66,9 +79,12 @@ func (t StaticTable) Validate() error {
 		if len(prices) == 0 {
 			return fmt.Errorf("regions.%s: no prices", region)
 		}
-		for name, price := range prices {
-			if !(price > 0) {
-				return fmt.Errorf("regions.%s.%s: price %v is not above zero", region, name, price)
+		for _, name := range sortedKeys(prices) {
+			if name == "" {
+				return fmt.Errorf("regions.%s: an instance type name is empty", region)
+			}
+			if price := prices[name]; !(price > 0) || math.IsInf(price, 0) {
+				return fmt.Errorf("regions.%s.%s: price %v is not a finite price above zero", region, name, price)
 			}
 		}
 		src, ok := t.Sources[region]
@@ -91,10 +107,14 @@ func (t StaticTable) Validate() error {
 
 // StaticRegions lists the regions the shipped table covers.
 func (t StaticTable) StaticRegions() []string {
-	regions := make([]string, 0, len(t.Regions))
-	for r := range t.Regions {
-		regions = append(regions, r)
+	return sortedKeys(t.Regions)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
-	sort.Strings(regions)
-	return regions
+	sort.Strings(out)
+	return out
 }

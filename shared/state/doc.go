@@ -22,6 +22,7 @@
 //	configuration          CONFIG                      <kind>#<name>              version, hash, spec JSON
 //	high-water mark        MARK                        <mark name>                at (ms), only moves forward
 //	spot price table       PRICES                      SPOT                       gzip JSON, newer observation wins; ttl 12 h
+//	on-demand price table  PRICES                      ONDEMAND                   gzip JSON + source, newer observation wins; ttl 30 days
 //
 // Conflicts of optimistic locking are ErrConflict, a create that finds the item is ErrAlreadyExists; the
 // IsX helpers in errors.go test for them. Throttling is retried by the SDK's retryer with more attempts

@@ -20,12 +20,17 @@ const maxDecodedSpotPrices = 16 << 20
 // self-describing and its keys sorted, so equal tables encode to equal bytes; gzip takes the repeated
 // zone names and digits down to a fraction.
 func encodeSpotPrices(prices map[string]map[string]float64) ([]byte, error) {
+	return encodeGzipJSON(prices)
+}
+
+// encodeGzipJSON writes v as gzip-compressed JSON (see encodeSpotPrices).
+func encodeGzipJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	if err != nil {
 		return nil, err
 	}
-	if err := json.NewEncoder(zw).Encode(prices); err != nil {
+	if err := json.NewEncoder(zw).Encode(v); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {
@@ -35,21 +40,30 @@ func encodeSpotPrices(prices map[string]map[string]float64) ([]byte, error) {
 }
 
 func decodeSpotPrices(blob []byte) (map[string]map[string]float64, error) {
+	var prices map[string]map[string]float64
+	if err := decodeGzipJSON(blob, &prices); err != nil {
+		return nil, err
+	}
+	return prices, nil
+}
+
+// decodeGzipJSON reads what encodeGzipJSON wrote into v, refusing a blob that expands beyond
+// maxDecodedSpotPrices.
+func decodeGzipJSON(blob []byte, v any) error {
 	zr, err := gzip.NewReader(bytes.NewReader(blob))
 	if err != nil {
-		return nil, fmt.Errorf("prices: not gzip: %w", err)
+		return fmt.Errorf("prices: not gzip: %w", err)
 	}
 	defer zr.Close()
 	raw, err := io.ReadAll(io.LimitReader(zr, maxDecodedSpotPrices+1))
 	if err != nil {
-		return nil, fmt.Errorf("prices: decompressing: %w", err)
+		return fmt.Errorf("prices: decompressing: %w", err)
 	}
 	if len(raw) > maxDecodedSpotPrices {
-		return nil, errors.New("prices: expands beyond 16 MiB")
+		return errors.New("prices: expands beyond 16 MiB")
 	}
-	var prices map[string]map[string]float64
-	if err := json.Unmarshal(raw, &prices); err != nil {
-		return nil, fmt.Errorf("prices: %w", err)
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("prices: %w", err)
 	}
-	return prices, nil
+	return nil
 }

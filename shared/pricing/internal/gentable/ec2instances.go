@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -26,13 +28,17 @@ type skipCounts struct {
 	NotOffered, PreviousGeneration, Mac, Unpriced int
 }
 
-// onDemandFromEC2Instances reads an ec2instances.info instances.json and returns, for each of regions,
-// instance type → hourly price, with what it skipped. Only current-generation, non-Mac types with a price
-// above zero are kept. A region left with no prices is an error: the wrong file or a misspelt region.
+// onDemandFromEC2Instances reads an ec2instances.info instances.json and returns, for each of regions
+// (every commercial region the file prices when regions is nil), instance type → hourly price, with what
+// it skipped. Only current-generation, non-Mac types with a price above zero are kept. A region left with
+// no prices is an error: the wrong file or a misspelt region.
 func onDemandFromEC2Instances(r io.Reader, regions []string) (map[string]map[string]float64, map[string]skipCounts, error) {
 	var records []instanceRecord
 	if err := json.NewDecoder(r).Decode(&records); err != nil {
 		return nil, nil, fmt.Errorf("decoding instances.json (want a JSON array of instance records): %w", err)
+	}
+	if regions == nil {
+		regions = commercialRegions(records)
 	}
 	out := map[string]map[string]float64{}
 	skipped := map[string]skipCounts{}
@@ -69,4 +75,28 @@ func onDemandFromEC2Instances(r io.Reader, regions []string) (map[string]map[str
 		skipped[region] = skip
 	}
 	return out, skipped, nil
+}
+
+// commercialRegion matches an AWS commercial region code such as eu-west-1 or ap-southeast-7; Local Zones
+// (us-east-1-bos-1) and Wavelength Zones (us-east-1-wl1-atl1), which ec2instances.info also prices, have
+// more parts.
+var commercialRegion = regexp.MustCompile(`^[a-z]{2}-[a-z]+-[0-9]+$`)
+
+// commercialRegions lists, sorted, the commercial regions the records price: GovCloud (us-gov-*) and
+// China (cn-*) are other partitions with their own Pricing API endpoints and are left out.
+func commercialRegions(records []instanceRecord) []string {
+	seen := map[string]bool{}
+	for _, rec := range records {
+		for region := range rec.Pricing {
+			if commercialRegion.MatchString(region) && !strings.HasPrefix(region, "us-gov-") && !strings.HasPrefix(region, "cn-") {
+				seen[region] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for r := range seen {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -5,13 +5,12 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -29,7 +28,8 @@ func main() {
 type options struct {
 	instances   string
 	table       string
-	regions     []string
+	regions     []string // nil: every commercial region in -instances
+	keep        map[string]bool
 	source      string
 	generatedAt string
 }
@@ -38,18 +38,24 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("gentable", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	var regions string
+	var regions, keep string
 	fs.StringVar(&o.instances, "instances", "", "path of an ec2instances.info instances.json (for example data/instances.json of the github.com/cristim/ec2-instances-info module)")
 	fs.StringVar(&o.table, "table", "data/on-demand.json", "path of the price table to update in place")
-	fs.StringVar(&regions, "regions", "us-east-2,us-west-2,eu-west-1", "comma-separated regions to take from -instances")
+	fs.StringVar(&regions, "regions", "commercial", `comma-separated regions to take from -instances, or "commercial" for every commercial region it has (GovCloud, China, Local Zones and Wavelength Zones excluded)`)
+	fs.StringVar(&keep, "keep", FallbackKeep, "comma-separated regions never replaced (us-east-1 comes from Karpenter's newer table)")
 	fs.StringVar(&o.source, "source", "", "where -instances comes from (module@version or repository@commit), stored with each region")
 	fs.StringVar(&o.generatedAt, "generated-at", "", "RFC 3339 time the source's prices were taken, stored with each region")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	for _, r := range strings.Split(regions, ",") {
-		if r = strings.TrimSpace(r); r != "" {
-			o.regions = append(o.regions, r)
+	o.keep = map[string]bool{}
+	for _, r := range splitList(keep) {
+		o.keep[r] = true
+	}
+	if strings.TrimSpace(regions) != "commercial" {
+		o.regions = splitList(regions)
+		if len(o.regions) == 0 {
+			return o, errors.New("-regions: names no region")
 		}
 	}
 	switch {
@@ -57,8 +63,6 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-instances: required, the path of the downloaded instances.json")
 	case o.table == "":
 		return o, errors.New("-table: required")
-	case len(o.regions) == 0:
-		return o, errors.New("-regions: names no region")
 	case o.source == "":
 		return o, errors.New("-source: required, the table must say where each region's prices come from")
 	}
@@ -90,14 +94,18 @@ func run(args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-instances %s: %w", o.instances, err)
 	}
-	for _, region := range o.regions {
+	for _, region := range sortedRegions(prices) {
+		if o.keep[region] {
+			fmt.Fprintf(stderr, "%s: kept as it is (-keep)\n", region)
+			continue
+		}
 		table.Regions[region] = prices[region]
 		table.Sources[region] = pricing.RegionSource{Source: o.source, GeneratedAt: o.generatedAt}
 		s := skipped[region]
 		fmt.Fprintf(stderr, "%s: %d types (skipped: %d not offered, %d previous generation, %d Mac, %d without a price)\n",
 			region, len(prices[region]), s.NotOffered, s.PreviousGeneration, s.Mac, s.Unpriced)
 	}
-	out, err := encodeTable(table)
+	out, err := pricing.EncodeStatic(table)
 	if err != nil {
 		return err
 	}
@@ -107,20 +115,25 @@ func run(args []string, stderr io.Writer) error {
 	return nil
 }
 
-// encodeTable writes one key per line with sorted keys, so a regeneration diffs line by line.
-func encodeTable(t pricing.StaticTable) ([]byte, error) {
-	if err := t.Validate(); err != nil {
-		return nil, fmt.Errorf("refusing to write an invalid table: %w", err)
+// FallbackKeep is the region the generator leaves alone by default: us-east-1's prices come from
+// Karpenter's generated table, which is newer than the ec2instances.info snapshot.
+const FallbackKeep = "us-east-1"
+
+func splitList(s string) []string {
+	var out []string
+	for _, r := range strings.Split(s, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			out = append(out, r)
+		}
 	}
-	var compact, out bytes.Buffer
-	enc := json.NewEncoder(&compact)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(t); err != nil {
-		return nil, fmt.Errorf("encoding the table: %w", err)
+	return out
+}
+
+func sortedRegions(m map[string]map[string]float64) []string {
+	out := make([]string, 0, len(m))
+	for r := range m {
+		out = append(out, r)
 	}
-	// An empty indent still breaks the line after every value.
-	if err := json.Indent(&out, compact.Bytes(), "", ""); err != nil {
-		return nil, fmt.Errorf("laying out the table: %w", err)
-	}
-	return out.Bytes(), nil
+	sort.Strings(out)
+	return out
 }

@@ -14,10 +14,9 @@ import (
 )
 
 const sampleTable = `{"currency": "USD per hour",
- "sources": {"us-east-1": {"source": "karpenter", "generatedAt": "2026-07-20T13:44:30Z"},
-             "us-east-2": {"source": "old", "generatedAt": "2020-01-01T00:00:00Z"}},
- "regions": {"us-east-1": {"m5.large": 0.096, "a1.large": 0.051},
-             "us-east-2": {"m5.large": 0.5, "gone.large": 1}}}`
+ "types": ["a1.large", "gone.large", "m5.large"],
+ "regions": {"us-east-1": {"source": "karpenter", "generatedAt": "2026-07-20T13:44:30Z", "prices": [0.051, 0, 0.096]},
+             "us-east-2": {"source": "old", "generatedAt": "2020-01-01T00:00:00Z", "prices": [0, 1, 0.5]}}}`
 
 func writeInputs(t *testing.T) (table, instances string) {
 	dir := t.TempDir()
@@ -43,7 +42,8 @@ func TestRunReplacesNamedRegionsAndKeepsTheRest(t *testing.T) {
 	assert.Equal(t, map[string]float64{"m5.large": 0.096, "m7g.large": 0.0816}, got.Regions["us-east-2"], "a named region is replaced whole")
 	assert.Equal(t, map[string]float64{"m5.large": 0.107}, got.Regions["eu-west-1"])
 	assert.Equal(t, pricing.RegionSource{Source: "ec2-instances-info@v1", GeneratedAt: "2025-04-24T13:17:44Z"}, got.Sources["eu-west-1"])
-	assert.True(t, strings.HasPrefix(string(raw), "{\n\"currency\": \"USD per hour\",\n\"sources\": {\n"), "one key per line")
+	assert.True(t, strings.HasPrefix(string(raw), "{\n\"currency\": \"USD per hour\",\n\"types\": [\n\"a1.large\",\n\"m5.large\",\n"),
+		"one type name per line, and gone.large, priced nowhere any more, is dropped")
 
 	// A second run over its own output changes nothing.
 	require.NoError(t, run([]string{"-instances", instances, "-table", table, "-regions", "us-east-2,eu-west-1",
@@ -81,8 +81,31 @@ func TestRunRejectsBadFlagsAndLeavesTheTable(t *testing.T) {
 
 func TestRunRefusesAnInvalidTable(t *testing.T) {
 	table, instances := writeInputs(t)
-	require.NoError(t, os.WriteFile(table, []byte(`{"currency": "USD", "regions": {"us-east-1": {"m5.large": 0.096}}}`), 0o644))
+	require.NoError(t, os.WriteFile(table, []byte(`{"currency": "USD", "types": ["m5.large"], "regions": {"us-east-1": {"prices": [0.096]}}}`), 0o644))
 	err := run([]string{"-instances", instances, "-table", table, "-source", "s", "-generated-at", "2025-04-24T13:17:44Z"}, io.Discard)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "sources.us-east-1: missing")
+	assert.Contains(t, err.Error(), "sources.us-east-1.source: empty")
+}
+
+// partitions prices one type in commercial regions, a Local Zone, a Wavelength Zone, GovCloud and China.
+const partitions = `[{"instance_type": "m5.large", "generation": "current", "pricing": {
+ "us-east-1": {"linux": {"ondemand": "0.096"}}, "ap-southeast-7": {"linux": {"ondemand": "0.12"}},
+ "eu-west-1": {"linux": {"ondemand": "0.107"}}, "us-east-1-bos-1": {"linux": {"ondemand": "0.115"}},
+ "us-west-2-wl1-las1": {"linux": {"ondemand": "0.12"}}, "us-gov-west-1": {"linux": {"ondemand": "0.12"}},
+ "cn-north-1": {"linux": {"ondemand": "0.9"}}}}]`
+
+func TestRunTakesEveryCommercialRegionByDefaultAndKeepsUSEast1(t *testing.T) {
+	table, instances := writeInputs(t)
+	require.NoError(t, os.WriteFile(instances, []byte(partitions), 0o644))
+	var log strings.Builder
+	require.NoError(t, run([]string{"-instances", instances, "-table", table, "-source", "s", "-generated-at", "2025-04-24T13:17:44Z"}, &log))
+	assert.Contains(t, log.String(), "us-east-1: kept as it is (-keep)")
+	raw, err := os.ReadFile(table)
+	require.NoError(t, err)
+	got, err := pricing.ParseStatic(raw)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ap-southeast-7", "eu-west-1", "us-east-1", "us-east-2"}, got.StaticRegions(),
+		"commercial regions only; us-east-2, not in the data, is kept")
+	assert.Equal(t, map[string]float64{"m5.large": 0.096, "a1.large": 0.051}, got.Regions["us-east-1"])
+	assert.Equal(t, map[string]float64{"m5.large": 0.12}, got.Regions["ap-southeast-7"])
 }
