@@ -353,7 +353,7 @@ func TestWorkers(t *testing.T) {
 		want := map[string][]string{
 			"provisioner":  {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem"},
 			"lifecycle":    {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"},
-			"interruption": {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem"},
+			"interruption": {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"}, // UpdateItem: ReleaseEvent
 			"termination":  {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
 			"disruption": {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
 				"dynamodb:BatchWriteItem"},

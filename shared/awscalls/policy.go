@@ -27,7 +27,8 @@ type Decision struct {
 
 // supportedKeys are the condition keys the recordings carry; a condition on any other key cannot be
 // evaluated and denies (fails closed) instead of passing unseen.
-var supportedKeys = []string{"aws:RequestTag/", "aws:ResourceTag/", "aws:TagKeys", "ec2:CreateAction", "iam:PassedToService"}
+var supportedKeys = []string{"aws:RequestTag/", "aws:ResourceTag/", "aws:TagKeys", "ec2:CreateAction", "iam:PassedToService",
+	"secretsmanager:VersionStage"}
 
 func supportedKey(k string) bool {
 	for _, s := range supportedKeys {

@@ -13,6 +13,7 @@ func tagged(cluster string) map[string]map[string][]string {
 }
 
 func TestEvaluate(t *testing.T) {
+	secret := "arn:aws:secretsmanager:us-east-1:123456789012:secret:nodewright-webhook-token"
 	policy := []Statement{
 		{Sid: "State", Effect: "Allow", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{table, table + "/index/*"}},
 		{Sid: "Reads", Effect: "Allow", Actions: []string{"ec2:Describe*"}, Resources: []string{"*"}},
@@ -21,6 +22,8 @@ func TestEvaluate(t *testing.T) {
 		{Sid: "Mark", Effect: "Allow", Actions: []string{"ec2:CreateTags"}, Resources: []string{"arn:aws:ec2:us-east-1:123456789012:launch-template/*"},
 			Conditions: map[string]map[string][]string{"ForAllValues:StringEquals": {"aws:TagKeys": {"last-used"}}}},
 		{Sid: "NoDeleteOfProd", Effect: "Deny", Actions: []string{"dynamodb:DeleteItem"}, Resources: []string{"*"}},
+		{Sid: "Token", Effect: "Allow", Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{secret + "-*"},
+			Conditions: map[string]map[string][]string{"StringEquals": {"secretsmanager:VersionStage": {"AWSCURRENT", "AWSPREVIOUS"}}}},
 	}
 	instance := "arn:aws:ec2:us-east-1:123456789012:instance/i-1"
 	cases := []struct {
@@ -48,6 +51,12 @@ func TestEvaluate(t *testing.T) {
 		{name: "ForAllValues fails with another key",
 			check: Check{Action: "ec2:CreateTags", Resource: "arn:aws:ec2:us-east-1:123456789012:launch-template/lt-1",
 				Context: map[string][]string{"aws:TagKeys": {"last-used", "nodewright.sh/cluster"}}}, reason: "ForAllValues:StringEquals aws:TagKeys"},
+		{name: "the token's current version", check: Check{Action: "secretsmanager:GetSecretValue", Resource: secret + "-AbCdEf",
+			Context: map[string][]string{"secretsmanager:VersionStage": {"AWSCURRENT"}}}, allowed: true, by: "Token"},
+		{name: "a version stage the role does not allow", check: Check{Action: "secretsmanager:GetSecretValue", Resource: secret + "-AbCdEf",
+			Context: map[string][]string{"secretsmanager:VersionStage": {"AWSPENDING"}}}, reason: "Token: condition StringEquals"},
+		{name: "no version stage named", check: Check{Action: "secretsmanager:GetSecretValue", Resource: secret + "-AbCdEf"},
+			reason: "Token: condition StringEquals"},
 		{name: "explicit deny wins", check: Check{Action: "dynamodb:DeleteItem", Resource: table}, reason: "explicitly denied by NoDeleteOfProd"},
 	}
 	for _, tc := range cases {

@@ -63,7 +63,7 @@ func TestInFlightClaimsUseTheRecordedLabels(t *testing.T) {
 		{Name: "launched", NodePool: "teams", NodeClass: "default", Lifecycle: state.Launched, InstanceType: "m5.xlarge",
 			Zone: "us-east-1a", CapacityType: "spot", Labels: map[string]string{"team": "b", scheduling.LabelZoneID: "use1-az1"}},
 	}
-	got := inFlightClaims(claims, nil, pools, classes)
+	got := inFlightClaims(claims, joinedNodes{}, pools, classes)
 	require.Len(t, got, 2)
 	assert.Equal(t, "a", got[0].Labels["team"], "a claim not launched yet carries its narrowed labels")
 	assert.Equal(t, "m5.xlarge", got[0].Labels[scheduling.LabelInstanceType])

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
 )
 
 // ClusterReader reads the whole cluster at once; *kube.Snapshotter satisfies it.
@@ -49,12 +50,26 @@ func provisionablePods(snap *kube.Snapshot) []*corev1.Pod {
 	return out
 }
 
-// providerIDs are the spec.providerID of every Node, to tell registered claims from in-flight ones.
-func providerIDs(snap *kube.Snapshot) map[string]bool {
-	out := map[string]bool{}
+// joinedNodes are the snapshot's Nodes that can take pods: their kubelet has posted an allocatable. A
+// claim whose Node is among them (by provider id or by name) is an existing node, not in flight.
+type joinedNodes struct{ byProviderID, byName map[string]bool }
+
+// has reports whether c's Node has joined.
+func (j joinedNodes) has(c state.Claim) bool {
+	return (c.ProviderID != "" && j.byProviderID[c.ProviderID]) || (c.NodeName != "" && j.byName[c.NodeName])
+}
+
+// joined finds the snapshot's joined Nodes.
+func joined(snap *kube.Snapshot) joinedNodes {
+	out := joinedNodes{byProviderID: map[string]bool{}, byName: map[string]bool{}}
 	for i := range snap.Nodes {
-		if id := snap.Nodes[i].Spec.ProviderID; id != "" {
-			out[id] = true
+		n := &snap.Nodes[i]
+		if len(n.Status.Allocatable) == 0 {
+			continue
+		}
+		out.byName[n.Name] = true
+		if id := n.Spec.ProviderID; id != "" {
+			out.byProviderID[id] = true
 		}
 	}
 	return out

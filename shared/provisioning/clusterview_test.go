@@ -6,10 +6,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
 )
 
 func unschedulable(name string) corev1.Pod {
@@ -22,7 +24,8 @@ func TestClusterView(t *testing.T) {
 	now := metav1.Now()
 	snap := &kube.Snapshot{Nodes: []corev1.Node{
 		{ObjectMeta: metav1.ObjectMeta{Name: "managed", Labels: map[string]string{scheduling.LabelNodePool: "default"}},
-			Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-1"}},
+			Spec:   corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-1"},
+			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "ready", Labels: map[string]string{scheduling.LabelNodePool: "default", scheduling.LabelNodeInitalized: "true"}}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "other"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "leaving", DeletionTimestamp: &now}},
@@ -45,7 +48,12 @@ func TestClusterView(t *testing.T) {
 	assert.True(t, nodes[2].Initialized, "a node Nodewright does not manage is initialized")
 
 	assert.Equal(t, []*corev1.Pod{&waiting}, provisionablePods(snap))
-	assert.Equal(t, map[string]bool{"aws:///us-east-1a/i-1": true}, providerIDs(snap))
+	j := joined(snap)
+	assert.Equal(t, map[string]bool{"aws:///us-east-1a/i-1": true}, j.byProviderID)
+	assert.True(t, j.has(state.Claim{ProviderID: "aws:///us-east-1a/i-1"}))
+	snap.Nodes[0].Status.Allocatable = nil
+	assert.False(t, joined(snap).has(state.Claim{ProviderID: "aws:///us-east-1a/i-1"}),
+		"a Node whose kubelet has not posted its allocatable cannot take pods yet: its claim stays in flight")
 }
 
 func TestRequestsRoundTrip(t *testing.T) {

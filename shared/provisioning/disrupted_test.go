@@ -80,7 +80,7 @@ func TestDrainingClaimIsNotInFlight(t *testing.T) {
 		{Name: "booting", NodePool: "default", Lifecycle: state.Launched, Requests: map[string]string{"cpu": "2"}},
 		{Name: "leaving", NodePool: "default", Lifecycle: state.Draining, Requests: map[string]string{"cpu": "2"}},
 	}
-	got := inFlightClaims(claims, nil, []scheduling.NodePool{{Name: "default"}}, nil)
+	got := inFlightClaims(claims, joinedNodes{}, []scheduling.NodePool{{Name: "default"}}, nil)
 	if assert.Len(t, got, 1) {
 		assert.Equal(t, "booting", got[0].Name)
 	}

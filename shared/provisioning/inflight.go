@@ -7,14 +7,17 @@ import (
 	"github.com/nodewright/nodewright/shared/state"
 )
 
-// inFlightClaims are the claims written or launched by earlier runs whose Node has not registered yet
-// (DESIGN decision 4): the solver fills them before it opens anything new, so pods waiting for a booting
-// node trigger no second launch. A claim carries the labels recorded for it (its pool's, the values
+// inFlightClaims are the claims written or launched by earlier runs whose Node is not in the snapshot as a
+// node that can take pods yet (DESIGN decision 4): the solver fills them before it opens anything new, so
+// pods waiting for a booting node trigger no second launch. A claim stays in flight until its Node is in
+// the snapshot with the allocatable its kubelet posted (joined): a claim the lifecycle registered after the
+// snapshot listed Nodes, or whose Node has not posted its status, would otherwise stand for nothing and
+// its pods would launch a second node. Claims already initialized are never in flight. A claim carries the labels recorded for it (its pool's, the values
 // its pods narrowed, its instance type's). A launched claim looks like its instance type in its zone
 // and capacity type; a pending one (its launch not answered yet) like the cheapest of its instance-type
 // options. A claim whose NodePool can no longer launch, or whose type is not in the catalog, still stands for its
 // recorded requests, so it absorbs at least the pods it was made for.
-func inFlightClaims(claims []state.Claim, registered map[string]bool, pools []scheduling.NodePool,
+func inFlightClaims(claims []state.Claim, nodes joinedNodes, pools []scheduling.NodePool,
 	classes map[string]*readyClass) []scheduling.InFlightClaim {
 	byName := map[string]scheduling.NodePool{}
 	for _, p := range pools {
@@ -22,8 +25,7 @@ func inFlightClaims(claims []state.Claim, registered map[string]bool, pools []sc
 	}
 	var out []scheduling.InFlightClaim
 	for _, c := range claims {
-		if (c.Lifecycle != state.Pending && c.Lifecycle != state.Launched) || c.NodeName != "" ||
-			(c.ProviderID != "" && registered[c.ProviderID]) {
+		if (c.Lifecycle != state.Pending && c.Lifecycle != state.Launched && c.Lifecycle != state.Registered) || nodes.has(c) {
 			continue
 		}
 		f := scheduling.InFlightClaim{Name: c.Name, NodePool: c.NodePool, Labels: map[string]string{}}

@@ -27,11 +27,18 @@ func TestInFlightClaims(t *testing.T) {
 		{Name: "registered-node", NodePool: "default", NodeClass: "default", Lifecycle: state.Launched, InstanceType: "m5.xlarge",
 			ProviderID: "aws:///us-east-1a/i-2"},
 		{Name: "named-node", NodePool: "default", Lifecycle: state.Launched, NodeName: "ip-10-0-0-1"},
-		{Name: "registered", NodePool: "default", Lifecycle: state.Registered},
+		{Name: "registered", NodePool: "default", Lifecycle: state.Registered, NodeName: "ip-10-0-0-2"},
+		{Name: "registered-after-the-node-list", NodePool: "default", Lifecycle: state.Registered, NodeName: "ip-10-0-0-3",
+			Requests: map[string]string{"cpu": "1"}},
+		{Name: "initialized", NodePool: "default", Lifecycle: state.Initialized, NodeName: "ip-10-0-0-4"},
 		{Name: "deleted", NodePool: "default", Lifecycle: state.Deleted},
 	}
-	got := inFlightClaims(claims, map[string]bool{"aws:///us-east-1a/i-2": true}, pools, classes)
-	require.Len(t, got, 3)
+	nodes := joinedNodes{byProviderID: map[string]bool{"aws:///us-east-1a/i-2": true},
+		byName: map[string]bool{"ip-10-0-0-1": true, "ip-10-0-0-2": true}}
+	got := inFlightClaims(claims, nodes, pools, classes)
+	require.Len(t, got, 4)
+	assert.Equal(t, "registered-after-the-node-list", got[3].Name,
+		"a claim whose Node the snapshot does not show as joined still stands for its capacity")
 
 	launched := got[0]
 	assert.Equal(t, "launched", launched.Name)

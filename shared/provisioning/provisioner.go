@@ -199,7 +199,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 	if err != nil {
 		return err
 	}
-	inFlight := inFlightClaims(claims, providerIDs(snap), pools, classes)
+	inFlight := inFlightClaims(claims, joined(snap), pools, classes)
 	rep.InFlight = len(inFlight)
 
 	start := p.deps.Now()

@@ -63,7 +63,7 @@ func (p *Provisioner) PrepareLaunches(ctx context.Context) (*Launches, error) {
 // InFlight are the claims written or launched whose Nodes have not registered, as the scheduler counts
 // them (see inFlightClaims).
 func (l *Launches) InFlight(claims []state.Claim, snap *kube.Snapshot) []scheduling.InFlightClaim {
-	return inFlightClaims(claims, providerIDs(snap), l.Pools, l.classes)
+	return inFlightClaims(claims, joined(snap), l.Pools, l.classes)
 }
 
 // Launch records and launches one planned claim (Record, then PendingLaunch.Launch).

@@ -97,13 +97,21 @@ func TestABatchIsSatisfiedOnlyByASnapshotThatShowsItsPods(t *testing.T) {
 	w.p.cfg.LaunchMargin = 100 * time.Millisecond
 	ev := podBatch(t, 1, "web-0")
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	out := w.p.Handle(ctx, "run-1", triggerOf(t, ev))
+	out := w.p.Handle(context.Background(), "run-1", triggerOf(t, ev))
 	require.NoError(t, out.Err)
 	assert.True(t, out.Unsatisfied, "every snapshot stood at revision 90, before the pod's status (100)")
-	assert.Greater(t, out.Runs, 1, "it ran again while the invocation had time")
+	assert.Equal(t, MaxRunsPerBatch, out.Runs, "it ran again, a bounded number of times")
 	assert.Equal(t, out.Runs, cluster.runs())
+
+	// With a deadline, it stops when no run could still launch.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	w.p.cfg.LaunchMargin = 5 * time.Second
+	out = w.p.Handle(ctx, "run-1b", triggerOf(t, ev))
+	require.NoError(t, out.Err)
+	assert.True(t, out.Unsatisfied)
+	assert.Equal(t, 1, out.Runs, "the deadline is within the launch margin after the first run")
+	w.p.cfg.LaunchMargin = 100 * time.Millisecond
 
 	cluster.set("120")
 	out = w.p.Handle(context.Background(), "run-2", triggerOf(t, ev))
