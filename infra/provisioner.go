@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/nodewright/nodewright/shared/instance"
 )
 
 // Provisioner is the single-writer provisioning function: woken by the provisioning FIFO queue and by a
@@ -45,7 +47,7 @@ func NewProvisioner(scope constructs.Construct, id string, p WorkerProps, queue 
 }
 
 // allowProvisionerEC2 lets role launch instances only tagged as the cluster's, from launch templates it
-// created for the cluster, and mark those templates used; deleting them is the lifecycle's
+// created for the cluster, tag its own instances with their claims, and mark those templates used; deleting them is the lifecycle's
 // (allowHousekeeping).
 func allowProvisionerEC2(role awsiam.Role, cluster string) {
 	requestOwned, resourceOwned := ownedBy("RequestTag", cluster), ownedBy("ResourceTag", cluster)
@@ -71,6 +73,12 @@ func allowProvisionerEC2(role awsiam.Role, cluster string) {
 		capacityReservationArn(role),
 	}, nil)
 	allowStampOwnedTemplates(role, cluster)
+	// A batched launch tags its instances alike; each is then tagged with its claim, only with the claim
+	// tag and only on the cluster's own instances.
+	allow(role, "TagOwnedInstancesWithClaim", []string{"ec2:CreateTags"}, []string{ec2Arn(role, "instance", true)}, conditions{
+		"StringEquals":              resourceOwned,
+		"ForAllValues:StringEquals": map[string]interface{}{"aws:TagKeys": []string{instance.TagNodeClaim}},
+	})
 
 	suppressWildcards(role, "EC2 Describe* calls have no resource-level permissions in IAM; "+
 		"the statement lists each read action the provisioner makes instead of ec2:Describe*.", "Resource::*")

@@ -241,13 +241,19 @@ func TestWorkers(t *testing.T) {
 
 	t.Run("instances are launched and tagged only as the cluster's", func(t *testing.T) {
 		// The provisioner launches for pending pods, the disruption function launches replacements.
-		var tagged, fromTemplates, marks, selected int
+		var tagged, fromTemplates, marks, selected, claimTags int
 		for _, s := range append(cfn.statements(t, "ProvisionerHandlerRole"), cfn.statements(t, "DisruptionHandlerRole")...) {
 			if !hasAction(s, "ec2:RunInstances") && !hasAction(s, "ec2:CreateFleet") && !hasAction(s, "ec2:CreateTags") {
 				continue
 			}
 			res, cond := js(t, s["Resource"]), js(t, s["Condition"])
 			switch {
+			case s["Sid"] == "TagOwnedInstancesWithClaim":
+				claimTags++
+				assert.Equal(t, []string{"ec2:CreateTags"}, strs(s["Action"]))
+				assert.NotContains(t, res, ":volume/*", "only instances")
+				assert.Equal(t, `{"ForAllValues:StringEquals":{"aws:TagKeys":["nodewright.sh/nodeclaim"]},`+
+					`"StringEquals":{"aws:ResourceTag/nodewright.sh/cluster":"unit"}}`, cond, "only the claim tag, only on owned instances")
 			case strings.Contains(res, ":instance/*"):
 				tagged++
 				assert.Contains(t, cond, `"aws:RequestTag/nodewright.sh/cluster":"unit"`, s["Sid"])
@@ -278,6 +284,7 @@ func TestWorkers(t *testing.T) {
 		assert.Equal(t, 2, fromTemplates)
 		assert.Equal(t, 2, marks, "both roles mark the templates they launch from as used")
 		assert.Equal(t, 2, selected)
+		assert.Equal(t, 2, claimTags, "both roles tag batched instances with their claims")
 	})
 
 	t.Run("only termination terminates, and only instances tagged nodewright.sh/cluster", func(t *testing.T) {

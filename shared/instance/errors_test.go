@@ -19,6 +19,22 @@ type fakeEC2 struct {
 	out  *ec2.CreateFleetOutput
 	err  error
 	last *ec2.CreateFleetInput
+	// tagged records CreateTags: instance id → claim tag.
+	tagged map[string]string
+}
+
+func (f *fakeEC2) CreateTags(_ context.Context, in *ec2.CreateTagsInput, _ ...func(*ec2.Options)) (*ec2.CreateTagsOutput, error) {
+	if f.tagged == nil {
+		f.tagged = map[string]string{}
+	}
+	for _, id := range in.Resources {
+		for _, t := range in.Tags {
+			if aws.ToString(t.Key) == TagNodeClaim {
+				f.tagged[id] = aws.ToString(t.Value)
+			}
+		}
+	}
+	return &ec2.CreateTagsOutput{}, nil
 }
 
 func (f *fakeEC2) CreateFleet(_ context.Context, in *ec2.CreateFleetInput, _ ...func(*ec2.Options)) (*ec2.CreateFleetOutput, error) {

@@ -33,14 +33,15 @@ func (p *passState) reconcileInput() reconcile.Input {
 			st = reconcile.Deleted
 		}
 		rc := reconcile.Claim{Name: c.Name, State: st, InstanceID: c.InstanceID, NodeName: c.NodeName,
-			CreatedAt: c.CreatedAt, LaunchedAt: c.CreatedAt}
+			CreatedAt: c.CreatedAt, LaunchedAt: c.CreatedAt, Batch: c.Batch}
 		if c.LaunchedAt != nil {
 			rc.LaunchedAt = *c.LaunchedAt
 		}
 		in.Claims = append(in.Claims, rc)
 	}
 	for _, i := range p.w.instances {
-		in.Instances = append(in.Instances, reconcile.Instance{ID: i.ID, Claim: i.Tags[instance.TagNodeClaim], LaunchTime: i.LaunchTime})
+		in.Instances = append(in.Instances, reconcile.Instance{ID: i.ID, Claim: i.Tags[instance.TagNodeClaim], LaunchTime: i.LaunchTime,
+			Batch: i.Tags[instance.TagBatch]})
 	}
 	for _, n := range p.w.nodes {
 		if id := instanceID(n.Spec.ProviderID); id != "" {

@@ -28,6 +28,8 @@ type claimLaunch struct {
 	stamp claimStamp
 	// replaces names the claims a consolidation launches this one to replace (state.Claim.Replaces).
 	replaces []string
+	// batch is the id of the batched launch the claim goes with (state.Claim.Batch); empty alone.
+	batch string
 }
 
 // run writes the claim record (pending), then launches it and records the outcome:
@@ -69,19 +71,35 @@ func (l claimLaunch) launch(ctx context.Context, labels map[string]string) (*Lau
 	cp, nc := l.target.claim, l.target.class.nc
 	req := instance.Request{Cluster: l.target.cluster.Name, Claim: l.name, NodePool: cp.NodePool, NodeClass: nc.Name,
 		Tags: nc.Spec.Tags, Context: aws.ToString(nc.Spec.Context)}
-	plan, err := buildLaunchPlan(ctx, l.templates, l.target, req)
-	if err == nil && len(plan.Reserved)+len(plan.Spot)+len(plan.OnDemand) == 0 {
-		err = errors.New("no offering of its instance types has a subnet and an AMI")
-	}
+	plan, err := l.plan(ctx, req)
 	if err != nil {
-		return nil, l.abandon(ctx, "LaunchTemplateFailed", fmt.Errorf("planning launch of claim %s: %w", l.name, err))
+		return nil, err
 	}
 	res, err := Launch(ctx, l.launcher, l.store, plan)
 	if err != nil {
 		return nil, l.failed(ctx, plan, res, err)
 	}
+	return l.launched(ctx, plan, labels, res.Instance, res.Attempts)
+}
 
-	inst := res.Instance
+// plan builds the launch plan of the recorded claim; a claim nothing is launchable for is abandoned (the
+// error is then its *LaunchFailure).
+func (l claimLaunch) plan(ctx context.Context, req instance.Request) (LaunchPlan, error) {
+	plan, err := buildLaunchPlan(ctx, l.templates, l.target, req)
+	if err == nil && len(plan.Reserved)+len(plan.Spot)+len(plan.OnDemand) == 0 {
+		err = errors.New("no offering of its instance types has a subnet and an AMI")
+	}
+	if err != nil {
+		return plan, l.abandon(ctx, "LaunchTemplateFailed", fmt.Errorf("planning launch of claim %s: %w", l.name, err))
+	}
+	return plan, nil
+}
+
+// launched records that the claim's instance inst was launched, after attempts CreateFleet calls, and
+// the Launch decision.
+func (l claimLaunch) launched(ctx context.Context, plan LaunchPlan, labels map[string]string, inst instance.Instance,
+	attempts int) (*LaunchedClaim, error) {
+	cp := l.target.claim
 	capacityType, chosen, found := launchedOffering(plan, inst)
 	price := chosen.Price
 	image, subnet, groups := launchedWith(plan, chosen, found, securityGroupIDs(l.target.class.resolved.Status), inst)
@@ -89,7 +107,7 @@ func (l claimLaunch) launch(ctx context.Context, labels map[string]string) (*Lau
 		l.target.class.subnets[inst.Zone].ZoneID, reservationType(plan, inst.CapacityReservationID))
 	launched := &LaunchedClaim{Name: l.name, NodePool: cp.NodePool, InstanceID: inst.ID, InstanceType: inst.InstanceType,
 		Zone: inst.Zone, CapacityType: capacityType, Price: price, Pods: len(cp.Pods)}
-	_, err = l.store.UpdateClaim(ctx, l.name, func(c *state.Claim) error {
+	_, err := l.store.UpdateClaim(ctx, l.name, func(c *state.Claim) error {
 		c.Lifecycle, c.InstanceID, c.InstanceType, c.Zone = state.Launched, inst.ID, inst.InstanceType, inst.Zone
 		c.CapacityType, c.PricePerHour, c.ProviderID = capacityType, price, inst.ProviderID()
 		c.Labels = labels
@@ -99,10 +117,14 @@ func (l claimLaunch) launch(ctx context.Context, labels map[string]string) (*Lau
 	if err != nil {
 		return launched, fmt.Errorf("recording launch of claim %s (instance %s; the reconciler adopts it): %w", l.name, inst.ID, err)
 	}
-	return launched, l.decide(ctx, "Launch", "Provisioned", cp.Why, map[string]string{
+	details := map[string]string{
 		"instanceId": inst.ID, "instanceType": inst.InstanceType, "zone": inst.Zone, "capacityType": capacityType,
 		"pricePerHour": strconv.FormatFloat(price, 'f', 4, 64), "pods": strconv.Itoa(len(cp.Pods)),
-		"attempts": strconv.Itoa(res.Attempts), "capacityReservationId": inst.CapacityReservationID})
+		"attempts": strconv.Itoa(attempts), "capacityReservationId": inst.CapacityReservationID}
+	if l.batch != "" {
+		details["batch"] = l.batch
+	}
+	return launched, l.decide(ctx, "Launch", "Provisioned", cp.Why, details)
 }
 
 // maxClaimNameDraws bounds the names create tries. A random suffix of 36^5 values makes a second
@@ -118,7 +140,7 @@ func (l claimLaunch) create(ctx context.Context, labels map[string]string) (stri
 		name := l.newName()
 		c := state.Claim{Name: name, NodePool: cp.NodePool, NodeClass: nc.Name, Lifecycle: state.Pending, Labels: labels,
 			Requests: requestStrings(cp.Requests), InstanceTypes: cp.InstanceTypeOptions, ReservationID: cp.ReservationID,
-			Replaces: l.replaces}
+			Replaces: l.replaces, Batch: l.batch}
 		l.stamp.stampCreated(&c)
 		_, err := l.store.CreateClaim(ctx, c)
 		switch {

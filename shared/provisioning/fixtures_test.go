@@ -3,6 +3,7 @@ package provisioning
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -47,6 +48,7 @@ func testClass(types ...*scheduling.InstanceType) *readyClass {
 
 // fakeTemplates names a template after its image and capacity type and remembers what it was asked.
 type fakeTemplates struct {
+	mu   sync.Mutex // runs launch batches concurrently
 	made []launchtemplate.Template
 	err  error
 }
@@ -55,6 +57,8 @@ func (f *fakeTemplates) Ensure(_ context.Context, t launchtemplate.Template) (st
 	if f.err != nil {
 		return "", f.err
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.made = append(f.made, t)
 	return fmt.Sprintf("lt-%s-%s", t.ImageID, t.Options.Labels[apis.CapacityTypeLabelKey]), nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -48,7 +49,12 @@ func NewOnAWS(p AWSParts) (*Provisioner, error) {
 	if _, err := crand.Read(seed[:]); err != nil {
 		return nil, fmt.Errorf("seeding claim names: %w", err)
 	}
-	ec2Client := ec2.NewFromConfig(p.Config)
+	// EC2 throttles per account and API family with token buckets; the adaptive retry mode keeps a
+	// client-side bucket that slows this client down when EC2 answers RequestLimitExceeded, so a run's
+	// concurrent batches (MaxConcurrentLaunches) back off together instead of retrying into the limit.
+	ec2Client := ec2.NewFromConfig(p.Config, func(o *ec2.Options) {
+		o.Retryer = retry.NewAdaptiveMode()
+	})
 	name := p.Cluster.Name
 	snapshots := kube.NewSnapshotter(p.Client, kube.SnapshotOptions{})
 	return New(Config{

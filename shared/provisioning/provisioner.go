@@ -216,29 +216,13 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 	for _, pool := range pools {
 		byPool[pool.Name] = pool
 	}
-	for _, cp := range plan.NewClaims {
-		if deadline, ok := ctx.Deadline(); ok && deadline.Sub(p.deps.Now()) < p.cfg.LaunchMargin {
-			rep.Skipped = append(rep.Skipped, fmt.Sprintf("nodepool %s: %d pods (deadline in %s)", cp.NodePool,
-				len(cp.Pods), deadline.Sub(p.deps.Now()).Round(time.Second)))
-			continue
-		}
+	p.runLaunches(ctx, plan.NewClaims, func(cp scheduling.ClaimPlan) claimLaunch {
 		pool := byPool[cp.NodePool]
-		l := claimLaunch{store: p.deps.Store, templates: p.deps.Templates, launcher: p.deps.Launcher,
+		return claimLaunch{store: p.deps.Store, templates: p.deps.Templates, launcher: p.deps.Launcher,
 			target: claimTarget{claim: cp, pool: pool, class: classes[NodeClassRefName(pool)], unavailable: unavailable,
 				cluster: p.cfg.Cluster},
 			newName: func() string { return p.claimName(cp.NodePool) }, stamp: cfg.stamp(pool)}
-		launched, err := l.run(ctx)
-		if launched != nil {
-			rep.Claims = append(rep.Claims, *launched)
-			p.nominate(ctx, launched.Name, cp.Pods, rep)
-		}
-		if err != nil {
-			rep.Errors = append(rep.Errors, err.Error())
-		}
-		if failure := (*LaunchFailure)(nil); errors.As(err, &failure) {
-			rep.LaunchFailures = append(rep.LaunchFailures, *failure)
-		}
-	}
+	}, rep)
 	p.recordUnschedulable(ctx, runID, plan.Unschedulable, rep)
 	if len(rep.Skipped) == 0 { // skipped pods still need a run; every other pod was decided on
 		p.markSnapshot(ctx, snapshotAt, snap.PodsResourceVersion, rep)

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -41,6 +42,8 @@ type Claim struct {
 	NodeName   string
 	CreatedAt  time.Time
 	LaunchedAt time.Time
+	// Batch is the id of the batched launch the claim went with, if any.
+	Batch string
 }
 
 // Instance is a live EC2 instance tagged nodewright.sh/cluster=<cluster>: Nodewright's own. Instances
@@ -49,6 +52,9 @@ type Instance struct {
 	ID         string
 	Claim      string // its nodewright.sh/nodeclaim tag
 	LaunchTime time.Time
+	// Batch is its nodewright.sh/launch-batch tag: the token of the batched CreateFleet that launched it,
+	// whose claims are paired with its instances afterwards (BatchOf tells the batch id).
+	Batch string
 }
 
 // Node is a Kubernetes Node with an EC2 providerID.
@@ -103,6 +109,7 @@ type Result struct {
 // Reasons of the actions, before the colon: the decision record's reason.
 const (
 	reasonAdopted      = "the instance was launched but the claim was not updated (interrupted launch)"
+	reasonAdoptedBatch = "the instance was launched by the claim's batch but the claim was not updated (interrupted batched launch)"
 	reasonLaunch       = "launch_timeout: not launched within 5m"
 	reasonRegistration = "registration_timeout: no Node registered within 15m"
 	reasonGone         = "garbage_collected: the instance is gone"
@@ -131,12 +138,30 @@ func Decide(in Input) Result {
 	owned := map[string]bool{} // instances a claim stands for
 	names := map[string]bool{} // claim names taken, deleted records included
 	for _, c := range in.Claims {
+		if c.State == Launched || c.State == Registered || c.State == Draining {
+			owned[c.InstanceID] = true
+		}
+	}
+	untagged := batchInstances(in.Instances, owned)
+	pendingBatch := map[string]bool{} // batches with pending claims, whose instances are theirs to adopt
+	for _, c := range in.Claims {
+		if c.State == Pending && c.Batch != "" {
+			pendingBatch[c.Batch] = true
+		}
+	}
+	for _, c := range in.Claims {
 		names[c.Name] = true
 		switch c.State {
 		case Pending:
 			if i, ok := instByClaim[c.Name]; ok {
 				owned[i.ID] = true
 				out = append(out, Action{Kind: AdoptInstance, Claim: c.Name, Instance: i.ID, Reason: reasonAdopted})
+				continue
+			}
+			if free := untagged[c.Batch]; c.Batch != "" && len(free) > 0 {
+				untagged[c.Batch] = free[1:]
+				owned[free[0].ID] = true
+				out = append(out, Action{Kind: AdoptInstance, Claim: c.Name, Instance: free[0].ID, Reason: reasonAdoptedBatch})
 				continue
 			}
 			if in.Now.Sub(c.CreatedAt) >= LaunchTimeout {
@@ -150,7 +175,7 @@ func Decide(in Input) Result {
 		}
 	}
 	for _, i := range in.Instances {
-		if owned[i.ID] || in.Now.Sub(i.LaunchTime) < LeakGrace {
+		if owned[i.ID] || in.Now.Sub(i.LaunchTime) < LeakGrace || pendingBatch[BatchOf(i.Batch)] && i.Claim == "" {
 			continue
 		}
 		out = append(out, orphan(in.Now, i, names, nodeByInstance)...)
@@ -204,4 +229,31 @@ func orphan(now time.Time, i Instance, names map[string]bool, nodeByInstance map
 		out = append(out, Action{Kind: Terminate, Claim: name, Instance: i.ID, Reason: reasonRegistration})
 	}
 	return out
+}
+
+// batchInstances are, per batch id, the instances a batched launch started that carry no claim tag and
+// that no claim stands for, in id order: the claims of an interrupted batch adopt them in their order.
+func batchInstances(instances []Instance, owned map[string]bool) map[string][]Instance {
+	out := map[string][]Instance{}
+	for _, i := range instances {
+		if i.Batch != "" && i.Claim == "" && !owned[i.ID] {
+			b := BatchOf(i.Batch)
+			out[b] = append(out[b], i)
+		}
+	}
+	for _, list := range out {
+		sort.Slice(list, func(a, b int) bool { return list[a].ID < list[b].ID })
+	}
+	return out
+}
+
+// BatchOf is the batch id of a batch tag: the tag of a fallback attempt is the batch id and "-<attempt>"
+// (a batch id is "batch-" and characters without a dash).
+func BatchOf(tag string) string {
+	if rest, ok := strings.CutPrefix(tag, "batch-"); ok {
+		if i := strings.IndexByte(rest, '-'); i >= 0 {
+			return tag[:len("batch-")+i]
+		}
+	}
+	return tag
 }

@@ -46,6 +46,8 @@ func (f *fleetWatch) CreateFleet(ctx context.Context, in *ec2.CreateFleetInput, 
 			switch aws.ToString(t.Key) {
 			case instance.TagNodeClaim:
 				l.Claim = aws.ToString(t.Value)
+			case instance.TagBatch: // a batched launch: its instances get their claim tags afterwards
+				l.Claim = "batch " + aws.ToString(t.Value)
 			case instance.TagNodePool:
 				l.NodePool = aws.ToString(t.Value)
 			}

@@ -51,6 +51,10 @@ type Claim struct {
 	// ReservationID is the capacity reservation the scheduler counted the claim against, if any: until
 	// its launch is answered, the next solves count that instance as taken.
 	ReservationID string `dynamodbav:"reservationId,omitempty"`
+	// Batch is the id of the batched CreateFleet that launches the claim with others identical to it,
+	// recorded before the call; empty for a claim launched alone. The batch's instances carry it in their
+	// nodewright.sh/launch-batch tag until each is tagged with its claim, so reconciliation can pair them.
+	Batch string `dynamodbav:"batch,omitempty"`
 	// Labels are every label the claim's Node will carry, as Karpenter sets them on a NodeClaim: the
 	// NodePool's template labels, its nodepool and node-class labels, the requirement values the pods
 	// packed on the claim narrowed to one (team=a from a pool's "team Exists" and a pod's nodeSelector),

@@ -83,7 +83,7 @@ type awsWorld struct {
 
 // newAWSWorld builds, in a fresh moto: a VPC with tagged subnets in two zones, a tagged security group, a
 // tagged image made from a moto x86_64 image, the node role, and the state table holding config.
-func newAWSWorld(t *testing.T) awsWorld {
+func newAWSWorld(t testing.TB) awsWorld {
 	t.Helper()
 	ctx := context.Background()
 	moto := awstest.Shared(t)
@@ -99,7 +99,7 @@ func newAWSWorld(t *testing.T) awsWorld {
 	vpc, err := w.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.0.0.0/16")})
 	require.NoError(t, err)
 	for i, zone := range []string{"us-east-1a", "us-east-1b"} {
-		_, err := w.ec2.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc.Vpc.VpcId, CidrBlock: aws.String(fmt.Sprintf("10.0.%d.0/24", i)),
+		_, err := w.ec2.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc.Vpc.VpcId, CidrBlock: aws.String(fmt.Sprintf("10.0.%d.0/20", 16*i)),
 			AvailabilityZone: aws.String(zone), TagSpecifications: discovery(ec2types.ResourceTypeSubnet, "karpenter.sh/discovery", cluster)})
 		require.NoError(t, err)
 	}
@@ -132,7 +132,7 @@ func newAWSWorld(t *testing.T) awsWorld {
 
 // applyConfig validates NodePools and EC2NodeClasses and adds them to the stored configuration,
 // keeping what is there.
-func (w awsWorld) applyConfig(t *testing.T, yaml string) {
+func (w awsWorld) applyConfig(t testing.TB, yaml string) {
 	t.Helper()
 	objs, err := apis.Decode("config.yaml", []byte(yaml))
 	require.NoError(t, err)
