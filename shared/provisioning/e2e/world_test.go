@@ -83,7 +83,7 @@ type awsWorld struct {
 
 // newAWSWorld builds, in a fresh moto: a VPC with tagged subnets in two zones, a tagged security group, a
 // tagged image made from a moto x86_64 image, the node role, and the state table holding config.
-func newAWSWorld(t *testing.T) awsWorld {
+func newAWSWorld(t testing.TB) awsWorld {
 	t.Helper()
 	ctx := context.Background()
 	moto := awstest.Shared(t)
@@ -132,7 +132,7 @@ func newAWSWorld(t *testing.T) awsWorld {
 
 // applyConfig validates NodePools and EC2NodeClasses and adds them to the stored configuration,
 // keeping what is there.
-func (w awsWorld) applyConfig(t *testing.T, yaml string) {
+func (w awsWorld) applyConfig(t testing.TB, yaml string) {
 	t.Helper()
 	objs, err := apis.Decode("config.yaml", []byte(yaml))
 	require.NoError(t, err)
