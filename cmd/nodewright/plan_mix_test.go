@@ -18,6 +18,8 @@ import (
 func TestPlanMixMatchesInProcessSolve(t *testing.T) {
 	const pods = 1000
 	doc, _ := runMixPlan(t, writeMixInputs(t, pods))
+	assert.Positive(t, doc.ReadSeconds, "the time spent reading the input is reported beside the solve's")
+	assert.Positive(t, doc.SolveSeconds)
 
 	pool := schedulingtest.NodePool("default",
 		schedulingtest.Requirement(scheduling.LabelOS, scheduling.OpIn, "linux"),
