@@ -62,8 +62,8 @@ func (l *recordingLauncher) Launch(_ context.Context, req instance.Request) (ins
 // with recordingLauncher in place of CreateFleet. Seeding the cluster is set-up, outside the timing; each
 // iteration starts from a fresh state table (a new moto world) so it decides on the same pods. Reported:
 // medians over the iterations of run-s (wall time of the run), peak-heap-MB (largest heap, garbage
-// included, sampled every 2 ms) and peak-inuse-MB (largest memory the Go runtime held from the OS: mapped
-// minus released). The pending pods name a scheduler that does not run, so a kube-scheduler started by
+// included, sampled every 2 ms), peak-inuse-MB (largest memory the Go runtime held from the OS: mapped
+// minus released) and snapshot-s (one snapshot alone, taken after the run, for the run's breakdown). The pending pods name a scheduler that does not run, so a kube-scheduler started by
 // another test of the binary leaves them alone. Benchmarks never run under `go test` without -bench, so
 // `make test` does not run it:
 //
@@ -81,7 +81,7 @@ func BenchmarkProvisionerRun40000Pods2000Nodes(b *testing.B) {
 	b.Logf("seeded %d nodes, %d bound and %d pending pods in %s", runBenchNodes, runBenchNodes*runBenchBoundPerNode,
 		runBenchPods, runBenchSeed.took.Round(time.Second))
 
-	var runs, heaps, inUse []float64
+	var runs, heaps, inUse, snapshots []float64
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
@@ -123,13 +123,33 @@ func BenchmarkProvisionerRun40000Pods2000Nodes(b *testing.B) {
 		b.ReportMetric(float64(len(rep.Claims)), "claims")
 		b.ReportMetric(float64(placed), "pods-on-claims")
 		b.ReportMetric(rep.SolveDuration.Seconds(), "solve-s")
+		snapshots = append(snapshots, timeSnapshot(b, cp))
 		b.StartTimer()
 	}
 	b.StopTimer()
 	b.ReportMetric(median(runs), "run-s-median")
 	b.ReportMetric(median(heaps), "peak-heap-MB-median")
 	b.ReportMetric(median(inUse), "peak-inuse-MB-median")
-	b.Logf("runs (s): %.3f; peak heap (MB): %.0f; peak in use (MB): %.0f", runs, heaps, inUse)
+	b.ReportMetric(median(snapshots), "snapshot-s-median")
+	b.Logf("runs (s): %.3f; peak heap (MB): %.0f; peak in use (MB): %.0f; snapshot alone (s): %.3f", runs, heaps, inUse, snapshots)
+}
+
+// timeSnapshot times one snapshot of the benchmark's cluster as the run reads it, to tell how much of a
+// run is the snapshot (the solve's share is in the run's report).
+func timeSnapshot(tb testing.TB, cp *kubetest.ControlPlane) float64 {
+	client, err := kube.NewClientset(cp.Config)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	start := time.Now()
+	snap, err := kube.NewSnapshotter(client, kube.SnapshotOptions{Namespace: runBenchNamespace}).Snapshot(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(snap.Pending) != runBenchPods {
+		tb.Fatalf("snapshot has %d pending pods, want %d", len(snap.Pending), runBenchPods)
+	}
+	return time.Since(start).Seconds()
 }
 
 // runBenchSeed seeds the cluster once per test binary: the benchmark function runs more than once.
@@ -155,9 +175,17 @@ func first(s []string) string {
 	return s[0]
 }
 
-// newProvisionerWith is newProvisioner with the given launcher in place of EC2's.
+// newProvisionerWith is newProvisioner with the given launcher in place of EC2's and, as
+// functions/provisioner has, an Event recorder (rate-limited: a burst of Nominated Events, then 10/s).
 func newProvisionerWith(tb testing.TB, w awsWorld, cp *kubetest.ControlPlane, ns string, l provisioning.InstanceLauncher) *provisioning.Provisioner {
-	return newProvisionerDeps(tb, w, cp, ns, func(d *provisioning.Dependencies) { d.Launcher = l })
+	client, err := kube.NewClientset(cp.Config)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return newProvisionerDeps(tb, w, cp, ns, func(d *provisioning.Dependencies) {
+		d.Launcher = l
+		d.Events = kube.NewRecorder(client, kube.RecorderOptions{Instance: "provisioner"})
+	})
 }
 
 // sampleMemory records, every 2 ms until stop is called, the largest heap (objects live or not yet
