@@ -17,7 +17,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 
 	"github.com/nodewright/nodewright/shared/scheduling"
 )
@@ -66,7 +65,7 @@ func readKubeDocs(path string) ([]kubeDoc, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: document %d: %w", path, len(docs)+1, err)
 			}
-			j, err := yaml.YAMLToJSON(doc)
+			j, err := listYAMLToJSON(doc)
 			if err != nil {
 				return nil, fmt.Errorf("%s: document %d: invalid YAML: %w", path, len(docs)+1, err)
 			}
