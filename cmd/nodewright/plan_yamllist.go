@@ -2,8 +2,7 @@ package main
 
 import (
 	"bytes"
-	"runtime"
-	"sync"
+	"sync/atomic"
 
 	"sigs.k8s.io/yaml"
 )
@@ -30,33 +29,17 @@ func listYAMLToJSON(doc []byte) ([]byte, error) {
 		return yaml.YAMLToJSON(doc)
 	}
 	converted := make([][]byte, len(items))
-	failed := false
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				j, err := yaml.YAMLToJSON(items[i])
-				// One item in a sequence converts to "[...]"; anything else is not what the split assumed.
-				if err != nil || len(j) < 2 || j[0] != '[' || j[len(j)-1] != ']' {
-					mu.Lock()
-					failed = true
-					mu.Unlock()
-					continue
-				}
-				converted[i] = j[1 : len(j)-1]
-			}
-		}()
-	}
-	for i := range items {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if failed {
+	var failed atomic.Bool
+	forEachParallel(len(items), func(i int) {
+		j, err := yaml.YAMLToJSON(items[i])
+		// One item in a sequence converts to "[...]"; anything else is not what the split assumed.
+		if err != nil || len(j) < 2 || j[0] != '[' || j[len(j)-1] != ']' {
+			failed.Store(true)
+			return
+		}
+		converted[i] = j[1 : len(j)-1]
+	})
+	if failed.Load() {
 		return yaml.YAMLToJSON(doc)
 	}
 	var out bytes.Buffer
