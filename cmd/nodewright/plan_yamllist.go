@@ -25,6 +25,9 @@ func listYAMLToJSON(doc []byte) ([]byte, error) {
 		return yaml.YAMLToJSON(doc)
 	}
 	head, err := yaml.YAMLToJSON(rest)
+	if err == nil && bytes.Equal(head, []byte("null")) { // nothing but the items
+		head = []byte("{}")
+	}
 	if err != nil || !bytes.HasPrefix(head, []byte("{")) || !bytes.HasSuffix(head, []byte("}")) {
 		return yaml.YAMLToJSON(doc)
 	}

@@ -105,3 +105,34 @@ func TestSplitYAMLList(t *testing.T) {
 		assert.False(t, ok, doc)
 	}
 }
+
+// FuzzListYAMLToJSON checks that a list of minSplitItems entries built from a fuzzed head and entry
+// converts to what converting it whole gives: the same value, or the same error.
+func FuzzListYAMLToJSON(f *testing.F) {
+	f.Add("apiVersion: v1\n", listItem, "kind: List\n")
+	f.Add("", "- &a {x: 1}\n", "")
+	f.Add("kind: List\n", "-\n  a: |\n    text\n", "metadata:\n  name: x\n")
+	f.Add("k: 1\n", "- a: 1\n# c\nb: 2\n", "")
+	f.Fuzz(func(t *testing.T, head, item, tail string) {
+		doc := []byte(repeatItems(head+"items:\n", item, tail, minSplitItems))
+		want, wantErr := yaml.YAMLToJSON(doc)
+		got, err := listYAMLToJSON(doc)
+		if wantErr != nil {
+			if err == nil || err.Error() != wantErr.Error() {
+				t.Fatalf("whole: %v; split: %v", wantErr, err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("whole converts, split fails: %v", err)
+		}
+		var wantValue, gotValue any
+		if json.Unmarshal(want, &wantValue) != nil {
+			return
+		}
+		if err := json.Unmarshal(got, &gotValue); err != nil {
+			t.Fatalf("split gives invalid JSON %q: %v", got, err)
+		}
+		assert.Equal(t, wantValue, gotValue)
+	})
+}
