@@ -83,6 +83,7 @@ func runPlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	warn := func(s string) { fmt.Fprintln(stderr, "warning: "+s) }
 
+	readStart := time.Now()
 	objs, problems := manifest.Check(nil, f.nodePools)
 	if len(problems) > 0 {
 		for _, p := range problems {
@@ -103,16 +104,17 @@ func runPlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return runPlanDisrupt(f, objs, in, stdout, stderr, warn)
 	}
 	start := time.Now()
+	times := planTimes{read: start.Sub(readStart)}
 	plan, err := scheduling.Solve(*in)
-	elapsed := time.Since(start)
+	times.solve = time.Since(start)
 	if err != nil {
 		fmt.Fprintf(stderr, "nodewright plan: %s: %v\n", f.nodePools, err)
 		return 1
 	}
 	if f.output == "json" {
-		err = writePlanJSON(stdout, plan, elapsed)
+		err = writePlanJSON(stdout, plan, times)
 	} else {
-		err = writePlanTable(stdout, plan, elapsed, len(in.Pods))
+		err = writePlanTable(stdout, plan, times, len(in.Pods))
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "nodewright plan: "+err.Error())

@@ -128,11 +128,11 @@ func FuzzPlanInputs(f *testing.F) {
 		checkPlan(t, in, plan)
 		t.Logf("planned %d pods: %d new claims, %d on existing nodes, %d unschedulable",
 			len(in.Pods), len(plan.NewClaims), len(plan.ExistingNodes), len(plan.Unschedulable))
-		if err := writePlanTable(io.Discard, plan, 0, len(in.Pods)); err != nil {
+		if err := writePlanTable(io.Discard, plan, planTimes{}, len(in.Pods)); err != nil {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		if err := writePlanJSON(&out, plan, 0); err != nil {
+		if err := writePlanJSON(&out, plan, planTimes{}); err != nil {
 			t.Fatalf("the plan does not encode: %v", err)
 		}
 	})

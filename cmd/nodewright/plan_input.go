@@ -17,7 +17,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 
 	"github.com/nodewright/nodewright/shared/scheduling"
 )
@@ -66,7 +65,7 @@ func readKubeDocs(path string) ([]kubeDoc, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: document %d: %w", path, len(docs)+1, err)
 			}
-			j, err := yaml.YAMLToJSON(doc)
+			j, err := listYAMLToJSON(doc)
 			if err != nil {
 				return nil, fmt.Errorf("%s: document %d: invalid YAML: %w", path, len(docs)+1, err)
 			}
@@ -117,25 +116,40 @@ func readKubeChecked[T any](path, kind string, warn func(string), check func(*T)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*T, 0, len(docs))
-	for _, d := range docs {
+	// Objects are decoded and checked on every CPU (20,000 pods take a while on one); warnings and the
+	// first error come in file order, as one pass over the file would give them.
+	type decoded struct {
+		obj    *T
+		strict []error
+		err    error
+	}
+	results := make([]decoded, len(docs))
+	forEachParallel(len(docs), func(i int) {
+		d, r := docs[i], &results[i]
 		if d.kind != kind {
-			return nil, fmt.Errorf("%s: kind %q, want %s", d.where, d.kind, kind)
+			r.err = fmt.Errorf("%s: kind %q, want %s", d.where, d.kind, kind)
+			return
 		}
-		obj := new(T)
-		strict, err := sigsjson.UnmarshalStrict(d.json, obj, sigsjson.DisallowUnknownFields)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", d.where, err)
-		}
-		for _, s := range strict {
-			warn(fmt.Sprintf("%s: %v (ignored)", d.where, s))
+		r.obj = new(T)
+		if r.strict, r.err = sigsjson.UnmarshalStrict(d.json, r.obj, sigsjson.DisallowUnknownFields); r.err != nil {
+			r.err = fmt.Errorf("%s: %w", d.where, r.err)
+			return
 		}
 		if check != nil {
-			if err := check(obj); err != nil {
-				return nil, fmt.Errorf("%s: %w", d.where, err)
+			if err := check(r.obj); err != nil {
+				r.err = fmt.Errorf("%s: %w", d.where, err)
 			}
 		}
-		out = append(out, obj)
+	})
+	out := make([]*T, 0, len(docs))
+	for i, r := range results {
+		for _, s := range r.strict {
+			warn(fmt.Sprintf("%s: %v (ignored)", docs[i].where, s))
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		out = append(out, r.obj)
 	}
 	return out, nil
 }

@@ -31,12 +31,13 @@ func TestOptions(t *testing.T) {
 
 func TestEmptyPlanOutput(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, writePlanJSON(&buf, &scheduling.Plan{}, 1500*time.Microsecond))
+	times := planTimes{read: 250 * time.Millisecond, solve: 1500 * time.Microsecond}
+	require.NoError(t, writePlanJSON(&buf, &scheduling.Plan{}, times))
 	assert.JSONEq(t, `{"nodeClaims":[],"existingNodes":[],"unschedulable":[],"totalPricePerHour":0,"lowerBoundPerHour":0,
-		"costRatio":1,"solveSeconds":0.0015,"solveMillis":1.5}`, buf.String())
+		"costRatio":1,"readSeconds":0.25,"solveSeconds":0.0015,"solveMillis":1.5}`, buf.String())
 
 	buf.Reset()
-	require.NoError(t, writePlanTable(&buf, &scheduling.Plan{}, 1500*time.Microsecond, 0))
+	require.NoError(t, writePlanTable(&buf, &scheduling.Plan{}, times, 0))
 	assert.Equal(t, "claims: 0\npods: 0 pending; 0 on existing nodes, 0 on new claims, 0 unschedulable\n"+
-		"cost: $0.0000/h, lower bound $0.0000/h, ratio 1.000\nsolve: 1.5ms\n", buf.String())
+		"cost: $0.0000/h, lower bound $0.0000/h, ratio 1.000\nsolve: 1.5ms (reading the input: 250ms)\n", buf.String())
 }

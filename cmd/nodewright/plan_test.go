@@ -183,7 +183,7 @@ func TestPlanTable(t *testing.T) {
 	assert.Contains(t, out, "\nclaims: 2\n")
 	assert.Contains(t, out, "\npods: 32 pending; 3 on existing nodes, 28 on new claims, 1 unschedulable\n")
 	assert.Regexp(t, `\ncost: \$2\.0940/h, lower bound \$[0-9.]+/h, ratio [0-9.]+\n`, out)
-	assert.Regexp(t, `\nsolve: [0-9.]+[µm]?s\n$`, out)
+	assert.Regexp(t, `\nsolve: [0-9.]+[µm]?s \(reading the input: [0-9.]+[µm]?s\)\n$`, out)
 }
 
 func TestPlanErrors(t *testing.T) {

@@ -31,6 +31,13 @@ import (
 // local control plane, pods read from namespace ns only (other tests' pods are not ours to provision).
 func newProvisioner(t *testing.T, w awsWorld, cp *kubetest.ControlPlane, ns string) *provisioning.Provisioner {
 	t.Helper()
+	return newProvisionerDeps(t, w, cp, ns, nil)
+}
+
+// newProvisionerDeps is newProvisioner with the dependencies changed by change (when not nil) before
+// the provisioner is built.
+func newProvisionerDeps(t testing.TB, w awsWorld, cp *kubetest.ControlPlane, ns string, change func(*provisioning.Dependencies)) *provisioning.Provisioner {
+	t.Helper()
 	client, err := kube.NewClientset(cp.Config)
 	require.NoError(t, err)
 	prices, err := pricing.NewProvider(region)
@@ -39,11 +46,12 @@ func newProvisioner(t *testing.T, w awsWorld, cp *kubetest.ControlPlane, ns stri
 	// IAM proof (the world's set-up calls are not).
 	cfg := awscalls.Instrument(w.cfg, awscalls.Deployment{Cluster: cluster, Account: awstest.AccountID, Table: "state", Manifests: config}, "provisioner")
 	ec2c := ec2.NewFromConfig(cfg)
-	return provisioning.New(provisioning.Config{
+	pcfg := provisioning.Config{
 		Cluster: launchtemplate.Cluster{Name: cluster, Endpoint: "https://demo.example.com", CABundle: testCA,
 			ServiceCIDR: "10.100.0.0/16", DNSIP: "10.100.0.10"},
 		KubernetesVersion: "1.34",
-	}, provisioning.Dependencies{
+	}
+	deps := provisioning.Dependencies{
 		Store:       state.New(state.NewClient(cfg), "state"),
 		Cluster:     kube.NewSnapshotter(client, kube.SnapshotOptions{Namespace: ns}),
 		NodeClasses: nodeclass.New(ec2c, ssm.NewFromConfig(cfg), iam.NewFromConfig(cfg), cluster, region, time.Now),
@@ -53,7 +61,11 @@ func newProvisioner(t *testing.T, w awsWorld, cp *kubetest.ControlPlane, ns stri
 		Launcher:    instance.New(ec2c, cluster),
 		Now:         time.Now,
 		Rand:        rand.New(rand.NewPCG(1, 2)),
-	})
+	}
+	if change != nil {
+		change(&deps)
+	}
+	return provisioning.New(pcfg, deps)
 }
 
 var claimName = regexp.MustCompile(`^default-[a-z0-9]{5}$`)
