@@ -35,7 +35,8 @@ func (p *Provisioner) runLaunches(ctx context.Context, claims []scheduling.Claim
 	if !canBatch {
 		size = 1
 	}
-	var mu sync.Mutex // guards rep
+	var mu sync.Mutex // guards rep and crashed
+	var crashed any   // the first launch goroutine's panic
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, MaxConcurrentLaunches)
 	for _, batch := range groupClaims(claims, size) {
@@ -54,6 +55,15 @@ func (p *Provisioner) runLaunches(ctx context.Context, claims []scheduling.Claim
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
+			defer func() {
+				if r := recover(); r != nil {
+					mu.Lock()
+					if crashed == nil {
+						crashed = r
+					}
+					mu.Unlock()
+				}
+			}()
 			launched, errs := p.launchBatch(ctx, batch, newLaunch, batcher)
 			mu.Lock()
 			defer mu.Unlock()
@@ -73,6 +83,11 @@ func (p *Provisioner) runLaunches(ctx context.Context, claims []scheduling.Claim
 		}()
 	}
 	wg.Wait()
+	if crashed != nil {
+		// A launch that panicked crashes the run on its own goroutine, as it did before launches ran
+		// concurrently: the invocation fails and what was recorded is recovered by the next run.
+		panic(crashed)
+	}
 }
 
 // batchSize is the most claims one CreateFleet launches (see instance.MaxBatchSize); a variable so tests
