@@ -165,3 +165,49 @@ func TestAnUnsatisfiedBatchComesBackInSecondsAFewTimes(t *testing.T) {
 	assert.Empty(t, p.BatchResponse(context.Background(), ev, Outcome{Trigger: triggerOf(t, ev)}).BatchItemFailures,
 		"a satisfied batch is acknowledged")
 }
+
+// flakyCluster fails its first fails snapshots, as an API server under load does past client-go's retries.
+type flakyCluster struct {
+	revisionCluster
+	fails int
+}
+
+func (c *flakyCluster) Snapshot(ctx context.Context) (*kube.Snapshot, error) {
+	c.mu.Lock()
+	if c.fails > 0 {
+		c.fails--
+		c.n++
+		c.mu.Unlock()
+		return nil, errors.New("listing pods: the server is currently unable to handle the request")
+	}
+	c.mu.Unlock()
+	return c.revisionCluster.Snapshot(ctx)
+}
+
+// TestAFailedRunIsRetriedForABatch: a queue batch whose run failed gets another run at once, and is handed
+// back if none succeeds, instead of waiting for the backstop.
+func TestAFailedRunIsRetriedForABatch(t *testing.T) {
+	cluster := &flakyCluster{revisionCluster: revisionCluster{rv: "120"}, fails: 1}
+	w := newTestProvisioner(t, cluster)
+	w.p.deps.Pods = &podsNow{pods: map[string]*corev1.Pod{"shop/web-0": pendingAt("web-0", "uid-web-0", 100)}}
+	ev := podBatch(t, 1, "web-0")
+
+	out := w.p.Handle(context.Background(), "run-1", triggerOf(t, ev))
+	require.NoError(t, out.Err, "the second run succeeded")
+	assert.Equal(t, 2, out.Runs)
+	assert.False(t, out.Unsatisfied)
+	assert.True(t, leaseFree(t, w.store), "the failed run let the lease go")
+
+	cluster.fails = 100
+	cluster.set("150")
+	w.p.deps.Pods = &podsNow{pods: map[string]*corev1.Pod{"shop/web-0": pendingAt("web-0", "uid-web-0", 140)}}
+	out = w.p.Handle(context.Background(), "run-2", triggerOf(t, podBatch(t, 1, "web-0")))
+	require.Error(t, out.Err)
+	assert.Equal(t, MaxRunsPerBatch, out.Runs)
+	assert.True(t, out.Unsatisfied, "no run succeeded: the batch goes back")
+	assert.NotEmpty(t, w.p.BatchResponse(context.Background(), ev, out).BatchItemFailures)
+
+	out = w.p.Handle(context.Background(), "run-3", Trigger{})
+	require.Error(t, out.Err)
+	assert.Equal(t, 1, out.Runs, "the schedule runs once; the next schedule retries")
+}
