@@ -55,7 +55,9 @@ func TestAWSThrottlingIsRetriedBySDK(t *testing.T) {
 		{"DynamoDB", func() (any, error) { return dynamodb.NewFromConfig(cfg).ListTables(ctx, &dynamodb.ListTablesInput{}) }},
 		{"SQS", func() (any, error) { return sqs.NewFromConfig(cfg).ListQueues(ctx, &sqs.ListQueuesInput{}) }},
 		{"IAM", func() (any, error) { return iam.NewFromConfig(cfg).ListRoles(ctx, &iam.ListRolesInput{}) }},
-		{"SSM", func() (any, error) { return ssm.NewFromConfig(cfg).DescribeParameters(ctx, &ssm.DescribeParametersInput{}) }},
+		{"SSM", func() (any, error) {
+			return ssm.NewFromConfig(cfg).DescribeParameters(ctx, &ssm.DescribeParametersInput{})
+		}},
 	} {
 		require.NoError(t, inj.Arm(Rule{Target: AWS, Service: tc.service, Kind: Throttle, Probability: 1, Limit: 1}))
 		out, err := tc.call()
