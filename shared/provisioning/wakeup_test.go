@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/launchtemplate"
 )
 
 // revisionCluster serves snapshots whose pod list stands at a settable revision.
@@ -210,4 +211,36 @@ func TestAFailedRunIsRetriedForABatch(t *testing.T) {
 	out = w.p.Handle(context.Background(), "run-3", Trigger{})
 	require.Error(t, out.Err)
 	assert.Equal(t, 1, out.Runs, "the schedule runs once; the next schedule retries")
+}
+
+// TestAFailedLaunchLeavesTheBatchUnsatisfied: a run whose launch failed (here the launch template, after
+// the SDK's retries) decided nothing for those pods: it leaves no mark, so Handle runs again and the
+// retry launches.
+func TestAFailedLaunchLeavesTheBatchUnsatisfied(t *testing.T) {
+	ctx := context.Background()
+	w := newTestProvisioner(t, fakeCluster{snap: pendingSnapshot(pod("a", nil))})
+	templates := &flakyTemplates{fails: 1}
+	w.p.deps.Templates = templates
+	out := w.p.Handle(ctx, "run-1", TriggerOf(batch(t, time.Now().Add(-time.Second))))
+	require.NoError(t, out.Err)
+	assert.Equal(t, 2, out.Runs, "the failed launch's run, then one that launched")
+	assert.Len(t, out.Report.Claims, 1)
+	assert.False(t, out.Unsatisfied)
+	mark, err := w.store.Mark(ctx, SnapshotMark)
+	require.NoError(t, err)
+	assert.False(t, mark.IsZero(), "the run that launched left its mark")
+}
+
+// flakyTemplates fails its first fails Ensure calls as a throttled CreateLaunchTemplate does.
+type flakyTemplates struct {
+	fakeTemplates
+	fails int
+}
+
+func (f *flakyTemplates) Ensure(ctx context.Context, t launchtemplate.Template) (string, error) {
+	if f.fails > 0 {
+		f.fails--
+		return "", errors.New("operation error EC2: CreateLaunchTemplate, exceeded maximum number of attempts, 3, RequestLimitExceeded")
+	}
+	return f.fakeTemplates.Ensure(ctx, t)
 }
