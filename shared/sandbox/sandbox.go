@@ -176,7 +176,11 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 	s.Timeline.Printf("sandbox", "control plane (etcd, kube-apiserver, kube-scheduler, kube-controller-manager) at %s", s.CP.Config.Host)
 	// Calls made under a function's label (see awscalls.WithFunction at each function's entry) are
 	// recorded for infra's IAM proof when $NODEWRIGHT_AWS_CALLS is set; set-up calls carry no label.
-	s.AWS = awscalls.Instrument(s.Moto.Config(), s.deployment(), "")
+	// As LoadDefaultConfig leaves it in Lambda, no configuration-wide retry limit: each client's own
+	// retryer decides (the state table's rides out throttling with 8 attempts, the others take the SDK's 3).
+	cfg := s.Moto.Config()
+	cfg.RetryMaxAttempts = 0
+	s.AWS = awscalls.Instrument(cfg, s.deployment(), "")
 	if opts.Faults != nil {
 		s.AWS.HTTPClient = opts.Faults.AWSClient(s.AWS.HTTPClient, func(ctx context.Context) bool { return awscalls.FunctionOf(ctx) != "" })
 	}
