@@ -82,10 +82,16 @@ func (s *Sandbox) Chaos(ctx context.Context, o ScaleUpOptions) (ChaosReport, err
 	if err := inj.Arm(ChaosRules...); err != nil {
 		return rep, err
 	}
+	s.mu.Lock()
+	s.chaos = true
+	s.mu.Unlock()
 	s.Timeline.Printf("scenario", "chaos: fault layer armed (seed %d) on the functions' AWS and API-server calls", inj.Seed())
 	start := time.Now()
 	spot, err := s.SpotInterruption(ctx, o)
 	inj.Disarm()
+	s.mu.Lock()
+	s.chaos = false
+	s.mu.Unlock()
 	rep.DurationSeconds = round3(time.Since(start).Seconds())
 	rep.SpotInterruption = spot
 	if err != nil {
@@ -127,6 +133,13 @@ func (s *Sandbox) Chaos(ctx context.Context, o ScaleUpOptions) (ChaosReport, err
 		rep.FaultsTotal, kinds, rep.CallsSeen, rep.FaultErrorsRecovered, rep.PodsBound, rep.PodsRequested, rep.PodsLost, rep.LeakedInstances,
 		rep.DuplicateLaunches, rep.DuplicateEventsActedOn, rep.ReplacementLaunchedAfterSeconds)
 	return rep, nil
+}
+
+// faultsArmed reports whether the chaos scenario runs.
+func (s *Sandbox) faultsArmed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.chaos
 }
 
 // podsBound counts app's pods bound to a node and not being deleted.

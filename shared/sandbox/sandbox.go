@@ -138,6 +138,7 @@ type Sandbox struct {
 	stats          Stats
 	errs           []error
 	faultErrs      []error // errors of injected faults the functions reported
+	chaos          bool    // the chaos scenario has the fault layer armed
 	disruptionRuns []DisruptionRun
 }
 
