@@ -15,14 +15,14 @@ import (
 	"github.com/nodewright/nodewright/shared/instance"
 )
 
-// ChaosRules are the chaos scenario's faults: about 11.5 % of the functions' AWS calls and of their
+// ChaosRules are the chaos scenario's faults: about 12.4 % of the functions' AWS calls and of their
 // API-server calls fail transiently (throttled, 500, dropped), and 5 % of the AWS calls are slow.
 var ChaosRules = []faults.Rule{
-	{Target: faults.AWS, Kind: faults.Throttle, Probability: 0.06},
+	{Target: faults.AWS, Kind: faults.Throttle, Probability: 0.07},
 	{Target: faults.AWS, Kind: faults.ServerError, Probability: 0.03},
 	{Target: faults.AWS, Kind: faults.Drop, Probability: 0.03},
 	{Target: faults.AWS, Kind: faults.Latency, Probability: 0.05, Delay: 200 * time.Millisecond},
-	{Target: faults.Kube, Kind: faults.Throttle, Probability: 0.06},
+	{Target: faults.Kube, Kind: faults.Throttle, Probability: 0.07},
 	{Target: faults.Kube, Kind: faults.ServerError, Probability: 0.03},
 	{Target: faults.Kube, Kind: faults.Drop, Probability: 0.03},
 }
