@@ -7,12 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/nodewright/nodewright/shared/faults"
 	"github.com/nodewright/nodewright/shared/sandbox"
 )
 
@@ -46,6 +48,10 @@ var scenarios = map[string]scenario{
 		rep, err := sb.Expiry(ctx, sandbox.ExpiryOptions{ScaleUpOptions: sandbox.ScaleUpOptions{Replicas: int32(replicas)}})
 		return rep, err == nil && rep.Worked(), err
 	},
+	"chaos": func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (any, bool, error) {
+		rep, err := sb.Chaos(ctx, sandbox.ScaleUpOptions{Replicas: int32(replicas)})
+		return rep, err == nil && rep.Worked(), err
+	},
 	"spot-interruption": func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (any, bool, error) {
 		rep, err := sb.SpotInterruption(ctx, sandbox.ScaleUpOptions{Replicas: int32(replicas)})
 		return rep, err == nil && rep.PodsLost == 0 && rep.DuplicateEventsActedOn == 0 && rep.InterruptedNodeGoneAfterSeconds >= 0 &&
@@ -72,6 +78,7 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	logFile := fset.String("log", "", "write the functions' JSON logs to `FILE`")
 	replicas := fset.Int("replicas", 30, "replicas of the inflate deployment")
 	boot := fset.Duration("boot-delay", 3*time.Second, "how long an instance runs before its Node joins")
+	seed := fset.Uint64("seed", 0, "the chaos scenario's fault seed (0: drawn at random; the report gives it)")
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -110,7 +117,7 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	code := 0
 	for _, n := range names {
 		fmt.Fprintf(stdout, "=== scenario %s\n", n)
-		rep, worked, err := runScenario(ctx, n, *replicas, *boot, stdout, logs)
+		rep, worked, err := runScenario(ctx, n, *replicas, *boot, *seed, stdout, logs)
 		if err != nil {
 			fmt.Fprintf(stderr, "nodewright demo: %s: %v\n", n, err)
 			return 1
@@ -137,10 +144,21 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return code
 }
 
-func runScenario(ctx context.Context, name string, replicas int, boot time.Duration, stdout, logs io.Writer) (any, bool, error) {
+func runScenario(ctx context.Context, name string, replicas int, boot time.Duration, seed uint64, stdout, logs io.Writer) (any, bool, error) {
 	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	sb, err := sandbox.Start(startCtx, sandbox.Options{Out: stdout, Log: logs, BootDelay: boot})
+	opts := sandbox.Options{Out: stdout, Log: logs, BootDelay: boot}
+	if name == "chaos" { // the fault layer goes on the functions' clients as they are built; the scenario arms it
+		if seed == 0 {
+			seed = rand.Uint64()
+		}
+		inj, err := faults.New(seed)
+		if err != nil {
+			return nil, false, err
+		}
+		opts.Faults = inj
+	}
+	sb, err := sandbox.Start(startCtx, opts)
 	if err != nil {
 		return nil, false, err
 	}

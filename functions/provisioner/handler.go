@@ -23,9 +23,9 @@ var _ runner = (*provisioning.Provisioner)(nil)
 // provisioning FIFO queue (pod references from the webhook) and the one-minute backstop schedule. A run
 // solves for every pending pod in its own snapshot, so messages are only wake-up calls: a batch whose
 // pods completed runs already saw as they are now is acknowledged without a solve, and a newer one gets
-// runs until one has seen them (provisioning.Provisioner.Handle). Every message is acknowledged, also when
-// a run fails (the pods stay pending and the backstop sees them again), except a batch the invocation
-// had no time to satisfy: it comes back in seconds, a few times at most (BatchResponse).
+// runs until one has seen them (provisioning.Provisioner.Handle); a failed run is run again. Every message
+// is acknowledged except a batch the invocation could not satisfy (no time left, or every run failed): it
+// comes back in seconds, a few times at most (BatchResponse), and the backstop covers what remains.
 func handler(p runner, observe func(provisioning.Outcome), log *slog.Logger) func(context.Context, json.RawMessage) (events.SQSEventResponse, error) {
 	return func(ctx context.Context, payload json.RawMessage) (events.SQSEventResponse, error) {
 		trigger := provisioning.TriggerOf(payload)
@@ -57,7 +57,8 @@ func handler(p runner, observe func(provisioning.Outcome), log *slog.Logger) fun
 			log.InfoContext(ctx, "triggers older than the last completed snapshot; coalesced without a run",
 				append(attrs, "newestSent", trigger.NewestSent, "snapshotMark", out.Mark)...)
 		case out.Err != nil:
-			log.ErrorContext(ctx, "provisioning run failed; the backstop retries", append(attrs, "error", out.Err.Error())...)
+			log.ErrorContext(ctx, "provisioning run failed; the batch is handed back or the backstop retries",
+				append(attrs, "error", out.Err.Error(), "runs", out.Runs, "handedBack", len(resp.BatchItemFailures))...)
 		case out.Unsatisfied:
 			log.WarnContext(ctx, "no run the invocation could make saw every pod of the batch as it is now",
 				append(attrs, "runs", out.Runs, "handedBack", len(resp.BatchItemFailures))...)

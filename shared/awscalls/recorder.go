@@ -21,6 +21,9 @@ func WithFunction(ctx context.Context, function string) context.Context {
 	return context.WithValue(ctx, functionKey{}, function)
 }
 
+// FunctionOf is the function ctx's calls are labelled as ("" for none).
+func FunctionOf(ctx context.Context) string { return functionOf(ctx) }
+
 func functionOf(ctx context.Context) string {
 	f, _ := ctx.Value(functionKey{}).(string)
 	return f

@@ -108,13 +108,18 @@ func (l claimLaunch) launched(ctx context.Context, plan LaunchPlan, labels map[s
 	launched := &LaunchedClaim{Name: l.name, NodePool: cp.NodePool, InstanceID: inst.ID, InstanceType: inst.InstanceType,
 		Zone: inst.Zone, CapacityType: capacityType, Price: price, Pods: len(cp.Pods)}
 	_, err := l.store.UpdateClaim(ctx, l.name, func(c *state.Claim) error {
+		if c.InstanceID == inst.ID && c.Lifecycle != state.Pending {
+			// The reconciler adopted the instance by its claim tag while this update was slow (throttled,
+			// retried): its record is the instance's, and newer.
+			return errAdoptedFirst
+		}
 		c.Lifecycle, c.InstanceID, c.InstanceType, c.Zone = state.Launched, inst.ID, inst.InstanceType, inst.Zone
 		c.CapacityType, c.PricePerHour, c.ProviderID = capacityType, price, inst.ProviderID()
 		c.Labels = labels
 		c.ImageID, c.SubnetID, c.SecurityGroupIDs = image, subnet, groups
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errAdoptedFirst) {
 		return launched, fmt.Errorf("recording launch of claim %s (instance %s; the reconciler adopts it): %w", l.name, inst.ID, err)
 	}
 	details := map[string]string{
@@ -126,6 +131,9 @@ func (l claimLaunch) launched(ctx context.Context, plan LaunchPlan, labels map[s
 	}
 	return launched, l.decide(ctx, "Launch", "Provisioned", cp.Why, details)
 }
+
+// errAdoptedFirst stops the launch's claim update when the claim already records the instance.
+var errAdoptedFirst = errors.New("the claim already records the instance")
 
 // maxClaimNameDraws bounds the names create tries. A random suffix of 36^5 values makes a second
 // collision in a row all but impossible; a third means something other than chance is at work.

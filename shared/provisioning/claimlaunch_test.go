@@ -167,3 +167,39 @@ func TestClaimLaunchGivesUpAfterBoundedNameDraws(t *testing.T) {
 	assert.Equal(t, maxClaimNameDraws, draws)
 	assert.Empty(t, ec2.requests)
 }
+
+// adoptingLauncher launches, then lets the reconciler adopt and register the instance before the
+// launch is recorded, as happens when the provisioner's claim update is slow (throttled, retried).
+type adoptingLauncher struct {
+	*fakeEC2Capacity
+	store *state.Store
+}
+
+func (a adoptingLauncher) Launch(ctx context.Context, req instance.Request) (instance.Instance, error) {
+	inst, err := a.fakeEC2Capacity.Launch(ctx, req)
+	if err != nil {
+		return inst, err
+	}
+	for _, next := range []state.Lifecycle{state.Launched, state.Registered} {
+		if _, err := a.store.UpdateClaim(ctx, req.Claim, func(c *state.Claim) error {
+			c.Lifecycle, c.InstanceID, c.NodeName = next, inst.ID, "ip-10-0-0-1"
+			return nil
+		}); err != nil {
+			return inst, err
+		}
+	}
+	return inst, nil
+}
+
+func TestClaimLaunchAcceptsAnAdoptionThatCameFirst(t *testing.T) {
+	s := newStateStore(t)
+	ec2 := &fakeEC2Capacity{capacity: map[instance.Offering]bool{{InstanceType: "m5.xlarge", Zone: "us-east-1a", CapacityType: "spot"}: true}}
+	got, err := testLaunch(s, adoptingLauncher{fakeEC2Capacity: ec2, store: s}).run(context.Background())
+	require.NoError(t, err, "the claim records the instance already")
+	assert.Equal(t, "i-0123", got.InstanceID)
+	c, err := s.GetClaim(context.Background(), "default-abcde")
+	require.NoError(t, err)
+	assert.Equal(t, state.Registered, c.Lifecycle, "the adoption's newer record stands")
+	assert.Equal(t, "ip-10-0-0-1", c.NodeName)
+	assert.Len(t, decisions(t, s, "default-abcde"), 1, "the launch decision is recorded")
+}

@@ -224,7 +224,10 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 			newName: func() string { return p.claimName(cp.NodePool) }, stamp: cfg.stamp(pool)}
 	}, rep)
 	p.recordUnschedulable(ctx, runID, plan.Unschedulable, rep)
-	if len(rep.Skipped) == 0 { // skipped pods still need a run; every other pod was decided on
+	// Skipped pods, and those of a claim whose launch failed (a throttle or server error past the SDK's
+	// retries, or no capacity: the next run solves without those offerings), still need a run: without a
+	// mark the batch that woke this run is not satisfied and runs again.
+	if len(rep.Skipped) == 0 && len(rep.LaunchFailures) == 0 {
 		p.markSnapshot(ctx, snapshotAt, snap.PodsResourceVersion, rep)
 	}
 	return nil

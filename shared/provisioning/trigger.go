@@ -104,8 +104,9 @@ type Outcome struct {
 	Report Report
 	Runs   int
 	Err    error
-	// Unsatisfied is set when the invocation ran out of time before a completed run had seen every pod
-	// the batch names as it is now: the messages should come back (see BatchResponse).
+	// Unsatisfied is set when the invocation ran out of time or runs before a completed run had seen
+	// every pod the batch names as it is now (Err is the last run's, if it failed): the messages should
+	// come back (see BatchResponse).
 	Unsatisfied bool
 }
 

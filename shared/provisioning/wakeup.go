@@ -47,8 +47,8 @@ const (
 // Messages that name no pod (replacement requests) are satisfied by a complete snapshot begun after they
 // were sent. Until the batch is satisfied Handle runs again (waiting while another run holds the lease),
 // up to MaxRunsPerBatch times and as long as the invocation leaves LaunchMargin; then it gives up with
-// Unsatisfied set. A lease, mark or
-// pod that cannot be read never satisfies: a spare run costs a solve, a missed one costs a pod.
+// Unsatisfied set. A failed run, or a lease, mark or pod that cannot be read, never satisfies: a spare
+// run costs a solve, a missed one costs a pod.
 //
 // A queue run lets a burst of pending pods finish arriving before its snapshot: kube-scheduler marks a
 // scaled-up deployment's pods one by one as the ReplicaSet creates them, and one solve over all of them
@@ -68,11 +68,16 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outco
 	for {
 		out.Runs++
 		out.Report, out.Err = p.runAfter(ctx, fmt.Sprintf("%s#%d", runID, out.Runs), quiet)
-		if !t.Queue() || out.Err != nil {
-			return out // a failed run is retried by the backstop; the pods stay pending
+		if !t.Queue() {
+			return out // a failed scheduled run is the next schedule's to retry
 		}
-		if ok, _ := p.satisfied(ctx, t); ok {
-			return out
+		// A failed run (an API server or AWS error past the clients' retries) satisfies nothing: it is
+		// run again like an unsatisfied one, and the batch handed back if none succeeds, rather than
+		// leaving its pods to the backstop a minute later.
+		if out.Err == nil {
+			if ok, _ := p.satisfied(ctx, t); ok {
+				return out
+			}
 		}
 		if out.Runs >= MaxRunsPerBatch || !p.timeForAnotherRun(ctx) {
 			out.Unsatisfied = true
@@ -138,8 +143,8 @@ func (p *Provisioner) timeForAnotherRun(ctx context.Context) bool {
 }
 
 // BatchResponse is the Lambda answer for a provisioning queue batch Handle worked on: every message is
-// acknowledged — a failed run leaves its pods pending for the backstop, and a failed batch would only hold
-// up the FIFO group — except when Handle gave up unsatisfied and the batch has been received fewer than
+// acknowledged — a failed batch would only hold up the FIFO group — except when Handle gave up
+// unsatisfied (its runs failed or none saw the batch's pods) and the batch has been received fewer than
 // MaxUnsatisfiedReceives times: then every message is handed back (a FIFO group is redelivered in order)
 // and made visible again in seconds, so the runs that see its pods come at once, not from the backstop.
 func (p *Provisioner) BatchResponse(ctx context.Context, ev events.SQSEvent, out Outcome) events.SQSEventResponse {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/launchtemplate"
 )
 
 // revisionCluster serves snapshots whose pod list stands at a settable revision.
@@ -172,4 +173,82 @@ func TestAnUnsatisfiedBatchComesBackInSecondsAFewTimes(t *testing.T) {
 		"after a few receives the backstop takes over: never the dead-letter queue")
 	assert.Empty(t, p.BatchResponse(context.Background(), ev, Outcome{Trigger: triggerOf(t, ev)}).BatchItemFailures,
 		"a satisfied batch is acknowledged")
+}
+
+// flakyCluster fails its first fails snapshots, as an API server under load does past client-go's retries.
+type flakyCluster struct {
+	revisionCluster
+	fails int
+}
+
+func (c *flakyCluster) Snapshot(ctx context.Context) (*kube.Snapshot, error) {
+	c.mu.Lock()
+	if c.fails > 0 {
+		c.fails--
+		c.n++
+		c.mu.Unlock()
+		return nil, errors.New("listing pods: the server is currently unable to handle the request")
+	}
+	c.mu.Unlock()
+	return c.revisionCluster.Snapshot(ctx)
+}
+
+// TestAFailedRunIsRetriedForABatch: a queue batch whose run failed gets another run at once, and is handed
+// back if none succeeds, instead of waiting for the backstop.
+func TestAFailedRunIsRetriedForABatch(t *testing.T) {
+	cluster := &flakyCluster{revisionCluster: revisionCluster{rv: "120"}, fails: 1}
+	w := newTestProvisioner(t, cluster)
+	w.p.deps.Pods = &podsNow{pods: map[string]*corev1.Pod{"shop/web-0": pendingAt("web-0", "uid-web-0", 100)}}
+	ev := podBatch(t, 1, "web-0")
+
+	out := w.p.Handle(context.Background(), "run-1", triggerOf(t, ev))
+	require.NoError(t, out.Err, "the second run succeeded")
+	assert.Equal(t, 2, out.Runs)
+	assert.False(t, out.Unsatisfied)
+	assert.True(t, leaseFree(t, w.store), "the failed run let the lease go")
+
+	cluster.fails = 100
+	cluster.set("150")
+	w.p.deps.Pods = &podsNow{pods: map[string]*corev1.Pod{"shop/web-0": pendingAt("web-0", "uid-web-0", 140)}}
+	out = w.p.Handle(context.Background(), "run-2", triggerOf(t, podBatch(t, 1, "web-0")))
+	require.Error(t, out.Err)
+	assert.Equal(t, MaxRunsPerBatch, out.Runs)
+	assert.True(t, out.Unsatisfied, "no run succeeded: the batch goes back")
+	assert.NotEmpty(t, w.p.BatchResponse(context.Background(), ev, out).BatchItemFailures)
+
+	out = w.p.Handle(context.Background(), "run-3", Trigger{})
+	require.Error(t, out.Err)
+	assert.Equal(t, 1, out.Runs, "the schedule runs once; the next schedule retries")
+}
+
+// TestAFailedLaunchLeavesTheBatchUnsatisfied: a run whose launch failed (here the launch template, after
+// the SDK's retries) decided nothing for those pods: it leaves no mark, so Handle runs again and the
+// retry launches.
+func TestAFailedLaunchLeavesTheBatchUnsatisfied(t *testing.T) {
+	ctx := context.Background()
+	w := newTestProvisioner(t, fakeCluster{snap: pendingSnapshot(pod("a", nil))})
+	templates := &flakyTemplates{fails: 1}
+	w.p.deps.Templates = templates
+	out := w.p.Handle(ctx, "run-1", TriggerOf(batch(t, time.Now().Add(-time.Second))))
+	require.NoError(t, out.Err)
+	assert.Equal(t, 2, out.Runs, "the failed launch's run, then one that launched")
+	assert.Len(t, out.Report.Claims, 1)
+	assert.False(t, out.Unsatisfied)
+	mark, err := w.store.Mark(ctx, SnapshotMark)
+	require.NoError(t, err)
+	assert.False(t, mark.IsZero(), "the run that launched left its mark")
+}
+
+// flakyTemplates fails its first fails Ensure calls as a throttled CreateLaunchTemplate does.
+type flakyTemplates struct {
+	fakeTemplates
+	fails int
+}
+
+func (f *flakyTemplates) Ensure(ctx context.Context, t launchtemplate.Template) (string, error) {
+	if f.fails > 0 {
+		f.fails--
+		return "", errors.New("operation error EC2: CreateLaunchTemplate, exceeded maximum number of attempts, 3, RequestLimitExceeded")
+	}
+	return f.fakeTemplates.Ensure(ctx, t)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -164,8 +163,8 @@ func (s *Sandbox) disrupt(ctx context.Context, trigger string) error {
 	if rep.Skipped != "" {
 		s.Timeline.Printf("disruption", "%s: decided nothing: %s", run, rep.Skipped)
 	}
-	if len(rep.Errors) > 0 {
-		s.fail(fmt.Errorf("disruption: %s", strings.Join(rep.Errors, "; ")))
+	for _, e := range rep.Errors {
+		s.fail(fmt.Errorf("disruption: %s", e))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/nodewright/nodewright/shared/awscalls"
+	"github.com/nodewright/nodewright/shared/faults"
 )
 
 // BatchHandler is a function's SQS handler: it returns the messages that failed (Lambda's partial batch
@@ -47,7 +48,8 @@ func (s *eventSource) run(ctx context.Context) {
 
 // once receives one batch, invokes the handler and deletes what it acknowledged.
 func (s *eventSource) once(ctx context.Context) (int, error) {
-	out, err := s.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(s.queueURL), MaxNumberOfMessages: 10,
+	// The poller is Lambda's, not the function's code: the fault layer leaves its calls alone.
+	out, err := s.sqs.ReceiveMessage(faults.Exempt(ctx), &sqs.ReceiveMessageInput{QueueUrl: aws.String(s.queueURL), MaxNumberOfMessages: 10,
 		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll}})
 	if err != nil || len(out.Messages) == 0 {
 		return 0, err
@@ -71,7 +73,7 @@ func (s *eventSource) once(ctx context.Context) (int, error) {
 		}
 	}
 	if len(done) > 0 {
-		if _, err := s.sqs.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(s.queueURL), Entries: done}); err != nil {
+		if _, err := s.sqs.DeleteMessageBatch(faults.Exempt(ctx), &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(s.queueURL), Entries: done}); err != nil {
 			return len(out.Messages), fmt.Errorf("%s: deleting acknowledged messages: %w", s.name, err)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -67,8 +66,8 @@ func (s *Sandbox) provision(ctx context.Context, t provisioning.Trigger) provisi
 		for _, u := range rep.Unschedulable {
 			s.Timeline.Printf("provisioner", "cannot provision %s: %s", u.Pod, u.Reason)
 		}
-		if len(rep.Errors) > 0 {
-			s.fail(fmt.Errorf("provisioner: %s", strings.Join(rep.Errors, "; ")))
+		for _, e := range rep.Errors {
+			s.fail(fmt.Errorf("provisioner: %s", e))
 		}
 	}
 	if out.Runs > 1 || out.Unsatisfied {
@@ -95,7 +94,7 @@ func (s *Sandbox) lifecyclePass(ctx context.Context) {
 		s.Timeline.Printf("lifecycle", "registered %d, initialized %d, adopted %d, rebuilt %d, handed to termination %d, claims deleted %d",
 			rep.Registered, rep.Initialized, rep.Adopted, rep.Rebuilt, rep.HandedOver, rep.ClaimsDeleted)
 	}
-	if len(rep.Errors) > 0 {
-		s.fail(fmt.Errorf("lifecycle: %s", strings.Join(rep.Errors, "; ")))
+	for _, e := range rep.Errors {
+		s.fail(fmt.Errorf("lifecycle: %s", e))
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/awstest"
 	"github.com/nodewright/nodewright/shared/consolidation"
+	"github.com/nodewright/nodewright/shared/faults"
 	"github.com/nodewright/nodewright/shared/footprint"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/interruption"
@@ -56,6 +57,10 @@ type Options struct {
 	// DefaultDisruptionEvery; deployed: every minute); DisruptionValidationDelay its wait before a
 	// decision is re-checked (default DefaultDisruptionValidationDelay; deployed: 15 s).
 	DisruptionEvery, DisruptionValidationDelay time.Duration
+	// Faults, when set, is installed on the functions' own AWS and API-server clients (not on the
+	// sandbox's set-up, observers and node agent, nor on the event sources' polling); it injects nothing
+	// until armed (the chaos scenario arms it).
+	Faults *faults.Injector
 }
 
 func (o *Options) defaults() {
@@ -132,6 +137,8 @@ type Sandbox struct {
 	mu             sync.Mutex
 	stats          Stats
 	errs           []error
+	faultErrs      []error // errors of injected faults the functions reported
+	chaos          bool    // the chaos scenario has the fault layer armed
 	disruptionRuns []DisruptionRun
 }
 
@@ -170,7 +177,14 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 	s.Timeline.Printf("sandbox", "control plane (etcd, kube-apiserver, kube-scheduler, kube-controller-manager) at %s", s.CP.Config.Host)
 	// Calls made under a function's label (see awscalls.WithFunction at each function's entry) are
 	// recorded for infra's IAM proof when $NODEWRIGHT_AWS_CALLS is set; set-up calls carry no label.
-	s.AWS = awscalls.Instrument(s.Moto.Config(), s.deployment(), "")
+	// As LoadDefaultConfig leaves it in Lambda, no configuration-wide retry limit: each client's own
+	// retryer decides (the state table's rides out throttling with 8 attempts, the others take the SDK's 3).
+	cfg := s.Moto.Config()
+	cfg.RetryMaxAttempts = 0
+	s.AWS = awscalls.Instrument(cfg, s.deployment(), "")
+	if opts.Faults != nil {
+		s.AWS.HTTPClient = opts.Faults.AWSClient(s.AWS.HTTPClient, func(ctx context.Context) bool { return awscalls.FunctionOf(ctx) != "" })
+	}
 	s.EC2, s.SQS = ec2.NewFromConfig(s.AWS), sqs.NewFromConfig(s.AWS)
 	if s.Queues, err = buildAWS(ctx, s.AWS, Cluster, Table, opts.Config); err != nil {
 		return nil, err
@@ -263,6 +277,9 @@ func (s *Sandbox) grantFunctions(ctx context.Context) error {
 	}
 	cfg := rest.CopyConfig(s.CP.FunctionsConfig)
 	cfg.Wrap(s.writes.wrap)
+	if s.opts.Faults != nil { // outermost: a faulted request reaches neither the write log nor the server
+		cfg.Wrap(s.opts.Faults.KubeTransport)
+	}
 	c, err := kube.NewClientset(cfg)
 	if err != nil {
 		return err
@@ -303,12 +320,25 @@ func (s *Sandbox) every(ctx context.Context, d time.Duration, f func(context.Con
 	}
 }
 
-// fail records an error a component hit; scenarios report them and tests fail on them.
+// fail records an error a component hit; scenarios report them and tests fail on them. An error an
+// injected fault caused is set apart: the scenario's outcome tells whether the functions recovered.
 func (s *Sandbox) fail(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if faults.IsInjected(err) {
+		s.faultErrs = append(s.faultErrs, err)
+		s.Timeline.Printf("fault", "%v", err)
+		return
+	}
 	s.errs = append(s.errs, err)
 	s.Timeline.Printf("error", "%v", err)
+}
+
+// FaultErrors returns the errors injected faults caused so far.
+func (s *Sandbox) FaultErrors() []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]error(nil), s.faultErrs...)
 }
 
 // Errors returns the errors the components hit so far.

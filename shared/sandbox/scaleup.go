@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -133,6 +136,9 @@ func (s *Sandbox) ScaleUp(ctx context.Context, o ScaleUpOptions) (ScaleUpReport,
 }
 
 // settle waits (a bounded while) until no claim is still joining, so the leak check reads a quiet system.
+// Under faults (the chaos scenario) it also waits for the provisioning queue to empty, so the next step
+// starts from a steady state: the provisioner can still be working through the webhook's messages of a
+// burst, and the queue is FIFO.
 func (s *Sandbox) settle(ctx context.Context) {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
@@ -146,11 +152,23 @@ func (s *Sandbox) settle(ctx context.Context) {
 				joining++
 			}
 		}
-		if joining == 0 {
+		if joining == 0 && (!s.faultsArmed() || s.provisioningQueueEmpty(ctx)) {
 			return
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// provisioningQueueEmpty reports whether the provisioning queue holds no message, visible or in flight.
+func (s *Sandbox) provisioningQueueEmpty(ctx context.Context) bool {
+	out, err := s.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(s.Queues.Provisioning),
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+	if err != nil {
+		return true // nothing to wait for that can be seen
+	}
+	return out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)] == "0" &&
+		out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)] == "0"
 }
 
 func (s *Sandbox) finishScaleUp(ctx context.Context, rep ScaleUpReport, pods []podTimes, before Stats, errsBefore, webhookBefore int) (ScaleUpReport, error) {
