@@ -191,6 +191,9 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 // wire builds the functions' use cases over moto and the control plane and starts their event sources.
 func (s *Sandbox) wire(ctx context.Context) error {
 	s.fleet = &fleetWatch{Client: s.EC2, onLaunch: func(l Launch) {
+		if s.agent != nil {
+			s.agent.track(l.InstanceIDs)
+		}
 		if l.Err != nil {
 			s.Timeline.Printf("ec2", "CreateFleet for %s failed: %v", l.Claim, l.Err)
 			return
@@ -221,8 +224,8 @@ func (s *Sandbox) wire(ctx context.Context) error {
 	for _, t := range catalog.Types {
 		types[t.Info.Name] = t.Info
 	}
-	s.agent = &agent{ec2: s.EC2, client: s.Client, cluster: Cluster, types: types, bootDelay: s.opts.BootDelay, tl: s.Timeline,
-		onError: s.fail, seen: map[string]time.Time{}, joined: map[string]string{}, failed: map[string]bool{}, foreign: map[string]bool{}}
+	s.agent = &agent{ec2: s.EC2, client: s.Client, types: types, bootDelay: s.opts.BootDelay, tl: s.Timeline,
+		onError: s.fail, tracked: map[string]bool{}, seen: map[string]time.Time{}, joined: map[string]string{}, failed: map[string]bool{}, foreign: map[string]bool{}}
 
 	token := "sandbox-" + fmt.Sprint(rand.Uint64())
 	tokens, err := webhookTokens(ctx, s.AWS, token, s.Log)
