@@ -46,8 +46,11 @@ type Options struct {
 	Config string
 	// BootDelay is how long an instance runs before its Node joins (default 3 s; EC2 takes 30–60 s).
 	BootDelay time.Duration
-	// LifecycleEvery is the lifecycle function's pace while Nodes join (default 2 s).
-	LifecycleEvery time.Duration
+	// LifecycleEvery is the lifecycle function's pace while Nodes join (default 2 s); LifecycleSweepEvery
+	// how often its pass lists the instances by tag and decides the repairs (default 10 s: moto's
+	// tag-filtered DescribeInstances takes seconds at a few hundred instances and serves one request at
+	// a time, so a list on every pass would stall the provisioner's launches during a burst).
+	LifecycleEvery, LifecycleSweepEvery time.Duration
 	// BackstopEvery is the provisioner's backstop schedule (default 1 minute, as deployed).
 	BackstopEvery time.Duration
 	// FunctionTimeout bounds each invocation (default 60 s, the deployed provisioner's timeout).
@@ -73,6 +76,9 @@ func (o *Options) defaults() {
 	}
 	if o.LifecycleEvery <= 0 {
 		o.LifecycleEvery = 2 * time.Second
+	}
+	if o.LifecycleSweepEvery <= 0 {
+		o.LifecycleSweepEvery = 10 * time.Second
 	}
 	if o.BackstopEvery <= 0 {
 		o.BackstopEvery = time.Minute
@@ -210,7 +216,7 @@ func (s *Sandbox) wire(ctx context.Context) error {
 		return err
 	}
 	s.Provisioner = s.newProvisioner(prices, 1)
-	s.Lifecycle = lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{Store: s.Store, Nodes: s.FunctionsClient.CoreV1().Nodes(),
+	s.Lifecycle = lifecycle.NewRunner(lifecycle.RunnerConfig{SweepEvery: s.opts.LifecycleSweepEvery}, lifecycle.RunnerDeps{Store: s.Store, Nodes: s.FunctionsClient.CoreV1().Nodes(),
 		NodeActions: kube.NewActions(s.FunctionsClient), Instances: instance.New(s.EC2, Cluster), Events: s.Recorder, Prices: prices,
 		Terminations: termination.NewSender(s.SQS, s.Queues.Termination), Now: time.Now})
 
