@@ -52,11 +52,28 @@ var scenarios = map[string]scenario{
 		rep, err := sb.Chaos(ctx, sandbox.ScaleUpOptions{Replicas: int32(replicas)})
 		return rep, err == nil && rep.Worked(), err
 	},
+	"burst": func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (any, bool, error) {
+		rep, err := sb.Burst(ctx, sandbox.BurstOptions{Replicas: int32(replicas)})
+		return rep, err == nil && rep.Worked(), err
+	},
 	"spot-interruption": func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (any, bool, error) {
 		rep, err := sb.SpotInterruption(ctx, sandbox.ScaleUpOptions{Replicas: int32(replicas)})
 		return rep, err == nil && rep.PodsLost == 0 && rep.DuplicateEventsActedOn == 0 && rep.InterruptedNodeGoneAfterSeconds >= 0 &&
 			rep.LeakedInstances == 0 && len(rep.Leaks) == 0 && len(rep.Errors) == 0, err
 	},
+}
+
+// defaultReplicas is each scenario's --replicas when the flag is not given; scenarios not listed take
+// defaultScenarioReplicas.
+var defaultReplicas = map[string]int{"burst": sandbox.DefaultBurstReplicas}
+
+const defaultScenarioReplicas = 30
+
+func replicasFor(name string) int {
+	if n, ok := defaultReplicas[name]; ok {
+		return n
+	}
+	return defaultScenarioReplicas
 }
 
 func scenarioNames() []string {
@@ -76,7 +93,8 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	name := fset.String("scenario", "all", "scenario to run: "+strings.Join(scenarioNames(), ", ")+" or all")
 	report := fset.String("report", "", "write the JSON report to `FILE` (one object per scenario with --scenario all)")
 	logFile := fset.String("log", "", "write the functions' JSON logs to `FILE`")
-	replicas := fset.Int("replicas", 30, "replicas of the inflate deployment")
+	replicas := fset.Int("replicas", 0, fmt.Sprintf("replicas of the scenario's deployment (default %d; burst %d)",
+		defaultScenarioReplicas, sandbox.DefaultBurstReplicas))
 	boot := fset.Duration("boot-delay", 3*time.Second, "how long an instance runs before its Node joins")
 	seed := fset.Uint64("seed", 0, "the chaos scenario's fault seed (0: drawn at random; the report gives it)")
 	if err := fset.Parse(args); err != nil {
@@ -96,7 +114,9 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "nodewright demo: unknown scenario %q (have %s)\n", *name, strings.Join(scenarioNames(), ", "))
 		return 2
 	}
-	if *replicas < 1 {
+	replicasSet := false
+	fset.Visit(func(f *flag.Flag) { replicasSet = replicasSet || f.Name == "replicas" })
+	if replicasSet && *replicas < 1 {
 		fmt.Fprintln(stderr, "nodewright demo: --replicas must be at least 1")
 		return 2
 	}
@@ -117,7 +137,11 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	code := 0
 	for _, n := range names {
 		fmt.Fprintf(stdout, "=== scenario %s\n", n)
-		rep, worked, err := runScenario(ctx, n, *replicas, *boot, *seed, stdout, logs)
+		r := *replicas
+		if !replicasSet {
+			r = replicasFor(n)
+		}
+		rep, worked, err := runScenario(ctx, n, r, *boot, *seed, stdout, logs)
 		if err != nil {
 			fmt.Fprintf(stderr, "nodewright demo: %s: %v\n", n, err)
 			return 1

@@ -14,7 +14,7 @@ func TestDemoRejectsBadArguments(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"demo", "--scenario", "scale-down"}, `unknown scenario "scale-down" (have chaos, coexistence, consolidation, drift, expiry, scale-up, spot-interruption)`},
+		{[]string{"demo", "--scenario", "scale-down"}, `unknown scenario "scale-down" (have burst, chaos, coexistence, consolidation, drift, expiry, scale-up, spot-interruption)`},
 		{[]string{"demo", "--replicas", "0"}, "--replicas must be at least 1"},
 		{[]string{"demo", "--scenario", "scale-up", "extra"}, "unexpected arguments [extra]"},
 	}
@@ -24,4 +24,10 @@ func TestDemoRejectsBadArguments(t *testing.T) {
 		assert.Equal(t, 2, code, tt.args)
 		assert.Contains(t, errOut.String(), tt.want, tt.args)
 	}
+}
+
+func TestDemoReplicasDefaultPerScenario(t *testing.T) {
+	assert.Equal(t, 1000, replicasFor("burst"), "1,000 pods that need 200 nodes")
+	assert.Equal(t, 30, replicasFor("scale-up"))
+	assert.Equal(t, 30, replicasFor("consolidation"))
 }

@@ -179,6 +179,8 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, bin, etcdURL, token 
 		"--allow-privileged=true",
 		"--disable-admission-plugins=ServiceAccount",
 		"--enable-priority-and-fairness=false",
+		// Room for the raised client QPS of the scheduler and controller-manager during a burst.
+		"--max-requests-inflight=1000", "--max-mutating-requests-inflight=500",
 		"--cert-dir=" + filepath.Join(cp.dir, "certs"),
 	}
 	cp.Config = &rest.Config{
@@ -220,6 +222,9 @@ func (cp *ControlPlane) startComponent(ctx context.Context, name, bin string, ex
 		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port),
 		"--cert-dir=" + filepath.Join(cp.dir, name+"-certs"),
 		"--leader-elect=false",
+		// The defaults (controller-manager 20 QPS, scheduler 50) make a burst of a thousand pods wait
+		// on the client-side rate limiter: the ReplicaSet controller would create 20 pods a second.
+		"--kube-api-qps=500", "--kube-api-burst=1000",
 	}, extra...)
 	// The component serves a self-signed certificate of its own; the probe only asks whether it is up.
 	probe := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{

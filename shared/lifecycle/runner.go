@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -88,6 +89,12 @@ type RunnerConfig struct {
 	LeaseTTL time.Duration
 	// SettleMargin: see DefaultSettleMargin.
 	SettleMargin time.Duration
+	// SweepEvery is how often a pass lists the cluster's instances by tag (zero: every pass). Only a pass
+	// that lists them decides the repairs (leaked instances, adoption, ghost claims, released Nodes,
+	// housekeeping); the others register, initialize and hand over, which need no instance list. Where a
+	// tag-filtered DescribeInstances is slow (moto takes seconds at a few hundred instances) a pass every
+	// second or two must not list every time.
+	SweepEvery time.Duration
 }
 
 // RunnerDeps are the adapters a pass goes through. With a clientset c they are, as functions/lifecycle
@@ -124,6 +131,8 @@ type Prices interface {
 type Runner struct {
 	cfg  RunnerConfig
 	deps RunnerDeps
+	// lastSweep is when a pass last listed the instances whole (UnixNano; 0: never).
+	lastSweep atomic.Int64
 }
 
 // NewRunner returns a runner.
@@ -213,7 +222,9 @@ func (r *Runner) underLease(ctx context.Context, runID string, body func(*RunRep
 // which terminate and delete, do not.
 func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
 	rep.Passes++
-	w, instErr := r.read(ctx)
+	now := r.deps.Now()
+	sweep := r.cfg.SweepEvery <= 0 || now.Sub(time.Unix(0, r.lastSweep.Load())) >= r.cfg.SweepEvery
+	w, instErr := r.read(ctx, sweep)
 	if w == nil {
 		return instErr
 	}
@@ -237,6 +248,12 @@ func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
 		rep.Joining = p.joining()
 		return instErr
 	}
+	if !sweep {
+		rep.Skipped = fmt.Sprintf("repairs: the instances are listed every %s, not on this pass", r.cfg.SweepEvery)
+		rep.Joining = p.joining()
+		return nil
+	}
+	r.lastSweep.Store(now.UnixNano())
 	p.repair(ctx)
 	p.releaseDeletedNodes(ctx)
 	p.houseKeep(ctx)

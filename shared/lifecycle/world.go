@@ -28,11 +28,14 @@ type world struct {
 // read lists the instances first and the claims after them: a claim is written before its instance is
 // launched, so every listed instance whose claim exists has that claim in the claim list, and a fresh
 // launch never looks leaked. A failed instance list comes back as the error with the rest of the world
-// (registration can go ahead without it); any other failed read returns no world at all.
-func (r *Runner) read(ctx context.Context) (*world, error) {
+// (registration can go ahead without it); any other failed read returns no world at all. Without sweep
+// the instances are not listed (the pass decides no repairs).
+func (r *Runner) read(ctx context.Context, sweep bool) (*world, error) {
 	w := &world{}
 	var instErr error
-	w.instances, instErr = r.deps.Instances.List(ctx)
+	if sweep {
+		w.instances, instErr = r.deps.Instances.List(ctx)
+	}
 	if instErr != nil {
 		instErr = fmt.Errorf("listing the cluster's instances: %w", instErr)
 	}

@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/scheduling"
 )
@@ -27,16 +26,16 @@ import (
 type agent struct {
 	ec2       *ec2.Client
 	client    kubernetes.Interface
-	cluster   string
 	types     map[string]scheduling.InstanceInfo
 	bootDelay time.Duration
 	tl        *Timeline
 	onError   func(error)
 
-	mu     sync.Mutex
-	seen   map[string]time.Time // instance id → when the agent first saw it running
-	joined map[string]string    // instance id → Node name
-	failed map[string]bool      // instances whose user data could not be read (reported once)
+	mu      sync.Mutex
+	tracked map[string]bool      // instances Nodewright launched that are not terminated
+	seen    map[string]time.Time // instance id → when the agent first saw it running
+	joined  map[string]string    // instance id → Node name
+	failed  map[string]bool      // instances whose user data could not be read (reported once)
 	// foreign are instances another provisioner (Karpenter) launched and registered: the agent runs
 	// their pods and removes their Nodes when they are terminated, but never joins them from user data.
 	foreign map[string]bool
@@ -99,6 +98,11 @@ func (a *agent) syncInstances(ctx context.Context) error {
 			a.joined[id] = name
 			a.mu.Unlock()
 		default: // shutting-down, terminated, stopping, stopped: the kubelet is gone
+			if inst.State.Name == ec2types.InstanceStateNameTerminated && !joined {
+				a.mu.Lock()
+				delete(a.tracked, id)
+				a.mu.Unlock()
+			}
 			if !joined {
 				continue
 			}
@@ -117,43 +121,63 @@ func (a *agent) syncInstances(ctx context.Context) error {
 	return nil
 }
 
-// instances lists the instances the agent is the kubelet of: Nodewright's (by its cluster tag) and the
-// foreign ones it was handed (by id, whatever they are tagged with).
+// instances describes, by id, the instances the agent is the kubelet of: those still to join (every
+// instance the fleet watch saw launched, see track) and, of the joined ones, only those no longer
+// running. A tag-filtered DescribeInstances would be simpler, but moto answers it in time that grows
+// with the square of the instances (about 10 s at a thousand), which made the agent, not Nodewright,
+// the limit of a burst.
 func (a *agent) instances(ctx context.Context) ([]ec2types.Instance, error) {
+	a.mu.Lock()
+	var waiting, joined []string
+	for id := range a.tracked {
+		if _, ok := a.joined[id]; !ok && !a.failed[id] && !a.foreign[id] {
+			waiting = append(waiting, id)
+		}
+	}
+	for id := range a.joined {
+		joined = append(joined, id)
+	}
+	a.mu.Unlock()
+	insts, err := describeByID(ctx, a.ec2, waiting, nil)
+	if err != nil {
+		return nil, err
+	}
+	gone, err := describeByID(ctx, a.ec2, joined, []ec2types.Filter{{Name: aws.String("instance-state-name"),
+		Values: []string{"shutting-down", "terminated", "stopping", "stopped"}}})
+	return append(insts, gone...), err
+}
+
+// describeBatch is how many ids one DescribeInstances asks for.
+const describeBatch = 500
+
+// describeByID describes ids (in batches) that match filters.
+func describeByID(ctx context.Context, client *ec2.Client, ids []string, filters []ec2types.Filter) ([]ec2types.Instance, error) {
 	var insts []ec2types.Instance
-	listed := map[string]bool{}
-	collect := func(in *ec2.DescribeInstancesInput) error {
-		pages := ec2.NewDescribeInstancesPaginator(a.ec2, in)
+	for len(ids) > 0 {
+		n := min(len(ids), describeBatch)
+		pages := ec2.NewDescribeInstancesPaginator(client, &ec2.DescribeInstancesInput{InstanceIds: ids[:n], Filters: filters})
+		ids = ids[n:]
 		for pages.HasMorePages() {
 			out, err := pages.NextPage(ctx)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			for _, r := range out.Reservations {
-				for _, i := range r.Instances {
-					if id := aws.ToString(i.InstanceId); !listed[id] {
-						listed[id] = true
-						insts = append(insts, i)
-					}
-				}
+				insts = append(insts, r.Instances...)
 			}
 		}
-		return nil
 	}
-	if err := collect(&ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
-		{Name: aws.String("tag:" + instance.TagCluster), Values: []string{a.cluster}}}}); err != nil {
-		return nil, err
-	}
+	return insts, nil
+}
+
+// track makes the agent the kubelet of instances Nodewright launched (the fleet watch hands it every
+// CreateFleet's instances).
+func (a *agent) track(ids []string) {
 	a.mu.Lock()
-	foreign := make([]string, 0, len(a.foreign))
-	for id := range a.foreign {
-		foreign = append(foreign, id)
+	defer a.mu.Unlock()
+	for _, id := range ids {
+		a.tracked[id] = true
 	}
-	a.mu.Unlock()
-	if len(foreign) == 0 {
-		return insts, nil
-	}
-	return insts, collect(&ec2.DescribeInstancesInput{InstanceIds: foreign})
 }
 
 // markForeign tells the agent that id is another provisioner's instance, before it could try to join it.

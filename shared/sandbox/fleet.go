@@ -16,6 +16,7 @@ type Launch struct {
 	Claim        string
 	NodePool     string
 	At           time.Time // when the call was made
+	Answered     time.Time // when EC2's answer (or the error) came back
 	InstanceIDs  []string
 	InstanceType string
 	Zone         string
@@ -54,7 +55,7 @@ func (f *fleetWatch) CreateFleet(ctx context.Context, in *ec2.CreateFleetInput, 
 		}
 	}
 	out, err := f.Client.CreateFleet(ctx, in, optFns...)
-	l.Err = err
+	l.Answered, l.Err = time.Now(), err
 	if err == nil {
 		for _, i := range out.Instances {
 			l.InstanceIDs = append(l.InstanceIDs, i.InstanceIds...)

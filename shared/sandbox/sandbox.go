@@ -47,8 +47,11 @@ type Options struct {
 	Config string
 	// BootDelay is how long an instance runs before its Node joins (default 3 s; EC2 takes 30–60 s).
 	BootDelay time.Duration
-	// LifecycleEvery is the lifecycle function's pace while Nodes join (default 2 s).
-	LifecycleEvery time.Duration
+	// LifecycleEvery is the lifecycle function's pace while Nodes join (default 2 s); LifecycleSweepEvery
+	// how often its pass lists the instances by tag and decides the repairs (default 10 s: moto's
+	// tag-filtered DescribeInstances takes seconds at a few hundred instances and serves one request at
+	// a time, so a list on every pass would stall the provisioner's launches during a burst).
+	LifecycleEvery, LifecycleSweepEvery time.Duration
 	// BackstopEvery is the provisioner's backstop schedule (default 1 minute, as deployed).
 	BackstopEvery time.Duration
 	// FunctionTimeout bounds each invocation (default 60 s, the deployed provisioner's timeout).
@@ -78,6 +81,9 @@ func (o *Options) defaults() {
 	}
 	if o.LifecycleEvery <= 0 {
 		o.LifecycleEvery = 2 * time.Second
+	}
+	if o.LifecycleSweepEvery <= 0 {
+		o.LifecycleSweepEvery = 10 * time.Second
 	}
 	if o.BackstopEvery <= 0 {
 		o.BackstopEvery = time.Minute
@@ -205,6 +211,9 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 // wire builds the functions' use cases over moto and the control plane and starts their event sources.
 func (s *Sandbox) wire(ctx context.Context) error {
 	s.fleet = &fleetWatch{Client: s.EC2, onLaunch: func(l Launch) {
+		if s.agent != nil {
+			s.agent.track(l.InstanceIDs)
+		}
 		if l.Err != nil {
 			s.Timeline.Printf("ec2", "CreateFleet for %s failed: %v", l.Claim, l.Err)
 			return
@@ -221,7 +230,7 @@ func (s *Sandbox) wire(ctx context.Context) error {
 		return err
 	}
 	s.Provisioner = s.newProvisioner(prices, 1)
-	s.Lifecycle = lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{Store: s.Store, Nodes: s.FunctionsClient.CoreV1().Nodes(),
+	s.Lifecycle = lifecycle.NewRunner(lifecycle.RunnerConfig{SweepEvery: s.opts.LifecycleSweepEvery}, lifecycle.RunnerDeps{Store: s.Store, Nodes: s.FunctionsClient.CoreV1().Nodes(),
 		NodeActions: kube.NewActions(s.FunctionsClient), Instances: instance.New(s.EC2, Cluster), Events: s.Recorder, Prices: prices,
 		Terminations: termination.NewSender(s.SQS, s.Queues.Termination), Now: time.Now})
 
@@ -235,8 +244,8 @@ func (s *Sandbox) wire(ctx context.Context) error {
 	for _, t := range catalog.Types {
 		types[t.Info.Name] = t.Info
 	}
-	s.agent = &agent{ec2: s.EC2, client: s.Client, cluster: Cluster, types: types, bootDelay: s.opts.BootDelay, tl: s.Timeline,
-		onError: s.fail, seen: map[string]time.Time{}, joined: map[string]string{}, failed: map[string]bool{}, foreign: map[string]bool{}}
+	s.agent = &agent{ec2: s.EC2, client: s.Client, types: types, bootDelay: s.opts.BootDelay, tl: s.Timeline,
+		onError: s.fail, tracked: map[string]bool{}, seen: map[string]time.Time{}, joined: map[string]string{}, failed: map[string]bool{}, foreign: map[string]bool{}}
 
 	token := "sandbox-" + fmt.Sprint(rand.Uint64())
 	tokens, err := webhookTokens(ctx, s.AWS, token, s.Log)
