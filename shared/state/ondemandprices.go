@@ -7,8 +7,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -68,49 +66,18 @@ func (s *Store) PutOnDemandPrices(ctx context.Context, op OnDemandPrices) error 
 	if err != nil {
 		return fmt.Errorf("encoding on-demand prices for %s: %w", op.Region, err)
 	}
-	now := s.now()
-	item := key(pricesPartition, onDemandPricesSort)
-	item[attrRegion] = str(op.Region)
-	item[attrObservedAt] = num(op.ObservedAt.UnixMilli())
-	item[attrSource] = str(op.Source)
-	item[attrEncoding] = str(spotPriceEncoding)
-	item[attrPrices] = &types.AttributeValueMemberB{Value: blob}
-	item[TTLAttribute] = num(now.Add(OnDemandPricesTTL).Unix())
-	if n := itemSize(item); n > maxItemBytes {
-		return fmt.Errorf("on-demand prices for %s (%d types) are %d bytes encoded, over %d: %w", op.Region, len(op.Prices), n, maxItemBytes, ErrItemTooLarge)
-	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                aws.String(s.table),
-		Item:                     item,
-		ConditionExpression:      aws.String("attribute_not_exists(#pk) OR #at < :at OR #ttl <= :now"),
-		ExpressionAttributeNames: map[string]string{"#pk": PartitionKey, "#at": attrObservedAt, "#ttl": TTLAttribute},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":at": num(op.ObservedAt.UnixMilli()), ":now": num(now.Unix()),
-		},
-	})
-	if conditionFailed(err) {
-		return nil // a newer (or the same) observation is stored
-	}
-	if err != nil {
-		return fmt.Errorf("storing on-demand prices for %s: %w", op.Region, err)
-	}
-	return nil
+	return s.putPriceItem(ctx, priceItem{sort: onDemandPricesSort, what: "on-demand prices", region: op.Region, source: op.Source,
+		observedAt: op.ObservedAt, blob: blob, types: len(op.Prices), ttl: OnDemandPricesTTL})
 }
 
 // OnDemandPrices reads the stored on-demand price table; ErrNotFound when none was stored or it has
 // expired. The read is eventually consistent, which a table rewritten twice a day does not notice.
 func (s *Store) OnDemandPrices(ctx context.Context) (OnDemandPrices, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(pricesPartition, onDemandPricesSort)})
+	item, err := s.getPriceItem(ctx, onDemandPricesSort, "on-demand prices")
 	if err != nil {
-		return OnDemandPrices{}, fmt.Errorf("reading on-demand prices: %w", err)
+		return OnDemandPrices{}, err
 	}
-	if len(out.Item) == 0 {
-		return OnDemandPrices{}, fmt.Errorf("on-demand prices: %w", ErrNotFound)
-	}
-	if ttl, err := numberAttr(out.Item, TTLAttribute); err == nil && ttl <= s.now().Unix() {
-		return OnDemandPrices{}, fmt.Errorf("on-demand prices: expired: %w", ErrNotFound)
-	}
-	op, err := decodeOnDemandPriceItem(out.Item)
+	op, err := decodeOnDemandPriceItem(item)
 	if err != nil {
 		return OnDemandPrices{}, fmt.Errorf("decoding stored on-demand prices: %w", err)
 	}

@@ -7,8 +7,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -76,48 +74,18 @@ func (s *Store) PutSpotPrices(ctx context.Context, sp SpotPrices) error {
 	if err != nil {
 		return fmt.Errorf("encoding spot prices for %s: %w", sp.Region, err)
 	}
-	now := s.now()
-	item := key(pricesPartition, spotPricesSort)
-	item[attrRegion] = str(sp.Region)
-	item[attrObservedAt] = num(sp.ObservedAt.UnixMilli())
-	item[attrEncoding] = str(spotPriceEncoding)
-	item[attrPrices] = &types.AttributeValueMemberB{Value: blob}
-	item[TTLAttribute] = num(now.Add(SpotPricesTTL).Unix())
-	if n := itemSize(item); n > maxItemBytes {
-		return fmt.Errorf("spot prices for %s (%d types) are %d bytes encoded, over %d: %w", sp.Region, len(sp.Prices), n, maxItemBytes, ErrItemTooLarge)
-	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                aws.String(s.table),
-		Item:                     item,
-		ConditionExpression:      aws.String("attribute_not_exists(#pk) OR #at < :at OR #ttl <= :now"),
-		ExpressionAttributeNames: map[string]string{"#pk": PartitionKey, "#at": attrObservedAt, "#ttl": TTLAttribute},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":at": num(sp.ObservedAt.UnixMilli()), ":now": num(now.Unix()),
-		},
-	})
-	if conditionFailed(err) {
-		return nil // a newer (or the same) observation is stored
-	}
-	if err != nil {
-		return fmt.Errorf("storing spot prices for %s: %w", sp.Region, err)
-	}
-	return nil
+	return s.putPriceItem(ctx, priceItem{sort: spotPricesSort, what: "spot prices", region: sp.Region, observedAt: sp.ObservedAt,
+		blob: blob, types: len(sp.Prices), ttl: SpotPricesTTL})
 }
 
 // SpotPrices reads the stored spot price table; ErrNotFound when none was stored or it has expired. The
 // read is eventually consistent: a table a second old prices launches as well as the newest.
 func (s *Store) SpotPrices(ctx context.Context) (SpotPrices, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(pricesPartition, spotPricesSort)})
+	item, err := s.getPriceItem(ctx, spotPricesSort, "spot prices")
 	if err != nil {
-		return SpotPrices{}, fmt.Errorf("reading spot prices: %w", err)
+		return SpotPrices{}, err
 	}
-	if len(out.Item) == 0 {
-		return SpotPrices{}, fmt.Errorf("spot prices: %w", ErrNotFound)
-	}
-	if ttl, err := numberAttr(out.Item, TTLAttribute); err == nil && ttl <= s.now().Unix() {
-		return SpotPrices{}, fmt.Errorf("spot prices: expired: %w", ErrNotFound)
-	}
-	sp, err := decodeSpotPriceItem(out.Item)
+	sp, err := decodeSpotPriceItem(item)
 	if err != nil {
 		return SpotPrices{}, fmt.Errorf("decoding stored spot prices: %w", err)
 	}
