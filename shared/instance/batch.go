@@ -35,6 +35,10 @@ type BatchRequest struct {
 	Batch string
 	// Claims are the claims to launch, one instance each, in the order instances are handed out.
 	Claims []string
+	// Fresh says this token was never sent before (a batch the caller just recorded, on an attempt not
+	// made yet): nothing can carry it, so the look-up for instances to adopt is skipped. A tag-filtered
+	// DescribeInstances is the slowest call of a burst.
+	Fresh bool
 }
 
 // Assignment is one claim and the instance it got.
@@ -73,13 +77,17 @@ func (l *Launcher) LaunchBatch(ctx context.Context, req BatchRequest) (BatchResu
 	if err := validateBatch(req); err != nil {
 		return BatchResult{}, err
 	}
-	found, err := l.list(ctx, []ec2types.Filter{
-		{Name: aws.String("tag:" + TagBatch), Values: []string{req.ClientToken}},
-		{Name: aws.String("tag:" + TagCluster), Values: []string{l.cluster}},
-		{Name: aws.String("instance-state-name"), Values: liveStates},
-	})
-	if err != nil {
-		return BatchResult{}, fmt.Errorf("looking up the instances of batch %s: %w", req.ClientToken, err)
+	var found []Instance
+	if !req.Fresh {
+		var err error
+		found, err = l.list(ctx, []ec2types.Filter{
+			{Name: aws.String("tag:" + TagBatch), Values: []string{req.ClientToken}},
+			{Name: aws.String("tag:" + TagCluster), Values: []string{l.cluster}},
+			{Name: aws.String("instance-state-name"), Values: liveStates},
+		})
+		if err != nil {
+			return BatchResult{}, fmt.Errorf("looking up the instances of batch %s: %w", req.ClientToken, err)
+		}
 	}
 	res := BatchResult{Adopted: len(found) > 0}
 	if len(found) == 0 {

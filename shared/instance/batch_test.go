@@ -164,3 +164,31 @@ func TestInBatch(t *testing.T) {
 	assert.False(t, InBatch("b-abcd", "b-abc"))
 	assert.False(t, InBatch("b-abc", ""))
 }
+
+// countingEC2 counts the tag-filtered look-ups for a batch's instances.
+type countingEC2 struct {
+	*fakeEC2
+	batchLookups int
+}
+
+func (c *countingEC2) DescribeInstances(ctx context.Context, in *ec2.DescribeInstancesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error) {
+	for _, f := range in.Filters {
+		if aws.ToString(f.Name) == "tag:"+TagBatch {
+			c.batchLookups++
+		}
+	}
+	return c.fakeEC2.DescribeInstances(ctx, in, opts...)
+}
+
+// TestAFreshBatchSkipsTheAdoptionLookup: a token never sent cannot be on any instance, so the slowest call
+// of a burst is not made; a retried token still looks.
+func TestAFreshBatchSkipsTheAdoptionLookup(t *testing.T) {
+	f := &countingEC2{fakeEC2: &fakeEC2{out: &ec2.CreateFleetOutput{Errors: []ec2types.CreateFleetError{
+		fleetError("InsufficientInstanceCapacity", "m5.large", "subnet-a")}}}}
+	req := BatchRequest{Request: request(), Batch: "batch-fresh000000001", Claims: batchClaims(3), Fresh: true}
+	_, _ = New(f, "demo").LaunchBatch(context.Background(), req)
+	assert.Zero(t, f.batchLookups)
+	req.Fresh = false
+	_, _ = New(f, "demo").LaunchBatch(context.Background(), req)
+	assert.Equal(t, 1, f.batchLookups)
+}

@@ -31,7 +31,7 @@ type BatchOutcome struct {
 	TagErrors []error
 }
 
-// LaunchBatchPlan launches the plan for claims with one CreateFleet per attempt, falling back as Launch
+// LaunchBatchPlan launches the plan for claims (a batch id this run drew) with one CreateFleet per attempt, falling back as Launch
 // does (capacity types in precedence, then the offerings left after each answer) for the claims still
 // without an instance: an attempt that launches fewer than asked leaves the rest to the next. The first
 // attempt's token is batch, each later one's attemptToken(batch, n), and MaxLaunchAttempts bounds them.
@@ -45,7 +45,9 @@ func LaunchBatchPlan(ctx context.Context, l BatchLauncher, rec UnavailableRecord
 				out.Err = fmt.Errorf("launching batch %s: gave up after %d attempts: %w", batch, out.Attempts, ErrNoCapacity)
 				return out
 			}
-			req := instance.BatchRequest{Request: plan.Request, Batch: batch, Claims: out.Rest}
+			// Every token here is new: the batch id was drawn by this run, and an attempt whose outcome is
+			// unknown ends the launch (the lifecycle adopts by the batch tag), so no look-up is needed.
+			req := instance.BatchRequest{Request: plan.Request, Batch: batch, Claims: out.Rest, Fresh: true}
 			req.CapacityType, req.Overrides = step.capacityType, truncate(remaining)
 			if out.Attempts > 0 {
 				req.ClientToken = attemptToken(batch, out.Attempts)
