@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/nodewright/nodewright/shared/state"
@@ -29,11 +28,7 @@ var _ OnDemandReader = (*state.Store)(nil)
 type StoredOnDemand struct {
 	reader OnDemandReader
 	prices *Provider
-	every  time.Duration
-	now    func() time.Time
-
-	mu   sync.Mutex
-	read time.Time // when the table was last read, successfully or not
+	gate   *ReadGate
 }
 
 var _ Loader = (*StoredOnDemand)(nil)
@@ -41,23 +36,17 @@ var _ Loader = (*StoredOnDemand)(nil)
 // NewStoredOnDemand loads from r into prices at most once per every (DefaultOnDemandEvery when not
 // positive), on the clock now.
 func NewStoredOnDemand(r OnDemandReader, prices *Provider, every time.Duration, now func() time.Time) *StoredOnDemand {
-	if every <= 0 {
-		every = DefaultOnDemandEvery
-	}
-	return &StoredOnDemand{reader: r, prices: prices, every: every, now: now}
+	return &StoredOnDemand{reader: r, prices: prices, gate: NewReadGate(every, DefaultOnDemandEvery, now)}
 }
 
 // Load reads the stored table unless it was read less than the interval ago and loads it when it is
 // newer than the prices held; it reports whether it did. Nothing stored is (false, nil). A failed read
 // or a table the provider refuses is an error, not retried before the interval is over either.
 func (s *StoredOnDemand) Load(ctx context.Context) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	if !s.read.IsZero() && now.Sub(s.read) < s.every {
-		return false, nil
-	}
-	s.read = now
+	return s.gate.Do(func() (bool, error) { return s.load(ctx) })
+}
+
+func (s *StoredOnDemand) load(ctx context.Context) (bool, error) {
 	op, err := s.reader.OnDemandPrices(ctx)
 	if state.IsNotFound(err) {
 		return false, nil

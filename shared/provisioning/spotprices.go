@@ -3,7 +3,6 @@ package provisioning
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/nodewright/nodewright/shared/pricing"
@@ -45,20 +44,13 @@ var _ SpotPriceSource = (*StoredSpotPrices)(nil)
 type StoredSpotPrices struct {
 	reader SpotPriceReader
 	prices SpotPriceTable
-	every  time.Duration
-	now    func() time.Time
-
-	mu   sync.Mutex
-	read time.Time // when the table was last read, successfully or not
+	gate   *pricing.ReadGate
 }
 
 // NewStoredSpotPrices loads from r into prices at most once per every (DefaultSpotPricesEvery when not
 // positive), on the clock now.
 func NewStoredSpotPrices(r SpotPriceReader, prices SpotPriceTable, every time.Duration, now func() time.Time) *StoredSpotPrices {
-	if every <= 0 {
-		every = DefaultSpotPricesEvery
-	}
-	return &StoredSpotPrices{reader: r, prices: prices, every: every, now: now}
+	return &StoredSpotPrices{reader: r, prices: prices, gate: pricing.NewReadGate(every, DefaultSpotPricesEvery, now)}
 }
 
 // Load reads the stored table unless it was read less than the interval ago, and loads it when it is
@@ -66,13 +58,10 @@ func NewStoredSpotPrices(r SpotPriceReader, prices SpotPriceTable, every time.Du
 // what is held, or at on-demand. A failed read or a table the prices refuse is an error, and is not
 // retried before the interval is over either.
 func (s *StoredSpotPrices) Load(ctx context.Context) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	if !s.read.IsZero() && now.Sub(s.read) < s.every {
-		return false, nil
-	}
-	s.read = now
+	return s.gate.Do(func() (bool, error) { return s.load(ctx) })
+}
+
+func (s *StoredSpotPrices) load(ctx context.Context) (bool, error) {
 	sp, err := s.reader.SpotPrices(ctx)
 	if state.IsNotFound(err) {
 		return false, nil
