@@ -38,8 +38,9 @@ func TestRefreshOnDemandTakesACompleteAnswer(t *testing.T) {
 	assert.Equal(t, want, got.Prices)
 	assert.Equal(t, t0, got.ObservedAt)
 	assert.Equal(t, "AWS Pricing API for eu-west-1 observed 2026-11-22T12:00:00Z", p.OnDemandSourceInfo())
-	reqs, _ := srv.recorded()
-	assert.Len(t, reqs, (len(want)+apiPageSize-1)/apiPageSize, "every page read")
+	// Count pages, not requests: on a loaded machine the SDK may send a page's request again after a
+	// transport error, which the server records twice.
+	assert.Len(t, srv.tokensAsked(), (len(want)+apiPageSize-1)/apiPageSize, "every page read")
 }
 
 func TestRefreshOnDemandRefusesAPartialAnswer(t *testing.T) {

@@ -154,6 +154,20 @@ func (s *priceListServer) recorded() ([]getProductsRequest, []string) {
 	return append([]getProductsRequest(nil), s.requests...), append([]string(nil), s.auth...)
 }
 
+// tokensAsked are the distinct NextTokens the client asked for, in the order first asked: one per page read.
+func (s *priceListServer) tokensAsked() []string {
+	reqs, _ := s.recorded()
+	seen := map[string]bool{}
+	var tokens []string
+	for _, r := range reqs {
+		if !seen[r.NextToken] {
+			seen[r.NextToken] = true
+			tokens = append(tokens, r.NextToken)
+		}
+	}
+	return tokens
+}
+
 // client is a real Pricing API client for prices in region, pointed at the server, with the production
 // retryer but millisecond backoff.
 func (s *priceListServer) client(region string) *awspricing.Client {
