@@ -107,10 +107,14 @@ type Claim struct {
 
 	// TTL is set when the claim is deleted, so the record expires after DeletedClaimRetention.
 	TTL int64 `dynamodbav:"ttl,omitempty"`
+	// WriteID identifies the write that stored this version (see newWriteID); every create and put draws
+	// a new one.
+	WriteID string `dynamodbav:"writeId,omitempty"`
 }
 
 // CreateClaim writes a new claim record (lifecycle pending, version 1). It is the first side effect of a
-// launch: the claim exists before EC2 is called. ErrAlreadyExists if a claim of that name exists.
+// launch: the claim exists before EC2 is called. ErrAlreadyExists if a claim of that name exists (not
+// when the SDK retried this create after a lost answer: see newWriteID).
 func (s *Store) CreateClaim(ctx context.Context, c Claim) (Claim, error) {
 	if c.Name == "" || c.NodePool == "" {
 		return Claim{}, fmt.Errorf("creating claim: name and nodePool are required: %w", ErrInvalid)
@@ -121,7 +125,7 @@ func (s *Store) CreateClaim(ctx context.Context, c Claim) (Claim, error) {
 	if c.CreatedAt.IsZero() {
 		c.CreatedAt = s.now().UTC()
 	}
-	c.Version = 1
+	c.Version, c.WriteID = 1, newWriteID()
 	item, err := marshalItem(claimPartition, c.Name, c)
 	if err != nil {
 		return Claim{}, err
@@ -132,7 +136,7 @@ func (s *Store) CreateClaim(ctx context.Context, c Claim) (Claim, error) {
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: map[string]string{"#pk": PartitionKey},
 	})
-	if err := mapCondition(err, ErrAlreadyExists, "creating claim %s", c.Name); err != nil {
+	if err := s.ownWrite(ctx, err, claimPartition, c.Name, c.WriteID, ErrAlreadyExists, "creating claim %s", c.Name); err != nil {
 		return Claim{}, err
 	}
 	return c, nil
@@ -168,7 +172,7 @@ func (s *Store) PutClaim(ctx context.Context, old, c Claim) (Claim, error) {
 		}
 		s.stamp(&c)
 	}
-	c.Version = old.Version + 1
+	c.Version, c.WriteID = old.Version+1, newWriteID()
 	item, err := marshalItem(claimPartition, c.Name, c)
 	if err != nil {
 		return Claim{}, err
@@ -180,7 +184,7 @@ func (s *Store) PutClaim(ctx context.Context, old, c Claim) (Claim, error) {
 		ExpressionAttributeNames:  map[string]string{"#v": "version"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":v": num(old.Version)},
 	})
-	if err := mapCondition(err, ErrConflict, "updating claim %s", c.Name); err != nil {
+	if err := s.ownWrite(ctx, err, claimPartition, c.Name, c.WriteID, ErrConflict, "updating claim %s", c.Name); err != nil {
 		return Claim{}, err
 	}
 	return c, nil

@@ -64,6 +64,8 @@ type DisruptionCommand struct {
 	Outcome string `dynamodbav:"outcome,omitempty"`
 	Version int64  `dynamodbav:"version"`
 	TTL     int64  `dynamodbav:"ttl,omitempty"`
+	// WriteID identifies the write that stored this version (see newWriteID).
+	WriteID string `dynamodbav:"writeId,omitempty"`
 }
 
 // CreateDisruptionCommand writes a new command (version 1). ErrAlreadyExists if one has that id.
@@ -74,7 +76,7 @@ func (s *Store) CreateDisruptionCommand(ctx context.Context, c DisruptionCommand
 	if c.StartedAt.IsZero() {
 		c.StartedAt = s.now().UTC()
 	}
-	c.Version = 1
+	c.Version, c.WriteID = 1, newWriteID()
 	item, err := marshalItem(disruptionCommandPartition, c.ID, c)
 	if err != nil {
 		return DisruptionCommand{}, err
@@ -84,7 +86,7 @@ func (s *Store) CreateDisruptionCommand(ctx context.Context, c DisruptionCommand
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: map[string]string{"#pk": PartitionKey},
 	})
-	if err := mapCondition(err, ErrAlreadyExists, "creating disruption command %s", c.ID); err != nil {
+	if err := s.ownWrite(ctx, err, disruptionCommandPartition, c.ID, c.WriteID, ErrAlreadyExists, "creating disruption command %s", c.ID); err != nil {
 		return DisruptionCommand{}, err
 	}
 	return c, nil
@@ -102,7 +104,7 @@ func (s *Store) PutDisruptionCommand(ctx context.Context, c DisruptionCommand) (
 		}
 		c.TTL = c.FinishedAt.Add(FinishedCommandRetention).Unix()
 	}
-	c.Version = old + 1
+	c.Version, c.WriteID = old+1, newWriteID()
 	item, err := marshalItem(disruptionCommandPartition, c.ID, c)
 	if err != nil {
 		return DisruptionCommand{}, err
@@ -113,7 +115,7 @@ func (s *Store) PutDisruptionCommand(ctx context.Context, c DisruptionCommand) (
 		ExpressionAttributeNames:  map[string]string{"#v": "version"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":v": num(old)},
 	})
-	if err := mapCondition(err, ErrConflict, "updating disruption command %s", c.ID); err != nil {
+	if err := s.ownWrite(ctx, err, disruptionCommandPartition, c.ID, c.WriteID, ErrConflict, "updating disruption command %s", c.ID); err != nil {
 		return DisruptionCommand{}, err
 	}
 	return c, nil
