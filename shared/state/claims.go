@@ -116,17 +116,7 @@ type Claim struct {
 // launch: the claim exists before EC2 is called. ErrAlreadyExists if a claim of that name exists (not
 // when the SDK retried this create after a lost answer: see newWriteID).
 func (s *Store) CreateClaim(ctx context.Context, c Claim) (Claim, error) {
-	if c.Name == "" || c.NodePool == "" {
-		return Claim{}, fmt.Errorf("creating claim: name and nodePool are required: %w", ErrInvalid)
-	}
-	if c.Lifecycle == "" {
-		c.Lifecycle = Pending
-	}
-	if c.CreatedAt.IsZero() {
-		c.CreatedAt = s.now().UTC()
-	}
-	c.Version, c.WriteID = 1, newWriteID()
-	item, err := marshalItem(claimPartition, c.Name, c)
+	c, item, err := s.newClaimItem(c)
 	if err != nil {
 		return Claim{}, err
 	}
@@ -140,6 +130,23 @@ func (s *Store) CreateClaim(ctx context.Context, c Claim) (Claim, error) {
 		return Claim{}, err
 	}
 	return c, nil
+}
+
+// newClaimItem fills in a new claim (pending unless set, created now unless set, version 1, a new write
+// id) and encodes it.
+func (s *Store) newClaimItem(c Claim) (Claim, map[string]types.AttributeValue, error) {
+	if c.Name == "" || c.NodePool == "" {
+		return Claim{}, nil, fmt.Errorf("creating claim: name and nodePool are required: %w", ErrInvalid)
+	}
+	if c.Lifecycle == "" {
+		c.Lifecycle = Pending
+	}
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = s.now().UTC()
+	}
+	c.Version, c.WriteID = 1, newWriteID()
+	item, err := marshalItem(claimPartition, c.Name, c)
+	return c, item, err
 }
 
 // GetClaim reads a claim (strongly consistent). ErrNotFound if there is none.
@@ -163,17 +170,7 @@ func (s *Store) GetClaim(ctx context.Context, name string) (Claim, error) {
 // PutClaim writes c if the stored version is still c.Version, and returns it with the next version.
 // ErrConflict if someone else wrote in between; ErrInvalid for a lifecycle move that is not allowed.
 func (s *Store) PutClaim(ctx context.Context, old, c Claim) (Claim, error) {
-	if c.Name != old.Name || c.Version != old.Version {
-		return Claim{}, fmt.Errorf("claim %s: name and version must not change in an update: %w", old.Name, ErrInvalid)
-	}
-	if old.Lifecycle != c.Lifecycle {
-		if !old.Lifecycle.CanMoveTo(c.Lifecycle) {
-			return Claim{}, fmt.Errorf("claim %s: lifecycle %s → %s is not allowed: %w", c.Name, old.Lifecycle, c.Lifecycle, ErrInvalid)
-		}
-		s.stamp(&c)
-	}
-	c.Version, c.WriteID = old.Version+1, newWriteID()
-	item, err := marshalItem(claimPartition, c.Name, c)
+	c, item, err := s.nextClaimItem(old, c)
 	if err != nil {
 		return Claim{}, err
 	}
@@ -188,6 +185,23 @@ func (s *Store) PutClaim(ctx context.Context, old, c Claim) (Claim, error) {
 		return Claim{}, err
 	}
 	return c, nil
+}
+
+// nextClaimItem checks the update of old to c (same name and version, an allowed lifecycle move, stamped
+// when it moves), gives c the next version and a new write id, and encodes it.
+func (s *Store) nextClaimItem(old, c Claim) (Claim, map[string]types.AttributeValue, error) {
+	if c.Name != old.Name || c.Version != old.Version {
+		return Claim{}, nil, fmt.Errorf("claim %s: name and version must not change in an update: %w", old.Name, ErrInvalid)
+	}
+	if old.Lifecycle != c.Lifecycle {
+		if !old.Lifecycle.CanMoveTo(c.Lifecycle) {
+			return Claim{}, nil, fmt.Errorf("claim %s: lifecycle %s → %s is not allowed: %w", c.Name, old.Lifecycle, c.Lifecycle, ErrInvalid)
+		}
+		s.stamp(&c)
+	}
+	c.Version, c.WriteID = old.Version+1, newWriteID()
+	item, err := marshalItem(claimPartition, c.Name, c)
+	return c, item, err
 }
 
 // UpdateClaim reads the claim, applies mutate and writes it back with optimistic locking, re-reading and

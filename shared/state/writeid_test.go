@@ -65,3 +65,30 @@ func TestAnotherWritersItemIsStillACollision(t *testing.T) {
 	_, err = s.CreateDisruptionCommand(ctx, DisruptionCommand{ID: "cmd-1", Phase: CommandLaunching})
 	assert.True(t, IsAlreadyExists(err), "%v", err)
 }
+
+func (l lostAnswers) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	if _, err := l.DynamoDB.TransactWriteItems(ctx, in, optFns...); err != nil {
+		return nil, err
+	}
+	return l.DynamoDB.TransactWriteItems(ctx, in, optFns...)
+}
+
+func TestARetriedClaimTransactionIsRecognisedAsItsOwn(t *testing.T) {
+	ctx := context.Background()
+	direct, _ := newStore(t)
+	s := New(lostAnswers{direct.db}, direct.table, WithClock(direct.now))
+	created, err := s.CreateClaims(ctx, []Claim{{Name: "a", NodePool: "p"}, {Name: "b", NodePool: "p"}})
+	require.NoError(t, err)
+	next := append([]Claim(nil), created...)
+	for i := range next {
+		next[i].Lifecycle = Launched
+	}
+	put, err := s.PutClaims(ctx, created, next)
+	require.NoError(t, err)
+	for _, c := range put {
+		stored, err := direct.GetClaim(ctx, c.Name)
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), stored.Version)
+		assert.Equal(t, c.WriteID, stored.WriteID)
+	}
+}
