@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -112,19 +113,48 @@ func (l *Launcher) LaunchBatch(ctx context.Context, req BatchRequest) (BatchResu
 		if a.Instance.CapacityReservationID != "" {
 			res.Assigned[i].Instance = req.reserved(a.Instance)
 		}
+	}
+	res.TagErrors = l.tagClaims(ctx, res.Assigned)
+	return res, nil
+}
+
+// MaxConcurrentTags bounds the CreateTags calls one batch makes at once. Each instance takes its own call
+// (its claim tag's value is its own); a hundred one after the other take seconds, while eight at a time
+// stay far inside EC2's request-rate bucket for CreateTags, and the adaptive retryer slows down if EC2
+// throttles anyway.
+const MaxConcurrentTags = 8
+
+// tagClaims tags each assigned instance with its claim (those already tagged are left alone), up to
+// MaxConcurrentTags at once, and records the tag on the assignment; it returns the tags that failed.
+func (l *Launcher) tagClaims(ctx context.Context, assigned []Assignment) []error {
+	errs := make([]error, len(assigned))
+	slots := make(chan struct{}, MaxConcurrentTags)
+	var wg sync.WaitGroup
+	for i, a := range assigned {
 		if a.Instance.Tags[TagNodeClaim] == a.Claim {
 			continue
 		}
-		if err := l.tagClaim(ctx, a.Instance.ID, a.Claim); err != nil {
-			res.TagErrors = append(res.TagErrors, err)
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			errs[i] = l.tagClaim(ctx, a.Instance.ID, a.Claim)
+		}()
+	}
+	wg.Wait()
+	var failed []error
+	for i, err := range errs {
+		if err != nil {
+			failed = append(failed, err)
 			continue
 		}
-		if res.Assigned[i].Instance.Tags == nil {
-			res.Assigned[i].Instance.Tags = map[string]string{}
+		if assigned[i].Instance.Tags == nil {
+			assigned[i].Instance.Tags = map[string]string{}
 		}
-		res.Assigned[i].Instance.Tags[TagNodeClaim] = a.Claim
+		assigned[i].Instance.Tags[TagNodeClaim] = assigned[i].Claim
 	}
-	return res, nil
+	return failed
 }
 
 func validateBatch(req BatchRequest) error {

@@ -3,11 +3,14 @@ package instance
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -191,4 +194,72 @@ func TestAFreshBatchSkipsTheAdoptionLookup(t *testing.T) {
 	req.Fresh = false
 	_, _ = New(f, "demo").LaunchBatch(context.Background(), req)
 	assert.Equal(t, 1, f.batchLookups)
+}
+
+// slowTags is fakeEC2 whose CreateTags takes a while and counts the calls in flight.
+type slowTags struct {
+	*fakeEC2
+	mu               sync.Mutex
+	inFlight, maxFly int
+}
+
+func (s *slowTags) CreateTags(ctx context.Context, in *ec2.CreateTagsInput, o ...func(*ec2.Options)) (*ec2.CreateTagsOutput, error) {
+	s.mu.Lock()
+	s.inFlight++
+	s.maxFly = max(s.maxFly, s.inFlight)
+	s.mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	s.mu.Lock()
+	s.inFlight--
+	s.mu.Unlock()
+	return s.fakeEC2.CreateTags(ctx, in, o...)
+}
+
+func TestBatchTagsItsInstancesConcurrentlyWithABound(t *testing.T) {
+	var ids, claims []string
+	for i := range 40 {
+		ids, claims = append(ids, fmt.Sprintf("i-%02d", i)), append(claims, fmt.Sprintf("c-%02d", i))
+	}
+	f := &slowTags{fakeEC2: &fakeEC2{out: &ec2.CreateFleetOutput{
+		Instances: []ec2types.CreateFleetInstance{fleetInstance("c5.large", "us-east-1a", ids...)}}}}
+	res, err := New(f, "demo").LaunchBatch(context.Background(), BatchRequest{Request: request(), Batch: "b-1", Claims: claims})
+	require.NoError(t, err)
+	require.Len(t, res.Assigned, 40)
+	assert.Empty(t, res.TagErrors)
+	for _, a := range res.Assigned {
+		assert.Equal(t, a.Claim, f.tagged[a.Instance.ID], "instance %s tagged with its own claim", a.Instance.ID)
+		assert.Equal(t, a.Claim, a.Instance.Tags[TagNodeClaim])
+	}
+	assert.LessOrEqual(t, f.maxFly, MaxConcurrentTags)
+	assert.Greater(t, f.maxFly, 1, "tags go out concurrently")
+}
+
+// failingTag is fakeEC2 whose CreateTags fails for one instance.
+type failingTag struct {
+	*fakeEC2
+	id string
+}
+
+func (f failingTag) CreateTags(ctx context.Context, in *ec2.CreateTagsInput, o ...func(*ec2.Options)) (*ec2.CreateTagsOutput, error) {
+	if in.Resources[0] == f.id {
+		return nil, &smithy.GenericAPIError{Code: "InvalidInstanceID.NotFound", Message: "not yet visible"}
+	}
+	return f.fakeEC2.CreateTags(ctx, in, o...)
+}
+
+func TestBatchReportsTheTagsThatFailedAndKeepsTheAssignments(t *testing.T) {
+	f := failingTag{fakeEC2: &fakeEC2{out: &ec2.CreateFleetOutput{
+		Instances: []ec2types.CreateFleetInstance{fleetInstance("c5.large", "us-east-1a", "i-1", "i-2", "i-3")}}}, id: "i-2"}
+	res, err := New(f, "demo").LaunchBatch(context.Background(), BatchRequest{Request: request(), Batch: "b-1", Claims: []string{"x", "y", "z"}})
+	require.NoError(t, err)
+	require.Len(t, res.Assigned, 3, "an instance whose tag failed still belongs to its claim")
+	require.Len(t, res.TagErrors, 1)
+	assert.ErrorContains(t, res.TagErrors[0], "tagging instance i-2")
+	for _, a := range res.Assigned {
+		if a.Instance.ID == "i-2" {
+			assert.Empty(t, a.Instance.Tags[TagNodeClaim])
+		} else {
+			assert.Equal(t, a.Claim, a.Instance.Tags[TagNodeClaim])
+		}
+	}
 }

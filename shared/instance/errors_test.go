@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,11 +20,14 @@ type fakeEC2 struct {
 	out  *ec2.CreateFleetOutput
 	err  error
 	last *ec2.CreateFleetInput
-	// tagged records CreateTags: instance id → claim tag.
+	// tagged records CreateTags: instance id → claim tag. A batch tags concurrently: mu guards it.
+	mu     sync.Mutex
 	tagged map[string]string
 }
 
 func (f *fakeEC2) CreateTags(_ context.Context, in *ec2.CreateTagsInput, _ ...func(*ec2.Options)) (*ec2.CreateTagsOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.tagged == nil {
 		f.tagged = map[string]string{}
 	}

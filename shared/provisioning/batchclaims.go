@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/state"
 )
 
 // batchLaunch launches identical planned claims (see groupClaims) with one CreateFleet per attempt.
@@ -17,21 +19,16 @@ type batchLaunch struct {
 	launcher BatchLauncher
 }
 
-// run writes every claim record (pending, with the batch id) before any call to EC2, then launches them
-// together and records each claim's outcome as claimLaunch.run does: launched with the instance
-// assigned to it; deleted with a LaunchFailed decision when EC2 answered that nothing more could start;
-// left pending when the outcome is unknown (reconciliation pairs the batch's instances with them by the
-// batch tag). If a record cannot be written, the records already written are deleted and nothing is
-// launched, so a batch is never half-recorded.
+// run writes every claim record (pending, with the batch id) in one transaction before any call to EC2,
+// then launches them together and records each claim's outcome as claimLaunch.run does: launched with
+// the instance assigned to it; deleted with a LaunchFailed decision when EC2 answered that nothing more
+// could start; left pending when the outcome is unknown (reconciliation pairs the batch's instances with
+// them by the batch tag). If the records cannot be written, none is and nothing is launched, so a batch
+// is never half-recorded.
 func (b batchLaunch) run(ctx context.Context) ([]*LaunchedClaim, []error) {
-	labels := make([]map[string]string, len(b.claims))
-	for i := range b.claims {
-		l, err := b.claims[i].record(ctx)
-		if err != nil {
-			return nil, append([]error{err}, b.abandon(ctx, b.claims[:i], "LaunchFailed",
-				fmt.Errorf("another claim of batch %s could not be written: %w", b.claims[i].batch, err))...)
-		}
-		labels[i] = l
+	labels, pending, err := b.record(ctx)
+	if err != nil {
+		return nil, []error{err}
 	}
 	first := b.claims[0]
 	cp, nc := first.target.claim, first.target.class.nc
@@ -51,22 +48,108 @@ func (b batchLaunch) run(ctx context.Context) ([]*LaunchedClaim, []error) {
 		names[i], index[cl.name] = cl.name, i
 	}
 	out := LaunchBatchPlan(ctx, b.launcher, first.store, plan, first.batch, names)
-	var launched []*LaunchedClaim
-	errs := append([]error(nil), out.TagErrors...)
-	for _, a := range out.Assigned {
+	recs := make([]launchRecord, len(out.Assigned))
+	at := make([]int, len(out.Assigned))
+	for n, a := range out.Assigned {
 		i := index[a.Claim]
-		lc, err := b.claims[i].launched(ctx, plan, labels[i], a.Instance, out.Attempts)
-		if lc != nil {
-			launched = append(launched, lc)
-		}
-		if err != nil {
-			errs = append(errs, err)
-		}
+		recs[n], at[n] = b.claims[i].launchRecord(plan, labels[i], a.Instance, out.Attempts), i
 	}
+	launched, errs := b.launched(ctx, recs, at, pending)
+	errs = append(errs, out.TagErrors...)
 	for _, name := range out.Rest {
 		errs = append(errs, b.claims[index[name]].failed(ctx, plan, LaunchResult{Rejected: out.Rejected}, out.Err))
 	}
 	return launched, errs
+}
+
+// record writes every claim of the batch, pending, in one transaction, drawing new names for those
+// already taken (see claimLaunch.create); it sets each claim's name and returns the labels and records
+// written. On an error nothing was written (*notRecorded).
+func (b batchLaunch) record(ctx context.Context) ([]map[string]string, []state.Claim, error) {
+	pods := 0
+	labels := make([]map[string]string, len(b.claims))
+	for i := range b.claims {
+		cp := b.claims[i].target.claim
+		l, err := claimLabels(b.claims[i].target.pool, b.claims[i].target.class.nc.Name, cp.Requirements)
+		if err != nil {
+			return nil, nil, fmt.Errorf("labelling a claim for nodepool %s: %w", cp.NodePool, err)
+		}
+		labels[i], pods = l, pods+len(cp.Pods)
+		b.claims[i].name = b.claims[i].newName()
+	}
+	var taken []string
+	for draw := 1; ; draw++ {
+		pending := make([]state.Claim, len(b.claims))
+		for i := range b.claims {
+			pending[i] = b.claims[i].pendingClaim(b.claims[i].name, labels[i])
+		}
+		written, err := b.claims[0].store.CreateClaims(ctx, pending)
+		if err == nil {
+			return labels, written, nil
+		}
+		var ce *state.ClaimsError
+		if !errors.As(err, &ce) || !errors.Is(err, state.ErrAlreadyExists) {
+			return nil, nil, &notRecorded{pods: pods, err: fmt.Errorf("writing the %d claims of batch %s: %w", len(b.claims), b.claims[0].batch, err)}
+		}
+		taken = append(taken, ce.Names...)
+		if draw == maxClaimNameDraws {
+			return nil, nil, &notRecorded{pods: pods, err: fmt.Errorf("writing the %d claims of batch %s: names drawn were taken (%s): %w",
+				len(b.claims), b.claims[0].batch, strings.Join(taken, ", "), state.ErrAlreadyExists)}
+		}
+		redraw := map[string]bool{}
+		for _, n := range ce.Names {
+			redraw[n] = true
+		}
+		for i := range b.claims {
+			if redraw[b.claims[i].name] {
+				b.claims[i].name = b.claims[i].newName()
+			}
+		}
+	}
+}
+
+// launched records the batch's launches: recs[n] is the launch of b.claims[at[n]], whose record as
+// written before the launch is pending[at[n]]. Every claim is updated in one transaction and the Launch
+// decisions are written together; when the transaction fails (the reconciler adopted an instance first,
+// or the write failed) each claim is recorded on its own, as a single launch is.
+func (b batchLaunch) launched(ctx context.Context, recs []launchRecord, at []int, pending []state.Claim) ([]*LaunchedClaim, []error) {
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	olds := make([]state.Claim, len(recs))
+	news := make([]state.Claim, len(recs))
+	for n, r := range recs {
+		olds[n], news[n] = pending[at[n]], pending[at[n]]
+		r.apply(&news[n])
+	}
+	launched := make([]*LaunchedClaim, len(recs))
+	for n, r := range recs {
+		launched[n] = r.claim
+	}
+	if _, err := b.claims[0].store.PutClaims(ctx, olds, news); err != nil {
+		var errs []error
+		for n, r := range recs {
+			cl := b.claims[at[n]]
+			if _, err := cl.store.UpdateClaim(ctx, cl.name, r.update); err != nil && !errors.Is(err, errAdoptedFirst) {
+				errs = append(errs, fmt.Errorf("recording launch of claim %s (instance %s; the reconciler adopts it): %w", cl.name, r.inst.ID, err))
+			}
+		}
+		return launched, append(errs, b.decide(ctx, recs, at))
+	}
+	return launched, []error{b.decide(ctx, recs, at)}
+}
+
+// decide writes the Launch decisions of recs together.
+func (b batchLaunch) decide(ctx context.Context, recs []launchRecord, at []int) error {
+	ds := make([]state.Decision, len(recs))
+	for n, r := range recs {
+		cl := b.claims[at[n]]
+		ds[n] = cl.decision("Launch", "Provisioned", cl.target.claim.Why, r.details)
+	}
+	if err := b.claims[0].store.RecordDecisions(ctx, ds); err != nil {
+		return fmt.Errorf("recording the Launch decisions of batch %s: %w", b.claims[0].batch, err)
+	}
+	return nil
 }
 
 // abandon deletes the given claims, which nothing was launched for, each with a decision saying why.

@@ -99,29 +99,43 @@ func (l claimLaunch) plan(ctx context.Context, req instance.Request) (LaunchPlan
 // the Launch decision.
 func (l claimLaunch) launched(ctx context.Context, plan LaunchPlan, labels map[string]string, inst instance.Instance,
 	attempts int) (*LaunchedClaim, error) {
+	rec := l.launchRecord(plan, labels, inst, attempts)
+	_, err := l.store.UpdateClaim(ctx, l.name, rec.update)
+	if err != nil && !errors.Is(err, errAdoptedFirst) {
+		return rec.claim, fmt.Errorf("recording launch of claim %s (instance %s; the reconciler adopts it): %w", l.name, inst.ID, err)
+	}
+	return rec.claim, l.decide(ctx, "Launch", "Provisioned", l.target.claim.Why, rec.details)
+}
+
+// launchRecord is what recording a claim's launch writes: the claim's new fields and the Launch
+// decision's details.
+type launchRecord struct {
+	claim   *LaunchedClaim
+	inst    instance.Instance
+	apply   func(*state.Claim)
+	details map[string]string
+}
+
+// update applies the launch to a claim record read back, unless the reconciler adopted the instance
+// first (errAdoptedFirst).
+func (r launchRecord) update(c *state.Claim) error {
+	if c.InstanceID == r.inst.ID && c.Lifecycle != state.Pending {
+		// The reconciler adopted the instance by its claim tag while this update was slow (throttled,
+		// retried): its record is the instance's, and newer.
+		return errAdoptedFirst
+	}
+	r.apply(c)
+	return nil
+}
+
+// launchRecord works out what the launch of inst, after attempts CreateFleet calls, records.
+func (l claimLaunch) launchRecord(plan LaunchPlan, labels map[string]string, inst instance.Instance, attempts int) launchRecord {
 	cp := l.target.claim
 	capacityType, chosen, found := launchedOffering(plan, inst)
 	price := chosen.Price
 	image, subnet, groups := launchedWith(plan, chosen, found, securityGroupIDs(l.target.class.resolved.Status), inst)
 	labels = launchedLabels(labels, l.target.class.byName[inst.InstanceType], inst, capacityType,
 		l.target.class.subnets[inst.Zone].ZoneID, reservationType(plan, inst.CapacityReservationID))
-	launched := &LaunchedClaim{Name: l.name, NodePool: cp.NodePool, InstanceID: inst.ID, InstanceType: inst.InstanceType,
-		Zone: inst.Zone, CapacityType: capacityType, Price: price, Pods: len(cp.Pods)}
-	_, err := l.store.UpdateClaim(ctx, l.name, func(c *state.Claim) error {
-		if c.InstanceID == inst.ID && c.Lifecycle != state.Pending {
-			// The reconciler adopted the instance by its claim tag while this update was slow (throttled,
-			// retried): its record is the instance's, and newer.
-			return errAdoptedFirst
-		}
-		c.Lifecycle, c.InstanceID, c.InstanceType, c.Zone = state.Launched, inst.ID, inst.InstanceType, inst.Zone
-		c.CapacityType, c.PricePerHour, c.ProviderID = capacityType, price, inst.ProviderID()
-		c.Labels = labels
-		c.ImageID, c.SubnetID, c.SecurityGroupIDs = image, subnet, groups
-		return nil
-	})
-	if err != nil && !errors.Is(err, errAdoptedFirst) {
-		return launched, fmt.Errorf("recording launch of claim %s (instance %s; the reconciler adopts it): %w", l.name, inst.ID, err)
-	}
 	details := map[string]string{
 		"instanceId": inst.ID, "instanceType": inst.InstanceType, "zone": inst.Zone, "capacityType": capacityType,
 		"pricePerHour": strconv.FormatFloat(price, 'f', 4, 64), "pods": strconv.Itoa(len(cp.Pods)),
@@ -129,7 +143,23 @@ func (l claimLaunch) launched(ctx context.Context, plan LaunchPlan, labels map[s
 	if l.batch != "" {
 		details["batch"] = l.batch
 	}
-	return launched, l.decide(ctx, "Launch", "Provisioned", cp.Why, details)
+	return launchRecord{
+		claim: &LaunchedClaim{Name: l.name, NodePool: cp.NodePool, InstanceID: inst.ID, InstanceType: inst.InstanceType,
+			Zone: inst.Zone, CapacityType: capacityType, Price: price, Pods: len(cp.Pods)},
+		inst: inst,
+		apply: func(c *state.Claim) {
+			c.Lifecycle, c.InstanceID, c.InstanceType, c.Zone = state.Launched, inst.ID, inst.InstanceType, inst.Zone
+			c.CapacityType, c.PricePerHour, c.ProviderID = capacityType, price, inst.ProviderID()
+			c.Labels = labels
+			c.ImageID, c.SubnetID, c.SecurityGroupIDs = image, subnet, groups
+		},
+		details: details,
+	}
+}
+
+// decision is the claim's decision of kind.
+func (l claimLaunch) decision(kind, reason, message string, details map[string]string) state.Decision {
+	return state.Decision{Subject: "nodeclaim/" + l.name, ID: l.name, Kind: kind, Reason: reason, Message: message, Details: details}
 }
 
 // errAdoptedFirst stops the launch's claim update when the claim already records the instance.
@@ -142,26 +172,41 @@ const maxClaimNameDraws = 3
 // create writes the pending claim under a fresh name, drawing another name when one is already taken (a
 // claim of another run, or a record left behind), so a collision costs a retry, not the launch.
 func (l claimLaunch) create(ctx context.Context, labels map[string]string) (string, error) {
-	cp, nc := l.target.claim, l.target.class.nc
 	var taken []string
 	for len(taken) < maxClaimNameDraws {
 		name := l.newName()
-		c := state.Claim{Name: name, NodePool: cp.NodePool, NodeClass: nc.Name, Lifecycle: state.Pending, Labels: labels,
-			Requests: requestStrings(cp.Requests), InstanceTypes: cp.InstanceTypeOptions, ReservationID: cp.ReservationID,
-			Replaces: l.replaces, Batch: l.batch}
-		l.stamp.stampCreated(&c)
-		_, err := l.store.CreateClaim(ctx, c)
+		_, err := l.store.CreateClaim(ctx, l.pendingClaim(name, labels))
 		switch {
 		case err == nil:
 			return name, nil
 		case !errors.Is(err, state.ErrAlreadyExists):
-			return "", fmt.Errorf("writing claim %s: %w", name, err)
+			return "", &notRecorded{pods: len(l.target.claim.Pods), err: fmt.Errorf("writing claim %s: %w", name, err)}
 		}
 		taken = append(taken, name)
 	}
-	return "", fmt.Errorf("writing a claim for nodepool %s: every name drawn was taken (%s): %w", cp.NodePool,
-		strings.Join(taken, ", "), state.ErrAlreadyExists)
+	return "", &notRecorded{pods: len(l.target.claim.Pods), err: fmt.Errorf("writing a claim for nodepool %s: every name drawn was taken (%s): %w",
+		l.target.claim.NodePool, strings.Join(taken, ", "), state.ErrAlreadyExists)}
 }
+
+// pendingClaim is the claim record written before the launch, under name.
+func (l claimLaunch) pendingClaim(name string, labels map[string]string) state.Claim {
+	cp, nc := l.target.claim, l.target.class.nc
+	c := state.Claim{Name: name, NodePool: cp.NodePool, NodeClass: nc.Name, Lifecycle: state.Pending, Labels: labels,
+		Requests: requestStrings(cp.Requests), InstanceTypes: cp.InstanceTypeOptions, ReservationID: cp.ReservationID,
+		Replaces: l.replaces, Batch: l.batch}
+	l.stamp.stampCreated(&c)
+	return c
+}
+
+// notRecorded is a launch whose claim record could not be written: nothing was launched, and its pods
+// need another run (the run lists it in Report.Skipped, so its trigger is not taken as satisfied).
+type notRecorded struct {
+	pods int
+	err  error
+}
+
+func (e *notRecorded) Error() string { return e.err.Error() }
+func (e *notRecorded) Unwrap() error { return e.err }
 
 // failed records a launch that returned err: a definite failure deletes the claim, an unknown outcome
 // leaves it pending (see run). A launch template EC2 no longer knows is forgotten, so the next run makes it
@@ -230,8 +275,7 @@ func (f *LaunchFailure) NeverSucceeds() bool { return instance.ErrorKind(f.Reaso
 // decide records a decision about the claim. A decision that cannot be written undoes nothing; the
 // error only goes into the run's report.
 func (l claimLaunch) decide(ctx context.Context, kind, reason, message string, details map[string]string) error {
-	err := l.store.RecordDecision(ctx, state.Decision{Subject: "nodeclaim/" + l.name, ID: l.name, Kind: kind, Reason: reason,
-		Message: message, Details: details})
+	err := l.store.RecordDecision(ctx, l.decision(kind, reason, message, details))
 	if err != nil {
 		return fmt.Errorf("recording %s decision for claim %s: %w", kind, l.name, err)
 	}

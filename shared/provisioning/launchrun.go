@@ -79,6 +79,9 @@ func (p *Provisioner) runLaunches(ctx context.Context, claims []scheduling.Claim
 				if failure := (*LaunchFailure)(nil); errors.As(err, &failure) {
 					rep.LaunchFailures = append(rep.LaunchFailures, *failure)
 				}
+				if nr := (*notRecorded)(nil); errors.As(err, &nr) {
+					rep.Skipped = append(rep.Skipped, fmt.Sprintf("%d pods (claims not written: %v)", nr.pods, nr.err))
+				}
 			}
 		}()
 	}

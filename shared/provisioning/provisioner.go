@@ -42,6 +42,8 @@ type Store interface {
 	UnavailableOfferings(ctx context.Context) ([]state.UnavailableOffering, error)
 	ListClaims(ctx context.Context) ([]state.Claim, error)
 	CreateClaim(ctx context.Context, c state.Claim) (state.Claim, error)
+	CreateClaims(ctx context.Context, cs []state.Claim) ([]state.Claim, error)
+	PutClaims(ctx context.Context, olds, news []state.Claim) ([]state.Claim, error)
 	UpdateClaim(ctx context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error)
 	RecordDecision(ctx context.Context, d state.Decision) error
 	RecordDecisions(ctx context.Context, ds []state.Decision) error
