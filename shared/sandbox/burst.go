@@ -88,6 +88,10 @@ type BurstReport struct {
 	// answered; AllBoundAfterSeconds: to the last pod bound (-1: none, or not every pod bound).
 	LaunchesIssuedAfterSeconds float64 `json:"launchesIssuedAfterSeconds"`
 	AllBoundAfterSeconds       float64 `json:"allBoundAfterSeconds"`
+	// LastUnschedulableAfterSeconds: from the first pod marked Unschedulable to the last pod first
+	// marked so. Nodewright cannot launch for a pod before kube-scheduler marks it, so this is the part of
+	// LaunchesIssuedAfterSeconds that is the scheduler's pace, not Nodewright's (-1: no pod was marked).
+	LastUnschedulableAfterSeconds float64 `json:"lastUnschedulableAfterSeconds"`
 	// ProvisionerInvocations and Solves count the provisioner's work.
 	ProvisionerInvocations int      `json:"provisionerInvocations"`
 	Solves                 int      `json:"solves"`
@@ -111,7 +115,7 @@ func (r BurstReport) Worked() bool {
 func (s *Sandbox) Burst(ctx context.Context, o BurstOptions) (BurstReport, error) {
 	o.defaults()
 	rep := BurstReport{Scenario: "burst", PodsRequested: int(o.Replicas), NodeBootSeconds: s.opts.BootDelay.Seconds(),
-		LaunchesIssuedAfterSeconds: -1, AllBoundAfterSeconds: -1}
+		LaunchesIssuedAfterSeconds: -1, AllBoundAfterSeconds: -1, LastUnschedulableAfterSeconds: -1}
 	if err := applyConfig(ctx, s.Store, burstPoolConfig); err != nil {
 		return rep, fmt.Errorf("adding NodePool %s: %w", BurstNodePool, err)
 	}
@@ -179,7 +183,7 @@ func (s *Sandbox) awaitRunning(ctx context.Context, watch *podWatch, want int, t
 }
 
 func (s *Sandbox) finishBurst(ctx context.Context, rep BurstReport, pods []podTimes, launches []Launch, before Stats, errsBefore int) (BurstReport, error) {
-	var firstUnsched, lastBound, lastAnswer time.Time
+	var firstUnsched, lastUnsched, lastBound, lastAnswer time.Time
 	for _, p := range pods {
 		if !p.Deleted.IsZero() {
 			continue
@@ -187,6 +191,7 @@ func (s *Sandbox) finishBurst(ctx context.Context, rep BurstReport, pods []podTi
 		if !p.Unschedulable.IsZero() && (firstUnsched.IsZero() || p.Unschedulable.Before(firstUnsched)) {
 			firstUnsched = p.Unschedulable
 		}
+		lastUnsched = later(lastUnsched, p.Unschedulable)
 		if !p.Bound.IsZero() {
 			rep.PodsBound++
 			lastBound = later(lastBound, p.Bound)
@@ -209,6 +214,9 @@ func (s *Sandbox) finishBurst(ctx context.Context, rep BurstReport, pods []podTi
 	rep.InstancesLaunched = len(launched)
 	if !firstUnsched.IsZero() && !lastAnswer.IsZero() {
 		rep.LaunchesIssuedAfterSeconds = round3(lastAnswer.Sub(firstUnsched).Seconds())
+	}
+	if !firstUnsched.IsZero() {
+		rep.LastUnschedulableAfterSeconds = round3(lastUnsched.Sub(firstUnsched).Seconds())
 	}
 	if !firstUnsched.IsZero() && rep.PodsBound == rep.PodsRequested {
 		rep.AllBoundAfterSeconds = round3(lastBound.Sub(firstUnsched).Seconds())
@@ -240,8 +248,8 @@ func (s *Sandbox) finishBurst(ctx context.Context, rep BurstReport, pods []podTi
 		"noLeakedInstances":       rep.LeakedInstances == 0 && len(rep.Leaks) == 0,
 		"noDuplicateLaunches":     rep.DuplicateLaunches == 0,
 	}
-	s.Timeline.Printf("scenario", "done: %d/%d pods bound on %d nodes from %d CreateFleet calls; launches issued %.3fs after the first Unschedulable pod, all bound after %.3fs; %d duplicate launches, %d leaked",
-		rep.PodsBound, rep.PodsRequested, rep.Nodes, rep.CreateFleetCalls, rep.LaunchesIssuedAfterSeconds, rep.AllBoundAfterSeconds,
+	s.Timeline.Printf("scenario", "done: %d/%d pods bound on %d nodes from %d CreateFleet calls; launches issued %.3fs after the first Unschedulable pod (the last pod was marked after %.3fs), all bound after %.3fs; %d duplicate launches, %d leaked",
+		rep.PodsBound, rep.PodsRequested, rep.Nodes, rep.CreateFleetCalls, rep.LaunchesIssuedAfterSeconds, rep.LastUnschedulableAfterSeconds, rep.AllBoundAfterSeconds,
 		rep.DuplicateLaunches, rep.LeakedInstances)
 	return rep, nil
 }

@@ -31,5 +31,6 @@ func TestBurstLaunchesBatchedAndBindsEveryPod(t *testing.T) {
 	assert.Zero(t, rep.DuplicateLaunches)
 	assert.Empty(t, rep.Errors)
 	assert.Positive(t, rep.LaunchesIssuedAfterSeconds)
+	assert.GreaterOrEqual(t, rep.LastUnschedulableAfterSeconds, 0.0)
 	assert.True(t, rep.Worked())
 }
