@@ -169,20 +169,13 @@ func (p *Provisioner) runAfter(ctx context.Context, runID string, quiet time.Dur
 }
 
 func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error {
-	cfg, problems, err := readConfig(ctx, p.deps.Store)
-	if err != nil {
-		return err
-	}
-	rep.Errors = append(rep.Errors, problems...)
 	snapshotAt := p.deps.Now()
-	snap, err := p.deps.Cluster.Snapshot(ctx)
+	in, err := p.read(ctx)
 	if err != nil {
 		return err
 	}
-	claims, err := p.deps.Store.ListClaims(ctx)
-	if err != nil {
-		return err
-	}
+	cfg, snap, claims, unavailable := in.cfg, in.snap, in.claims, in.unavailable
+	rep.Errors = append(rep.Errors, in.problems...)
 	disrupted := disruptedNodes(snap, claims)
 	pods := append(provisionablePods(snap), reschedulablePods(snap, disrupted)...)
 	rep.PendingPods = len(pods)
@@ -197,10 +190,6 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 	p.loadSpotPrices(ctx, rep)
 	classes, pools, problems, _ := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion)
 	rep.Errors = append(rep.Errors, problems...)
-	unavailable, err := p.unavailable(ctx)
-	if err != nil {
-		return err
-	}
 	inFlight := inFlightClaims(claims, joined(snap), pools, classes)
 	rep.InFlight = len(inFlight)
 
