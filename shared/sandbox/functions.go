@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 
@@ -81,6 +82,9 @@ func (s *Sandbox) lifecyclePass(ctx context.Context) {
 	ctx = awscalls.WithFunction(ctx, "lifecycle")
 	rep, err := s.Lifecycle.Run(ctx, "lifecycle")
 	if err != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return // the sandbox is shutting down: the pass was cut off, it did not fail
+		}
 		s.fail(fmt.Errorf("lifecycle: %w", err))
 		return
 	}
