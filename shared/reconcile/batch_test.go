@@ -40,6 +40,16 @@ func TestBatchedLaunches(t *testing.T) {
 				{Kind: RebuildClaim, Claim: "c9", Instance: "i-1", Reason: reasonOrphan},
 			},
 		},
+		"a batch its run may still be recording: its claims wait and its instances are no orphans": {
+			in: Input{
+				Claims: []Claim{
+					{Name: "c1", State: Pending, Batch: "batch-a", CreatedAt: now.Add(-BatchAdoptGrace + time.Second)},
+					{Name: "c2", State: Pending, Batch: "batch-a", CreatedAt: now.Add(-BatchAdoptGrace + time.Second)},
+				},
+				Instances: []Instance{{ID: "i-1", Batch: "batch-a", LaunchTime: early}, {ID: "i-2", Batch: "batch-a", LaunchTime: early}},
+			},
+			want: nil,
+		},
 		"another batch's instance is not adopted; a batch without pending claims leaves orphans": {
 			in: Input{
 				Claims:    []Claim{{Name: "c1", State: Pending, Batch: "batch-a", CreatedAt: early}},

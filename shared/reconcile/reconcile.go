@@ -20,6 +20,11 @@ const (
 	// and longer than a provisioner run (60 s), so neither a pass nor a lagging list can outrun it; a claim
 	// whose instance is really gone waits two minutes longer to be forgotten, which costs nothing.
 	ClaimGCGrace = 2 * time.Minute
+	// BatchAdoptGrace keeps a batch's pending claims from being paired with its untagged instances while
+	// the run that launched them may still be tagging and recording them: that run pairs them its own
+	// way, and a pass pairing them another way would give one instance two claims and leave another with
+	// none. It is longer than a provisioner run (60 s), so only a batch whose run died is paired here.
+	BatchAdoptGrace = 90 * time.Second
 )
 
 // ClaimState is a claim's lifecycle as far as reconciliation cares.
@@ -158,7 +163,7 @@ func Decide(in Input) Result {
 				out = append(out, Action{Kind: AdoptInstance, Claim: c.Name, Instance: i.ID, Reason: reasonAdopted})
 				continue
 			}
-			if free := untagged[c.Batch]; c.Batch != "" && len(free) > 0 {
+			if free := untagged[c.Batch]; c.Batch != "" && len(free) > 0 && in.Now.Sub(c.CreatedAt) >= BatchAdoptGrace {
 				untagged[c.Batch] = free[1:]
 				owned[free[0].ID] = true
 				out = append(out, Action{Kind: AdoptInstance, Claim: c.Name, Instance: free[0].ID, Reason: reasonAdoptedBatch})
