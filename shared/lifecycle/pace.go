@@ -6,14 +6,14 @@ import (
 	"time"
 )
 
-// Workers is how many claims a pass works on at once while registering and initializing Nodes. An item
+// DefaultWorkers is how many claims a pass works on at once while registering and initializing Nodes. An item
 // is a short chain of round trips that mostly wait on the network (the claim's GetItem and PutItem, a
 // Node GET and PATCH per change, an Event, a decision record), so a burst of 200 joining Nodes done one
 // at a time spends its whole pass waiting. Eight overlaps those waits enough to register such a burst in a
 // few seconds, while each worker still does its own item strictly in order, and the requests in flight
 // (at most eight, each one call at a time) stay far below the API client's burst (kube.DefaultBurst), the
 // API server's in-flight limits and what a DynamoDB table in on-demand mode takes without throttling.
-const Workers = 8
+const DefaultWorkers = 8
 
 // DefaultDeferMargin is how close to the context's deadline a pass still starts a claim's work: an item
 // started later could be cut off half-way and end as an error. The margin covers the items in flight
@@ -32,11 +32,11 @@ func (p *passState) late(ctx context.Context) bool {
 	return ok && time.Until(deadline) < p.r.cfg.DeferMargin
 }
 
-// paced runs do for each item, at most Workers at once, starting them in order. Once a worker is free
+// paced runs do for each item, at most RunnerConfig.Workers at once, starting them in order. Once a worker is free
 // for the next item it asks the pass whether it is late; if so it starts no more and returns the items it
 // did not start, in order. It returns once every started item is done.
 func paced[T any](ctx context.Context, p *passState, items []T, do func(context.Context, T)) (deferred []T) {
-	free := make(chan struct{}, Workers)
+	free := make(chan struct{}, p.r.cfg.Workers)
 	var wg sync.WaitGroup
 	for i, it := range items {
 		free <- struct{}{}

@@ -70,7 +70,7 @@ func TestManyNodesAreRegisteredConcurrentlyEachInOrder(t *testing.T) {
 	assert.Equal(t, n, rep.Registered, rep.String())
 	assert.Zero(t, rep.Deferred)
 	assert.Greater(t, most.Load(), int32(1), "Nodes are written concurrently")
-	assert.LessOrEqual(t, most.Load(), int32(Workers), "by at most Workers at once")
+	assert.LessOrEqual(t, most.Load(), int32(DefaultWorkers), "by at most DefaultWorkers at once")
 	for i := range n {
 		name, nodeName := fmt.Sprintf("default-%03d", i), fmt.Sprintf("ip-%03d", i)
 		c := r.store.claim(t, name)
@@ -96,7 +96,7 @@ func TestAPassNearItsDeadlineDefersWorkAndTheNextPassFinishesIt(t *testing.T) {
 	}{
 		{name: "deadline already within the margin: nothing is started", left: -time.Second, maxDone: 0},
 		{name: "margin reached while the first Nodes are written: those finish, the rest waits", left: 400 * time.Millisecond,
-			maxDone: Workers},
+			maxDone: DefaultWorkers},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

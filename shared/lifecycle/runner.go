@@ -98,6 +98,8 @@ type RunnerConfig struct {
 	SweepEvery time.Duration
 	// DeferMargin: see DefaultDeferMargin.
 	DeferMargin time.Duration
+	// Workers: see DefaultWorkers.
+	Workers int
 }
 
 // RunnerDeps are the adapters a pass goes through. With a clientset c they are, as functions/lifecycle
@@ -148,6 +150,9 @@ func NewRunner(cfg RunnerConfig, deps RunnerDeps) *Runner {
 	}
 	if cfg.DeferMargin <= 0 {
 		cfg.DeferMargin = DefaultDeferMargin
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
 	}
 	if deps.Now == nil {
 		deps.Now = time.Now
