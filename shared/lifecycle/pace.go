@@ -6,13 +6,14 @@ import (
 	"time"
 )
 
-// DefaultWorkers is how many claims a pass works on at once while registering and initializing Nodes. An item
-// is a short chain of round trips that mostly wait on the network (the claim's GetItem and PutItem, a
-// Node GET and PATCH per change, an Event, a decision record), so a burst of 200 joining Nodes done one
-// at a time spends its whole pass waiting. Eight overlaps those waits enough to register such a burst in a
-// few seconds, while each worker still does its own item strictly in order, and the requests in flight
-// (at most eight, each one call at a time) stay far below the API client's burst (kube.DefaultBurst), the
-// API server's in-flight limits and what a DynamoDB table in on-demand mode takes without throttling.
+// DefaultWorkers is how many claims a pass works on at once while registering and initializing Nodes.
+// An item is a short chain of round trips (the claim's GetItem and PutItem, a Node GET and PATCH per
+// change, an Event, a decision record); against a remote API server and DynamoDB each is mostly network
+// wait, so a burst of 200 joining Nodes done one at a time spends its pass waiting, and eight in flight
+// overlap those waits about eightfold. Eight stays small beside the API client's burst
+// (kube.DefaultBurst) and the API server's in-flight limits, so a pass does not crowd out the other
+// functions sharing them; where the servers are CPU-bound instead (the local sandbox on two cores) more
+// workers gain nothing, and eight costs nothing either. Each worker does its own item strictly in order.
 const DefaultWorkers = 8
 
 // DefaultDeferMargin is how close to the context's deadline a pass still starts a claim's work: an item

@@ -120,8 +120,11 @@ type env struct {
 	cfg   aws.Config
 	store *state.Store
 	kube  kubernetes.Interface
-	clock *clock
-	image string
+	// fnKube is the runner's own client, as the function has one: the test's set-up does not spend its
+	// request rate limit.
+	fnKube kubernetes.Interface
+	clock  *clock
+	image  string
 	// prices are the static on-demand table of the moto region, as the function has before any refresh.
 	prices *pricing.Provider
 	// sqs and terminationQueue are the termination queue the runner hands nodes to.
@@ -162,6 +165,8 @@ func newEnv(t testing.TB) *env {
 	cp := kubetest.Shared(t, kubetest.Options{})
 	e.kube, err = kube.NewClientset(cp.Config)
 	require.NoError(t, err)
+	e.fnKube, err = kube.NewClientset(cp.Config)
+	require.NoError(t, err)
 	return e
 }
 
@@ -179,12 +184,13 @@ func (e *env) runnerWith(rc lifecycle.RunnerConfig, instances lifecycle.Instance
 	if instances == nil {
 		instances = instance.New(ec2.NewFromConfig(cfg), cluster)
 	}
+	client := e.fnKube
 	return lifecycle.NewRunner(rc, lifecycle.RunnerDeps{
 		Store:        state.New(state.NewClient(cfg), "state", state.WithClock(e.clock.Now)),
-		Nodes:        e.kube.CoreV1().Nodes(),
-		NodeActions:  kube.NewActions(e.kube),
+		Nodes:        client.CoreV1().Nodes(),
+		NodeActions:  kube.NewActions(client),
 		Instances:    instances,
-		Events:       kube.NewRecorder(e.kube, kube.RecorderOptions{Now: e.clock.Now}),
+		Events:       kube.NewRecorder(client, kube.RecorderOptions{Now: e.clock.Now}),
 		Prices:       e.prices,
 		Terminations: termination.NewSender(sqs.NewFromConfig(cfg), e.terminationQueue),
 		Now:          e.clock.Now,
