@@ -69,7 +69,7 @@ func handler(r settler, prices priceRefresh, usage usageSink, log *slog.Logger) 
 		attrs := []any{"trigger", ev.DetailType, "eventId", ev.ID, "lease", rep.Lease, "passes", rep.Passes,
 			"registered", rep.Registered, "initialized", rep.Initialized, "adopted", rep.Adopted,
 			"rebuilt", rep.Rebuilt, "handedOver", rep.HandedOver, "claimsDeleted", rep.ClaimsDeleted,
-			"joining", rep.Joining, "waiting", rep.Waiting, "errors", rep.Errors}
+			"joining", rep.Joining, "deferred", rep.Deferred, "waiting", rep.Waiting, "errors", rep.Errors}
 		if len(rep.TemplatesDeleted) > 0 || len(rep.ProfilesDeleted) > 0 {
 			attrs = append(attrs, "launchTemplatesDeleted", rep.TemplatesDeleted, "instanceProfilesDeleted", rep.ProfilesDeleted)
 		}

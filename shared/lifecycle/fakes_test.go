@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,8 +98,10 @@ func (l listedNodes) List(context.Context, metav1.ListOptions) (*corev1.NodeList
 	return out, nil
 }
 
-// recWriter records every Node write as "<verb> <node> <what>"; before runs ahead of each.
+// recWriter records every Node write as "<verb> <node> <what>"; before runs ahead of each (on the
+// pass's workers, unlocked). It is safe for concurrent use, as the API server is.
 type recWriter struct {
+	mu     sync.Mutex
 	calls  []string
 	before func(call string)
 }
@@ -107,6 +110,8 @@ func (w *recWriter) rec(call string) error {
 	if w.before != nil {
 		w.before(call)
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.calls = append(w.calls, call)
 	return nil
 }

@@ -13,8 +13,14 @@ import (
 
 // keepFinalizers puts Nodewright's finalizer on the Node of every claim the pass read registered or
 // initialized whose Node lacks it (Nodes registered before the finalizer existed, or a registration cut
-// short), so that deleting any of Nodewright's Nodes goes through the termination flow.
+// short), so that deleting any of Nodewright's Nodes goes through the termination flow. Nodes are
+// written concurrently; those not started before the deadline margin are deferred.
 func (p *passState) keepFinalizers(ctx context.Context) {
+	type toFinalize struct {
+		claim string
+		node  *corev1.Node
+	}
+	var todo []toFinalize
 	for _, c := range p.w.claims {
 		if (c.Lifecycle != state.Registered && c.Lifecycle != state.Initialized) || p.lifecycle[c.Name] != c.Lifecycle {
 			continue
@@ -24,10 +30,18 @@ func (p *passState) keepFinalizers(ctx context.Context) {
 			slices.Contains(n.Finalizers, kube.TerminationFinalizer) || p.finalized[n.Name] {
 			continue
 		}
-		if err := p.r.deps.NodeActions.AddFinalizer(ctx, n.Name, kube.TerminationFinalizer); err != nil {
-			p.fail("node/"+n.Name, err)
-		}
+		todo = append(todo, toFinalize{claim: c.Name, node: n})
 	}
+	deferred := paced(ctx, p, todo, func(ctx context.Context, f toFinalize) {
+		if err := p.r.deps.NodeActions.AddFinalizer(ctx, f.node.Name, kube.TerminationFinalizer); err != nil {
+			p.fail("node/"+f.node.Name, err)
+		}
+	})
+	names := make([]string, len(deferred))
+	for i, d := range deferred {
+		names[i] = d.claim
+	}
+	p.deferItems(names, "giving its Node "+kube.TerminationFinalizer)
 }
 
 // releaseDeletedNodes takes Nodewright's finalizer off every deleting Node that no live claim stands for

@@ -33,7 +33,7 @@ func (p *passState) move(ctx context.Context, name string, from state.Lifecycle,
 	})
 	var moved *movedError
 	if errors.As(err, &moved) {
-		p.lifecycle[name] = moved.to
+		p.locked(func() { p.lifecycle[name] = moved.to })
 		return false, nil
 	}
 	if err != nil {
@@ -48,13 +48,14 @@ func (p *passState) move(ctx context.Context, name string, from state.Lifecycle,
 // labels, and only then, if the claim is still in service, is karpenter.sh/unregistered lifted. So the
 // termination flow always finds the Node of a claim it drains, and a Node whose claim is on its way out
 // never opens to pods. A claim read registered whose Node still has the unregistered taint (a pass cut
-// short) is finished the same way.
+// short) is finished the same way. Claims are worked on concurrently (see paced), each in that order;
+// those not started before the deadline margin are deferred to the next pass.
 func (p *passState) register(ctx context.Context) {
+	var todo []toRegister
 	for _, c := range p.w.claims {
 		if c.Lifecycle != state.Launched && c.Lifecycle != state.Registered {
 			continue
 		}
-		subject := "nodeclaim/" + c.Name
 		reg := Register(ExpectedFor(c, p.w.pools[c.NodePool]), p.w.nodes)
 		if reg.Node == nil {
 			if c.Lifecycle == state.Launched {
@@ -62,41 +63,61 @@ func (p *passState) register(ctx context.Context) {
 			}
 			continue
 		}
-		node := reg.Node
-		if c.Lifecycle == state.Registered && (node.Name != c.NodeName || reg.Patch.Empty()) {
+		if c.Lifecycle == state.Registered && (reg.Node.Name != c.NodeName || reg.Patch.Empty()) {
 			continue // registered whole; initialize takes it from here
 		}
-		if node.DeletionTimestamp != nil {
+		if reg.Node.DeletionTimestamp != nil {
 			p.wait(c.Name, "NodeDeleting: the Node is being deleted before it was registered")
 			continue
 		}
-		if c.Lifecycle == state.Launched {
-			for _, w := range reg.Warnings {
-				reason, msg, _ := strings.Cut(w, ": ")
-				p.event(ctx, node, corev1.EventTypeWarning, kube.Reason(reason), msg)
+		todo = append(todo, toRegister{claim: c, reg: reg})
+	}
+	deferred := paced(ctx, p, todo, p.registerOne)
+	names := make([]string, len(deferred))
+	for i, d := range deferred {
+		names[i] = d.claim.Name
+	}
+	p.deferItems(names, "registering its Node")
+}
+
+// toRegister is one claim whose Node the pass registers, or finishes registering.
+type toRegister struct {
+	claim state.Claim
+	reg   Registration
+}
+
+// registerOne registers one claim's Node (see register); it runs on a worker.
+func (p *passState) registerOne(ctx context.Context, r toRegister) {
+	c, reg, node := r.claim, r.reg, r.reg.Node
+	subject := "nodeclaim/" + c.Name
+	if c.Lifecycle == state.Launched {
+		for _, w := range reg.Warnings {
+			reason, msg, _ := strings.Cut(w, ": ")
+			p.event(ctx, node, corev1.EventTypeWarning, kube.Reason(reason), msg)
+		}
+		ok, err := p.move(ctx, c.Name, state.Launched, func(cur *state.Claim) {
+			cur.Lifecycle, cur.NodeName = state.Registered, node.Name
+			if cur.ProviderID == "" {
+				cur.ProviderID = node.Spec.ProviderID
 			}
-			ok, err := p.move(ctx, c.Name, state.Launched, func(cur *state.Claim) {
-				cur.Lifecycle, cur.NodeName = state.Registered, node.Name
-				if cur.ProviderID == "" {
-					cur.ProviderID = node.Spec.ProviderID
-				}
-			})
-			if err != nil || !ok {
-				if err != nil {
-					p.fail(subject, err)
-				}
-				continue
+		})
+		if err != nil || !ok {
+			if err != nil {
+				p.fail(subject, err)
 			}
+			return
+		}
+		p.locked(func() {
 			p.lifecycle[c.Name] = state.Registered
 			p.rep.Registered++
-			msg := fmt.Sprintf("Node %s registered for NodeClaim %s (instance %s)", node.Name, c.Name, c.InstanceID)
-			p.event(ctx, node, corev1.EventTypeNormal, ReasonRegistered, msg)
-			p.decide(ctx, subject, "Registered", "Registered", msg, map[string]string{"node": node.Name,
-				"instanceId": c.InstanceID, "warnings": strings.Join(reg.Warnings, "; ")})
-		}
-		if err := p.openNode(ctx, c.Name, node, reg.Patch); err != nil {
-			p.fail(subject, err)
-		}
+		})
+		msg := fmt.Sprintf("Node %s registered for NodeClaim %s (instance %s)", node.Name, c.Name, c.InstanceID)
+		p.event(ctx, node, corev1.EventTypeNormal, ReasonRegistered, msg)
+		p.decide(ctx, subject, "Registered", "Registered", msg, map[string]string{"node": node.Name,
+			"instanceId": c.InstanceID, "warnings": strings.Join(reg.Warnings, "; ")})
+	}
+	if err := p.openNode(ctx, c.Name, node, reg.Patch); err != nil {
+		p.fail(subject, err)
 	}
 }
 
@@ -107,7 +128,7 @@ func (p *passState) openNode(ctx context.Context, claim string, node *corev1.Nod
 	if err := p.r.deps.NodeActions.AddFinalizer(ctx, node.Name, kube.TerminationFinalizer); err != nil {
 		return err
 	}
-	p.finalized[node.Name] = true
+	p.locked(func() { p.finalized[node.Name] = true })
 	lift := patch.RemoveTaints
 	patch.RemoveTaints = nil
 	if err := p.apply(ctx, node, patch); err != nil {
@@ -121,7 +142,7 @@ func (p *passState) openNode(ctx context.Context, claim string, node *corev1.Nod
 		return fmt.Errorf("reading the claim again before lifting %s: %w", UnregisteredTaintKey, err)
 	}
 	if !cur.Lifecycle.InService() {
-		p.lifecycle[claim] = cur.Lifecycle
+		p.locked(func() { p.lifecycle[claim] = cur.Lifecycle })
 		p.wait(claim, fmt.Sprintf("ClaimLeftService: the claim is %s; %s stays on Node %s", cur.Lifecycle, UnregisteredTaintKey, node.Name))
 		return nil
 	}
@@ -131,12 +152,13 @@ func (p *passState) openNode(ctx context.Context, claim string, node *corev1.Nod
 // initialize labels each registered claim's Node initialized once it is Ready, its startup and ephemeral
 // taints are gone and its extended resources are there, and moves the claim to initialized. Only claims
 // registered when the pass read them are looked at: the Node list predates this pass's own patches.
+// Claims are worked on concurrently; those not started before the deadline margin are deferred.
 func (p *passState) initialize(ctx context.Context) {
+	var todo []toInitialize
 	for _, c := range p.w.claims {
 		if c.Lifecycle != state.Registered {
 			continue
 		}
-		subject := "nodeclaim/" + c.Name
 		exp := ExpectedFor(c, p.w.pools[c.NodePool])
 		node := p.w.nodeByName(c.NodeName)
 		if node == nil || node.Spec.ProviderID != exp.ProviderID {
@@ -155,23 +177,45 @@ func (p *passState) initialize(ctx context.Context) {
 			p.wait(c.Name, init.Reason)
 			continue
 		}
-		if err := p.apply(ctx, node, init.Patch); err != nil {
+		todo = append(todo, toInitialize{claim: c, node: node, patch: init.Patch})
+	}
+	deferred := paced(ctx, p, todo, p.initializeOne)
+	names := make([]string, len(deferred))
+	for i, d := range deferred {
+		names[i] = d.claim.Name
+	}
+	p.deferItems(names, "initializing its Node")
+}
+
+// toInitialize is one registered claim whose Node is ready to be labelled initialized.
+type toInitialize struct {
+	claim state.Claim
+	node  *corev1.Node
+	patch Patch
+}
+
+// initializeOne labels one Node initialized and moves its claim (see initialize); it runs on a worker.
+func (p *passState) initializeOne(ctx context.Context, in toInitialize) {
+	c, node := in.claim, in.node
+	subject := "nodeclaim/" + c.Name
+	if err := p.apply(ctx, node, in.patch); err != nil {
+		p.fail(subject, err)
+		return
+	}
+	ok, err := p.move(ctx, c.Name, state.Registered, func(cur *state.Claim) { cur.Lifecycle = state.Initialized })
+	if err != nil || !ok {
+		if err != nil {
 			p.fail(subject, err)
-			continue
 		}
-		ok, err := p.move(ctx, c.Name, state.Registered, func(cur *state.Claim) { cur.Lifecycle = state.Initialized })
-		if err != nil || !ok {
-			if err != nil {
-				p.fail(subject, err)
-			}
-			continue
-		}
+		return
+	}
+	p.locked(func() {
 		p.lifecycle[c.Name] = state.Initialized
 		p.rep.Initialized++
-		p.decide(ctx, subject, "Initialized", "Initialized",
-			fmt.Sprintf("Node %s is Ready with its startup taints gone and its resources registered", node.Name),
-			map[string]string{"node": node.Name, "instanceId": c.InstanceID})
-	}
+	})
+	p.decide(ctx, subject, "Initialized", "Initialized",
+		fmt.Sprintf("Node %s is Ready with its startup taints gone and its resources registered", node.Name),
+		map[string]string{"node": node.Name, "instanceId": c.InstanceID})
 }
 
 // apply writes a patch to the Node: taints first, then annotations, then labels
@@ -212,6 +256,8 @@ func (p *passState) apply(ctx context.Context, node *corev1.Node, patch Patch) e
 
 // wait notes why a claim's Node is not there yet.
 func (p *passState) wait(claim, reason string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.rep.Waiting == nil {
 		p.rep.Waiting = map[string]string{}
 	}

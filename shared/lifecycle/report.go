@@ -24,6 +24,10 @@ type RunReport struct {
 	// Joining counts, after the last pass, the claims whose Node is still on its way (pending, launched
 	// or registered).
 	Joining int
+	// Deferred counts, in the last pass, the claims whose registration or initialization (or Node
+	// finalizer) the pass did not start because its deadline was near; the next pass takes them up. They
+	// are not errors; Waiting names them.
+	Deferred int
 	// Waiting says, per claim (or ghost Node), why its Node is not registered or initialized yet (last pass).
 	Waiting map[string]string
 	// Skipped says why the repairs were not decided in the last pass, if they were not.
@@ -50,7 +54,7 @@ func (r *RunReport) add(p RunReport) {
 	r.HandedOver += p.HandedOver
 	r.ClaimsDeleted += p.ClaimsDeleted
 	r.FinalizersRemoved += p.FinalizersRemoved
-	r.Joining, r.Waiting, r.Skipped, r.Held, r.Usage = p.Joining, p.Waiting, p.Skipped, p.Held, p.Usage
+	r.Joining, r.Deferred, r.Waiting, r.Skipped, r.Held, r.Usage = p.Joining, p.Deferred, p.Waiting, p.Skipped, p.Held, p.Usage
 	r.Errors = append(r.Errors, p.Errors...)
 	r.TemplatesDeleted = append(r.TemplatesDeleted, p.TemplatesDeleted...)
 	r.ProfilesDeleted = append(r.ProfilesDeleted, p.ProfilesDeleted...)
@@ -58,7 +62,7 @@ func (r *RunReport) add(p RunReport) {
 
 // String summarises the report in one line (for logs and test failures).
 func (r RunReport) String() string {
-	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d rebuilt=%d handedOver=%d claimsDeleted=%d finalizersRemoved=%d templatesDeleted=%d profilesDeleted=%d joining=%d errors=%d",
+	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d rebuilt=%d handedOver=%d claimsDeleted=%d finalizersRemoved=%d templatesDeleted=%d profilesDeleted=%d joining=%d deferred=%d errors=%d",
 		r.Passes, r.Registered, r.Initialized, r.Adopted, r.Rebuilt, r.HandedOver, r.ClaimsDeleted, r.FinalizersRemoved,
-		len(r.TemplatesDeleted), len(r.ProfilesDeleted), r.Joining, len(r.Errors))
+		len(r.TemplatesDeleted), len(r.ProfilesDeleted), r.Joining, r.Deferred, len(r.Errors))
 }

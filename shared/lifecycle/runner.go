@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -95,6 +96,10 @@ type RunnerConfig struct {
 	// tag-filtered DescribeInstances is slow (moto takes seconds at a few hundred instances) a pass every
 	// second or two must not list every time.
 	SweepEvery time.Duration
+	// DeferMargin: see DefaultDeferMargin.
+	DeferMargin time.Duration
+	// Workers: see DefaultWorkers.
+	Workers int
 }
 
 // RunnerDeps are the adapters a pass goes through. With a clientset c they are, as functions/lifecycle
@@ -142,6 +147,12 @@ func NewRunner(cfg RunnerConfig, deps RunnerDeps) *Runner {
 	}
 	if cfg.SettleMargin <= 0 {
 		cfg.SettleMargin = DefaultSettleMargin
+	}
+	if cfg.DeferMargin <= 0 {
+		cfg.DeferMargin = DefaultDeferMargin
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
 	}
 	if deps.Now == nil {
 		deps.Now = time.Now
@@ -230,7 +241,7 @@ func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
 	}
 	rep.Errors = append(rep.Errors, w.problems...)
 	p := &passState{r: r, runID: runID, rep: rep, w: w, lifecycle: map[string]state.Lifecycle{},
-		sent: map[string]bool{}, finalized: map[string]bool{}}
+		sent: map[string]bool{}, finalized: map[string]bool{}, deferred: map[string]bool{}}
 	for _, c := range w.claims {
 		p.lifecycle[c.Name] = c.Lifecycle
 	}
@@ -238,6 +249,13 @@ func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
 	p.initialize(ctx)
 	p.keepFinalizers(ctx)
 	rep.Usage = Usage(w.nodes, w.pools)
+	if p.late(ctx) {
+		// Registration and initialization left work for the next pass, or nearly used up the time; what
+		// remains is decided by the next pass on a fresh read, rather than cut off here half-way.
+		rep.Skipped = fmt.Sprintf("hand-overs and repairs: the pass came within %s of its deadline; the next pass decides them", r.cfg.DeferMargin)
+		rep.Joining = p.joining()
+		return instErr
+	}
 	// Hand-overs to the termination flow need claims, configuration and Nodes, not the instance list: the
 	// termination flow itself checks the instance before it terminates.
 	p.handOverDeletedNodes(ctx)
@@ -261,18 +279,23 @@ func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
 	return nil
 }
 
-// passState is one pass's inputs and what it has done so far.
+// passState is one pass's inputs and what it has done so far. While registration, initialization and the
+// finalizer upkeep run on workers (paced), mu guards rep, lifecycle, finalized and deferred; the phases after them
+// run on the pass's own goroutine once the workers are done.
 type passState struct {
 	r     *Runner
 	runID string
 	rep   *RunReport
 	w     *world
+	mu    sync.Mutex
 	// lifecycle is each claim's state as this pass left it.
 	lifecycle map[string]state.Lifecycle
 	// sent are the claims this pass handed to the termination flow.
 	sent map[string]bool
 	// finalized are the Nodes this pass gave Nodewright's finalizer.
 	finalized map[string]bool
+	// deferred are the claims whose work this pass left to the next one (its deadline was near).
+	deferred map[string]bool
 }
 
 // joining counts the claims whose Node is still on its way (pending, launched or registered).
@@ -306,5 +329,7 @@ func (p *passState) event(ctx context.Context, n *corev1.Node, typ string, reaso
 }
 
 func (p *passState) fail(item string, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.rep.Errors = append(p.rep.Errors, item+": "+err.Error())
 }

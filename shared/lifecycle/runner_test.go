@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 // the settle loop with stateful fakes and a fake clock.
 
 type fakeStore struct {
+	// mu makes the store safe for a pass's workers, as DynamoDB is.
+	mu        sync.Mutex
 	claims    []state.Claim
 	decisions []state.Decision
 }
@@ -29,9 +32,13 @@ func (f *fakeStore) AcquireLease(_ context.Context, name, holder string, ttl tim
 }
 func (f *fakeStore) ReleaseLease(context.Context, state.Lease) error { return nil }
 func (f *fakeStore) ListClaims(context.Context) ([]state.Claim, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return append([]state.Claim(nil), f.claims...), nil
 }
 func (f *fakeStore) GetClaim(_ context.Context, name string) (state.Claim, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	for _, c := range f.claims {
 		if c.Name == name {
 			return c, nil
@@ -40,6 +47,8 @@ func (f *fakeStore) GetClaim(_ context.Context, name string) (state.Claim, error
 	return state.Claim{}, state.ErrNotFound
 }
 func (f *fakeStore) UpdateClaim(_ context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	for i := range f.claims {
 		if f.claims[i].Name == name {
 			c := f.claims[i]
@@ -53,10 +62,14 @@ func (f *fakeStore) UpdateClaim(_ context.Context, name string, mutate func(*sta
 	return state.Claim{}, state.ErrNotFound
 }
 func (f *fakeStore) CreateClaim(_ context.Context, c state.Claim) (state.Claim, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.claims = append(f.claims, c)
 	return c, nil
 }
 func (f *fakeStore) RecordDecision(_ context.Context, d state.Decision) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.decisions = append(f.decisions, d)
 	return nil
 }

@@ -94,9 +94,9 @@ func (s *Sandbox) lifecyclePass(ctx context.Context) {
 	s.mu.Lock()
 	s.stats.LifecyclePasses++
 	s.mu.Unlock()
-	if rep.Registered+rep.Initialized+rep.Adopted+rep.Rebuilt+rep.HandedOver+rep.ClaimsDeleted > 0 {
-		s.Timeline.Printf("lifecycle", "registered %d, initialized %d, adopted %d, rebuilt %d, handed to termination %d, claims deleted %d",
-			rep.Registered, rep.Initialized, rep.Adopted, rep.Rebuilt, rep.HandedOver, rep.ClaimsDeleted)
+	if rep.Registered+rep.Initialized+rep.Adopted+rep.Rebuilt+rep.HandedOver+rep.ClaimsDeleted+rep.Deferred > 0 {
+		s.Timeline.Printf("lifecycle", "registered %d, initialized %d, adopted %d, rebuilt %d, handed to termination %d, claims deleted %d, deferred to the next pass %d",
+			rep.Registered, rep.Initialized, rep.Adopted, rep.Rebuilt, rep.HandedOver, rep.ClaimsDeleted, rep.Deferred)
 	}
 	for _, e := range rep.Errors {
 		s.fail(fmt.Errorf("lifecycle: %s", e))

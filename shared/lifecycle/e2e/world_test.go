@@ -120,8 +120,11 @@ type env struct {
 	cfg   aws.Config
 	store *state.Store
 	kube  kubernetes.Interface
-	clock *clock
-	image string
+	// fnKube is the runner's own client, as the function has one: the test's set-up does not spend its
+	// request rate limit.
+	fnKube kubernetes.Interface
+	clock  *clock
+	image  string
 	// prices are the static on-demand table of the moto region, as the function has before any refresh.
 	prices *pricing.Provider
 	// sqs and terminationQueue are the termination queue the runner hands nodes to.
@@ -129,7 +132,7 @@ type env struct {
 	terminationQueue string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
 	moto := awstest.Shared(t)
@@ -162,6 +165,8 @@ func newEnv(t *testing.T) *env {
 	cp := kubetest.Shared(t, kubetest.Options{})
 	e.kube, err = kube.NewClientset(cp.Config)
 	require.NoError(t, err)
+	e.fnKube, err = kube.NewClientset(cp.Config)
+	require.NoError(t, err)
 	return e
 }
 
@@ -169,17 +174,23 @@ func newEnv(t *testing.T) *env {
 // with AWS clients of its own: with $NODEWRIGHT_AWS_CALLS set their calls are recorded for infra's IAM
 // proof (the test's own set-up and checks are not).
 func (e *env) runner(instances lifecycle.Instances) *lifecycle.Runner {
+	return e.runnerWith(lifecycle.RunnerConfig{}, instances)
+}
+
+// runnerWith is runner with the runner's settings rc.
+func (e *env) runnerWith(rc lifecycle.RunnerConfig, instances lifecycle.Instances) *lifecycle.Runner {
 	cfg := awscalls.Instrument(e.cfg, awscalls.Deployment{Cluster: cluster, Account: awstest.AccountID, Table: "state", Manifests: config,
 		Queues: map[string]string{"Termination": "termination"}}, "lifecycle")
 	if instances == nil {
 		instances = instance.New(ec2.NewFromConfig(cfg), cluster)
 	}
-	return lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{
+	client := e.fnKube
+	return lifecycle.NewRunner(rc, lifecycle.RunnerDeps{
 		Store:        state.New(state.NewClient(cfg), "state", state.WithClock(e.clock.Now)),
-		Nodes:        e.kube.CoreV1().Nodes(),
-		NodeActions:  kube.NewActions(e.kube),
+		Nodes:        client.CoreV1().Nodes(),
+		NodeActions:  kube.NewActions(client),
 		Instances:    instances,
-		Events:       kube.NewRecorder(e.kube, kube.RecorderOptions{Now: e.clock.Now}),
+		Events:       kube.NewRecorder(client, kube.RecorderOptions{Now: e.clock.Now}),
 		Prices:       e.prices,
 		Terminations: termination.NewSender(sqs.NewFromConfig(cfg), e.terminationQueue),
 		Now:          e.clock.Now,
@@ -187,7 +198,7 @@ func (e *env) runner(instances lifecycle.Instances) *lifecycle.Runner {
 }
 
 // terminationRequests receives (and deletes) every request on the termination queue so far.
-func (e *env) terminationRequests(t *testing.T) []termination.Request {
+func (e *env) terminationRequests(t testing.TB) []termination.Request {
 	t.Helper()
 	var out []termination.Request
 	for {
@@ -209,7 +220,7 @@ func (e *env) terminationRequests(t *testing.T) []termination.Request {
 }
 
 // brokenInstances is the real launcher pointed at a port nobody listens on: every EC2 call fails.
-func (e *env) brokenInstances(t *testing.T) *instance.Launcher {
+func (e *env) brokenInstances(t testing.TB) *instance.Launcher {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -223,7 +234,7 @@ func (e *env) brokenInstances(t *testing.T) *instance.Launcher {
 }
 
 // launch runs an instance tagged as Nodewright tags a claim's instance (instance.Request's tags).
-func (e *env) launch(t *testing.T, claim, pool string) instance.Instance {
+func (e *env) launch(t testing.TB, claim, pool string) instance.Instance {
 	t.Helper()
 	return e.runTagged(t, map[string]string{
 		instance.ClusterTagKey(cluster): "owned", instance.TagCluster: cluster,
@@ -232,7 +243,7 @@ func (e *env) launch(t *testing.T, claim, pool string) instance.Instance {
 }
 
 // launchKarpenters runs an instance tagged exactly as Karpenter v1.1+ tags the instances it launches.
-func (e *env) launchKarpenters(t *testing.T, claim, pool string) instance.Instance {
+func (e *env) launchKarpenters(t testing.TB, claim, pool string) instance.Instance {
 	t.Helper()
 	return e.runTagged(t, map[string]string{
 		instance.ClusterTagKey(cluster): "owned", instance.TagEKSClusterName: cluster,
@@ -242,7 +253,7 @@ func (e *env) launchKarpenters(t *testing.T, claim, pool string) instance.Instan
 }
 
 // runTagged runs an m5.large in the test zone with tags.
-func (e *env) runTagged(t *testing.T, tags map[string]string) instance.Instance {
+func (e *env) runTagged(t testing.TB, tags map[string]string) instance.Instance {
 	t.Helper()
 	var list []ec2types.Tag
 	for k, v := range tags {
@@ -258,7 +269,7 @@ func (e *env) runTagged(t *testing.T, tags map[string]string) instance.Instance 
 }
 
 // instanceState is what EC2 says of an instance now.
-func (e *env) instanceState(t *testing.T, id string) string {
+func (e *env) instanceState(t testing.TB, id string) string {
 	t.Helper()
 	out, err := e.ec2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
 	require.NoError(t, err)
@@ -267,7 +278,7 @@ func (e *env) instanceState(t *testing.T, id string) string {
 }
 
 // claimedInstances counts the cluster's live instances tagged with claim.
-func (e *env) claimedInstances(t *testing.T, claim string) int {
+func (e *env) claimedInstances(t testing.TB, claim string) int {
 	t.Helper()
 	_, found, err := instance.New(e.ec2, cluster).FindByClaim(context.Background(), claim)
 	require.NoError(t, err)
@@ -284,7 +295,7 @@ func (e *env) claimedInstances(t *testing.T, claim string) int {
 }
 
 // pendingClaim writes a claim record as the provisioner does before calling EC2.
-func (e *env) pendingClaim(t *testing.T, name, pool string) state.Claim {
+func (e *env) pendingClaim(t testing.TB, name, pool string) state.Claim {
 	t.Helper()
 	c, err := e.store.CreateClaim(context.Background(), state.Claim{Name: name, NodePool: pool, NodeClass: "default",
 		InstanceTypes: []string{"m5.large"}, Requests: map[string]string{"cpu": "1", "memory": "1Gi"}})
@@ -293,7 +304,7 @@ func (e *env) pendingClaim(t *testing.T, name, pool string) state.Claim {
 }
 
 // launchedClaim writes a claim and records its launch of inst, as the provisioner does.
-func (e *env) launchedClaim(t *testing.T, name, pool string, inst instance.Instance) state.Claim {
+func (e *env) launchedClaim(t testing.TB, name, pool string, inst instance.Instance) state.Claim {
 	t.Helper()
 	e.pendingClaim(t, name, pool)
 	c, err := e.store.UpdateClaim(context.Background(), name, func(c *state.Claim) error {
@@ -305,7 +316,7 @@ func (e *env) launchedClaim(t *testing.T, name, pool string, inst instance.Insta
 	return c
 }
 
-func (e *env) claim(t *testing.T, name string) state.Claim {
+func (e *env) claim(t testing.TB, name string) state.Claim {
 	t.Helper()
 	c, err := e.store.GetClaim(context.Background(), name)
 	require.NoError(t, err)
@@ -316,7 +327,7 @@ func (e *env) claim(t *testing.T, name string) state.Claim {
 // label, the karpenter.sh/unregistered:NoExecute taint (and the pool's startup taints, as the launch
 // template's --register-with-taints has them), then Ready like kubetest.ReadyNode. It is deleted when the
 // test ends.
-func (e *env) joinNode(t *testing.T, name string, inst instance.Instance, pool string, taints ...corev1.Taint) *corev1.Node {
+func (e *env) joinNode(t testing.TB, name string, inst instance.Instance, pool string, taints ...corev1.Taint) *corev1.Node {
 	t.Helper()
 	ctx := context.Background()
 	taints = append([]corev1.Taint{{Key: lifecycle.UnregisteredTaintKey, Effect: corev1.TaintEffectNoExecute}}, taints...)
@@ -346,7 +357,7 @@ func (e *env) joinNode(t *testing.T, name string, inst instance.Instance, pool s
 	return e.node(t, name)
 }
 
-func (e *env) node(t *testing.T, name string) *corev1.Node {
+func (e *env) node(t testing.TB, name string) *corev1.Node {
 	t.Helper()
 	n, err := e.kube.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
 	require.NoError(t, err)
@@ -354,7 +365,7 @@ func (e *env) node(t *testing.T, name string) *corev1.Node {
 }
 
 // withStatus returns the Node as stored now, with status st.
-func (e *env) withStatus(t *testing.T, name string, st corev1.NodeStatus) *corev1.Node {
+func (e *env) withStatus(t testing.TB, name string, st corev1.NodeStatus) *corev1.Node {
 	t.Helper()
 	n := e.node(t, name)
 	n.Status = st
@@ -362,7 +373,7 @@ func (e *env) withStatus(t *testing.T, name string, st corev1.NodeStatus) *corev
 }
 
 // decisions returns the kinds of subject's decisions, newest first.
-func (e *env) decisions(t *testing.T, subject string) []string {
+func (e *env) decisions(t testing.TB, subject string) []string {
 	t.Helper()
 	ds, err := e.store.Decisions(context.Background(), subject, 20)
 	require.NoError(t, err)

@@ -1,0 +1,76 @@
+package lifecycle
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// DefaultWorkers is how many claims a pass works on at once while registering and initializing Nodes.
+// An item is a short chain of round trips (the claim's GetItem and PutItem, a Node GET and PATCH per
+// change, an Event, a decision record); against a remote API server and DynamoDB each is mostly network
+// wait, so a burst of 200 joining Nodes done one at a time spends its pass waiting, and eight in flight
+// overlap those waits about eightfold. Eight stays small beside the API client's burst
+// (kube.DefaultBurst) and the API server's in-flight limits, so a pass does not crowd out the other
+// functions sharing them; where the servers are CPU-bound instead (the local sandbox on two cores) more
+// workers gain nothing, and eight costs nothing either. Each worker does its own item strictly in order.
+const DefaultWorkers = 8
+
+// DefaultDeferMargin is how close to the context's deadline a pass still starts a claim's work: an item
+// started later could be cut off half-way and end as an error. The margin covers the items in flight
+// (a few round trips each, slower on a loaded machine) and the lease release. What is not started is
+// left for the next pass, which finds it again, since every step is read from the claims and Nodes.
+const DefaultDeferMargin = 5 * time.Second
+
+// late says whether the pass is within its margin of the context's deadline (or past it, or cancelled),
+// so it must not start more work. Deadlines come from the wall clock (context.WithTimeout), so they are
+// measured with it, not with the injected clock that dates claims and decisions.
+func (p *passState) late(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	deadline, ok := ctx.Deadline()
+	return ok && time.Until(deadline) < p.r.cfg.DeferMargin
+}
+
+// paced runs do for each item, at most RunnerConfig.Workers at once, starting them in order. Once a worker is free
+// for the next item it asks the pass whether it is late; if so it starts no more and returns the items it
+// did not start, in order. It returns once every started item is done.
+func paced[T any](ctx context.Context, p *passState, items []T, do func(context.Context, T)) (deferred []T) {
+	free := make(chan struct{}, p.r.cfg.Workers)
+	var wg sync.WaitGroup
+	for i, it := range items {
+		free <- struct{}{}
+		if p.late(ctx) {
+			deferred = items[i:]
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-free; wg.Done() }()
+			do(ctx, it)
+		}()
+	}
+	wg.Wait()
+	return deferred
+}
+
+// deferItems notes claims the pass left for the next one because its deadline was near.
+func (p *passState) deferItems(claims []string, what string) {
+	for _, name := range claims {
+		p.wait(name, "Deferred: the pass was near its deadline before "+what+"; the next pass takes it up")
+	}
+	p.locked(func() {
+		for _, name := range claims {
+			p.deferred[name] = true
+		}
+		p.rep.Deferred = len(p.deferred)
+	})
+}
+
+// locked runs f holding the pass's lock: workers share the report and the pass's bookkeeping.
+func (p *passState) locked(f func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f()
+}
