@@ -32,16 +32,12 @@ func (p *passState) keepFinalizers(ctx context.Context) {
 		}
 		todo = append(todo, toFinalize{claim: c.Name, node: n})
 	}
-	deferred := paced(ctx, p, todo, func(ctx context.Context, f toFinalize) {
-		if err := p.r.deps.NodeActions.AddFinalizer(ctx, f.node.Name, kube.TerminationFinalizer); err != nil {
-			p.fail("node/"+f.node.Name, err)
-		}
-	})
-	names := make([]string, len(deferred))
-	for i, d := range deferred {
-		names[i] = d.claim
-	}
-	p.deferItems(names, "giving its Node "+kube.TerminationFinalizer)
+	paced(ctx, p, todo, func(f toFinalize) string { return f.claim }, "giving its Node "+kube.TerminationFinalizer,
+		func(ctx context.Context, f toFinalize) {
+			if err := p.r.deps.NodeActions.AddFinalizer(ctx, f.node.Name, kube.TerminationFinalizer); err != nil {
+				p.fail("node/"+f.node.Name, err)
+			}
+		})
 }
 
 // releaseDeletedNodes takes Nodewright's finalizer off every deleting Node that no live claim stands for

@@ -72,12 +72,7 @@ func (p *passState) register(ctx context.Context) {
 		}
 		todo = append(todo, toRegister{claim: c, reg: reg})
 	}
-	deferred := paced(ctx, p, todo, p.registerOne)
-	names := make([]string, len(deferred))
-	for i, d := range deferred {
-		names[i] = d.claim.Name
-	}
-	p.deferItems(names, "registering its Node")
+	paced(ctx, p, todo, func(r toRegister) string { return r.claim.Name }, "registering its Node", p.registerOne)
 }
 
 // toRegister is one claim whose Node the pass registers, or finishes registering.
@@ -179,12 +174,7 @@ func (p *passState) initialize(ctx context.Context) {
 		}
 		todo = append(todo, toInitialize{claim: c, node: node, patch: init.Patch})
 	}
-	deferred := paced(ctx, p, todo, p.initializeOne)
-	names := make([]string, len(deferred))
-	for i, d := range deferred {
-		names[i] = d.claim.Name
-	}
-	p.deferItems(names, "initializing its Node")
+	paced(ctx, p, todo, func(in toInitialize) string { return in.claim.Name }, "initializing its Node", p.initializeOne)
 }
 
 // toInitialize is one registered claim whose Node is ready to be labelled initialized.

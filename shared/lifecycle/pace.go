@@ -33,16 +33,20 @@ func (p *passState) late(ctx context.Context) bool {
 	return ok && time.Until(deadline) < p.r.cfg.DeferMargin
 }
 
-// paced runs do for each item, at most RunnerConfig.Workers at once, starting them in order. Once a worker is free
-// for the next item it asks the pass whether it is late; if so it starts no more and returns the items it
-// did not start, in order. It returns once every started item is done.
-func paced[T any](ctx context.Context, p *passState, items []T, do func(context.Context, T)) (deferred []T) {
+// paced runs do for each item, at most RunnerConfig.Workers at once, starting them in order. Once a
+// worker is free for the next item it asks the pass whether it is late; if so it starts no more and
+// defers the claims (claim names each item's) of the items it did not start, noting that what was left
+// undone. It returns once every started item is done.
+func paced[T any](ctx context.Context, p *passState, items []T, claim func(T) string, what string, do func(context.Context, T)) {
 	free := make(chan struct{}, p.r.cfg.Workers)
 	var wg sync.WaitGroup
+	var deferred []string
 	for i, it := range items {
 		free <- struct{}{}
 		if p.late(ctx) {
-			deferred = items[i:]
+			for _, rest := range items[i:] {
+				deferred = append(deferred, claim(rest))
+			}
 			break
 		}
 		wg.Add(1)
@@ -52,7 +56,7 @@ func paced[T any](ctx context.Context, p *passState, items []T, do func(context.
 		}()
 	}
 	wg.Wait()
-	return deferred
+	p.deferItems(deferred, what)
 }
 
 // deferItems notes claims the pass left for the next one because its deadline was near.
