@@ -257,7 +257,7 @@ func (r *Runner) Run(ctx context.Context, runID string) (Report, error) {
 	}
 	rep := Report{Lease: true}
 	err = r.run(ctx, runID, &rep)
-	releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), state.LeaseReleaseBudget)
 	defer cancel()
 	if rerr := r.deps.Store.ReleaseLease(releaseCtx, lease); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("releasing the disruption lease: %w", rerr))

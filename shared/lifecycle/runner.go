@@ -219,7 +219,7 @@ func (r *Runner) underLease(ctx context.Context, runID string, body func(*RunRep
 	}
 	rep := RunReport{Lease: true}
 	err = body(&rep)
-	releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), state.LeaseReleaseBudget)
 	defer cancel()
 	if rerr := r.deps.Store.ReleaseLease(releaseCtx, lease); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("releasing the lifecycle lease: %w", rerr))

@@ -160,7 +160,7 @@ func (p *Provisioner) runAfter(ctx context.Context, runID string, quiet time.Dur
 		timer.Stop()
 	}
 	err = p.run(ctx, runID, &rep)
-	releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), state.LeaseReleaseBudget)
 	defer cancel()
 	if rerr := p.deps.Store.ReleaseLease(releaseCtx, lease); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("releasing the provisioner lease: %w", rerr))

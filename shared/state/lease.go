@@ -69,6 +69,13 @@ func (s *Store) RenewLease(ctx context.Context, l Lease, ttl time.Duration) (Lea
 	return l, nil
 }
 
+// LeaseReleaseBudget is how long a holder gives ReleaseLease, apart from its own deadline. A release
+// that meets a throttle or a 500 is retried by the store's client with a backoff that grows to seconds;
+// two in a row take more than five. A release cut short leaves the lease held until it expires (minutes),
+// stalling the next run, so the budget covers a couple of retries while staying inside the margin every
+// holder keeps before its deadline (the lifecycle's 10 s, the provisioner's 20 s).
+const LeaseReleaseBudget = 10 * time.Second
+
 // ReleaseLease ends a lease early so the next writer need not wait for it to expire. Releasing a lease
 // that was already taken over is ErrLeaseLost and changes nothing.
 func (s *Store) ReleaseLease(ctx context.Context, l Lease) error {
