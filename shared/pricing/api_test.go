@@ -36,8 +36,8 @@ func TestAPISourceReadsTheRecordedPages(t *testing.T) {
 	}, stats.Skipped)
 
 	reqs, auth := srv.recorded()
-	require.Len(t, reqs, 3)
-	assert.Equal(t, []string{"", "eyJwYWdlIjoyfQ==", "eyJwYWdlIjozfQ=="}, []string{reqs[0].NextToken, reqs[1].NextToken, reqs[2].NextToken})
+	// Pages, not requests: the SDK may send a page's request again after a transport error.
+	assert.Equal(t, []string{"", "eyJwYWdlIjoyfQ==", "eyJwYWdlIjozfQ=="}, srv.tokensAsked())
 	filters := map[string]string{}
 	for _, f := range reqs[0].Filters {
 		assert.Equal(t, "TERM_MATCH", f.Type)
@@ -57,8 +57,7 @@ func TestAPISourceRetriesThrottling(t *testing.T) {
 	prices, err := APISource{API: srv.client("eu-west-1")}.OnDemandPrices(context.Background(), "eu-west-1")
 	require.NoError(t, err, "the SDK's retryer rides out ThrottlingException")
 	assert.Equal(t, recordedEUWest1, prices)
-	reqs, _ := srv.recorded()
-	assert.Len(t, reqs, 6, "page 2 asked four times")
+	assert.Equal(t, 4, srv.asked("eyJwYWdlIjoyfQ=="), "page 2 asked four times")
 }
 
 func TestAPISourceFailsWholeOnAFailedPage(t *testing.T) {
@@ -80,8 +79,7 @@ func TestAPISourceFailsWholeOnAFailedPage(t *testing.T) {
 			require.True(t, errors.As(err, &apiErr), err.Error())
 			assert.Equal(t, tc.errType, apiErr.ErrorCode())
 			assert.Contains(t, err.Error(), "reading the price list for eu-west-1 (page 2)")
-			reqs, _ := srv.recorded()
-			assert.Len(t, reqs, 1+tc.attempts)
+			assert.Equal(t, tc.attempts, srv.asked("eyJwYWdlIjoyfQ=="))
 
 			p, err := NewProvider("eu-west-1")
 			require.NoError(t, err)

@@ -168,6 +168,18 @@ func (s *priceListServer) tokensAsked() []string {
 	return tokens
 }
 
+// asked counts the requests for the page token names.
+func (s *priceListServer) asked(token string) int {
+	reqs, _ := s.recorded()
+	n := 0
+	for _, r := range reqs {
+		if r.NextToken == token {
+			n++
+		}
+	}
+	return n
+}
+
 // client is a real Pricing API client for prices in region, pointed at the server, with the production
 // retryer but millisecond backoff.
 func (s *priceListServer) client(region string) *awspricing.Client {
