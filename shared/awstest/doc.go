@@ -16,6 +16,8 @@
 // the test is skipped with the reason. moto runs as moto_server's own application under python3, with one
 // change (motoserver.py): requests are served one at a time, because moto's backends are not thread-safe
 // and AWS applies every call atomically — racing clients then test our conditional writes, not moto's
-// locking. $MOTO_SERVER may name another moto_server-compatible command. `make test` installs moto with
-// pip when python3 cannot import it.
+// locking. SQS calls take turns among themselves only, so a queue call does not wait behind a slow
+// DynamoDB or EC2 call, as in AWS; calls that may deliver into queues (EventBridge, SNS) take both turns.
+// $MOTO_SERVER may name another moto_server-compatible command. `make test` installs moto with pip when
+// python3 cannot import it.
 package awstest

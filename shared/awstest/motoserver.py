@@ -1,9 +1,18 @@
 # Runs moto's server application (what `moto_server` runs) with one difference: requests are handled one
-# at a time. moto's backends are not thread-safe, so under moto_server's threaded server two concurrent
-# conditional writes or transactions can both pass their condition and lose an update. AWS applies each
-# call atomically; serializing requests restores that, so tests that race clients test our code, not moto.
+# at a time per service. moto's backends are not thread-safe, so under moto_server's threaded server two
+# concurrent conditional writes or transactions can both pass their condition and lose an update. AWS
+# applies each call atomically; serializing requests restores that, so tests that race clients test our
+# code, not moto.
+#
+# SQS gets a lock of its own. AWS services do not queue behind one another, but one lock for all of moto
+# makes a one-millisecond SendMessage wait behind a DynamoDB query or an EC2 listing that takes a second;
+# in the sandbox that wait lands on kube-scheduler, whose status update of an Unschedulable pod waits for
+# the pending-pod webhook's enqueue. Every other service shares the main lock. A request for a service
+# that may deliver into SQS (EventBridge rules with queue targets, SNS, the moto API's reset) or that
+# cannot be told apart takes both locks, always main first, so it stays atomic with the queues.
 # Usage: python3 motoserver.py HOST PORT
 import os
+import re
 import signal
 import sys
 import threading
@@ -15,12 +24,30 @@ host, port = sys.argv[1], int(sys.argv[2])
 os.environ.setdefault("MOTO_PORT", str(port))
 
 app = DomainDispatcherApplication(create_backend_app)
-lock = threading.Lock()
+main_lock = threading.Lock()
+sqs_lock = threading.Lock()
+
+# Services whose calls never touch the SQS backend: they need only the main lock.
+MAIN_ONLY = {"ec2", "dynamodb", "iam", "ssm", "secretsmanager", "sts", "eks", "pricing", "kms", "autoscaling"}
+SCOPE = re.compile(r"Credential=[^/]+/[^/]+/[^/]+/([^/]+)/aws4_request")
+
+
+def service(environ):
+    """The service a request is signed for (SigV4 credential scope), or None."""
+    m = SCOPE.search(environ.get("HTTP_AUTHORIZATION", ""))
+    return m.group(1) if m else None
 
 
 def serialized(environ, start_response):
-    with lock:
-        # Drain the response inside the lock so the whole call is one atomic step.
+    # Drain the response inside the locks so the whole call is one atomic step.
+    svc = service(environ)
+    if svc == "sqs":
+        with sqs_lock:
+            return list(app(environ, start_response))
+    if svc in MAIN_ONLY:
+        with main_lock:
+            return list(app(environ, start_response))
+    with main_lock, sqs_lock:
         return list(app(environ, start_response))
 
 

@@ -92,6 +92,10 @@ type BurstReport struct {
 	// marked so. Nodewright cannot launch for a pod before kube-scheduler marks it, so this is the part of
 	// LaunchesIssuedAfterSeconds that is the scheduler's pace, not Nodewright's (-1: no pod was marked).
 	LastUnschedulableAfterSeconds float64 `json:"lastUnschedulableAfterSeconds"`
+	// WebhookHandlerSeconds is the pending-pod webhook's handler time per request (WebhookRequests of
+	// them): kube-scheduler's status update that marks a pod Unschedulable waits for it.
+	WebhookHandlerSeconds Percentiles `json:"webhookHandlerSeconds"`
+	WebhookRequests       int         `json:"webhookRequests"`
 	// ProvisionerInvocations and Solves count the provisioner's work.
 	ProvisionerInvocations int      `json:"provisionerInvocations"`
 	Solves                 int      `json:"solves"`
@@ -129,7 +133,7 @@ func (s *Sandbox) Burst(ctx context.Context, o BurstOptions) (BurstReport, error
 		return rep, err
 	}
 	defer watch.close()
-	before, errsBefore, launchesBefore := s.Stats(), len(s.Errors()), len(s.Launches())
+	before, errsBefore, launchesBefore, webhookBefore := s.Stats(), len(s.Errors()), len(s.Launches()), len(s.WebhookLatencies())
 
 	s.Timeline.Restart()
 	start := time.Now()
@@ -141,6 +145,8 @@ func (s *Sandbox) Burst(ctx context.Context, o BurstOptions) (BurstReport, error
 	s.awaitRunning(ctx, watch, int(o.Replicas), o.Timeout)
 	rep.DurationSeconds = round3(time.Since(start).Seconds())
 	s.settle(ctx)
+	hooks := s.WebhookLatencies()[webhookBefore:]
+	rep.WebhookHandlerSeconds, rep.WebhookRequests = percentiles(hooks), len(hooks)
 	return s.finishBurst(ctx, rep, watch.snapshot(), s.Launches()[launchesBefore:], before, errsBefore)
 }
 

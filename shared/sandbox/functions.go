@@ -55,6 +55,8 @@ func (s *Sandbox) provision(ctx context.Context, t provisioning.Trigger) provisi
 	switch {
 	case out.Coalesced:
 		s.Log.Info("coalesced", "trigger", what)
+	case out.Err != nil && errors.Is(ctx.Err(), context.Canceled):
+		// the sandbox is shutting down: the run was cut off, it did not fail
 	case out.Err != nil:
 		s.fail(fmt.Errorf("provisioner (%s): %w", what, out.Err))
 	case !rep.Lease:
