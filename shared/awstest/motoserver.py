@@ -24,8 +24,33 @@ host, port = sys.argv[1], int(sys.argv[2])
 os.environ.setdefault("MOTO_PORT", str(port))
 
 app = DomainDispatcherApplication(create_backend_app)
-main_lock = threading.Lock()
-sqs_lock = threading.Lock()
+
+
+class TurnLock:
+    """A lock that serves its waiters in the order they came. Python's own Lock is not fair: under steady
+    load a waiting request can lose the lock to newer ones again and again, and a single call then waits
+    for many seconds, which no AWS service does."""
+
+    def __init__(self):
+        self._cv = threading.Condition()
+        self._next = 0
+        self._serving = 0
+
+    def __enter__(self):
+        with self._cv:
+            turn = self._next
+            self._next += 1
+            while turn != self._serving:
+                self._cv.wait()
+
+    def __exit__(self, *exc):
+        with self._cv:
+            self._serving += 1
+            self._cv.notify_all()
+
+
+main_lock = TurnLock()
+sqs_lock = TurnLock()
 
 # Services whose calls never touch the SQS backend: they need only the main lock.
 MAIN_ONLY = {"ec2", "dynamodb", "iam", "ssm", "secretsmanager", "sts", "eks", "pricing", "kms", "autoscaling"}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -69,12 +70,22 @@ func (s *Store) RenewLease(ctx context.Context, l Lease, ttl time.Duration) (Lea
 	return l, nil
 }
 
-// LeaseReleaseBudget is how long a holder gives ReleaseLease, apart from its own deadline. A release
-// that meets a throttle or a 500 is retried by the store's client with a backoff that grows to seconds;
-// two in a row take more than five. A release cut short leaves the lease held until it expires (minutes),
-// stalling the next run, so the budget covers a couple of retries while staying inside the margin every
-// holder keeps before its deadline (the lifecycle's 10 s, the provisioner's 20 s).
+// LeaseReleaseBudget is how long a holder gives ReleaseLease, apart from its own deadline. A release cut
+// short leaves the lease held until it expires (minutes), stalling the next run, so the budget covers
+// the client's retries (see shortBackoff) while staying inside the margin every holder keeps before its
+// deadline (the lifecycle's 10 s, the provisioner's 20 s).
 const LeaseReleaseBudget = 10 * time.Second
+
+// releaseMaxBackoff caps the pause between a release's attempts. The store's client backs off up to 5 s
+// between attempts, which suits bulk writes riding out throttling; three failed attempts of a release in
+// a row then took longer than LeaseReleaseBudget. A release is one small write whose delay holds up the
+// next run, so it retries at once-a-second pace: eight attempts fit the budget.
+const releaseMaxBackoff = time.Second
+
+// shortBackoff caps the retryer's backoff for one call at releaseMaxBackoff.
+func shortBackoff(o *dynamodb.Options) {
+	o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, releaseMaxBackoff)
+}
 
 // ReleaseLease ends a lease early so the next writer need not wait for it to expire. Releasing a lease
 // that was already taken over is ErrLeaseLost and changes nothing.
@@ -86,7 +97,7 @@ func (s *Store) ReleaseLease(ctx context.Context, l Lease) error {
 		ConditionExpression:       aws.String("holder = :h AND #tok = :tok"),
 		ExpressionAttributeNames:  map[string]string{"#tok": "token"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":h": str(l.Holder), ":tok": num(l.Token), ":zero": num(0)},
-	})
+	}, shortBackoff)
 	return mapCondition(err, ErrLeaseLost, "releasing lease %s", l.Name)
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/assert"
@@ -54,4 +55,27 @@ func TestThrottlingIsRetried(t *testing.T) {
 	}), "state").GetClaim(ctx, "c1")
 	require.Error(t, err, "without retries the throttling error surfaces")
 	assert.Contains(t, err.Error(), "ThrottlingException")
+}
+
+func TestAReleaseRidesOutThrottlingWithinItsBudget(t *testing.T) {
+	ctx := context.Background()
+	moto := awstest.Shared(t)
+	_, err := NewClient(moto.Config()).CreateTable(ctx, CreateTableInput("state"))
+	require.NoError(t, err)
+	lease, err := New(NewClient(moto.Config()), "state").AcquireLease(ctx, "provisioner", "run-1", time.Minute)
+	require.NoError(t, err)
+
+	// Six throttled attempts in a row: at the client's usual backoff (up to 5 s a pause) they take about
+	// 13 s on average, past the budget; a release's pauses are capped at a second.
+	th := &throttler{n: 6, next: http.DefaultTransport}
+	cfg := moto.Config()
+	cfg.RetryMaxAttempts = 0 // as in Lambda: the store client's own retryer decides (8 attempts)
+	s := New(NewClient(cfg, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: th} }), "state")
+	rctx, cancel := context.WithTimeout(ctx, LeaseReleaseBudget)
+	defer cancel()
+	require.NoError(t, s.ReleaseLease(rctx, lease))
+	assert.EqualValues(t, 7, th.calls.Load())
+
+	_, err = New(NewClient(moto.Config()), "state").AcquireLease(ctx, "provisioner", "run-2", time.Minute)
+	assert.NoError(t, err, "released: another holder takes the lease at once")
 }
