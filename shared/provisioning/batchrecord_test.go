@@ -176,3 +176,24 @@ func TestABatchRecordsEachClaimAloneWhenOneMovedMeanwhile(t *testing.T) {
 		}
 	}
 }
+
+func TestARunWhoseNodeClassCouldNotBeReadAsksForAnotherRun(t *testing.T) {
+	ctx := context.Background()
+	w, f, _ := countedBatchWorld(t, 3)
+	r := w.p.deps.NodeClasses.(*fakeResolver)
+	r.err = errors.New("operation error EC2: DescribeImages, exceeded maximum number of attempts, 3: RequestLimitExceeded")
+	rep, err := w.p.Run(ctx, "run-1")
+	require.NoError(t, err)
+	assert.Empty(t, f.calls)
+	require.Len(t, rep.Skipped, 1)
+	assert.Contains(t, rep.Skipped[0], "EC2NodeClass default could not be resolved")
+	mark, err := w.store.Mark(ctx, SnapshotMark)
+	require.NoError(t, err)
+	assert.True(t, mark.IsZero(), "a failed read satisfies no trigger: its pods need another run")
+
+	r.err = nil
+	rep, err = w.p.Run(ctx, "run-2")
+	require.NoError(t, err)
+	assert.Len(t, rep.Claims, 3, "the next run launches")
+	assert.Empty(t, rep.Skipped)
+}

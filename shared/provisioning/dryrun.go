@@ -22,7 +22,7 @@ func (p *Provisioner) Plan(ctx context.Context, pods []*corev1.Pod) (*scheduling
 	if err != nil {
 		return nil, err
 	}
-	_, pools, more, _ := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion)
+	_, pools, more, _, _ := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion)
 	if problems = append(problems, more...); len(problems) > 0 {
 		return nil, fmt.Errorf("planning: %s", strings.Join(problems, "; "))
 	}

@@ -33,15 +33,19 @@ type readyClass struct {
 // catalog. It returns the usable classes and the pools that can launch; a pool whose class is missing,
 // not Ready or failed to resolve is left out and named in problems, and failed says why per class.
 func prepareClasses(ctx context.Context, r NodeClassResolver, cat *instancetypes.Catalog, prices instancetypes.Prices,
-	cfg runConfig, k8sVersion string) (classes map[string]*readyClass, pools []scheduling.NodePool, problems []string, failed map[string]string) {
+	cfg runConfig, k8sVersion string) (classes map[string]*readyClass, pools []scheduling.NodePool, problems []string, failed map[string]string,
+	unresolved []string) {
 	classes, failed = map[string]*readyClass{}, map[string]string{}
 	for _, p := range cfg.pools {
 		name := NodeClassRefName(p)
 		if _, done := classes[name]; !done && failed[name] == "" {
-			rc, why := prepareClass(ctx, r, cat, prices, cfg.nodeClasses[name], name, k8sVersion)
+			rc, why, readFailed := prepareClass(ctx, r, cat, prices, cfg.nodeClasses[name], name, k8sVersion)
 			if why != "" {
 				failed[name] = why
 				problems = append(problems, why)
+				if readFailed {
+					unresolved = append(unresolved, name)
+				}
 			} else {
 				classes[name] = rc
 			}
@@ -54,25 +58,26 @@ func prepareClasses(ctx context.Context, r NodeClassResolver, cat *instancetypes
 		p.InstanceTypes = rc.types
 		pools = append(pools, p)
 	}
-	return classes, pools, problems, failed
+	return classes, pools, problems, failed, unresolved
 }
 
-// prepareClass resolves one class; why says what makes it unusable.
+// prepareClass resolves one class; why says what makes it unusable, and readFailed that resolving it
+// failed (an AWS read past its retries), not the class: another run may well succeed.
 func prepareClass(ctx context.Context, r NodeClassResolver, cat *instancetypes.Catalog, prices instancetypes.Prices,
-	nc *apis.EC2NodeClass, name, k8sVersion string) (*readyClass, string) {
+	nc *apis.EC2NodeClass, name, k8sVersion string) (rc *readyClass, why string, readFailed bool) {
 	if nc == nil {
-		return nil, fmt.Sprintf("EC2NodeClass %q is not configured", name)
+		return nil, fmt.Sprintf("EC2NodeClass %q is not configured", name), false
 	}
 	res, err := r.Resolve(ctx, nc, k8sVersion)
 	if err != nil {
-		return nil, fmt.Sprintf("EC2NodeClass %s: resolving: %v", name, err)
+		return nil, fmt.Sprintf("EC2NodeClass %s: resolving: %v", name, err), true
 	}
 	if !res.Ready {
-		return nil, fmt.Sprintf("EC2NodeClass %s is not ready: %s", name, readyMessage(res))
+		return nil, fmt.Sprintf("EC2NodeClass %s is not ready: %s", name, readyMessage(res)), false
 	}
 	cfg, err := NodeClassConfigFrom(nc)
 	if err != nil {
-		return nil, err.Error()
+		return nil, err.Error(), false
 	}
 	subnets := nodeclass.BestPerZone(res.Subnets)
 	zones := slices.Sorted(maps.Keys(subnets))
@@ -82,13 +87,13 @@ func prepareClass(ctx context.Context, r NodeClassResolver, cat *instancetypes.C
 	}
 	types, _, err := cat.BuildWithReservations(cfg, prices, zones, reservations)
 	if err != nil {
-		return nil, fmt.Sprintf("EC2NodeClass %s: building instance types: %v", name, err)
+		return nil, fmt.Sprintf("EC2NodeClass %s: building instance types: %v", name, err), false
 	}
-	rc := &readyClass{nc: nc, resolved: res, subnets: subnets, types: types, byName: map[string]*scheduling.InstanceType{}}
+	rc = &readyClass{nc: nc, resolved: res, subnets: subnets, types: types, byName: map[string]*scheduling.InstanceType{}}
 	for _, it := range types {
 		rc.byName[it.Name] = it
 	}
-	return rc, ""
+	return rc, "", false
 }
 
 // readyMessage is the message of the resolution's Ready condition.

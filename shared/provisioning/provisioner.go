@@ -188,8 +188,13 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 		return err
 	}
 	p.loadSpotPrices(ctx, rep)
-	classes, pools, problems, _ := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion)
+	classes, pools, problems, _, unresolved := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion)
 	rep.Errors = append(rep.Errors, problems...)
+	for _, name := range unresolved {
+		// Reading the class failed (throttled, a 500, a timeout past the client's retries): its pools' pods
+		// need another run, so the trigger that woke this one is not satisfied by it.
+		rep.Skipped = append(rep.Skipped, fmt.Sprintf("EC2NodeClass %s could not be resolved; its NodePools' pods wait for the next run", name))
+	}
 	inFlight := inFlightClaims(claims, joined(snap), pools, classes)
 	rep.InFlight = len(inFlight)
 

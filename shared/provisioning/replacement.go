@@ -47,7 +47,7 @@ func (p *Provisioner) PrepareLaunches(ctx context.Context) (*Launches, error) {
 	}
 	var rep Report
 	p.loadSpotPrices(ctx, &rep)
-	classes, pools, more, failed := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion)
+	classes, pools, more, failed, _ := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion)
 	unavailable, err := p.unavailable(ctx)
 	if err != nil {
 		return nil, err
