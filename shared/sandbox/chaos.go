@@ -15,19 +15,20 @@ import (
 	"github.com/nodewright/nodewright/shared/instance"
 )
 
-// ChaosRules are the chaos scenario's faults: about 16 % of the functions' AWS calls and of their
+// ChaosRules are the chaos scenario's faults: about 15 % of the functions' AWS calls and of their
 // API-server calls fail transiently (throttled, 500, dropped), and 5 % of the AWS calls are slow. The
 // scenario must show at least 10 % failing; a run makes a few hundred calls of each kind, so the share
-// drawn varies by about two points, and 12 % (the rate before) fell under the floor in about one run
-// in ten. At 16 % the floor is three standard deviations away.
+// drawn varies by about two points, and 12 % (the rate before) fell under the floor in about one run in
+// ten. Throttles stay at 7 %: the EC2 client's adaptive retry mode answers each one by slowing its own
+// request rate, so more of them measure that policy more than recovery; the rest are 500s and drops.
 var ChaosRules = []faults.Rule{
-	{Target: faults.AWS, Kind: faults.Throttle, Probability: 0.09},
-	{Target: faults.AWS, Kind: faults.ServerError, Probability: 0.04},
-	{Target: faults.AWS, Kind: faults.Drop, Probability: 0.04},
+	{Target: faults.AWS, Kind: faults.Throttle, Probability: 0.07},
+	{Target: faults.AWS, Kind: faults.ServerError, Probability: 0.045},
+	{Target: faults.AWS, Kind: faults.Drop, Probability: 0.045},
 	{Target: faults.AWS, Kind: faults.Latency, Probability: 0.05, Delay: 200 * time.Millisecond},
-	{Target: faults.Kube, Kind: faults.Throttle, Probability: 0.09},
-	{Target: faults.Kube, Kind: faults.ServerError, Probability: 0.04},
-	{Target: faults.Kube, Kind: faults.Drop, Probability: 0.04},
+	{Target: faults.Kube, Kind: faults.Throttle, Probability: 0.07},
+	{Target: faults.Kube, Kind: faults.ServerError, Probability: 0.045},
+	{Target: faults.Kube, Kind: faults.Drop, Probability: 0.045},
 }
 
 // ChaosReport is the chaos scenario's outcome: the scale-up and spot-interruption flows under faults.
