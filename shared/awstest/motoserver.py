@@ -26,6 +26,45 @@ os.environ.setdefault("MOTO_PORT", str(port))
 app = DomainDispatcherApplication(create_backend_app)
 
 
+def copy_each_table_once():
+    """moto's TransactWriteItems deep-copies the whole table once per item of the transaction, to roll
+    back on failure: a 100-item transaction on a table of a thousand items copies it a hundred times and
+    takes seconds, where DynamoDB takes milliseconds. Within one transaction this copies each object once
+    and hands the same copy back; the rollback sees exactly what it saw before."""
+    import copy
+    import moto.dynamodb.models as models
+
+    class CopyOnce:
+        def __init__(self):
+            self.cache = None
+
+        def deepcopy(self, x, memo=None):
+            if self.cache is None:
+                return copy.deepcopy(x, memo)
+            if id(x) not in self.cache:
+                self.cache[id(x)] = copy.deepcopy(x)
+            return self.cache[id(x)]
+
+        def __getattr__(self, name):
+            return getattr(copy, name)
+
+    shim = CopyOnce()
+    models.copy = shim
+    transact = models.DynamoDBBackend.transact_write_items
+
+    def transact_write_items(self, *args, **kwargs):
+        shim.cache = {}
+        try:
+            return transact(self, *args, **kwargs)
+        finally:
+            shim.cache = None
+
+    models.DynamoDBBackend.transact_write_items = transact_write_items
+
+
+copy_each_table_once()
+
+
 class TurnLock:
     """A lock that serves its waiters in the order they came. Python's own Lock is not fair: under steady
     load a waiting request can lose the lock to newer ones again and again, and a single call then waits
