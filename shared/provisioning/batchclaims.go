@@ -129,9 +129,8 @@ func (b batchLaunch) launched(ctx context.Context, recs []launchRecord, at []int
 	if _, err := b.claims[0].store.PutClaims(ctx, olds, news); err != nil {
 		var errs []error
 		for n, r := range recs {
-			cl := b.claims[at[n]]
-			if _, err := cl.store.UpdateClaim(ctx, cl.name, r.update); err != nil && !errors.Is(err, errAdoptedFirst) {
-				errs = append(errs, fmt.Errorf("recording launch of claim %s (instance %s; the reconciler adopts it): %w", cl.name, r.inst.ID, err))
+			if err := b.claims[at[n]].recordLaunch(ctx, r); err != nil {
+				errs = append(errs, err)
 			}
 		}
 		return launched, append(errs, b.decide(ctx, recs, at))

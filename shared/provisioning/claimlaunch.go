@@ -100,11 +100,20 @@ func (l claimLaunch) plan(ctx context.Context, req instance.Request) (LaunchPlan
 func (l claimLaunch) launched(ctx context.Context, plan LaunchPlan, labels map[string]string, inst instance.Instance,
 	attempts int) (*LaunchedClaim, error) {
 	rec := l.launchRecord(plan, labels, inst, attempts)
-	_, err := l.store.UpdateClaim(ctx, l.name, rec.update)
-	if err != nil && !errors.Is(err, errAdoptedFirst) {
-		return rec.claim, fmt.Errorf("recording launch of claim %s (instance %s; the reconciler adopts it): %w", l.name, inst.ID, err)
+	if err := l.recordLaunch(ctx, rec); err != nil {
+		return rec.claim, err
 	}
 	return rec.claim, l.decide(ctx, "Launch", "Provisioned", l.target.claim.Why, rec.details)
+}
+
+// recordLaunch writes rec onto the claim's record on its own (read, apply, conditional put); a claim
+// the reconciler already adopted the instance for is left as it is.
+func (l claimLaunch) recordLaunch(ctx context.Context, rec launchRecord) error {
+	_, err := l.store.UpdateClaim(ctx, l.name, rec.update)
+	if err != nil && !errors.Is(err, errAdoptedFirst) {
+		return fmt.Errorf("recording launch of claim %s (instance %s; the reconciler adopts it): %w", l.name, rec.inst.ID, err)
+	}
+	return nil
 }
 
 // launchRecord is what recording a claim's launch writes: the claim's new fields and the Launch
