@@ -21,7 +21,10 @@ var _ ClusterReader = (*kube.Snapshotter)(nil)
 // existingNodes turns the snapshot's Nodes into the scheduler's view, each with its bound pods. A Node
 // carries its NodePool in the karpenter.sh/nodepool label and is initialized once Karpenter's
 // karpenter.sh/initialized label is "true"; Nodes Nodewright does not manage always count as initialized.
-func existingNodes(snap *kube.Snapshot) []scheduling.ExistingNode {
+// The label names one of Nodewright's NodePools only on a Node one of its claims stands for: Karpenter's
+// Nodes carry the same label, with the same pool names during a migration, and must not use up
+// Nodewright's NodePool limits, so they are unmanaged capacity here.
+func existingNodes(snap *kube.Snapshot, claims ClaimIndex) []scheduling.ExistingNode {
 	byNode := map[string][]*corev1.Pod{}
 	for _, p := range snap.Bound {
 		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
@@ -32,9 +35,13 @@ func existingNodes(snap *kube.Snapshot) []scheduling.ExistingNode {
 		if n.DeletionTimestamp != nil {
 			continue
 		}
-		pool := n.Labels[scheduling.LabelNodePool]
+		label := n.Labels[scheduling.LabelNodePool]
+		pool := ""
+		if _, ours := claims.Of(n); ours {
+			pool = label
+		}
 		out = append(out, scheduling.ExistingNode{Node: n, Pods: byNode[n.Name], NodePool: pool,
-			Initialized: pool == "" || n.Labels[scheduling.LabelNodeInitalized] == "true"})
+			Initialized: label == "" || n.Labels[scheduling.LabelNodeInitalized] == "true"})
 	}
 	return out
 }

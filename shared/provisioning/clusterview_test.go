@@ -39,11 +39,12 @@ func TestClusterView(t *testing.T) {
 	snap.Bound = []*corev1.Pod{&bound}
 	snap.Pending = []*corev1.Pod{&waiting, &gone, &nominated, &notTried}
 
-	nodes := existingNodes(snap)
+	nodes := existingNodes(snap, NewClaimIndex([]state.Claim{{Name: "default-a", ProviderID: "aws:///us-east-1a/i-1"}}))
 	require.Len(t, nodes, 3)
 	assert.Equal(t, []*corev1.Pod{&bound}, nodes[0].Pods)
 	assert.Equal(t, "default", nodes[0].NodePool)
 	assert.False(t, nodes[0].Initialized)
+	assert.Empty(t, nodes[1].NodePool, "no claim stands for the Node: its label names another provisioner's pool")
 	assert.True(t, nodes[1].Initialized)
 	assert.True(t, nodes[2].Initialized, "a node Nodewright does not manage is initialized")
 

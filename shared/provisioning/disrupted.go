@@ -9,27 +9,17 @@ import (
 	"github.com/nodewright/nodewright/shared/state"
 )
 
-// disruptedNodes names the Nodes on their way out: those carrying karpenter.sh/disrupted:NoSchedule and
-// those whose claim is draining (the taint may not be written yet). Their pods are reschedulable and
+// disruptedNodes names Nodewright's Nodes on their way out: those carrying karpenter.sh/disrupted:NoSchedule
+// and those whose claim is draining (the taint may not be written yet). Their pods are reschedulable and
 // the Nodes themselves no longer count as capacity, so replacement capacity is launched before the
-// drain evicts anything.
-func disruptedNodes(snap *kube.Snapshot, claims []state.Claim) map[string]bool {
-	draining := map[string]bool{}
-	for _, c := range claims {
-		if c.Lifecycle != state.Draining {
-			continue
-		}
-		if c.NodeName != "" {
-			draining[c.NodeName] = true
-		}
-		if c.ProviderID != "" {
-			draining[c.ProviderID] = true
-		}
-	}
+// drain evicts anything. A Node no claim of Nodewright's stands for is another provisioner's: Karpenter
+// taints its own Nodes karpenter.sh/disrupted too, and launches their replacements itself.
+func disruptedNodes(snap *kube.Snapshot, claims ClaimIndex) map[string]bool {
 	out := map[string]bool{}
 	for i := range snap.Nodes {
 		n := &snap.Nodes[i]
-		if hasDisruptedTaint(n) || draining[n.Name] || (n.Spec.ProviderID != "" && draining[n.Spec.ProviderID]) {
+		c, ours := claims.Of(n)
+		if ours && (c.Lifecycle == state.Draining || hasDisruptedTaint(n)) {
 			out[n.Name] = true
 		}
 	}

@@ -25,20 +25,25 @@ func boundTo(name, node string, mutate ...func(*corev1.Pod)) *corev1.Pod {
 func TestDisruptedNodesAndReschedulablePods(t *testing.T) {
 	now := metav1.Now()
 	snap := &kube.Snapshot{Nodes: []corev1.Node{
-		{ObjectMeta: metav1.ObjectMeta{Name: "tainted"}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{apis.DisruptedNoScheduleTaint}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "tainted"}, Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-1",
+			Taints: []corev1.Taint{apis.DisruptedNoScheduleTaint}}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "draining-by-name"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "draining-by-provider"}, Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-2"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "healthy"}, Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-3"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "other-taint"}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{
 			{Key: apis.DisruptedTaintKey, Effect: corev1.TaintEffectNoExecute}}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "karpenters"}, Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-k",
+			Taints: []corev1.Taint{apis.DisruptedNoScheduleTaint}}},
 	}}
 	claims := []state.Claim{
+		{Name: "t", Lifecycle: state.Initialized, ProviderID: "aws:///us-east-1a/i-1"},
 		{Name: "a", Lifecycle: state.Draining, NodeName: "draining-by-name"},
 		{Name: "b", Lifecycle: state.Draining, ProviderID: "aws:///us-east-1a/i-2"},
 		{Name: "c", Lifecycle: state.Initialized, NodeName: "healthy", ProviderID: "aws:///us-east-1a/i-3"},
 	}
-	disrupted := disruptedNodes(snap, claims)
-	assert.Equal(t, map[string]bool{"tainted": true, "draining-by-name": true, "draining-by-provider": true}, disrupted)
+	disrupted := disruptedNodes(snap, NewClaimIndex(claims))
+	assert.Equal(t, map[string]bool{"tainted": true, "draining-by-name": true, "draining-by-provider": true}, disrupted,
+		"Karpenter's tainted Node is Karpenter's to replace")
 
 	app := boundTo("app", "tainted")
 	other := boundTo("other", "draining-by-provider")
@@ -68,10 +73,10 @@ func TestDisruptedNodesAndReschedulablePods(t *testing.T) {
 	assert.Empty(t, reschedulablePods(snap, map[string]bool{}))
 
 	var names []string
-	for _, n := range withoutDisrupted(existingNodes(snap), disrupted) {
+	for _, n := range withoutDisrupted(existingNodes(snap, NewClaimIndex(claims)), disrupted) {
 		names = append(names, n.Node.Name)
 	}
-	assert.Equal(t, []string{"healthy", "other-taint"}, names, "disrupted Nodes are no capacity")
+	assert.Equal(t, []string{"healthy", "other-taint", "karpenters"}, names, "disrupted Nodes are no capacity")
 }
 
 // TestDrainingClaimIsNotInFlight: a claim on its way out must not absorb the pods it is giving up.

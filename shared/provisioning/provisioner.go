@@ -176,7 +176,8 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 	}
 	cfg, snap, claims, unavailable := in.cfg, in.snap, in.claims, in.unavailable
 	rep.Errors = append(rep.Errors, in.problems...)
-	disrupted := disruptedNodes(snap, claims)
+	index := NewClaimIndex(claims)
+	disrupted := disruptedNodes(snap, index)
 	pods := append(provisionablePods(snap), reschedulablePods(snap, disrupted)...)
 	rep.PendingPods = len(pods)
 	if len(pods) == 0 {
@@ -199,7 +200,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 	rep.InFlight = len(inFlight)
 
 	start := p.deps.Now()
-	plan, err := scheduling.Solve(scheduling.Input{Pods: pods, Nodes: withoutDisrupted(existingNodes(snap), disrupted), InFlight: inFlight,
+	plan, err := scheduling.Solve(scheduling.Input{Pods: pods, Nodes: withoutDisrupted(existingNodes(snap, index), disrupted), InFlight: inFlight,
 		NodePools: pools, DaemonSets: pointers(snap.DaemonSets), Unavailable: unavailable,
 		PersistentVolumeClaims: pointers(snap.PVCs), PersistentVolumes: pointers(snap.PVs),
 		StorageClasses: pointers(snap.StorageClasses), Namespaces: pointers(snap.Namespaces)})
