@@ -6,7 +6,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
 )
 
 // PoolUsage is what a NodePool's Nodes add up to against its limits, as Karpenter reports in a NodePool's
@@ -25,15 +27,21 @@ type PoolUsage struct {
 }
 
 // Usage sums the capacity of the Nodes labelled for each configured NodePool (Nodes being deleted do not
-// count), sorted by NodePool name. Pools without Nodes are listed too, with zero usage.
-func Usage(nodes []*corev1.Node, pools map[string]scheduling.NodePool) []PoolUsage {
+// count), sorted by NodePool name. Pools without Nodes are listed too, with zero usage. Only Nodes one of
+// claims stands for count: Karpenter's Nodes carry the same label, with the same NodePool names during a
+// migration, and use up none of Nodewright's limits (the provisioner does not count them either).
+func Usage(nodes []*corev1.Node, claims []state.Claim, pools map[string]scheduling.NodePool) []PoolUsage {
 	byPool := map[string]*PoolUsage{}
 	for name, p := range pools {
 		byPool[name] = &PoolUsage{NodePool: name, Used: corev1.ResourceList{}, Limits: p.Limits}
 	}
+	index := provisioning.NewClaimIndex(claims)
 	for _, n := range nodes {
 		u := byPool[n.Labels[scheduling.LabelNodePool]]
 		if u == nil || n.DeletionTimestamp != nil {
+			continue
+		}
+		if _, ours := index.Of(n); !ours {
 			continue
 		}
 		u.Nodes++

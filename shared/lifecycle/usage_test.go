@@ -10,10 +10,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
 )
 
 func usageNode(name, pool, cpu, memory string, deleting bool) *corev1.Node {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}},
+		Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-" + name},
 		Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu),
 			corev1.ResourceMemory: resource.MustParse(memory), corev1.ResourcePods: resource.MustParse("58")}}}
 	if pool != "" {
@@ -39,13 +41,21 @@ func TestUsageSumsCapacityAgainstLimits(t *testing.T) {
 		usageNode("going", "default", "64", "256Gi", true),
 		usageNode("unmanaged", "", "96", "384Gi", false),
 		usageNode("f", "frozen", "2", "4Gi", false),
+		usageNode("karpenters", "default", "32", "64Gi", false),
 	}
-	got := Usage(nodes, pools)
+	var claims []state.Claim
+	for _, n := range nodes {
+		if n.Name != "karpenters" {
+			claims = append(claims, state.Claim{Name: "claim-" + n.Name, NodePool: n.Labels[scheduling.LabelNodePool],
+				Lifecycle: state.Initialized, ProviderID: n.Spec.ProviderID})
+		}
+	}
+	got := Usage(nodes, claims, pools)
 	require.Len(t, got, 3)
 	assert.Equal(t, []string{"default", "frozen", "gpu"}, []string{got[0].NodePool, got[1].NodePool, got[2].NodePool})
 
 	def := got[0]
-	assert.Equal(t, 3, def.Nodes, "a Node being deleted and an unmanaged Node do not count")
+	assert.Equal(t, 3, def.Nodes, "a Node being deleted, an unmanaged Node and Karpenter's Node of the same pool name do not count")
 	cpu, mem, n := def.Used[corev1.ResourceCPU], def.Used[corev1.ResourceMemory], def.Used["nodes"]
 	assert.Equal(t, "20", cpu.String())
 	assert.Equal(t, "40Gi", mem.String())
