@@ -2,6 +2,7 @@ package provisioning
 
 import (
 	"context"
+	"fmt"
 
 	"golang.org/x/sync/errgroup"
 
@@ -21,10 +22,17 @@ type runInputs struct {
 
 // read reads the configuration, the cluster, the claims and the offerings without capacity at once:
 // the API server and DynamoDB answer in parallel, and in a burst the claim list alone takes a second
-// through moto. The order of the answers does not matter: a claim counts as in flight only until its
-// Node shows in the snapshot with allocatable (matched by provider id, which the claim records at
-// launch), so a claim read before its Node joined is not counted twice, and only the run holding the
-// lease creates claims.
+// through moto. The order of the answers does not matter for the claims in flight: a claim counts as in
+// flight only until its Node shows in the snapshot with allocatable (matched by provider id, which the
+// claim records at launch), so a claim read before its Node joined is not counted twice, and only the
+// run holding the lease creates claims.
+//
+// It matters for a disruption: the disruption function records its replacement claims and only then
+// taints the Nodes they replace (consolidation's execute), and a claim list read before those records
+// beside a snapshot read after the taint would make the run launch for the tainted Nodes' pods a second
+// time. So when the snapshot shows a Node tainted karpenter.sh/disrupted, the claims are read again once
+// the snapshot is complete: every taint it shows was written after its replacement claims, which that
+// second (strongly consistent) read sees. Runs without a disrupted Node pay nothing for it.
 func (p *Provisioner) read(ctx context.Context) (runInputs, error) {
 	var in runInputs
 	g, gctx := errgroup.WithContext(ctx)
@@ -44,5 +52,25 @@ func (p *Provisioner) read(ctx context.Context) (runInputs, error) {
 		in.unavailable, err = p.unavailable(gctx)
 		return err
 	})
-	return in, g.Wait()
+	if err := g.Wait(); err != nil {
+		return in, err
+	}
+	if anyDisruptedTaint(in.snap) {
+		claims, err := p.deps.Store.ListClaims(ctx)
+		if err != nil {
+			return in, fmt.Errorf("reading the claims again after a snapshot with a disrupted Node: %w", err)
+		}
+		in.claims = claims
+	}
+	return in, nil
+}
+
+// anyDisruptedTaint reports whether a Node of the snapshot, anyone's, carries karpenter.sh/disrupted:NoSchedule.
+func anyDisruptedTaint(snap *kube.Snapshot) bool {
+	for i := range snap.Nodes {
+		if hasDisruptedTaint(&snap.Nodes[i]) {
+			return true
+		}
+	}
+	return false
 }
