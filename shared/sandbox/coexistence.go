@@ -100,6 +100,8 @@ type CoexistenceReport struct {
 	NarrowedProvisionerRuns  int    `json:"narrowedProvisionerRuns"`
 	NarrowedPodsRunning      int    `json:"narrowedPodsRunning"`
 
+	// ForeignDisruption is Karpenter disrupting one of its own Nodes (karpenterdisruption.go).
+	ForeignDisruption
 	Capacity
 	// PodsLost: pods missing after each disruption (spot, node deletion) and at the end (inflate and
 	// Karpenter's app), summed.
@@ -187,9 +189,12 @@ func (s *Sandbox) Coexistence(ctx context.Context, o CoexistenceOptions) (Coexis
 	if err := s.narrowedLabelStep(ctx, o, &rep); err != nil {
 		return rep, err
 	}
+	if err := s.karpenterDisruptionStep(ctx, o, &fc, &rep.ForeignDisruption); err != nil {
+		return rep, err
+	}
 	rep.DurationSeconds = round3(time.Since(start).Seconds())
 	s.settle(ctx)
-	return s.finishCoexistence(ctx, rep, fc, foreignPods.snapshot(), start, o, errsBefore)
+	return s.finishCoexistence(ctx, rep, fc, append(foreignPods.snapshot(), rep.ForeignDisruption.pods...), start, o, errsBefore)
 }
 
 // checkDiscovery lists Nodewright's instances as Karpenter's garbage collection would and keeps the most
@@ -355,7 +360,7 @@ func (s *Sandbox) finishCoexistence(ctx context.Context, rep CoexistenceReport, 
 	if err != nil {
 		return rep, err
 	}
-	rep.PodsLost = rep.SpotInterruption.PodsLost + rep.DeletedNodePodsLost +
+	rep.PodsLost = rep.SpotInterruption.PodsLost + rep.DeletedNodePodsLost + rep.ForeignDisruptionPodsLost +
 		max(int(o.Replicas)-inflateRunning, 0) + max(fc.Replicas-foreignRunning, 0)
 	if rep.Capacity, err = s.capacity(ctx); err != nil {
 		return rep, err
@@ -379,6 +384,7 @@ func (s *Sandbox) finishCoexistence(ctx context.Context, rep CoexistenceReport, 
 		"noLeakedInstances":                              rep.LeakedInstances == 0 && len(rep.Leaks) == 0,
 		"noPodsLost":                                     rep.PodsLost == 0,
 	}
+	rep.foreignDisruptionTargets(rep.TargetsMet, o.ProvisionerRuns)
 	var missed []string
 	for k, ok := range rep.TargetsMet {
 		if !ok {

@@ -10,14 +10,16 @@ import (
 )
 
 // Karpenter's capacity beside Nodewright's: nothing of Karpenter's touched, nothing of Nodewright's that
-// Karpenter would collect, a deleted Node drained and terminated, a narrowed label launched once.
+// Karpenter would collect, a deleted Node drained and terminated, a narrowed label launched once, and
+// Karpenter's disruption of its own Node left to Karpenter.
 func TestCoexistenceLeavesKarpenterAloneAndRemovesOnlyItsOwn(t *testing.T) {
 	sb := start(t)
 	rep, err := sb.Coexistence(context.Background(), CoexistenceOptions{ScaleUpOptions: ScaleUpOptions{Replicas: 6, Timeout: 2 * time.Minute}})
 	require.NoError(t, err)
 	t.Logf("report: %+v", rep)
 	require.Len(t, rep.ForeignInstances, 3)
-	assert.Equal(t, 3, rep.ForeignPods, "Karpenter's app ran on its nodes")
+	assert.GreaterOrEqual(t, rep.ForeignPods, 3+2*rep.ForeignDisruptedPods,
+		"Karpenter's app ran on its nodes, and the disrupted Node's pods on it and on its replacement")
 
 	assert.Zero(t, rep.ForeignInstancesTerminated, "Karpenter's instances")
 	assert.Zero(t, rep.ForeignNodesModified, "writes to Karpenter's Nodes: %v", rep.ForeignNodeWrites)
@@ -36,6 +38,14 @@ func TestCoexistenceLeavesKarpenterAloneAndRemovesOnlyItsOwn(t *testing.T) {
 	assert.GreaterOrEqual(t, rep.NarrowedProvisionerRuns, 5)
 	assert.Equal(t, rep.NarrowedLabelNodesNeeded, rep.NarrowedLabelLaunches, "the narrowed label launches once")
 	assert.Equal(t, rep.NarrowedPods, rep.NarrowedPodsRunning)
+
+	assert.NotEmpty(t, rep.ForeignDisruptedNode)
+	assert.Equal(t, 2, rep.ForeignDisruptedPods)
+	assert.GreaterOrEqual(t, rep.ForeignDisruptionRuns, 5, "the provisioner ran while Karpenter's Node was tainted")
+	assert.Zero(t, rep.ForeignDisruptionPodsSeen, "Karpenter's Node's pods are not Nodewright's to move")
+	assert.Zero(t, rep.LaunchesForForeignDisruption, "Karpenter launches the replacement of its own Node")
+	assert.GreaterOrEqual(t, rep.ForeignDisruptionPodsMovedAfterS, 0.0, "the pods run on Karpenter's replacement")
+	assert.Zero(t, rep.ForeignDisruptionPodsLost)
 
 	assert.Zero(t, rep.LeakedInstances)
 	assert.Empty(t, rep.Leaks)

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -51,61 +52,12 @@ const karpenterInstanceType = "m5.large"
 // termination finalizer and the instance's provider id, and a deployment selecting the pool, running.
 func (s *Sandbox) launchKarpenterCapacity(ctx context.Context, n int, namespace string) (foreignCapacity, error) {
 	fc := foreignCapacity{App: "karpenter-app", Replicas: n}
-	image, err := s.EC2.DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: []ec2types.Filter{
-		{Name: aws.String("tag:nodewright.sh/sandbox-ami"), Values: []string{"true"}}}})
-	if err != nil || len(image.Images) == 0 {
-		return fc, fmt.Errorf("finding the node AMI for Karpenter's instances: %v", err)
-	}
-	info, ok := s.agent.types[karpenterInstanceType]
-	if !ok {
-		return fc, fmt.Errorf("instance type %s is not in the catalog", karpenterInstanceType)
-	}
 	for i := 0; i < n; i++ {
-		zone := Zones[i%len(Zones)]
-		subnets, err := s.EC2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{
-			{Name: aws.String("availability-zone"), Values: []string{zone}},
-			{Name: aws.String("tag:karpenter.sh/discovery"), Values: []string{Cluster}}}})
-		if err != nil || len(subnets.Subnets) == 0 {
-			return fc, fmt.Errorf("finding the subnet in %s: %v", zone, err)
-		}
-		claim := fmt.Sprintf("%s-k%04d", KarpenterNodePool, i)
-		tags := map[string]string{
-			kubernetesClusterTag(Cluster): "owned", eksTagClusterName: Cluster, karpenterTagNodePool: KarpenterNodePool,
-			karpenterTagNodeClass: "default", karpenterTagNodeClaim: claim, "Name": KarpenterNodePool + "/" + claim,
-		}
-		var tagList []ec2types.Tag
-		for k, v := range tags {
-			tagList = append(tagList, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})
-		}
-		out, err := s.EC2.RunInstances(ctx, &ec2.RunInstancesInput{ImageId: image.Images[0].ImageId, MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
-			InstanceType: ec2types.InstanceType(karpenterInstanceType), SubnetId: subnets.Subnets[0].SubnetId,
-			TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: tagList},
-				{ResourceType: ec2types.ResourceTypeVolume, Tags: tagList}}})
+		id, name, err := s.launchKarpenterNode(ctx, fmt.Sprintf("%s-k%04d", KarpenterNodePool, i), Zones[i%len(Zones)], nil)
 		if err != nil {
-			return fc, fmt.Errorf("launching Karpenter's instance in %s: %w", zone, err)
-		}
-		inst := out.Instances[0]
-		id := aws.ToString(inst.InstanceId)
-		s.agent.markForeign(id) // before its boot delay is up: the agent must never join it as Nodewright's
-		name := aws.ToString(inst.PrivateDnsName)
-		labels := scheduling.AWSLabels(info, scheduling.NodeClassConfig{})
-		for k, v := range map[string]string{
-			corev1.LabelHostname: name, corev1.LabelInstanceTypeStable: karpenterInstanceType,
-			corev1.LabelTopologyZone: zone, corev1.LabelTopologyRegion: zone[:len(zone)-1],
-			scheduling.LabelNodePool: KarpenterNodePool, scheduling.LabelEC2NodeClass: "default",
-			scheduling.LabelCapacityType:   scheduling.CapacityTypeOnDemand,
-			scheduling.LabelNodeRegistered: "true", scheduling.LabelNodeInitalized: "true",
-		} {
-			labels[k] = v
-		}
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Finalizers: []string{karpenterFinalizer}},
-			Spec: corev1.NodeSpec{ProviderID: "aws:///" + zone + "/" + id}}
-		if err := s.agent.joinForeign(ctx, inst, node); err != nil {
-			return fc, fmt.Errorf("registering Karpenter's Node %s: %w", name, err)
+			return fc, err
 		}
 		fc.Instances, fc.Nodes = append(fc.Instances, id), append(fc.Nodes, name)
-		s.Timeline.Printf("karpenter", "instance %s (%s, %s, NodePool %s, NodeClaim %s) registered as Node %s", id, karpenterInstanceType, zone,
-			KarpenterNodePool, claim, name)
 	}
 	deploy := pauseDeployment(fc.App, namespace, int32(n), "1500m", "1Gi", map[string]string{scheduling.LabelNodePool: KarpenterNodePool})
 	if _, err := s.Client.AppsV1().Deployments(namespace).Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
@@ -126,6 +78,65 @@ func (s *Sandbox) launchKarpenterCapacity(ctx context.Context, n int, namespace 
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// launchKarpenterNode launches one instance of Karpenter's NodePool in zone for its NodeClaim claim,
+// tagged as Karpenter tags them, and registers its Ready Node with Karpenter's labels (and extra), its
+// termination finalizer and the instance's provider id. It returns the instance id and the Node name.
+func (s *Sandbox) launchKarpenterNode(ctx context.Context, claim, zone string, extra map[string]string) (string, string, error) {
+	image, err := s.EC2.DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:nodewright.sh/sandbox-ami"), Values: []string{"true"}}}})
+	if err != nil || len(image.Images) == 0 {
+		return "", "", fmt.Errorf("finding the node AMI for Karpenter's instances: %v", err)
+	}
+	info, ok := s.agent.types[karpenterInstanceType]
+	if !ok {
+		return "", "", fmt.Errorf("instance type %s is not in the catalog", karpenterInstanceType)
+	}
+	subnets, err := s.EC2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{
+		{Name: aws.String("availability-zone"), Values: []string{zone}},
+		{Name: aws.String("tag:karpenter.sh/discovery"), Values: []string{Cluster}}}})
+	if err != nil || len(subnets.Subnets) == 0 {
+		return "", "", fmt.Errorf("finding the subnet in %s: %v", zone, err)
+	}
+	tags := map[string]string{
+		kubernetesClusterTag(Cluster): "owned", eksTagClusterName: Cluster, karpenterTagNodePool: KarpenterNodePool,
+		karpenterTagNodeClass: "default", karpenterTagNodeClaim: claim, "Name": KarpenterNodePool + "/" + claim,
+	}
+	var tagList []ec2types.Tag
+	for k, v := range tags {
+		tagList = append(tagList, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})
+	}
+	out, err := s.EC2.RunInstances(ctx, &ec2.RunInstancesInput{ImageId: image.Images[0].ImageId, MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
+		InstanceType: ec2types.InstanceType(karpenterInstanceType), SubnetId: subnets.Subnets[0].SubnetId,
+		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: tagList},
+			{ResourceType: ec2types.ResourceTypeVolume, Tags: tagList}}})
+	if err != nil {
+		return "", "", fmt.Errorf("launching Karpenter's instance in %s: %w", zone, err)
+	}
+	inst := out.Instances[0]
+	id := aws.ToString(inst.InstanceId)
+	s.agent.markForeign(id) // before its boot delay is up: the agent must never join it as Nodewright's
+	name := aws.ToString(inst.PrivateDnsName)
+	labels := scheduling.AWSLabels(info, scheduling.NodeClassConfig{})
+	for k, v := range map[string]string{
+		corev1.LabelHostname: name, corev1.LabelInstanceTypeStable: karpenterInstanceType,
+		corev1.LabelTopologyZone: zone, corev1.LabelTopologyRegion: zone[:len(zone)-1],
+		scheduling.LabelNodePool: KarpenterNodePool, scheduling.LabelEC2NodeClass: "default",
+		scheduling.LabelCapacityType:   scheduling.CapacityTypeOnDemand,
+		scheduling.LabelNodeRegistered: "true", scheduling.LabelNodeInitalized: "true",
+	} {
+		labels[k] = v
+	}
+	maps.Copy(labels, extra)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Finalizers: []string{karpenterFinalizer}},
+		Spec: corev1.NodeSpec{ProviderID: "aws:///" + zone + "/" + id}}
+	if err := s.agent.joinForeign(ctx, inst, node); err != nil {
+		return "", "", fmt.Errorf("registering Karpenter's Node %s: %w", name, err)
+	}
+	s.Timeline.Printf("karpenter", "instance %s (%s, %s, NodePool %s, NodeClaim %s) registered as Node %s", id, karpenterInstanceType, zone,
+		KarpenterNodePool, claim, name)
+	return id, name, nil
 }
 
 // foreignInstancesTerminated counts the foreign instances that are no longer running.
