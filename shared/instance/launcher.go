@@ -123,10 +123,14 @@ func (i Instance) ProviderID() string { return "aws:///" + i.Zone + "/" + i.ID }
 type Launcher struct {
 	ec2     EC2API
 	cluster string
+	// now is the clock Terminated judges an instance's age by.
+	now func() time.Time
 }
 
 // New returns a launcher for cluster.
-func New(api EC2API, cluster string) *Launcher { return &Launcher{ec2: api, cluster: cluster} }
+func New(api EC2API, cluster string) *Launcher {
+	return &Launcher{ec2: api, cluster: cluster, now: time.Now}
+}
 
 // Launch starts the claim's instance, or returns the one already launched for it. When EC2 answered, the
 // error is an InsufficientCapacityError (every offering it named lacked capacity), an OfferingsError

@@ -37,6 +37,9 @@ func (p *passState) reconcileInput() reconcile.Input {
 		if c.LaunchedAt != nil {
 			rc.LaunchedAt = *c.LaunchedAt
 		}
+		if c.NodeLostAt != nil {
+			rc.NodeLostAt = *c.NodeLostAt
+		}
 		in.Claims = append(in.Claims, rc)
 	}
 	for _, i := range p.w.instances {
@@ -82,6 +85,10 @@ func (p *passState) repair(ctx context.Context) {
 			p.handOverAction(ctx, a)
 		case reconcile.DeleteClaim:
 			p.deleteClaim(ctx, a)
+		case reconcile.NoteNodeLost:
+			p.noteNodeLost(ctx, a)
+		case reconcile.ClearNodeLost:
+			p.clearNodeLost(ctx, a)
 		}
 	}
 }

@@ -21,6 +21,9 @@ type RunReport struct {
 	ClaimsDeleted int
 	// FinalizersRemoved counts deleting Nodes released because their instance is gone.
 	FinalizersRemoved int
+	// NodesLost counts registered claims whose Node the pass found gone while their instance runs (noted;
+	// handed over once the Node has stayed gone for reconcile.NodeLostGrace).
+	NodesLost int
 	// Joining counts, after the last pass, the claims whose Node is still on its way (pending, launched
 	// or registered).
 	Joining int
@@ -54,6 +57,7 @@ func (r *RunReport) add(p RunReport) {
 	r.HandedOver += p.HandedOver
 	r.ClaimsDeleted += p.ClaimsDeleted
 	r.FinalizersRemoved += p.FinalizersRemoved
+	r.NodesLost += p.NodesLost
 	r.Joining, r.Deferred, r.Waiting, r.Skipped, r.Held, r.Usage = p.Joining, p.Deferred, p.Waiting, p.Skipped, p.Held, p.Usage
 	r.Errors = append(r.Errors, p.Errors...)
 	r.TemplatesDeleted = append(r.TemplatesDeleted, p.TemplatesDeleted...)
@@ -62,7 +66,7 @@ func (r *RunReport) add(p RunReport) {
 
 // String summarises the report in one line (for logs and test failures).
 func (r RunReport) String() string {
-	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d rebuilt=%d handedOver=%d claimsDeleted=%d finalizersRemoved=%d templatesDeleted=%d profilesDeleted=%d joining=%d deferred=%d errors=%d",
-		r.Passes, r.Registered, r.Initialized, r.Adopted, r.Rebuilt, r.HandedOver, r.ClaimsDeleted, r.FinalizersRemoved,
+	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d rebuilt=%d handedOver=%d claimsDeleted=%d finalizersRemoved=%d nodesLost=%d templatesDeleted=%d profilesDeleted=%d joining=%d deferred=%d errors=%d",
+		r.Passes, r.Registered, r.Initialized, r.Adopted, r.Rebuilt, r.HandedOver, r.ClaimsDeleted, r.FinalizersRemoved, r.NodesLost,
 		len(r.TemplatesDeleted), len(r.ProfilesDeleted), r.Joining, r.Deferred, len(r.Errors))
 }

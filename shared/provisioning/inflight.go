@@ -12,7 +12,9 @@ import (
 // pods waiting for a booting node trigger no second launch. A claim stays in flight until its Node is in
 // the snapshot with the allocatable its kubelet posted (joined): a claim the lifecycle registered after the
 // snapshot listed Nodes, or whose Node has not posted its status, would otherwise stand for nothing and
-// its pods would launch a second node. Claims already initialized are never in flight. A claim carries the labels recorded for it (its pool's, the values
+// its pods would launch a second node. Claims already initialized are never in flight, nor is a registered
+// claim whose Node the lifecycle found gone while its instance runs (NodeLostAt: deleted with the finalizer
+// stripped; it boots nothing, and its pods need capacity elsewhere). A claim carries the labels recorded for it (its pool's, the values
 // its pods narrowed, its instance type's). A launched claim looks like its instance type in its zone
 // and capacity type; a pending one (its launch not answered yet) like the cheapest of its instance-type
 // options. A claim whose NodePool can no longer launch, or whose type is not in the catalog, still stands for its
@@ -25,7 +27,8 @@ func inFlightClaims(claims []state.Claim, nodes joinedNodes, pools []scheduling.
 	}
 	var out []scheduling.InFlightClaim
 	for _, c := range claims {
-		if (c.Lifecycle != state.Pending && c.Lifecycle != state.Launched && c.Lifecycle != state.Registered) || nodes.has(c) {
+		if (c.Lifecycle != state.Pending && c.Lifecycle != state.Launched && c.Lifecycle != state.Registered) || nodes.has(c) ||
+			c.NodeLostAt != nil {
 			continue
 		}
 		f := scheduling.InFlightClaim{Name: c.Name, NodePool: c.NodePool, Labels: map[string]string{}}

@@ -2,6 +2,7 @@ package provisioning
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,4 +59,22 @@ func TestInFlightClaims(t *testing.T) {
 
 	unknown := got[2]
 	assert.Equal(t, scheduling.Resources{CPU: 3000, Memory: 6 << 30}, unknown.Allocatable, "its requests stand in for an unknown type")
+}
+
+// A registered claim whose Node was deleted with the finalizer stripped boots nothing: once the lifecycle
+// has found its Node gone (NodeLostAt) it is no longer capacity in flight, so its pods get a node.
+func TestRegisteredClaimWithLostNodeIsNotInFlight(t *testing.T) {
+	m5 := instanceType("m5.xlarge", "amd64", 4, 0.192, "us-east-1a")
+	classes := map[string]*readyClass{"default": testClass(m5)}
+	pools := []scheduling.NodePool{{Name: "default"}}
+	lost := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	claims := []state.Claim{
+		{Name: "lost", NodePool: "default", NodeClass: "default", Lifecycle: state.Registered, InstanceType: "m5.xlarge",
+			InstanceID: "i-1", ProviderID: "aws:///us-east-1a/i-1", NodeName: "ip-10-0-0-1", NodeLostAt: &lost},
+		{Name: "joining", NodePool: "default", NodeClass: "default", Lifecycle: state.Registered, InstanceType: "m5.xlarge",
+			InstanceID: "i-2", ProviderID: "aws:///us-east-1a/i-2", NodeName: "ip-10-0-0-2"},
+	}
+	got := inFlightClaims(claims, joinedNodes{byProviderID: map[string]bool{}, byName: map[string]bool{}}, pools, classes)
+	require.Len(t, got, 1)
+	assert.Equal(t, "joining", got[0].Name, "a registered claim whose Node has not posted its status yet still counts")
 }

@@ -17,7 +17,10 @@
 //     after the launch is handed to the termination flow;
 //   - garbage collection: a launched or registered claim whose instance is gone, 2 minutes or more after
 //     its launch (ClaimGCGrace), is deleted, or handed over when a Node that is not Ready is left; either
-//     only once EC2, asked by instance id, confirms the instance gone (Action.ConfirmGone).
+//     only once EC2, asked by instance id, confirms the instance gone (Action.ConfirmGone);
+//   - lost Node: a registered claim whose instance runs but whose Node is gone (deleted with Nodewright's
+//     finalizer stripped) is noted when first seen so (NoteNodeLost), and handed to the termination flow
+//     once the Node has stayed gone for NodeLostGrace; a Node that comes back clears the note.
 //
 // It never scales down on incomplete data: if any of the three lists is incomplete, it decides nothing.
 // The package is pure: lists and the time in, actions out.

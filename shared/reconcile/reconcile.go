@@ -25,6 +25,13 @@ const (
 	// way, and a pass pairing them another way would give one instance two claims and leave another with
 	// none. It is longer than a provisioner run (60 s), so only a batch whose run died is paired here.
 	BatchAdoptGrace = 90 * time.Second
+	// NodeLostGrace is how long the Node of a registered claim may stay gone while its instance runs
+	// before the claim is handed to the termination flow: a Node deleted with Nodewright's finalizer
+	// stripped (by an operator, or in the moment a cut-off registration had not put it on yet) leaves an
+	// instance nothing drains or terminates. The grace lets a kubelet that is restarted register its Node
+	// again, and lets one pass's view be confirmed by a later one: the first pass that misses the Node
+	// only notes it (NoteNodeLost), and the hand-over needs a Node missing at both ends of the grace.
+	NodeLostGrace = 2 * time.Minute
 )
 
 // ClaimState is a claim's lifecycle as far as reconciliation cares.
@@ -49,6 +56,9 @@ type Claim struct {
 	LaunchedAt time.Time
 	// Batch is the id of the batched launch the claim went with, if any.
 	Batch string
+	// NodeLostAt is when a pass first found the registered claim's Node gone while its instance runs
+	// (zero: its Node was there, as far as any pass saw).
+	NodeLostAt time.Time
 }
 
 // Instance is a live EC2 instance tagged nodewright.sh/cluster=<cluster>: Nodewright's own. Instances
@@ -90,6 +100,10 @@ const (
 	// Terminate hands Claim to the termination flow (drain, terminate, delete the Node after the instance
 	// is gone); the lifecycle itself never terminates an instance nor deletes a Node.
 	Terminate Kind = "Terminate"
+	// NoteNodeLost records Now as the registered Claim's NodeLostAt: its Node is gone, its instance runs.
+	NoteNodeLost Kind = "NoteNodeLost"
+	// ClearNodeLost clears Claim's NodeLostAt: its Node is back (a kubelet registered it again).
+	ClearNodeLost Kind = "ClearNodeLost"
 )
 
 // Action is one repair.
@@ -120,6 +134,9 @@ const (
 	reasonGone         = "garbage_collected: the instance is gone"
 	reasonGhostNode    = "garbage_collected: the instance is gone and its Node is not Ready"
 	reasonOrphan       = "orphan: an own instance no claim stands for; its claim is rebuilt from its tags"
+	reasonNodeMissing  = "node_lost: the claim's Node is gone while its instance runs"
+	reasonNodeLost     = "node_lost: the claim's Node has been gone for 2m while its instance runs (deleted without Nodewright's finalizer)"
+	reasonNodeBack     = "node_lost: the claim's Node is back"
 )
 
 // Decide returns the repairs for in, in a deterministic order.
@@ -186,7 +203,7 @@ func Decide(in Input) Result {
 		out = append(out, orphan(in.Now, i, names, nodeByInstance)...)
 	}
 	// Adopt and rebuild before anything is handed over (a handed-over claim must exist), forget last.
-	rank := map[Kind]int{AdoptInstance: 0, RebuildClaim: 0, Terminate: 1, DeleteClaim: 2}
+	rank := map[Kind]int{AdoptInstance: 0, RebuildClaim: 0, NoteNodeLost: 0, ClearNodeLost: 0, Terminate: 1, DeleteClaim: 2}
 	sort.SliceStable(out, func(a, b int) bool {
 		if out[a].Kind != out[b].Kind {
 			return rank[out[a].Kind] < rank[out[b].Kind]
@@ -208,6 +225,8 @@ func decideLive(now time.Time, c Claim, instByID map[string]Instance, nodeByInst
 	switch {
 	case running && !hasNode && c.State == Launched && now.Sub(launched) >= RegistrationTimeout:
 		return []Action{{Kind: Terminate, Claim: c.Name, Instance: c.InstanceID, Reason: reasonRegistration}}
+	case running && c.State == Registered:
+		return nodeLost(now, c, hasNode)
 	case running || now.Sub(launched) < ClaimGCGrace:
 		return nil
 	case hasNode && n.Ready:
@@ -217,6 +236,24 @@ func decideLive(now time.Time, c Claim, instByID map[string]Instance, nodeByInst
 		return []Action{{Kind: Terminate, Claim: c.Name, Instance: c.InstanceID, Node: n.Name, Reason: reasonGhostNode, ConfirmGone: true}}
 	}
 	return []Action{{Kind: DeleteClaim, Claim: c.Name, Instance: c.InstanceID, Reason: reasonGone, ConfirmGone: true}}
+}
+
+// nodeLost is the repair of a registered claim whose instance runs: none while its Node is there; when
+// the Node is gone, first a note of when that was seen, and once it has stayed gone for NodeLostGrace a
+// hand-over to the termination flow, which terminates the instance (nothing is left to drain) and
+// deletes the claim. A Node that comes back clears the note.
+func nodeLost(now time.Time, c Claim, hasNode bool) []Action {
+	switch {
+	case hasNode && c.NodeLostAt.IsZero():
+		return nil
+	case hasNode:
+		return []Action{{Kind: ClearNodeLost, Claim: c.Name, Instance: c.InstanceID, Node: c.NodeName, Reason: reasonNodeBack}}
+	case c.NodeLostAt.IsZero():
+		return []Action{{Kind: NoteNodeLost, Claim: c.Name, Instance: c.InstanceID, Node: c.NodeName, Reason: reasonNodeMissing}}
+	case now.Sub(c.NodeLostAt) >= NodeLostGrace:
+		return []Action{{Kind: Terminate, Claim: c.Name, Instance: c.InstanceID, Node: c.NodeName, Reason: reasonNodeLost}}
+	}
+	return nil
 }
 
 // orphan rebuilds the claim of an own instance no claim stands for, named by its nodewright.sh/nodeclaim

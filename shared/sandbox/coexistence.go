@@ -90,6 +90,8 @@ type CoexistenceReport struct {
 	DeletedNodeGoneAfterS               float64 `json:"deletedNodeGoneAfterSeconds"`
 	DeletedNodePodsRescheduledAfterS    float64 `json:"deletedNodePodsRescheduledAfterSeconds"`
 	DeletedNodePodsLost                 int     `json:"deletedNodePodsLost"`
+	// The Nodewright Node deleted with its finalizer stripped (stripped.go).
+	StrippedNodeReport
 
 	// The narrowed-label deployment: its selector, size, the nodes one plan needs for it, the nodes
 	// launched for it over NarrowedProvisionerRuns runs, and its pods running at the end.
@@ -142,7 +144,8 @@ spec:
 // Coexistence runs the coexistence scenario: Karpenter-launched capacity (instances tagged as Karpenter
 // v1 tags them, Ready Nodes with its labels and finalizer, pods running) lives beside Nodewright while
 // Nodewright scales up, handles a spot interruption and runs its lifecycle passes; then a Nodewright
-// Node is deleted as `kubectl delete node` does, and a deployment selects a narrowed label. Nothing of
+// Node is deleted as `kubectl delete node` does, another is deleted with its finalizer stripped, and a
+// deployment selects a narrowed label. Nothing of
 // Karpenter's may be touched, nothing of Nodewright's may look like Karpenter's to Karpenter.
 func (s *Sandbox) Coexistence(ctx context.Context, o CoexistenceOptions) (CoexistenceReport, error) {
 	o.defaults()
@@ -181,6 +184,9 @@ func (s *Sandbox) Coexistence(ctx context.Context, o CoexistenceOptions) (Coexis
 	}
 
 	if err := s.deleteNodeStep(ctx, o, &rep); err != nil {
+		return rep, err
+	}
+	if err := s.strippedNodeStep(ctx, o, &rep.StrippedNodeReport); err != nil {
 		return rep, err
 	}
 	if err := s.checkDiscovery(ctx, &rep); err != nil {
@@ -360,7 +366,7 @@ func (s *Sandbox) finishCoexistence(ctx context.Context, rep CoexistenceReport, 
 	if err != nil {
 		return rep, err
 	}
-	rep.PodsLost = rep.SpotInterruption.PodsLost + rep.DeletedNodePodsLost + rep.ForeignDisruptionPodsLost +
+	rep.PodsLost = rep.SpotInterruption.PodsLost + rep.DeletedNodePodsLost + rep.StrippedNodePodsLost + rep.ForeignDisruptionPodsLost +
 		max(int(o.Replicas)-inflateRunning, 0) + max(fc.Replicas-foreignRunning, 0)
 	if rep.Capacity, err = s.capacity(ctx); err != nil {
 		return rep, err
@@ -385,6 +391,7 @@ func (s *Sandbox) finishCoexistence(ctx context.Context, rep CoexistenceReport, 
 		"noPodsLost":                                     rep.PodsLost == 0,
 	}
 	rep.foreignDisruptionTargets(rep.TargetsMet, o.ProvisionerRuns)
+	rep.StrippedNodeReport.targets(rep.TargetsMet)
 	var missed []string
 	for k, ok := range rep.TargetsMet {
 		if !ok {

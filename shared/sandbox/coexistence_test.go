@@ -10,8 +10,9 @@ import (
 )
 
 // Karpenter's capacity beside Nodewright's: nothing of Karpenter's touched, nothing of Nodewright's that
-// Karpenter would collect, a deleted Node drained and terminated, a narrowed label launched once, and
-// Karpenter's disruption of its own Node left to Karpenter.
+// Karpenter would collect, a deleted Node drained and terminated, a Node deleted with its finalizer
+// stripped ending with its instance terminated, a narrowed label launched once, and Karpenter's
+// disruption of its own Node left to Karpenter.
 func TestCoexistenceLeavesKarpenterAloneAndRemovesOnlyItsOwn(t *testing.T) {
 	sb := start(t)
 	rep, err := sb.Coexistence(context.Background(), CoexistenceOptions{ScaleUpOptions: ScaleUpOptions{Replicas: 6, Timeout: 2 * time.Minute}})
@@ -33,6 +34,11 @@ func TestCoexistenceLeavesKarpenterAloneAndRemovesOnlyItsOwn(t *testing.T) {
 	assert.GreaterOrEqual(t, rep.DeletedNodeGoneAfterS, 0.0, "the deleted Node goes")
 	assert.GreaterOrEqual(t, rep.DeletedNodePodsRescheduledAfterS, 0.0, "its pods run elsewhere")
 	assert.Zero(t, rep.DeletedNodePodsLost)
+
+	assert.True(t, rep.StrippedNodeInstanceTerminated, "a Node deleted with its finalizer stripped ends with its instance terminated: %s",
+		rep.StrippedNodeClaim)
+	assert.Equal(t, "deleted/node_lost", rep.StrippedNodeClaim, "through the termination flow")
+	assert.Zero(t, rep.StrippedNodePodsLost)
 
 	assert.Positive(t, rep.NarrowedLabelNodesNeeded)
 	assert.GreaterOrEqual(t, rep.NarrowedProvisionerRuns, 5)

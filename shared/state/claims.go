@@ -96,6 +96,15 @@ type Claim struct {
 	// lifecycle writes both, with the version check, before it sends, so overlapping passes send once.
 	TerminationSentAt *time.Time `dynamodbav:"terminationSentAt,omitempty"`
 	TerminationSends  int        `dynamodbav:"terminationSends,omitempty"`
+	// NodeLostAt is when a lifecycle pass, on a whole read, first found the Node of this registered or
+	// initialized claim gone while its instance still runs (a Node deleted with its finalizer stripped);
+	// nil while the Node is there. The claim stands for no capacity from then on, and is handed to the
+	// termination flow once its Node has stayed away for reconcile.NodeLostGrace.
+	NodeLostAt *time.Time `dynamodbav:"nodeLostAt,omitempty"`
+	// TerminationChain names the termination request chain (a request and its re-drives) that works on
+	// the claim: the newest one started. A re-drive of an older chain ends there, so however often a
+	// termination is requested again, one chain per claim looks at its drain.
+	TerminationChain string `dynamodbav:"terminationChain,omitempty"`
 
 	CreatedAt     time.Time  `dynamodbav:"createdAt"`
 	LaunchedAt    *time.Time `dynamodbav:"launchedAt,omitempty"`

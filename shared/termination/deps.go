@@ -44,11 +44,12 @@ type Actions interface {
 
 // Instances terminates a claim's EC2 instances; *instance.Launcher satisfies it. Terminate succeeds for
 // an instance that is already gone; FindByClaim finds a live (not shutting down) instance of the claim;
-// Terminated says whether EC2 reports the instance terminated or unknown (shutting down is not yet).
+// Terminated says whether EC2 reports the instance terminated, or unknown longer than
+// instance.NotFoundGrace after launchedAt (shutting down is not yet).
 type Instances interface {
 	Terminate(ctx context.Context, id string) error
 	FindByClaim(ctx context.Context, claim string) (instance.Instance, bool, error)
-	Terminated(ctx context.Context, id string) (bool, error)
+	Terminated(ctx context.Context, id string, launchedAt time.Time) (bool, error)
 }
 
 // Events publishes Kubernetes Events (best effort); *kube.Recorder satisfies it.

@@ -51,6 +51,9 @@ func (s *Service) process(ctx context.Context, in delivery) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
+	if superseded(claim, in.req) {
+		return outcome{finished: true, note: "a newer termination request of the claim took over; this chain ends"}, nil
+	}
 	switch claim.Lifecycle {
 	case state.Deleted:
 		return finishedAsGone, nil

@@ -42,10 +42,16 @@ func delaySeconds(d time.Duration) int32 {
 	return int32(min(math.Ceil(d.Seconds()), maxDelaySeconds))
 }
 
-// redrive sends the request back to the termination queue with the next attempt number and a delay.
+// redrive sends the request back to the termination queue with the next attempt number and a delay, in
+// its chain (a request that starts one names it first: see chain.go).
 func (s *Service) redrive(ctx context.Context, in delivery, out outcome) error {
 	next := in.req
 	next.Attempt = max(in.req.Attempt, 1) + 1
+	chain, err := s.chainOf(ctx, in.req)
+	if err != nil {
+		return err
+	}
+	next.Chain = chain
 	return s.send(ctx, next, out.delay, out.drainedAt)
 }
 

@@ -24,6 +24,9 @@ type Request struct {
 	RequestedAt time.Time `json:"requestedAt"`
 	// Attempt counts deliveries of this request, starting at 1.
 	Attempt int `json:"attempt,omitempty"`
+	// Chain names the chain of re-drives this request belongs to (see chain.go); empty on a request a
+	// sender makes, set by the termination flow on its re-drives.
+	Chain string `json:"chain,omitempty"`
 }
 
 // Body is the request as a queue message body.

@@ -85,12 +85,17 @@ func (s *Service) terminate(ctx context.Context, claim state.Claim, req Request)
 }
 
 // instanceTerminated reports whether EC2 says the claim's instance is terminated; false when the claim
-// names no instance (then nothing says so).
+// names no instance (then nothing says so), and false while EC2 does not know an instance launched moments
+// ago (see instance.NotFoundGrace).
 func (s *Service) instanceTerminated(ctx context.Context, claim state.Claim) (bool, error) {
 	if claim.InstanceID == "" {
 		return false, nil
 	}
-	gone, err := s.deps.Instances.Terminated(ctx, claim.InstanceID)
+	launched := claim.CreatedAt
+	if claim.LaunchedAt != nil {
+		launched = *claim.LaunchedAt
+	}
+	gone, err := s.deps.Instances.Terminated(ctx, claim.InstanceID, launched)
 	if err != nil {
 		return false, fmt.Errorf("reading the state of instance %s of claim %s: %w", claim.InstanceID, claim.Name, err)
 	}
