@@ -11,16 +11,18 @@ import (
 
 // NodeIdentities is what the deployed EC2NodeClasses ask the provisioner to hand to instances and read
 // on their behalf: IAM role names (Nodewright makes an instance profile for each), instance profiles
-// the classes name themselves, and SSM parameters their amiSelectorTerms name.
+// the classes name themselves, SSM parameters their amiSelectorTerms name, and the KMS keys their
+// blockDeviceMappings encrypt volumes with (kmsKeyID as written: key id, key ARN, alias or alias ARN).
 type NodeIdentities struct {
 	Roles            []string
 	InstanceProfiles []string
 	SSMParameters    []string
+	VolumeKeys       []string
 }
 
 // NodeIdentitiesFrom reads the EC2NodeClasses among items. Each list is sorted and without repeats.
 func NodeIdentitiesFrom(items []state.ConfigItem) (NodeIdentities, error) {
-	roles, profiles, params := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	roles, profiles, params, keys := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, it := range items {
 		if it.Kind != state.KindEC2NodeClass {
 			continue
@@ -42,8 +44,14 @@ func NodeIdentitiesFrom(items []state.ConfigItem) (NodeIdentities, error) {
 				params[term.SSMParameter] = true
 			}
 		}
+		for _, bdm := range nc.Spec.BlockDeviceMappings {
+			if bdm.EBS != nil && bdm.EBS.KMSKeyID != nil && *bdm.EBS.KMSKeyID != "" {
+				keys[*bdm.EBS.KMSKeyID] = true
+			}
+		}
 	}
-	return NodeIdentities{Roles: sorted(roles), InstanceProfiles: sorted(profiles), SSMParameters: sorted(params)}, nil
+	return NodeIdentities{Roles: sorted(roles), InstanceProfiles: sorted(profiles), SSMParameters: sorted(params),
+		VolumeKeys: sorted(keys)}, nil
 }
 
 func sorted(set map[string]bool) []string {

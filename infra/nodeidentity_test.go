@@ -22,18 +22,22 @@ func nodeClassItem(t *testing.T, name string, spec apis.EC2NodeClassSpec) state.
 
 func TestNodeIdentitiesFrom(t *testing.T) {
 	profile := "CustomProfile"
+	keyA, keyB := "alias/nodes", "1234abcd-12ab-34cd-56ef-1234567890ab"
 	items := []state.ConfigItem{
 		{Kind: state.KindNodePool, Name: "default", Spec: `{"not":"a node class"}`},
 		nodeClassItem(t, "b", apis.EC2NodeClassSpec{Role: "NodeRole"}),
 		nodeClassItem(t, "a", apis.EC2NodeClassSpec{Role: "NodeRole", AMISelectorTerms: []apis.AMISelectorTerm{
 			{SSMParameter: "/custom/ami"}, {Alias: "al2023@latest"}}}),
 		nodeClassItem(t, "c", apis.EC2NodeClassSpec{InstanceProfile: &profile}),
-		nodeClassItem(t, "d", apis.EC2NodeClassSpec{Role: "OtherRole"}),
+		nodeClassItem(t, "d", apis.EC2NodeClassSpec{Role: "OtherRole", BlockDeviceMappings: []*apis.BlockDeviceMapping{
+			{EBS: &apis.BlockDevice{KMSKeyID: &keyB}}, {EBS: &apis.BlockDevice{KMSKeyID: &keyA}}, {EBS: &apis.BlockDevice{}}}}),
+		nodeClassItem(t, "e", apis.EC2NodeClassSpec{Role: "OtherRole", BlockDeviceMappings: []*apis.BlockDeviceMapping{
+			{EBS: &apis.BlockDevice{KMSKeyID: &keyA}}}}),
 	}
 	got, err := NodeIdentitiesFrom(items)
 	require.NoError(t, err)
 	assert.Equal(t, NodeIdentities{Roles: []string{"NodeRole", "OtherRole"}, InstanceProfiles: []string{"CustomProfile"},
-		SSMParameters: []string{"/custom/ami"}}, got)
+		SSMParameters: []string{"/custom/ami"}, VolumeKeys: []string{keyB, "alias/nodes"}}, got)
 
 	_, err = NodeIdentitiesFrom([]state.ConfigItem{nodeClassItem(t, "empty", apis.EC2NodeClassSpec{})})
 	require.Error(t, err)

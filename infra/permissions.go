@@ -84,7 +84,7 @@ const terminateSuppression = "Instances are known only at run time; TerminateIns
 
 // suppressWildcards records, on role and its policy, why each listed wildcard (cdk-nag's appliesTo
 // form, a plain string or a /regex/) is needed.
-func suppressWildcards(role awsiam.Role, reason string, appliesTo ...string) {
+func suppressWildcards(role constructs.IConstruct, reason string, appliesTo ...string) {
 	applies := make([]interface{}, len(appliesTo))
 	for i, a := range appliesTo {
 		if len(a) > 1 && a[0] == '/' {

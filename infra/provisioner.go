@@ -106,8 +106,8 @@ func capacityReservationArn(scope constructs.Construct) string {
 func instanceProfilePrefix(cluster string) string { return "nodewright_" + cluster + "_" }
 
 // allowNodeIdentities lets role pass the EC2NodeClasses' node roles to EC2, manage the instance profiles
-// it creates for them, read the profiles the classes name, and read the public AMI parameters and those
-// the classes name.
+// it creates for them, read the profiles the classes name, read the public AMI parameters and those the
+// classes name, and have EC2 use the KMS keys the classes encrypt volumes with (allowNodeVolumeKeys).
 func allowNodeIdentities(role awsiam.Role, cluster string, nodes NodeIdentities) {
 	stack := awscdk.Stack_Of(role)
 	iamArn := func(resource, name string) string {
@@ -150,6 +150,7 @@ func allowNodeIdentities(role awsiam.Role, cluster string, nodes NodeIdentities)
 			Resource: jsii.String("parameter"), ResourceName: jsii.String(strings.TrimPrefix(name, "/"))}))
 	}
 	allow(role, "ReadAMIParameters", []string{"ssm:GetParameter"}, params, nil)
+	allowNodeVolumeKeys(role, nodes.VolumeKeys)
 	suppressWildcards(role, "AMI aliases resolve through AWS's public parameters under /aws/service/ (EKS, Bottlerocket "+
 		"and Amazon Linux AMI ids), which are the same for every account.",
 		arnWildcard("ssm", `parameter\/aws\/service\/\*`, false))

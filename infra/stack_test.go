@@ -211,8 +211,9 @@ spec:
 	assert.Contains(t, err.Error(), "manifests is required")
 }
 
-// TestSynthRefusesSettingsThatCouldNeverWork: Windows node classes, durations too long to time and NodePool
-// names too long for their claims' launch tokens fail the synth, as they fail nodewright validate.
+// TestSynthRefusesSettingsThatCouldNeverWork: Windows node classes, durations too long to time, NodePool
+// names too long for their claims' launch tokens and dedicated tenancy fail the synth, as they fail
+// nodewright validate.
 func TestSynthRefusesSettingsThatCouldNeverWork(t *testing.T) {
 	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]interface{}{"clusterName": "unit",
 		"manifests": filepath.Join("..", "shared", "apis", "testdata", "unsupported")}})
@@ -223,6 +224,7 @@ func TestSynthRefusesSettingsThatCouldNeverWork(t *testing.T) {
 		`NodePool/forever: spec.template.spec.expireAfter: Invalid value: "2562048h": is longer than the longest duration nodewright can time`,
 		`NodePool/forever: spec.template.spec.terminationGracePeriod: Invalid value: "9999999999h": is longer than the longest duration nodewright can time`,
 		"NodePool/general-purpose-on-demand-capacity-for-the-payments-teams: metadata.name: Invalid value",
+		`NodePool/dedicated: spec.template.spec.requirements[0].values: Invalid value: ["dedicated"]: Nodewright launches shared-tenancy instances only`,
 	} {
 		assert.Contains(t, err.Error(), want)
 	}

@@ -55,7 +55,8 @@ func TestValidateCommand(t *testing.T) {
 			`durations.yaml: document 1: NodePool/forever: spec.template.spec.expireAfter: Invalid value: "2562048h": is longer than the longest duration nodewright can time (2562047h47m16s, about 292 years)`,
 			`durations.yaml: document 1: NodePool/forever: spec.template.spec.terminationGracePeriod: Invalid value: "9999999999h": is longer than the longest duration nodewright can time (2562047h47m16s, about 292 years)`,
 			`long-name.yaml: document 1: NodePool/general-purpose-on-demand-capacity-for-the-payments-teams: metadata.name: Invalid value: "general-purpose-on-demand-capacity-for-the-payments-teams": must be no more than 56 characters`,
-			"4 problems found",
+			`tenancy.yaml: document 1: NodePool/dedicated: spec.template.spec.requirements[0].values: Invalid value: ["dedicated"]: Nodewright launches shared-tenancy instances only`,
+			"5 problems found",
 		}},
 		{name: "invalid stdin", stdin: "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\n", args: []string{"-f", "-"}, code: 1, stderrHas: []string{
 			`-: document 1: unsupported apiVersion "karpenter.sh/v1beta1" for kind NodePool: want karpenter.sh/v1`,

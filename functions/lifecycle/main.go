@@ -78,11 +78,14 @@ func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 	}
 	ec2Client := ec2.NewFromConfig(cfg)
 	store := state.New(state.NewClient(cfg), table)
+	launcher := instance.New(ec2Client, name)
 	r := lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{
 		Store:        store,
 		Nodes:        client.CoreV1().Nodes(),
 		NodeActions:  kube.NewActions(client),
-		Instances:    instance.New(ec2Client, name),
+		Instances:    launcher,
+		GoneReasons:  launcher,
+		Unavailable:  store,
 		Events:       kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
 		Prices:       prices,
 		Terminations: termination.NewSender(sqs.NewFromConfig(cfg), queue),

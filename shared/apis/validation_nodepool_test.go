@@ -67,6 +67,17 @@ func TestValidateNodePoolRejects(t *testing.T) {
 		{"tenancy with no known value", func(np *apis.NodePool) {
 			addReq(np, apis.NodeSelectorRequirementWithMinValues{Key: apis.LabelInstanceTenancy, Operator: corev1.NodeSelectorOpIn, Values: []string{"host"}})
 		}, reqs + "[2].values", field.ErrorTypeInvalid},
+		{"dedicated tenancy", func(np *apis.NodePool) {
+			addReq(np, apis.NodeSelectorRequirementWithMinValues{Key: apis.LabelInstanceTenancy, Operator: corev1.NodeSelectorOpIn, Values: []string{"dedicated"}})
+		}, reqs + "[2].values", field.ErrorTypeInvalid},
+		{"tenancy other than default", func(np *apis.NodePool) {
+			addReq(np, apis.NodeSelectorRequirementWithMinValues{Key: apis.LabelInstanceTenancy, Operator: corev1.NodeSelectorOpNotIn, Values: []string{"default"}})
+		}, reqs + "[2].values", field.ErrorTypeInvalid},
+		{"no tenancy", func(np *apis.NodePool) {
+			addReq(np, apis.NodeSelectorRequirementWithMinValues{Key: apis.LabelInstanceTenancy, Operator: corev1.NodeSelectorOpDoesNotExist})
+		}, reqs + "[2].operator", field.ErrorTypeInvalid},
+		{"dedicated tenancy label", func(np *apis.NodePool) { np.Spec.Template.ObjectMeta.Labels[apis.LabelInstanceTenancy] = "dedicated" },
+			"spec.template.metadata.labels[" + apis.LabelInstanceTenancy + "]", field.ErrorTypeInvalid},
 		{"more than 100 requirements", func(np *apis.NodePool) {
 			for i := 0; i < 100; i++ {
 				addReq(np, apis.NodeSelectorRequirementWithMinValues{Key: "example.com/k", Operator: corev1.NodeSelectorOpExists})
@@ -157,6 +168,31 @@ func TestValidateNodePoolMessages(t *testing.T) {
 	errs = apis.ValidateNodePool(np)
 	assert.Len(t, errs, 1)
 	assert.Equal(t, `spec.template.spec.expireAfter: Invalid value: "30d": should match '^(([0-9]+(s|m|h))+|Never)$'`, errs[0].Error())
+}
+
+// TestDedicatedTenancyIsRefusedNamingTheField: Nodewright launches shared tenancy only, so a NodePool that
+// asks for dedicated instances is refused at validation (it was accepted, launched shared instances and
+// labelled their Nodes dedicated); one that also allows default is met by default.
+func TestDedicatedTenancyIsRefusedNamingTheField(t *testing.T) {
+	np := baseNodePool(t)
+	addReq(np, apis.NodeSelectorRequirementWithMinValues{Key: apis.LabelInstanceTenancy, Operator: corev1.NodeSelectorOpIn, Values: []string{"dedicated"}})
+	errs := apis.ValidateNodePool(np)
+	require.Len(t, errs, 1)
+	assert.Equal(t, `spec.template.spec.requirements[2].values: Invalid value: ["dedicated"]: Nodewright launches shared-tenancy instances only; `+
+		`dedicated tenancy is not supported, so karpenter.k8s.aws/instance-tenancy must allow "default"`, errs[0].Error())
+
+	for _, r := range []apis.NodeSelectorRequirementWithMinValues{
+		{Key: apis.LabelInstanceTenancy, Operator: corev1.NodeSelectorOpIn, Values: []string{"default", "dedicated"}},
+		{Key: apis.LabelInstanceTenancy, Operator: corev1.NodeSelectorOpIn, Values: []string{"default"}},
+		{Key: apis.LabelInstanceTenancy, Operator: corev1.NodeSelectorOpNotIn, Values: []string{"dedicated"}},
+	} {
+		np := baseNodePool(t)
+		addReq(np, r)
+		assert.Empty(t, apis.ValidateNodePool(np), "%v", r)
+	}
+	np = baseNodePool(t)
+	np.Spec.Template.ObjectMeta.Labels[apis.LabelInstanceTenancy] = "default"
+	assert.Empty(t, apis.ValidateNodePool(np))
 }
 
 func TestValidateNodePoolAcceptsEveryOperatorAndWellKnownLabel(t *testing.T) {

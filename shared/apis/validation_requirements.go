@@ -87,7 +87,33 @@ func validateRequirement(r NodeSelectorRequirementWithMinValues, path *field.Pat
 		}
 	}
 	errs = append(errs, validateWellKnownValues(r, valuesPath)...)
+	errs = append(errs, validateTenancy(r, path)...)
 	return errs
+}
+
+// TenancyDefault is the only instance tenancy Nodewright launches: shared hardware.
+const TenancyDefault = "default"
+
+// tenancyUnsupported says why a tenancy other than default is refused.
+const tenancyUnsupported = "Nodewright launches shared-tenancy instances only; dedicated tenancy is not supported, so " +
+	LabelInstanceTenancy + " must allow \"" + TenancyDefault + "\""
+
+// validateTenancy refuses a tenancy requirement that shared tenancy cannot meet. Nodewright launches
+// shared-tenancy instances only (its launch templates set no tenancy and its prices are shared-tenancy
+// prices), so a requirement for dedicated instances would be met by a shared instance labelled dedicated;
+// it is refused instead. A requirement that allows default as well is met by default.
+func validateTenancy(r NodeSelectorRequirementWithMinValues, path *field.Path) field.ErrorList {
+	if r.Key != LabelInstanceTenancy {
+		return nil
+	}
+	switch {
+	case r.Operator == corev1.NodeSelectorOpIn && len(r.Values) > 0 && !slices.Contains(r.Values, TenancyDefault),
+		r.Operator == corev1.NodeSelectorOpNotIn && slices.Contains(r.Values, TenancyDefault):
+		return field.ErrorList{field.Invalid(path.Child("values"), r.Values, tenancyUnsupported)}
+	case r.Operator == corev1.NodeSelectorOpDoesNotExist:
+		return field.ErrorList{field.Invalid(path.Child("operator"), r.Operator, tenancyUnsupported)}
+	}
+	return nil
 }
 
 // validateWellKnownValues requires an In requirement on a label with a closed set of values (capacity type,
@@ -168,6 +194,9 @@ func ValidateTemplateLabels(labels map[string]string, path *field.Path) field.Er
 		}
 		for _, msg := range validation.IsValidLabelValue(v) {
 			errs = append(errs, field.Invalid(path.Key(k), v, msg))
+		}
+		if k == LabelInstanceTenancy && v != TenancyDefault {
+			errs = append(errs, field.Invalid(path.Key(k), v, tenancyUnsupported))
 		}
 	}
 	return errs

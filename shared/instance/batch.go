@@ -57,7 +57,8 @@ type BatchResult struct {
 	// Partial is the fleet's error for the capacity it could not launch (an *InsufficientCapacityError,
 	// *OfferingsError or *LaunchError) when it launched some.
 	Partial error
-	// Adopted says the instances were found by the batch tag (a retry) and no fleet was asked for.
+	// Adopted says the instances were found by the batch tag: by a retry before any fleet was asked for,
+	// or after a call whose outcome was unknown (see createFleet).
 	Adopted bool
 	// TagErrors are the claim tags that could not be added; the assignment stands (the claim records its
 	// instance id, and reconciliation pairs a batch's instances with its claims).
@@ -67,9 +68,10 @@ type BatchResult struct {
 // LaunchBatch launches one instance for each of req.Claims with a single CreateFleet whose
 // TotalTargetCapacity is their number, or adopts those an earlier call with the same token started (found
 // by the batch tag: real EC2 answers a repeated token with the first fleet, but the answer may have been
-// lost). Instances are handed to claims deterministically (see assign) and each is then tagged with its
-// claim. When EC2 launched nothing the error is classified as Launch's; when it launched fewer than
-// asked, the rest of the claims are Unassigned and Partial says why.
+// lost), or that a call whose outcome was unknown started. Instances are handed to claims deterministically
+// (see assign) and each is then tagged with its claim. When EC2 launched nothing the error is classified as
+// Launch's; when it launched fewer than asked, the rest of the claims are Unassigned and Partial says why
+// (an error Answered is false for when whether they started is unknown).
 func (l *Launcher) LaunchBatch(ctx context.Context, req BatchRequest) (BatchResult, error) {
 	req.Claim = req.Batch
 	if req.ClientToken == "" {
@@ -78,34 +80,25 @@ func (l *Launcher) LaunchBatch(ctx context.Context, req BatchRequest) (BatchResu
 	if err := validateBatch(req); err != nil {
 		return BatchResult{}, err
 	}
-	var found []Instance
-	if !req.Fresh {
-		var err error
-		found, err = l.list(ctx, []ec2types.Filter{
+	byToken := func(ctx context.Context) ([]Instance, error) {
+		return l.list(ctx, []ec2types.Filter{
 			{Name: aws.String("tag:" + TagBatch), Values: []string{req.ClientToken}},
 			{Name: aws.String("tag:" + TagCluster), Values: []string{l.cluster}},
 			{Name: aws.String("instance-state-name"), Values: liveStates},
 		})
-		if err != nil {
-			return BatchResult{}, fmt.Errorf("looking up the instances of batch %s: %w", req.ClientToken, err)
+	}
+	var found []Instance
+	if !req.Fresh {
+		var err error
+		if found, err = byToken(ctx); err != nil {
+			return BatchResult{}, &notAskedError{fmt.Errorf("looking up the instances of batch %s: %w", req.ClientToken, err)}
 		}
 	}
 	res := BatchResult{Adopted: len(found) > 0}
 	if len(found) == 0 {
-		out, err := l.ec2.CreateFleet(ctx, l.batchFleetInput(req))
-		if err != nil {
-			return BatchResult{}, fromAPIError("creating fleet for batch "+req.ClientToken, err)
-		}
-		if found = l.fleetInstances(ctx, req.Request, out); len(found) == 0 {
-			return BatchResult{}, fleetErrors(req.Request, out.Errors)
-		}
-		switch {
-		case len(out.Errors) > 0:
-			res.Partial = fleetErrors(req.Request, out.Errors)
-		case len(found) < len(req.Claims):
-			// Fewer instances and no error: nothing names an offering, so the whole request counts as short.
-			res.Partial = fmt.Errorf("creating fleet for batch %s: %d of %d instances: %w", req.ClientToken, len(found),
-				len(req.Claims), &InsufficientCapacityError{Codes: []string{"UnfulfilledCapacity"}})
+		var err error
+		if found, res.Adopted, res.Partial, err = l.batchFleet(ctx, req, byToken); err != nil {
+			return BatchResult{}, err
 		}
 	}
 	res.Assigned, res.Unassigned = assign(req.Claims, found)
@@ -116,6 +109,38 @@ func (l *Launcher) LaunchBatch(ctx context.Context, req BatchRequest) (BatchResu
 	}
 	res.TagErrors = l.tagClaims(ctx, res.Assigned)
 	return res, nil
+}
+
+// batchFleet asks for the batch's fleet and returns the instances it started, and partial (the error for
+// the capacity it could not launch) when it started fewer than asked. When the call's outcome was unknown
+// and the look-up by the batch's token found instances (see createFleet), those are the batch's (adopted):
+// fewer than asked may mean the rest are not listed yet, so partial then leaves the other claims to
+// reconciliation as an unknown outcome; they are never launched again by this batch.
+func (l *Launcher) batchFleet(ctx context.Context, req BatchRequest, byToken func(context.Context) ([]Instance, error)) (
+	found []Instance, adopted bool, partial error, err error) {
+	out, adoptable, err := l.createFleet(ctx, l.batchFleetInput(req), "creating fleet for batch "+req.ClientToken, byToken)
+	if len(adoptable) > 0 {
+		if len(adoptable) < len(req.Claims) {
+			partial = fmt.Errorf("batch %s: %d of %d instances found after an unknown outcome: %w",
+				req.ClientToken, len(adoptable), len(req.Claims), err)
+		}
+		return adoptable, true, partial, nil
+	}
+	if err != nil {
+		return nil, false, nil, err
+	}
+	if found = l.fleetInstances(ctx, req.Request, out); len(found) == 0 {
+		return nil, false, nil, fleetErrors(req.Request, out.Errors)
+	}
+	switch {
+	case len(out.Errors) > 0:
+		partial = fleetErrors(req.Request, out.Errors)
+	case len(found) < len(req.Claims):
+		// Fewer instances and no error: nothing names an offering, so the whole request counts as short.
+		partial = fmt.Errorf("creating fleet for batch %s: %d of %d instances: %w", req.ClientToken, len(found),
+			len(req.Claims), &InsufficientCapacityError{Codes: []string{"UnfulfilledCapacity"}})
+	}
+	return found, false, partial, nil
 }
 
 // MaxConcurrentTags bounds the CreateTags calls one batch makes at once. Each instance takes its own call

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 // Offering is an instance type in a zone bought one way.
@@ -70,15 +71,31 @@ func (e *OfferingsError) Offerings() []Offering {
 	return out
 }
 
-// Answered reports whether err carries EC2's answer (or a request refused before it was sent): nothing
-// was launched by the call, so the claim can be released. Any other error (a transport failure, a
-// timeout, a cancelled context) leaves open whether an instance started.
+// Answered reports whether err carries an answer of EC2's that says nothing was launched (or a request
+// refused before any fleet was asked for), so the claim can be released. Any other error leaves open
+// whether an instance started: a transport failure, a timeout, a cancelled context, and an EC2 error of
+// kind KindServerError (a 5xx, or a code EC2 does not document as a refusal), after which the fleet may
+// have started instances.
 func Answered(err error) bool {
+	var nf *notAskedError
+	if errors.As(err, &nf) {
+		return true
+	}
 	var le *LaunchError
+	if errors.As(err, &le) {
+		return le.Kind != KindServerError
+	}
 	var ice *InsufficientCapacityError
 	var oe *OfferingsError
-	return errors.As(err, &le) || errors.As(err, &ice) || errors.As(err, &oe)
+	return errors.As(err, &ice) || errors.As(err, &oe)
 }
+
+// notAskedError is a failure before any fleet was asked for (the look-up of an instance to adopt):
+// nothing was launched, whatever the error.
+type notAskedError struct{ err error }
+
+func (e *notAskedError) Error() string { return e.err.Error() }
+func (e *notAskedError) Unwrap() error { return e.err }
 
 // ErrorKind is what the caller should do about a failed call.
 type ErrorKind string
@@ -90,6 +107,9 @@ const (
 	KindLaunchTemplateNotFound ErrorKind = "LaunchTemplateNotFound" // recreate the launch template, retry once
 	KindInvalidRequest         ErrorKind = "InvalidRequest"         // a bug or bad configuration: do not retry as is
 	KindTransient              ErrorKind = "Transient"              // retry
+	// KindServerError is a 5xx, or a code EC2 does not document as a refusal: the call may have taken
+	// effect, so its outcome is unknown (see Answered).
+	KindServerError ErrorKind = "ServerError"
 )
 
 // LaunchError is a failed EC2 call with its classification.
@@ -143,18 +163,25 @@ func classify(code string) ErrorKind {
 	case strings.HasPrefix(code, "InvalidLaunchTemplateName.NotFound") || strings.HasPrefix(code, "InvalidLaunchTemplateId.NotFound"):
 		return KindLaunchTemplateNotFound
 	case code == "InternalError" || code == "ServiceUnavailable" || code == "Unavailable" || code == "InternalFailure":
-		return KindTransient
+		return KindServerError
 	case strings.HasPrefix(code, "Invalid") || strings.HasSuffix(code, ".Malformed") || code == "MissingParameter":
 		return KindInvalidRequest
 	}
-	return KindTransient
+	// A code not listed above is not known to be a refusal: whether the call took effect is unknown.
+	return KindServerError
 }
 
-// fromAPIError wraps an error returned by an EC2 call as a LaunchError when it carries an error code.
+// fromAPIError wraps an error returned by an EC2 call as a LaunchError when it carries an error code. A
+// 5xx that is not a throttle is a server error whatever its code: EC2 may have acted before it failed.
 func fromAPIError(what string, err error) error {
 	var ae smithy.APIError
 	if errors.As(err, &ae) {
-		return fmt.Errorf("%s: %w", what, &LaunchError{Kind: classify(ae.ErrorCode()), Code: ae.ErrorCode(), Message: ae.ErrorMessage()})
+		kind := classify(ae.ErrorCode())
+		var re *smithyhttp.ResponseError
+		if errors.As(err, &re) && re.HTTPStatusCode() >= 500 && kind != KindThrottled {
+			kind = KindServerError
+		}
+		return fmt.Errorf("%s: %w", what, &LaunchError{Kind: kind, Code: ae.ErrorCode(), Message: ae.ErrorMessage()})
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

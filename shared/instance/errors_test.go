@@ -123,15 +123,16 @@ func TestARequestWideFleetErrorIsClassified(t *testing.T) {
 	assert.True(t, Answered(err))
 }
 
-// TestOnlyAnswersAreDefinite: EC2's answers (codes, fleet errors) say nothing started; a transport error or
-// a timeout leaves it open.
+// TestOnlyAnswersAreDefinite: EC2's refusals (documented codes, fleet errors) say nothing started; a server
+// error, a code not known as a refusal, a transport error or a timeout leave it open.
 func TestOnlyAnswersAreDefinite(t *testing.T) {
 	for name, tc := range map[string]struct {
 		err      error
 		answered bool
 	}{
 		"throttled":         {&smithy.GenericAPIError{Code: "RequestLimitExceeded"}, true},
-		"server error":      {&smithy.GenericAPIError{Code: "InternalError"}, true},
+		"server error":      {&smithy.GenericAPIError{Code: "InternalError"}, false},
+		"unknown code":      {&smithy.GenericAPIError{Code: "SomethingNew"}, false},
 		"unauthorized":      {&smithy.GenericAPIError{Code: "UnauthorizedOperation"}, true},
 		"connection reset":  {errors.New("read tcp 10.0.0.1:443: connection reset by peer"), false},
 		"deadline exceeded": {context.DeadlineExceeded, false},
@@ -151,7 +152,9 @@ func TestAPIErrorsAreClassified(t *testing.T) {
 		"RequestLimitExceeded":  KindThrottled,
 		"UnauthorizedOperation": KindUnauthorized,
 		"InstanceLimitExceeded": KindQuota,
-		"InternalError":         KindTransient,
+		"InternalError":         KindServerError,
+		"ServiceUnavailable":    KindServerError,
+		"SomethingNew":          KindServerError,
 		"InvalidParameterValue": KindInvalidRequest,
 	}
 	for code, kind := range cases {

@@ -132,7 +132,8 @@ func New(api EC2API, cluster string) *Launcher {
 	return &Launcher{ec2: api, cluster: cluster, now: time.Now}
 }
 
-// Launch starts the claim's instance, or returns the one already launched for it. When EC2 answered, the
+// Launch starts the claim's instance, or returns the one already launched for it (found by its claim tag,
+// before the call and after a call whose outcome is unknown; see createFleet). When EC2 answered, the
 // error is an InsufficientCapacityError (every offering it named lacked capacity), an OfferingsError
 // (it refused some offerings for other reasons) or a LaunchError (it refused the request); Answered
 // tells those from errors that leave open whether an instance started.
@@ -142,18 +143,24 @@ func (l *Launcher) Launch(ctx context.Context, req Request) (Instance, error) {
 	}
 	existing, ok, err := l.FindByClaim(ctx, req.Claim)
 	if err != nil {
-		// No fleet was asked for; an error EC2 answered with says so for certain.
-		return Instance{}, fromAPIError("looking up the instance of claim "+req.Claim, err)
+		// No fleet was asked for: nothing was launched, whatever the error.
+		return Instance{}, &notAskedError{fromAPIError("looking up the instance of claim "+req.Claim, err)}
 	}
 	if ok {
-		if existing.CapacityReservationID != "" { // launched by an earlier attempt into a reservation
-			existing = req.reserved(existing)
-		}
-		return existing, nil
+		return req.adopted(existing), nil
 	}
-	out, err := l.ec2.CreateFleet(ctx, l.fleetInput(req))
+	out, found, err := l.createFleet(ctx, l.fleetInput(req), "creating fleet for claim "+req.Claim, func(ctx context.Context) ([]Instance, error) {
+		inst, ok, err := l.FindByClaim(ctx, req.Claim)
+		if !ok {
+			return nil, err
+		}
+		return []Instance{inst}, err
+	})
+	if len(found) > 0 {
+		return req.adopted(found[0]), nil
+	}
 	if err != nil {
-		return Instance{}, fromAPIError("creating fleet for claim "+req.Claim, err)
+		return Instance{}, err
 	}
 	for _, inst := range out.Instances {
 		if len(inst.InstanceIds) == 0 {
@@ -175,6 +182,14 @@ func (l *Launcher) Launch(ctx context.Context, req Request) (Instance, error) {
 		return req.reserved(got), nil
 	}
 	return Instance{}, fleetErrors(req, out.Errors)
+}
+
+// adopted is an instance launched for the request by an earlier call (found by its claim tag).
+func (req Request) adopted(inst Instance) Instance {
+	if inst.CapacityReservationID != "" { // launched into a reservation
+		return req.reserved(inst)
+	}
+	return inst
 }
 
 // fleetErrors turns the errors of a fleet that launched nothing into the caller's error: an

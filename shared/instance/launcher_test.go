@@ -20,8 +20,8 @@ func TestMain(m *testing.M) { os.Exit(awstest.Main(m)) }
 type network struct {
 	client  *ec2.Client
 	subnets map[string]string // zone → subnet id
-	// image and group are the launch template's AMI and security group.
-	image, group string
+	// image and group are the launch template's AMI and security group; vpc is the VPC's id.
+	image, group, vpc string
 }
 
 // newNetwork makes a VPC with a subnet in two zones and a launch template named "lt-default".
@@ -31,7 +31,7 @@ func newNetwork(t *testing.T) network {
 	c := ec2.NewFromConfig(awstest.Shared(t).Config())
 	vpc, err := c.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.1.0.0/16")})
 	require.NoError(t, err)
-	n := network{client: c, subnets: map[string]string{}}
+	n := network{client: c, subnets: map[string]string{}, vpc: aws.ToString(vpc.Vpc.VpcId)}
 	for i, zone := range []string{"us-east-1a", "us-east-1b"} {
 		s, err := c.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc.Vpc.VpcId, AvailabilityZone: aws.String(zone),
 			CidrBlock: aws.String([]string{"10.1.1.0/24", "10.1.2.0/24"}[i])})

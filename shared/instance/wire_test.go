@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -19,6 +21,9 @@ import (
 type ec2Wire struct {
 	answers map[string][]wireAnswer // by Action; the last answer repeats
 	calls   map[string]*atomic.Int32
+	// tokens are the ClientTokens of the CreateFleet calls, in order (the SDK's retries included).
+	mu     sync.Mutex
+	tokens []string
 }
 
 type wireAnswer struct {
@@ -38,6 +43,11 @@ func newEC2Wire(t *testing.T, answers map[string][]wireAnswer) (*ec2.Client, *ec
 			return
 		}
 		action := r.Form.Get("Action")
+		if action == "CreateFleet" {
+			w.mu.Lock()
+			w.tokens = append(w.tokens, r.Form.Get("ClientToken"))
+			w.mu.Unlock()
+		}
 		list, ok := w.answers[action]
 		if !ok {
 			rw.WriteHeader(http.StatusBadRequest)
@@ -157,13 +167,122 @@ func TestWirePerOfferingRefusalNamesTheOffering(t *testing.T) {
 	assert.EqualValues(t, 1, w.calls["CreateFleet"].Load(), "an answer is not retried")
 }
 
-func TestWireServerErrorIsAnAnswerAfterRetries(t *testing.T) {
+// TestWireServerErrorLeavesTheOutcomeOpen: a 500 after the SDK's retries may have launched the instance.
+// The launcher looks for it by its claim tag, finds none, asks once more with the same ClientToken (EC2
+// answers a repeated token with the first fleet), and when that fails too reports an unknown outcome, so
+// the claim stays pending instead of being released and launched again.
+func TestWireServerErrorLeavesTheOutcomeOpen(t *testing.T) {
 	client, w := newEC2Wire(t, map[string][]wireAnswer{
 		"DescribeInstances": {{200, noInstances}},
 		"CreateFleet":       {{500, errorXML("InternalError", "An internal error has occurred.")}},
 	})
 	_, err := New(client, "demo").Launch(context.Background(), request())
-	assert.Equal(t, KindTransient, KindOf(err))
-	assert.True(t, Answered(err))
-	assert.EqualValues(t, 3, w.calls["CreateFleet"].Load(), "the SDK retries a server error with the same ClientToken")
+	assert.Equal(t, KindServerError, KindOf(err))
+	assert.False(t, Answered(err), "a server error leaves open whether the fleet started the instance: %v", err)
+	assert.EqualValues(t, 6, w.calls["CreateFleet"].Load(), "the SDK's three attempts, then three more with the same token")
+	assert.EqualValues(t, 2, w.calls["DescribeInstances"].Load(), "the claim's instance is looked for before each call")
+	assert.Equal(t, slices.Repeat([]string{"default-abc"}, 6), w.tokens, "every call carries the claim's token")
+}
+
+// TestWireServerErrorAdoptsWhatTheFleetStarted: the fleet launched the instance but its answer was a 500;
+// the look-up by claim tag finds it, and no second fleet is asked for.
+func TestWireServerErrorAdoptsWhatTheFleetStarted(t *testing.T) {
+	client, w := newEC2Wire(t, map[string][]wireAnswer{
+		"DescribeInstances": {{200, noInstances}, {200, taggedInstance("i-0started", "default-abc")}},
+		"CreateFleet":       {{500, errorXML("InternalError", "An internal error has occurred.")}},
+	})
+	inst, err := New(client, "demo").Launch(context.Background(), request())
+	require.NoError(t, err)
+	assert.Equal(t, "i-0started", inst.ID)
+	assert.EqualValues(t, 3, w.calls["CreateFleet"].Load(), "only the SDK's attempts: the instance was found")
+}
+
+// TestWireServerErrorThenAnAnswerOnTheSameToken: the second ask with the same token gets EC2's answer.
+func TestWireServerErrorThenAnAnswerOnTheSameToken(t *testing.T) {
+	server := wireAnswer{500, errorXML("InternalError", "An internal error has occurred.")}
+	client, w := newEC2Wire(t, map[string][]wireAnswer{
+		"DescribeInstances": {{200, noInstances}},
+		"CreateFleet":       {server, server, server, {200, fleetXML("", "i-0abc")}},
+	})
+	inst, err := New(client, "demo").Launch(context.Background(), request())
+	require.NoError(t, err)
+	assert.Equal(t, "i-0abc", inst.ID)
+	assert.Equal(t, slices.Repeat([]string{"default-abc"}, 4), w.tokens, "the same token: EC2 cannot launch twice")
+}
+
+// TestWireUnknownCodeLeavesTheOutcomeOpen: a code EC2 does not document as a refusal is no proof that
+// nothing started, whatever its status.
+func TestWireUnknownCodeLeavesTheOutcomeOpen(t *testing.T) {
+	client, _ := newEC2Wire(t, map[string][]wireAnswer{
+		"DescribeInstances": {{200, noInstances}},
+		"CreateFleet":       {{400, errorXML("SomethingNew", "a code this launcher does not know")}},
+	})
+	_, err := New(client, "demo").Launch(context.Background(), request())
+	assert.Equal(t, KindServerError, KindOf(err))
+	assert.False(t, Answered(err))
+}
+
+// TestWireBatchServerErrorAdoptsWhatTheFleetStarted: a batch whose CreateFleet answered 500 after starting
+// its instances adopts them by the batch tag and gives each claim one; none is launched again.
+func TestWireBatchServerErrorAdoptsWhatTheFleetStarted(t *testing.T) {
+	client, w := newEC2Wire(t, map[string][]wireAnswer{
+		"DescribeInstances": {{200, batchInstances("batch-b1", "i-02", "i-01")}},
+		"CreateFleet":       {{500, errorXML("InternalError", "An internal error has occurred.")}},
+		"CreateTags":        {{200, createTagsOK}},
+	})
+	res, err := New(client, "demo").LaunchBatch(context.Background(),
+		BatchRequest{Request: request(), Batch: "batch-b1", Claims: []string{"c1", "c2", "c3"}, Fresh: true})
+	require.NoError(t, err)
+	assert.True(t, res.Adopted)
+	require.Len(t, res.Assigned, 2)
+	assert.Equal(t, []Assignment{{Claim: "c1"}, {Claim: "c2"}}, []Assignment{{Claim: res.Assigned[0].Claim}, {Claim: res.Assigned[1].Claim}})
+	assert.Equal(t, "i-01", res.Assigned[0].Instance.ID)
+	assert.Equal(t, []string{"c3"}, res.Unassigned)
+	require.Error(t, res.Partial)
+	assert.False(t, Answered(res.Partial), "the third claim's instance may not be listed yet: its outcome is unknown")
+	assert.EqualValues(t, 3, w.calls["CreateFleet"].Load(), "no fleet after the instances were found")
+}
+
+// TestWireBatchServerErrorLeavesTheOutcomeOpen: nothing found and the same token failing again leave the
+// whole batch's outcome open.
+func TestWireBatchServerErrorLeavesTheOutcomeOpen(t *testing.T) {
+	client, w := newEC2Wire(t, map[string][]wireAnswer{
+		"DescribeInstances": {{200, noInstances}},
+		"CreateFleet":       {{503, errorXML("Unavailable", "The service is unavailable.")}},
+	})
+	_, err := New(client, "demo").LaunchBatch(context.Background(),
+		BatchRequest{Request: request(), Batch: "batch-b1", Claims: []string{"c1", "c2"}, Fresh: true})
+	assert.False(t, Answered(err), "%v", err)
+	assert.Equal(t, slices.Repeat([]string{"batch-b1"}, 6), w.tokens)
+}
+
+const createTagsOK = `<?xml version="1.0" encoding="UTF-8"?>
+<CreateTagsResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>r-3</requestId><return>true</return></CreateTagsResponse>`
+
+// instanceXML is one running instance of the cluster "demo" with the given extra tags.
+func instanceXML(id string, tags map[string]string) string {
+	items := `<item><key>` + TagCluster + `</key><value>demo</value></item>`
+	for k, v := range tags {
+		items += `<item><key>` + k + `</key><value>` + v + `</value></item>`
+	}
+	return `<item><instanceId>` + id + `</instanceId><instanceType>m5.large</instanceType><instanceState><code>0</code><name>pending</name></instanceState>
+<placement><availabilityZone>us-east-1b</availabilityZone></placement><instanceLifecycle>spot</instanceLifecycle><tagSet>` + items + `</tagSet></item>`
+}
+
+func describeXML(instances string) string {
+	return `<?xml version="1.0" encoding="UTF-8"?>
+<DescribeInstancesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>r-1</requestId><reservationSet>
+<item><reservationId>r-0123</reservationId><instancesSet>` + instances + `</instancesSet></item></reservationSet></DescribeInstancesResponse>`
+}
+
+func taggedInstance(id, claim string) string {
+	return describeXML(instanceXML(id, map[string]string{TagNodeClaim: claim}))
+}
+
+func batchInstances(batch string, ids ...string) string {
+	var items string
+	for _, id := range ids {
+		items += instanceXML(id, map[string]string{TagBatch: batch})
+	}
+	return describeXML(items)
 }

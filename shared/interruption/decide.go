@@ -13,6 +13,10 @@ type Step string
 const (
 	// MarkOfferingUnavailable takes the interrupted spot offering (type × zone) out of the next solves.
 	MarkOfferingUnavailable Step = "MarkOfferingUnavailable"
+	// MarkLaunchFailed takes the offering of an instance that terminated before its Node registered out of
+	// the next solves for state.DiedAtLaunchTTL: the launch failed (a volume key EC2 may not use, ...), and
+	// launching the same offering again would fail again.
+	MarkLaunchFailed Step = "MarkLaunchFailed"
 	// MarkDisrupted records the claim as draining with the message's kind as its reason.
 	MarkDisrupted Step = "MarkDisrupted"
 	// TaintNode puts karpenter.sh/disrupted:NoSchedule on the Node so nothing new lands there.
@@ -51,6 +55,8 @@ type Claim struct {
 	Phase                                              ClaimPhase
 	// GoneBy is the deadline an earlier notice set on the claim (zero when none did).
 	GoneBy time.Time
+	// Booting says the claim is launched and its Node never registered.
+	Booting bool
 }
 
 // Decision is what to do for one claim.
@@ -84,12 +90,18 @@ func Decide(msg messages.Message, claims map[string]Claim, rebalance RebalancePo
 		switch msg.Kind() {
 		case messages.SpotInterruptionKind:
 			d.Steps = disrupt(c, deadline, MarkOfferingUnavailable)
-		case messages.ScheduledChangeKind, messages.InstanceStoppedKind, messages.CapacityReservationInterruptionKind,
-			messages.InstanceTerminatedKind:
+		case messages.ScheduledChangeKind, messages.InstanceStoppedKind, messages.CapacityReservationInterruptionKind:
+			d.Steps = disrupt(c, deadline)
+		case messages.InstanceTerminatedKind:
 			// A shutting-down instance may still run its pods: like any other notice it goes to the
 			// termination flow, which drains while the kubelet lives and removes the Node and forgets
 			// its pods only once EC2 says the instance is terminated.
 			d.Steps = disrupt(c, deadline)
+			if c.Booting && len(d.Steps) > 0 {
+				// Nobody asked for it and its Node never came: the launch failed, and its offering would fail
+				// the same way a few minutes later.
+				d.Steps = append([]Step{MarkLaunchFailed}, d.Steps...)
+			}
 		case messages.RebalanceRecommendationKind:
 			if rebalance == RebalanceReplace {
 				d.Steps = disrupt(c, deadline)

@@ -112,7 +112,7 @@ func (s *Service) process(ctx context.Context, msg messages.Message) ([]string, 
 // after a crash resumes the steps that were left, instead of deciding nothing.
 func toClaim(c state.Claim, done map[Step]bool) Claim {
 	out := Claim{Name: c.Name, InstanceID: c.InstanceID, CapacityType: c.CapacityType, InstanceType: c.InstanceType,
-		Zone: c.Zone, Phase: Running}
+		Zone: c.Zone, Phase: Running, Booting: c.Lifecycle == state.Launched}
 	if c.GoneBy != nil {
 		out.GoneBy = *c.GoneBy
 	}

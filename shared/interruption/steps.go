@@ -33,6 +33,16 @@ func (s *Service) act(ctx context.Context, msg messages.Message, d Decision, c s
 			return c, "", err
 		}
 		return c, fmt.Sprintf("offering %s marked unavailable for %s", o, state.UnavailableCapacityTTL), nil
+	case MarkLaunchFailed:
+		if c.InstanceType == "" || c.Zone == "" {
+			return c, "", nil
+		}
+		o := state.Offering{InstanceType: c.InstanceType, Zone: c.Zone, CapacityType: c.CapacityType}
+		if err := s.deps.State.MarkUnavailable(ctx, o, "InstanceDiedAtLaunch", state.DiedAtLaunchTTL); err != nil {
+			return c, "", err
+		}
+		return c, fmt.Sprintf("instance %s terminated before its Node registered: the launch failed; offering %s marked unavailable for %s",
+			c.InstanceID, o, state.DiedAtLaunchTTL), nil
 	case MarkDisrupted:
 		updated, err := s.markDisrupted(ctx, c, reason, d.Deadline)
 		if err != nil {

@@ -69,6 +69,9 @@ func (p *passState) repair(ctx context.Context) {
 		instances[i.ID] = i
 	}
 	alive, confirmed := p.confirmGone(ctx, res.Actions)
+	if confirmed {
+		p.recordDiedAtLaunch(ctx, res.Actions, alive)
+	}
 	for _, a := range res.Actions {
 		if a.ConfirmGone && (!confirmed || alive[a.Instance]) {
 			if confirmed {

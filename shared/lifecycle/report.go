@@ -19,6 +19,9 @@ type RunReport struct {
 	HandedOver int
 	// ClaimsDeleted counts claim records deleted.
 	ClaimsDeleted int
+	// DiedAtLaunch counts the forgotten claims whose instance EC2 terminated while launching it; their
+	// offerings are kept out of the solves for state.DiedAtLaunchTTL.
+	DiedAtLaunch int
 	// FinalizersRemoved counts deleting Nodes released because their instance is gone.
 	FinalizersRemoved int
 	// NodesLost counts registered claims whose Node the pass found gone while their instance runs (noted;

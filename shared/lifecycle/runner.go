@@ -121,7 +121,11 @@ type RunnerDeps struct {
 	// Prices prices an adopted instance (the launch that would have recorded its price was cut short);
 	// nil leaves an adopted claim's price unknown (0).
 	Prices Prices
-	Now    func() time.Time
+	// GoneReasons and Unavailable find launched claims whose instance EC2 terminated while launching it
+	// and keep their offerings out of the solves (see recordDiedAtLaunch); nil skips that part.
+	GoneReasons GoneReasons
+	Unavailable provisioning.UnavailableRecorder
+	Now         func() time.Time
 }
 
 // Prices is the hourly price of an offering; *pricing.Provider is one.

@@ -78,8 +78,8 @@ func TestClaimLaunchWithEveryOfferingRefusedDeletesTheClaim(t *testing.T) {
 	assert.Equal(t, "OfferingsRejected", d[0].Reason)
 }
 
-// TestClaimLaunchReleasesTheClaimOnAnyAnswer: only a transport error or a timeout leaves a claim pending
-// (counted as in-flight capacity until the launch timeout); every answer EC2 gave releases it at once.
+// TestClaimLaunchReleasesTheClaimOnAnyAnswer: a transport error, a timeout or a server error leaves a claim
+// pending (counted as in-flight capacity until the launch timeout); every refusal EC2 gave releases it at once.
 func TestClaimLaunchReleasesTheClaimOnAnyAnswer(t *testing.T) {
 	for name, tc := range map[string]struct {
 		err           error
@@ -91,7 +91,7 @@ func TestClaimLaunchReleasesTheClaimOnAnyAnswer(t *testing.T) {
 		"invalid":      {&instance.LaunchError{Kind: instance.KindInvalidRequest, Code: "InvalidParameterCombination"}, "InvalidRequest", false, true},
 		"quota":        {&instance.LaunchError{Kind: instance.KindQuota, Code: "VcpuLimitExceeded"}, "QuotaExceeded", false, false},
 		"throttled":    {&instance.LaunchError{Kind: instance.KindThrottled, Code: "RequestLimitExceeded"}, "Throttled", false, false},
-		"server error": {&instance.LaunchError{Kind: instance.KindTransient, Code: "InternalError"}, "Transient", false, false},
+		"server error": {&instance.LaunchError{Kind: instance.KindServerError, Code: "InternalError"}, "LaunchOutcomeUnknown", true, false},
 		"reset":        {errors.New("read: connection reset by peer"), "LaunchOutcomeUnknown", true, false},
 		"timeout":      {context.DeadlineExceeded, "LaunchOutcomeUnknown", true, false},
 		"raw api":      {&smithy.GenericAPIError{Code: "Whatever"}, "LaunchOutcomeUnknown", true, false},

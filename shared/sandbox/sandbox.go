@@ -230,9 +230,10 @@ func (s *Sandbox) wire(ctx context.Context) error {
 		return err
 	}
 	s.Provisioner = s.newProvisioner(prices, 1)
+	launcher := instance.New(s.EC2, Cluster)
 	s.Lifecycle = lifecycle.NewRunner(lifecycle.RunnerConfig{SweepEvery: s.opts.LifecycleSweepEvery}, lifecycle.RunnerDeps{Store: s.Store, Nodes: s.FunctionsClient.CoreV1().Nodes(),
-		NodeActions: kube.NewActions(s.FunctionsClient), Instances: instance.New(s.EC2, Cluster), Events: s.Recorder, Prices: prices,
-		Terminations: termination.NewSender(s.SQS, s.Queues.Termination), Now: time.Now})
+		NodeActions: kube.NewActions(s.FunctionsClient), Instances: launcher, GoneReasons: launcher, Unavailable: s.Store,
+		Events: s.Recorder, Prices: prices, Terminations: termination.NewSender(s.SQS, s.Queues.Termination), Now: time.Now})
 
 	start := time.Now()
 	catalog, err := s.Provisioner.Catalog(ctx)

@@ -275,6 +275,8 @@ func AWSLabels(info InstanceInfo, cfg NodeClassConfig) map[string]string {
 		LabelInstanceMemory:              strconv.FormatInt(info.MemoryMiB, 10),
 		LabelInstanceHypervisor:          info.Hypervisor,
 		LabelInstanceEncryptionInTransit: strconv.FormatBool(info.EncryptionInTransit),
+		// Nodewright launches shared tenancy only: a pod that selects dedicated fits no instance type.
+		LabelInstanceTenancy: "default",
 	}
 	if isWindows(cfg.family()) {
 		l[LabelOS] = "windows"

@@ -14,6 +14,14 @@ const unavailablePartition = "UNAVAILABLE"
 // UnavailableCapacityTTL is how long an offering stays out after an insufficient-capacity error.
 const UnavailableCapacityTTL = 3 * time.Minute
 
+// DiedAtLaunchTTL is how long an offering stays out after EC2 terminated an instance of it while
+// launching it (before its Node registered). A capacity error passes in minutes, but such a launch mostly
+// dies for a reason that does not pass by itself (a volume key the launching role may not use, a disabled
+// key, a deleted snapshot): the same offering launched again a few minutes later dies again, every few
+// minutes, without end. Half an hour bounds that to two launches an hour per offering while an operator
+// fixes the cause, and lets the solves pick other offerings meanwhile.
+const DiedAtLaunchTTL = 30 * time.Minute
+
 // Offering is one place an instance type can be bought: type × zone × capacity type.
 type Offering struct {
 	InstanceType string `dynamodbav:"instanceType"`
