@@ -68,7 +68,8 @@ var (
 
 // ServiceConfig is the service's fixed settings.
 type ServiceConfig struct {
-	// ClusterName is the provisioning FIFO queue's message group.
+	// ClusterName names the cluster in the provisioning FIFO queue's message groups
+	// (provisioningqueue.UrgentGroup).
 	ClusterName string
 	// ProvisioningQueueURL is the FIFO queue that wakes the provisioner; TerminationQueueURL the standard
 	// queue of functions/termination.

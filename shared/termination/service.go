@@ -17,8 +17,8 @@ import (
 type Config struct {
 	// QueueURL is the termination queue the unfinished requests are sent back to (required).
 	QueueURL string
-	// ProvisioningQueueURL is the provisioner's FIFO queue and ClusterName its message group: a drain
-	// that starts wakes the provisioner there to launch its pods' replacement. Empty: the drain waits for
+	// ProvisioningQueueURL is the provisioner's FIFO queue and ClusterName the cluster its message groups
+	// name (provisioningqueue.UrgentGroup): a drain that starts wakes the provisioner there to launch its pods' replacement. Empty: the drain waits for
 	// the provisioner's schedule.
 	ProvisioningQueueURL, ClusterName string
 	// DisruptionQueueURL is the disruption function's wake queue: a claim whose node was removed sends

@@ -24,7 +24,7 @@ import (
 	"github.com/nodewright/nodewright/shared/state"
 )
 
-// Cluster is the cluster name (and provisioning message group) of the test world.
+// Cluster is the cluster name of the test world.
 const Cluster = "demo"
 
 // Clock is a settable clock for the state store, so a test can let a processing window pass.
