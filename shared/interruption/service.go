@@ -130,7 +130,9 @@ func NewService(cfg ServiceConfig, deps ServiceDeps) *Service {
 // reason (state table, Kubernetes or SQS errors) is tried again inside the invocation while its deadline
 // leaves room (cfg.Retry); one that still fails, one whose event another invocation is processing right
 // now, and those the batch had no time left to start are reported as batch item failures and made
-// visible again in seconds, so SQS redelivers them well inside a spot notice's two minutes. Malformed,
+// visible again in seconds, so SQS redelivers them well inside a spot notice's two minutes; from its
+// FreshCopyAfterReceives-th receive a failed message is sent again as a fresh copy and acknowledged, so
+// an outage longer than a few receives does not send it to the dead-letter queue. Malformed,
 // unknown-kind, no-op and unknown-instance messages are logged once and acknowledged.
 func (s *Service) HandleBatch(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
 	resp, _ := s.Handle(ctx, ev)
@@ -174,6 +176,7 @@ func (s *Service) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		}
 		stats.Acknowledged++
 	}
+	failed = s.copyFresh(ctx, failed, &stats)
 	for _, m := range failed {
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 	}

@@ -187,7 +187,7 @@ func (s *Service) handleMessage(ctx context.Context, rec events.SQSMessage) hand
 	if cut {
 		// The steps ran out of the message's time, not of retries: a copy now (same attempt, as the step
 		// did not finish) lets the next invocation go on within seconds.
-		if sendErr := s.send(ctx, in.req, 0, in.drainedAt); sendErr != nil {
+		if sendErr := freshCopy.Send(ctx, s.deps.Queue, s.cfg.QueueURL, rec, 0); sendErr != nil {
 			s.log.ErrorContext(ctx, "termination step ran out of time and sending the request again failed; the message is delivered again",
 				"messageId", rec.MessageId, "claim", req.Claim, "attempt", req.Attempt, "error", err.Error(), "sendError", sendErr.Error())
 			return h
@@ -198,7 +198,7 @@ func (s *Service) handleMessage(ctx context.Context, rec events.SQSMessage) hand
 		return h
 	}
 	if err != nil {
-		sent, sendErr := s.retryFresh(ctx, rec, in)
+		sent, sendErr := s.retryFresh(ctx, rec)
 		switch {
 		case sendErr != nil:
 			s.log.ErrorContext(ctx, "termination step failed and sending a fresh copy failed too; the message is delivered again",
