@@ -25,7 +25,8 @@ type InterruptionQueues struct {
 
 // NewInterruption creates the EventBridge rules, the function consuming their queue with little
 // batching delay (a spot warning gives two minutes), and its permissions: send to the provisioning and
-// termination queues. rebalancePolicy is "event" or "replace" (StackProps validates it).
+// termination queues, and to its own queue (a notice that keeps failing is sent again as a fresh copy
+// rather than dead-lettered). rebalancePolicy is "event" or "replace" (StackProps validates it).
 func NewInterruption(scope constructs.Construct, id string, p WorkerProps, q InterruptionQueues, rebalancePolicy string) *Interruption {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	timeout := awscdk.Duration_Seconds(jsii.Number(30))
@@ -43,5 +44,6 @@ func NewInterruption(scope constructs.Construct, id string, p WorkerProps, q Int
 	consume(fn, q.Interruption, queueTrigger{batchSize: 10, window: awscdk.Duration_Seconds(jsii.Number(2)), pollers: interruptionConcurrency}, timeout)
 	q.Provisioning.GrantSendMessages(fn.Function)
 	q.Termination.GrantSendMessages(fn.Function)
+	q.Interruption.GrantSendMessages(fn.Function)
 	return &Interruption{Construct: c, Function: fn, Rules: rules}
 }

@@ -12,7 +12,10 @@ import (
 // dead-letter queue.
 type Queues struct {
 	constructs.Construct
-	// Provisioning is FIFO with one message group per cluster, so a single provisioner runs at a time.
+	// Provisioning is FIFO for its deduplication of repeated wake-ups; each pod's wake-ups and each
+	// disrupted claim's replacement request have their own message group (shared/provisioningqueue), so an
+	// urgent request never waits behind wake-ups or a batch whose invocation crashed. The provisioner's
+	// lease, not the queue, keeps one run at a time.
 	Provisioning awssqs.Queue
 	// Interruption receives EventBridge's EC2 and Health events.
 	Interruption awssqs.Queue

@@ -386,7 +386,9 @@ func TestWorkers(t *testing.T) {
 		}
 	})
 
-	t.Run("interruption sends to the provisioning and termination queues and touches no EC2", func(t *testing.T) {
+	// Interruption also re-sends to its own queue: a notice that keeps failing goes back as a fresh copy
+	// (shared/interruption FreshCopyAfterReceives) instead of to the dead-letter queue.
+	t.Run("interruption sends to the provisioning, termination and its own queues and touches no EC2", func(t *testing.T) {
 		var sendsTo []string
 		for _, s := range cfn.statements(t, "InterruptionHandlerRole") {
 			if hasAction(s, "sqs:SendMessage") {
@@ -396,9 +398,10 @@ func TestWorkers(t *testing.T) {
 				assert.False(t, strings.HasPrefix(a, "ec2:"), a)
 			}
 		}
-		require.Len(t, sendsTo, 2)
+		require.Len(t, sendsTo, 3)
 		assert.Contains(t, strings.Join(sendsTo, " "), `"QueuesProvisioning`)
 		assert.Contains(t, strings.Join(sendsTo, " "), `"QueuesTermination`)
+		assert.Contains(t, strings.Join(sendsTo, " "), `"QueuesInterruption`)
 	})
 
 	// Who may send to which queue: termination re-sends to its own queue, wakes the provisioner when a

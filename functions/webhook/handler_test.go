@@ -20,6 +20,7 @@ import (
 
 	"github.com/nodewright/nodewright/shared/awstest"
 	"github.com/nodewright/nodewright/shared/podwebhook"
+	"github.com/nodewright/nodewright/shared/provisioningqueue"
 	"github.com/nodewright/nodewright/shared/webhooktoken"
 )
 
@@ -66,7 +67,7 @@ func TestFunctionURLSample(t *testing.T) {
 	assert.Equal(t, "application/json", res.Headers["Content-Type"])
 	assert.Contains(t, res.Body, `"allowed":true`)
 	require.Len(t, q.sent, 1)
-	assert.Equal(t, "demo", aws.ToString(q.sent[0].MessageGroupId))
+	assert.Equal(t, provisioningqueue.PodGroup("demo", "0f9e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f"), aws.ToString(q.sent[0].MessageGroupId))
 
 	// The same request with a base64 body, as a Function URL delivers non-text content types.
 	var req events.LambdaFunctionURLRequest

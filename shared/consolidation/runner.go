@@ -130,6 +130,8 @@ var (
 
 // Config is the runner's fixed settings; zero values take the defaults.
 type Config struct {
+	// LeaseTTL bounds a run that dies holding the lease when its context has no deadline; a run with a
+	// deadline (every Lambda invocation) holds it until then and no longer (state.LeaseTTLFor).
 	LeaseTTL time.Duration
 	// ValidationDelay is the wait between a decision and its re-check on a fresh snapshot; negative
 	// means none (tests).
@@ -244,23 +246,14 @@ func (r *Runner) Run(ctx context.Context, runID string) (Report, error) {
 	if runID == "" {
 		return Report{}, errors.New("disruption run: a run id is required to hold the lease")
 	}
-	ttl := r.cfg.LeaseTTL
-	if deadline, ok := ctx.Deadline(); ok && deadline.Sub(r.deps.Now()) > ttl {
-		ttl = deadline.Sub(r.deps.Now())
-	}
-	lease, err := r.deps.Store.AcquireLease(ctx, LeaseName, runID, ttl)
-	if errors.Is(err, state.ErrLeaseHeld) {
-		return Report{}, nil
-	}
-	if err != nil {
-		return Report{}, fmt.Errorf("acquiring the disruption lease: %w", err)
-	}
-	rep := Report{Lease: true}
-	err = r.run(ctx, runID, &rep)
-	releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), state.LeaseReleaseBudget)
-	defer cancel()
-	if rerr := r.deps.Store.ReleaseLease(releaseCtx, lease); rerr != nil {
-		err = errors.Join(err, fmt.Errorf("releasing the disruption lease: %w", rerr))
+	var rep Report
+	held, err := state.RunLeased(ctx, r.deps.Store, LeaseName, runID, "the disruption lease",
+		state.LeaseTTLFor(ctx, r.deps.Now(), r.cfg.LeaseTTL), func() error {
+			rep.Lease = true
+			return r.run(ctx, runID, &rep)
+		})
+	if !held {
+		return Report{}, err
 	}
 	return rep, err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/nodewright/nodewright/shared/interruption/messages"
+	"github.com/nodewright/nodewright/shared/provisioningqueue"
 	"github.com/nodewright/nodewright/shared/termination"
 )
 
@@ -30,7 +31,7 @@ func ReplacementDeduplicationID(eventID, claim string) string {
 	return "interruption-" + eventID + "-" + claim
 }
 
-// sendReplacement wakes the provisioner through the FIFO queue, in the cluster's message group.
+// sendReplacement wakes the provisioner through the FIFO queue, in the claim's own urgent message group.
 func (s *Service) sendReplacement(ctx context.Context, msg messages.Message, claim, reason string) error {
 	body, err := json.Marshal(ReplacementRequest{Cluster: s.cfg.ClusterName, Claim: claim, Reason: reason,
 		EventID: msg.EventID(), ObservedAt: s.deps.Now().UTC()})
@@ -40,7 +41,7 @@ func (s *Service) sendReplacement(ctx context.Context, msg messages.Message, cla
 	_, err = s.deps.Queue.SendMessage(ctx, &sqs.SendMessageInput{
 		QueueUrl:               aws.String(s.cfg.ProvisioningQueueURL),
 		MessageBody:            aws.String(string(body)),
-		MessageGroupId:         aws.String(s.cfg.ClusterName),
+		MessageGroupId:         aws.String(provisioningqueue.UrgentGroup(s.cfg.ClusterName, claim)),
 		MessageDeduplicationId: aws.String(ReplacementDeduplicationID(msg.EventID(), claim)),
 	})
 	if err != nil {

@@ -68,7 +68,8 @@ var (
 
 // ServiceConfig is the service's fixed settings.
 type ServiceConfig struct {
-	// ClusterName is the provisioning FIFO queue's message group.
+	// ClusterName names the cluster in the provisioning FIFO queue's message groups
+	// (provisioningqueue.UrgentGroup).
 	ClusterName string
 	// ProvisioningQueueURL is the FIFO queue that wakes the provisioner; TerminationQueueURL the standard
 	// queue of functions/termination.
@@ -129,7 +130,9 @@ func NewService(cfg ServiceConfig, deps ServiceDeps) *Service {
 // reason (state table, Kubernetes or SQS errors) is tried again inside the invocation while its deadline
 // leaves room (cfg.Retry); one that still fails, one whose event another invocation is processing right
 // now, and those the batch had no time left to start are reported as batch item failures and made
-// visible again in seconds, so SQS redelivers them well inside a spot notice's two minutes. Malformed,
+// visible again in seconds, so SQS redelivers them well inside a spot notice's two minutes; from its
+// FreshCopyAfterReceives-th receive a failed message is sent again as a fresh copy and acknowledged, so
+// an outage longer than a few receives does not send it to the dead-letter queue. Malformed,
 // unknown-kind, no-op and unknown-instance messages are logged once and acknowledged.
 func (s *Service) HandleBatch(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
 	resp, _ := s.Handle(ctx, ev)
@@ -173,6 +176,7 @@ func (s *Service) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		}
 		stats.Acknowledged++
 	}
+	failed = s.copyFresh(ctx, failed, &stats)
 	for _, m := range failed {
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 	}

@@ -28,8 +28,9 @@ type BatchStats struct {
 	// Acknowledged are deleted from the queue; Failed are left for SQS to redeliver (requeued in seconds).
 	Acknowledged, Failed int
 	// Retries counts the tries after a message's first inside the invocation; Unstarted the messages
-	// the invocation had no time left to start (also in Failed).
-	Retries, Unstarted int
+	// the invocation had no time left to start (also in Failed); Copied the failed messages sent again
+	// as fresh copies and acknowledged (also in Failed; see FreshCopyAfterReceives).
+	Retries, Unstarted, Copied int
 	// QueueDurations are how long each message waited in the queue (SentTimestamp to now), where SQS said.
 	QueueDurations []time.Duration
 	// Disrupted are the claims the batch moved out of service (each counted once, whatever redeliveries).

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,6 +42,7 @@ func paced[T any](ctx context.Context, p *passState, items []T, claim func(T) st
 	free := make(chan struct{}, p.r.cfg.Workers)
 	var wg sync.WaitGroup
 	var deferred []string
+	var crashed atomic.Value // the first worker's panic, carried to the pass's goroutine
 	for i, it := range items {
 		free <- struct{}{}
 		if p.late(ctx) {
@@ -52,10 +54,20 @@ func paced[T any](ctx context.Context, p *passState, items []T, claim func(T) st
 		wg.Add(1)
 		go func() {
 			defer func() { <-free; wg.Done() }()
+			defer func() {
+				if r := recover(); r != nil {
+					crashed.CompareAndSwap(nil, crash{r})
+				}
+			}()
 			do(ctx, it)
 		}()
 	}
 	wg.Wait()
+	if c, ok := crashed.Load().(crash); ok {
+		// On a worker's goroutine a panic would end the process with the lease held; on the pass's it is
+		// recovered as the pass's error and the lease given back (state.RunLeased).
+		panic(c.value)
+	}
 	p.deferItems(deferred, what)
 }
 
@@ -78,3 +90,6 @@ func (p *passState) locked(f func()) {
 	defer p.mu.Unlock()
 	f()
 }
+
+// crash wraps a recovered panic value, so an atomic.Value holds one concrete type whatever was thrown.
+type crash struct{ value any }

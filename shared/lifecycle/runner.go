@@ -86,7 +86,8 @@ var (
 
 // RunnerConfig is the runner's fixed settings; zero fields take the defaults.
 type RunnerConfig struct {
-	// LeaseTTL bounds a pass that dies holding the lease; a context deadline further away extends it.
+	// LeaseTTL bounds a pass that dies holding the lease when its context has no deadline; a pass with a
+	// deadline (every Lambda invocation) holds it until then and no longer (state.LeaseTTLFor).
 	LeaseTTL time.Duration
 	// SettleMargin: see DefaultSettleMargin.
 	SettleMargin time.Duration
@@ -205,28 +206,20 @@ func (r *Runner) RunUntilSettled(ctx context.Context, runID string, every time.D
 	})
 }
 
-// underLease runs body holding the lease, and releases it afterwards.
+// underLease runs body holding the lease, and releases it on every way out of body, a panic included
+// (returned as an error).
 func (r *Runner) underLease(ctx context.Context, runID string, body func(*RunReport) error) (RunReport, error) {
 	if runID == "" {
 		return RunReport{}, errors.New("lifecycle run: a run id is required to hold the lease")
 	}
-	ttl := r.cfg.LeaseTTL
-	if deadline, ok := ctx.Deadline(); ok && deadline.Sub(r.deps.Now()) > ttl {
-		ttl = deadline.Sub(r.deps.Now())
-	}
-	lease, err := r.deps.Store.AcquireLease(ctx, LeaseName, runID, ttl)
-	if errors.Is(err, state.ErrLeaseHeld) {
-		return RunReport{}, nil
-	}
-	if err != nil {
-		return RunReport{}, fmt.Errorf("acquiring the lifecycle lease: %w", err)
-	}
-	rep := RunReport{Lease: true}
-	err = body(&rep)
-	releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), state.LeaseReleaseBudget)
-	defer cancel()
-	if rerr := r.deps.Store.ReleaseLease(releaseCtx, lease); rerr != nil {
-		err = errors.Join(err, fmt.Errorf("releasing the lifecycle lease: %w", rerr))
+	var rep RunReport
+	held, err := state.RunLeased(ctx, r.deps.Store, LeaseName, runID, "the lifecycle lease",
+		state.LeaseTTLFor(ctx, r.deps.Now(), r.cfg.LeaseTTL), func() error {
+			rep.Lease = true
+			return body(&rep)
+		})
+	if !held {
+		return RunReport{}, err
 	}
 	return rep, err
 }

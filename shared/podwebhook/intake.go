@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/provisioningqueue"
 )
 
 // Queue is the SQS call the intake makes; *sqs.Client satisfies it.
@@ -132,7 +133,7 @@ func (in *Intake) enqueue(ctx context.Context, pod *corev1.Pod) error {
 	_, err = in.Queue.SendMessage(ctx, &sqs.SendMessageInput{
 		QueueUrl:               aws.String(in.QueueURL),
 		MessageBody:            aws.String(string(body)),
-		MessageGroupId:         aws.String(in.Cluster),
+		MessageGroupId:         aws.String(provisioningqueue.PodGroup(in.Cluster, ref.UID)),
 		MessageDeduplicationId: aws.String(ref.UID + "-" + ref.ResourceVersion),
 	})
 	if err != nil {

@@ -105,7 +105,8 @@ func TestUnschedulablePodIsEnqueuedOnceAndAllowed(t *testing.T) {
 	}
 	msgs := receiveAll(t, client, url)
 	require.Len(t, msgs, 1, "the FIFO queue deduplicates by pod uid and resourceVersion")
-	assert.Equal(t, "demo", msgs[0].Attributes["MessageGroupId"], "one message group per cluster: a single provisioner")
+	assert.Equal(t, "demo/pod/0f9e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f", msgs[0].Attributes["MessageGroupId"],
+		"the pod's own group: a stuck batch holds back no other pod")
 	var ref PodRef
 	require.NoError(t, json.Unmarshal([]byte(aws.ToString(msgs[0].Body)), &ref))
 	assert.Equal(t, "demo", ref.Cluster)

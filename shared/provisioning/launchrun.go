@@ -87,8 +87,9 @@ func (p *Provisioner) runLaunches(ctx context.Context, claims []scheduling.Claim
 	}
 	wg.Wait()
 	if crashed != nil {
-		// A launch that panicked crashes the run on its own goroutine, as it did before launches ran
-		// concurrently: the invocation fails and what was recorded is recovered by the next run.
+		// A launch that panicked ends the run on the run's own goroutine, where the lease's holder recovers
+		// it as the run's error and gives the lease back (state.RunLeased): what was recorded is recovered
+		// by the next run, which need not wait for the lease to expire.
 		panic(crashed)
 	}
 }

@@ -61,8 +61,9 @@ type Config struct {
 	Cluster launchtemplate.Cluster
 	// KubernetesVersion ("1.34") selects AMIs behind aliases.
 	KubernetesVersion string
-	// LeaseTTL bounds a run that dies holding the lease; a run with a later context deadline holds it
-	// until then. LaunchMargin: see DefaultLaunchMargin.
+	// LeaseTTL bounds a run that dies holding the lease when its context has no deadline; a run with a
+	// deadline (every Lambda invocation) holds it until then and no longer (state.LeaseTTLFor).
+	// LaunchMargin: see DefaultLaunchMargin.
 	LeaseTTL, LaunchMargin time.Duration
 	// BatchIdle is how long after the newest queue message a run waits before its snapshot, so a burst
 	// of pods is solved at once (see Handle); DefaultBatchIdle when zero, none when negative.
@@ -139,31 +140,22 @@ func (p *Provisioner) runAfter(ctx context.Context, runID string, quiet time.Dur
 	if runID == "" {
 		return Report{}, errors.New("provisioning run: a run id is required to hold the lease")
 	}
-	ttl := p.cfg.LeaseTTL
-	if deadline, ok := ctx.Deadline(); ok && deadline.Sub(p.deps.Now()) > ttl {
-		ttl = deadline.Sub(p.deps.Now())
-	}
-	lease, err := p.deps.Store.AcquireLease(ctx, LeaseName, runID, ttl)
-	if errors.Is(err, state.ErrLeaseHeld) {
-		return Report{}, nil
-	}
-	if err != nil {
-		return Report{}, fmt.Errorf("acquiring the provisioner lease: %w", err)
-	}
-	rep := Report{Lease: true}
-	if quiet > 0 {
-		timer := time.NewTimer(quiet)
-		select {
-		case <-ctx.Done():
-		case <-timer.C:
-		}
-		timer.Stop()
-	}
-	err = p.run(ctx, runID, &rep)
-	releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), state.LeaseReleaseBudget)
-	defer cancel()
-	if rerr := p.deps.Store.ReleaseLease(releaseCtx, lease); rerr != nil {
-		err = errors.Join(err, fmt.Errorf("releasing the provisioner lease: %w", rerr))
+	var rep Report
+	held, err := state.RunLeased(ctx, p.deps.Store, LeaseName, runID, "the provisioner lease",
+		state.LeaseTTLFor(ctx, p.deps.Now(), p.cfg.LeaseTTL), func() error {
+			rep.Lease = true
+			if quiet > 0 {
+				timer := time.NewTimer(quiet)
+				select {
+				case <-ctx.Done():
+				case <-timer.C:
+				}
+				timer.Stop()
+			}
+			return p.run(ctx, runID, &rep)
+		})
+	if !held {
+		return Report{}, err
 	}
 	return rep, err
 }

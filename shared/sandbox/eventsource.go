@@ -50,14 +50,21 @@ func (s *eventSource) run(ctx context.Context) {
 func (s *eventSource) once(ctx context.Context) (int, error) {
 	// The poller is Lambda's, not the function's code: the fault layer leaves its calls alone.
 	out, err := s.sqs.ReceiveMessage(faults.Exempt(ctx), &sqs.ReceiveMessageInput{QueueUrl: aws.String(s.queueURL), MaxNumberOfMessages: 10,
-		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll}})
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
+		MessageAttributeNames:       []string{"All"}})
 	if err != nil || len(out.Messages) == 0 {
 		return 0, err
 	}
 	ev := events.SQSEvent{}
 	for _, m := range out.Messages {
+		// Message attributes as Lambda delivers them (a re-driven drain's drainedAt, a fresh copy's age).
+		attrs := map[string]events.SQSMessageAttribute{}
+		for name, a := range m.MessageAttributes {
+			attrs[name] = events.SQSMessageAttribute{DataType: aws.ToString(a.DataType), StringValue: a.StringValue, BinaryValue: a.BinaryValue}
+		}
 		ev.Records = append(ev.Records, events.SQSMessage{MessageId: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle),
-			Body: aws.ToString(m.Body), Attributes: m.Attributes, EventSource: "aws:sqs", EventSourceARN: s.queueURL, AWSRegion: "us-east-1"})
+			Body: aws.ToString(m.Body), Attributes: m.Attributes, MessageAttributes: attrs, EventSource: "aws:sqs", EventSourceARN: s.queueURL,
+			AWSRegion: "us-east-1"})
 	}
 	ictx, cancel := context.WithTimeout(ctx, s.timeout)
 	res := s.invoke(ictx, ev)

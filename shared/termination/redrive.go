@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/nodewright/nodewright/shared/sqsbatch"
 )
 
 // DrainedAtAttribute is the message attribute a re-driven request carries once its Node was found
@@ -61,15 +62,19 @@ func (s *Service) redrive(ctx context.Context, in delivery, out outcome) error {
 // sending it again failed that many times: a drain is never abandoned over a transient failure.
 const FreshCopyAfterReceives = 3
 
+// freshCopy is how a failing request is copied (sqsbatch.FreshCopy; the interruption queue's notices
+// go the same way). A drain is never given up, so the chain has no horizon.
+var freshCopy = sqsbatch.FreshCopy{AfterReceives: FreshCopyAfterReceives}
+
 // retryFresh sends a copy of a request whose step failed, with the blocked delay, when it has been
-// received FreshCopyAfterReceives times or more; it reports whether it did. The attempt number is kept:
-// the step did not run, so the copy must not pass for a re-drive of a drain under way.
-func (s *Service) retryFresh(ctx context.Context, rec events.SQSMessage, in delivery) (bool, error) {
-	n, err := strconv.Atoi(rec.Attributes[string(sqstypes.MessageSystemAttributeNameApproximateReceiveCount)])
-	if err != nil || n < FreshCopyAfterReceives {
+// received FreshCopyAfterReceives times or more; it reports whether it did. The copy is the delivered
+// message itself (its attempt number and drainedAt kept): the step did not run, so it must not pass for
+// a re-drive of a drain under way.
+func (s *Service) retryFresh(ctx context.Context, rec events.SQSMessage) (bool, error) {
+	if !freshCopy.Due(rec, s.deps.Now()) {
 		return false, nil
 	}
-	return true, s.send(ctx, in.req, s.cfg.BlockedDelay, in.drainedAt)
+	return true, freshCopy.Send(ctx, s.deps.Queue, s.cfg.QueueURL, rec, s.cfg.BlockedDelay)
 }
 
 // send puts req on the termination queue with a delay, carrying drainedAt when set.

@@ -51,12 +51,12 @@ func (r Request) Validate() error {
 	return nil
 }
 
-// ParseRequest reads a queue message body; it rejects unknown fields and names what is wrong.
+// ParseRequest reads a queue message body and names what is wrong. Fields it does not know are ignored:
+// during a rolling deploy a newer sender's request reaches an older function (and a re-drive carries
+// it back), so rejecting them would drop the request as malformed and leave its node undrained.
 func ParseRequest(body string) (Request, error) {
 	var r Request
-	dec := json.NewDecoder(strings.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
+	if err := json.NewDecoder(strings.NewReader(body)).Decode(&r); err != nil {
 		return Request{}, fmt.Errorf("termination request: %w", err)
 	}
 	return r, r.Validate()

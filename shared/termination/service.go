@@ -17,8 +17,8 @@ import (
 type Config struct {
 	// QueueURL is the termination queue the unfinished requests are sent back to (required).
 	QueueURL string
-	// ProvisioningQueueURL is the provisioner's FIFO queue and ClusterName its message group: a drain
-	// that starts wakes the provisioner there to launch its pods' replacement. Empty: the drain waits for
+	// ProvisioningQueueURL is the provisioner's FIFO queue and ClusterName the cluster its message groups
+	// name (provisioningqueue.UrgentGroup): a drain that starts wakes the provisioner there to launch its pods' replacement. Empty: the drain waits for
 	// the provisioner's schedule.
 	ProvisioningQueueURL, ClusterName string
 	// DisruptionQueueURL is the disruption function's wake queue: a claim whose node was removed sends
@@ -36,6 +36,9 @@ type Config struct {
 	ReplacementWait, DeadlineReserve time.Duration
 	// Concurrency is how many messages of a batch are worked on at once (default 4).
 	Concurrency int
+	// MessageTimeout bounds the steps of one message (default DefaultMessageTimeout); they stop earlier,
+	// Retry.Reserve before the invocation's deadline. A message cut short is re-driven at once.
+	MessageTimeout time.Duration
 	// Retry says how close to the invocation's deadline the batch stops starting messages (Reserve) and
 	// how soon a failed message comes back (its visibility); its tries are not used: a failed step is
 	// looked at again on redelivery, from the third receive as a fresh copy (FreshCopyAfterReceives).
@@ -87,6 +90,12 @@ func NewService(cfg Config, deps Deps) *Service {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 4
 	}
+	if cfg.MessageTimeout <= 0 {
+		cfg.MessageTimeout = DefaultMessageTimeout
+	}
+	if cfg.Retry.Reserve <= 0 {
+		cfg.Retry.Reserve = sqsbatch.DefaultReserve
+	}
 	if deps.Actions == nil && deps.Kube != nil {
 		deps.Actions = kube.NewActions(deps.Kube)
 	}
@@ -103,7 +112,8 @@ func NewService(cfg Config, deps Deps) *Service {
 // HandleBatch works on every message of a termination-queue batch. A malformed message is logged once and
 // acknowledged; a request that is not finished is sent again with a delay and acknowledged; only a
 // transient failure (state, Kubernetes, EC2 or SQS) is reported as a batch item failure, so SQS delivers
-// that message again — until it has been received FreshCopyAfterReceives times: then a fresh copy is sent
+// that message again (a message whose steps ran out of their own time — MessageTimeout, or the
+// invocation's deadline less Retry.Reserve — is sent again at once instead, before the invocation ends) — until it has been received FreshCopyAfterReceives times: then a fresh copy is sent
 // and the message acknowledged, so a request never reaches the dead-letter queue while SQS takes sends.
 func (s *Service) HandleBatch(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
 	resp, _ := s.Handle(ctx, ev)
@@ -169,10 +179,26 @@ func (s *Service) handleMessage(ctx context.Context, rec events.SQSMessage) hand
 		return handled{ack: true}
 	}
 	in := delivery{req: req, drainedAt: drainedAtOf(rec)}
-	out, err := s.process(ctx, in)
+	stepCtx, cancel := s.messageContext(ctx)
+	out, err := s.process(stepCtx, in)
+	cut := err != nil && cutShort(ctx, stepCtx)
+	cancel()
 	h := handled{reason: req.Reason, out: out}
+	if cut {
+		// The steps ran out of the message's time, not of retries: a copy now (same attempt, as the step
+		// did not finish) lets the next invocation go on within seconds.
+		if sendErr := freshCopy.Send(ctx, s.deps.Queue, s.cfg.QueueURL, rec, 0); sendErr != nil {
+			s.log.ErrorContext(ctx, "termination step ran out of time and sending the request again failed; the message is delivered again",
+				"messageId", rec.MessageId, "claim", req.Claim, "attempt", req.Attempt, "error", err.Error(), "sendError", sendErr.Error())
+			return h
+		}
+		s.log.WarnContext(ctx, "termination step ran out of time; the request is sent again", "messageId", rec.MessageId,
+			"claim", req.Claim, "attempt", req.Attempt, "error", err.Error())
+		h.ack, h.redriven = true, true
+		return h
+	}
 	if err != nil {
-		sent, sendErr := s.retryFresh(ctx, rec, in)
+		sent, sendErr := s.retryFresh(ctx, rec)
 		switch {
 		case sendErr != nil:
 			s.log.ErrorContext(ctx, "termination step failed and sending a fresh copy failed too; the message is delivered again",

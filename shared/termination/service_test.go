@@ -83,7 +83,8 @@ func TestHandleBatchWithoutTouchingTheCluster(t *testing.T) {
 	}{
 		{"malformed JSON is dropped with its reason", &claimStore{}, `{"claim":`, false, "unexpected EOF"},
 		{"a missing field is named", &claimStore{}, `{"claim":"x","requestedAt":"2026-11-22T12:00:00Z"}`, false, "reason is required"},
-		{"an unknown field is named", &claimStore{}, `{"claim":"x","reason":"Drifted","requestedAt":"2026-11-22T12:00:00Z","node":"n"}`, false, `unknown field \"node\"`},
+		{"a wrong type is named", &claimStore{}, `{"claim":"x","reason":"Drifted","requestedAt":"2026-11-22T12:00:00Z","attempt":"3"}`, false,
+			`Request.attempt of type int`},
 		{"a missing claim is acknowledged", &claimStore{}, valid, false, "nothing to terminate"},
 		{"a deleted claim is acknowledged", &claimStore{claims: map[string]state.Claim{"default-abc": {Name: "default-abc", Lifecycle: state.Deleted}}},
 			valid, false, "nothing to terminate"},

@@ -9,6 +9,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/nodewright/nodewright/shared/provisioningqueue"
 )
 
 // wakeUp is the provisioning-queue message the termination flow sends when it starts draining a Node:
@@ -38,7 +40,7 @@ func (s *Service) wakeProvisioner(ctx context.Context, claim, reason string, dra
 	_, err = s.deps.Queue.SendMessage(ctx, &sqs.SendMessageInput{
 		QueueUrl:               aws.String(s.cfg.ProvisioningQueueURL),
 		MessageBody:            aws.String(string(body)),
-		MessageGroupId:         aws.String(s.cfg.ClusterName),
+		MessageGroupId:         aws.String(provisioningqueue.UrgentGroup(s.cfg.ClusterName, claim)),
 		MessageDeduplicationId: aws.String("termination-" + claim + "-" + strconv.FormatInt(drainingAt.UnixMilli(), 10)),
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodewright/nodewright/shared/provisioning"
+	"github.com/nodewright/nodewright/shared/provisioningqueue"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -47,7 +48,8 @@ func TestDrainStartWakesTheProvisionerOnce(t *testing.T) {
 	var body wakeUp
 	require.NoError(t, json.Unmarshal([]byte(aws.ToString(msgs[0].Body)), &body))
 	assert.Equal(t, wakeUp{Cluster: testCluster, Claim: w.claim, Reason: "NodeDeleted", ObservedAt: body.ObservedAt}, body)
-	assert.Equal(t, testCluster, msgs[0].Attributes[string(sqstypes.MessageSystemAttributeNameMessageGroupId)], "the cluster's message group: one provisioner at a time")
+	assert.Equal(t, provisioningqueue.UrgentGroup(testCluster, w.claim), msgs[0].Attributes[string(sqstypes.MessageSystemAttributeNameMessageGroupId)],
+		"the claim's own group: it waits behind no pod wake-up")
 	trigger := provisioning.TriggerOf(mustJSON(t, map[string]any{"Records": []map[string]any{{"body": aws.ToString(msgs[0].Body), "eventSource": "aws:sqs"}}}))
 	assert.True(t, trigger.Urgent, "the provisioner reads it as a replacement request")
 

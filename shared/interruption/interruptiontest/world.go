@@ -24,7 +24,7 @@ import (
 	"github.com/nodewright/nodewright/shared/state"
 )
 
-// Cluster is the cluster name (and provisioning message group) of the test world.
+// Cluster is the cluster name of the test world.
 const Cluster = "demo"
 
 // Clock is a settable clock for the state store, so a test can let a processing window pass.
@@ -60,9 +60,15 @@ type World struct {
 	// test's own set-up and checks (Store, SQS) are not.
 	FunctionStore *state.Store
 	FunctionSQS   *sqs.Client
-	// ProvisioningURL is the FIFO queue, TerminationURL the standard queue.
-	ProvisioningURL, TerminationURL string
+	// ProvisioningURL is the FIFO queue, TerminationURL the standard queue; InterruptionURL is the
+	// function's own queue, dead-lettering to InterruptionDeadLetterURL after MaxReceiveCount receives
+	// as infra/queues.go sets it up.
+	ProvisioningURL, TerminationURL            string
+	InterruptionURL, InterruptionDeadLetterURL string
 }
+
+// MaxReceiveCount is the interruption queue's maxReceiveCount (infra/queues.go).
+const MaxReceiveCount = 5
 
 // NewWorld resets the shared moto and creates the table and queues in it.
 func NewWorld(t testing.TB) *World {
@@ -87,8 +93,17 @@ func NewWorld(t testing.TB) *World {
 	std, err := w.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("termination")})
 	require.NoError(t, err)
 	w.ProvisioningURL, w.TerminationURL = aws.ToString(fifo.QueueUrl), aws.ToString(std.QueueUrl)
+	dlq, err := w.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("interruption-dead-letter")})
+	require.NoError(t, err)
+	w.InterruptionDeadLetterURL = aws.ToString(dlq.QueueUrl)
+	redrive := fmt.Sprintf(`{"deadLetterTargetArn":"arn:aws:sqs:%s:%s:interruption-dead-letter","maxReceiveCount":%d}`,
+		cfg.Region, awstest.AccountID, MaxReceiveCount)
+	own, err := w.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("interruption"),
+		Attributes: map[string]string{"RedrivePolicy": redrive}})
+	require.NoError(t, err)
+	w.InterruptionURL = aws.ToString(own.QueueUrl)
 	fn := awscalls.Instrument(cfg, awscalls.Deployment{Cluster: Cluster, Account: awstest.AccountID, Table: "state", Manifests: awscalls.SampleManifests,
-		Queues: map[string]string{"Provisioning": "provisioning.fifo", "Termination": "termination"}}, "interruption")
+		Queues: map[string]string{"Provisioning": "provisioning.fifo", "Termination": "termination", "Interruption": "interruption"}}, "interruption")
 	w.FunctionStore, w.FunctionSQS = state.New(state.NewClient(fn), "state", state.WithClock(w.Clock.Now)), sqs.NewFromConfig(fn)
 	return w
 }
