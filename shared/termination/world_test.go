@@ -294,15 +294,19 @@ func (w *world) decisionKinds() []string {
 }
 
 // kubelet stands in for the Node's kubelet: it reports bound pods Running and Ready, and finishes the
-// graceful deletion of pods being deleted, noting when it first saw each one go.
+// graceful deletion of pods being deleted, noting when it first saw each one go and with what grace.
 type kubelet struct {
 	mu      sync.Mutex
 	leaving []string             // pod names in the order they started terminating
 	at      map[string]time.Time // when each was first seen terminating
+	// forced are the pods first seen terminating with a zero grace period: force-deleted, not evicted
+	// or deleted by a drain. The API server writes a force delete in two steps (deletionTimestamp with
+	// grace 0, then the removal), so a list between them shows the pod terminating.
+	forced map[string]bool
 }
 
 func startKubelet(t *testing.T, c kubernetes.Interface, node string) *kubelet {
-	k := &kubelet{at: map[string]time.Time{}}
+	k := &kubelet{at: map[string]time.Time{}, forced: map[string]bool{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-done })
@@ -333,6 +337,7 @@ func (k *kubelet) sync(ctx context.Context, c kubernetes.Interface, node string)
 			if _, seen := k.at[p.Name]; !seen {
 				k.at[p.Name] = time.Now()
 				k.leaving = append(k.leaving, p.Name)
+				k.forced[p.Name] = p.DeletionGracePeriodSeconds != nil && *p.DeletionGracePeriodSeconds == 0
 			}
 			k.mu.Unlock()
 			zero := int64(0)
@@ -354,6 +359,20 @@ func (k *kubelet) left() ([]string, map[string]time.Time) {
 		at[n] = t
 	}
 	return append([]string(nil), k.leaving...), at
+}
+
+// drained returns the pods that left gracefully (evicted, or deleted with a grace period), in order;
+// force-deleted pods are not among them.
+func (k *kubelet) drained() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []string
+	for _, n := range k.leaving {
+		if !k.forced[n] {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func isReady(p *corev1.Pod) bool {
