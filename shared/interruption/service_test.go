@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/interruption"
 	"github.com/nodewright/nodewright/shared/interruption/interruptiontest"
 	"github.com/nodewright/nodewright/shared/kube"
@@ -83,7 +84,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	e.svc = interruption.NewService(interruption.ServiceConfig{ClusterName: interruptiontest.Cluster,
 		ProvisioningQueueURL: w.ProvisioningURL, TerminationQueueURL: w.TerminationURL, Rebalance: o.rebalance,
 		ProcessingWindow: processingWindow, Retry: o.retry,
-	}, interruption.ServiceDeps{State: store, Nodes: kube.NewActions(client),
+	}, interruption.ServiceDeps{State: store, Instances: instance.New(w.FunctionEC2, interruptiontest.Cluster), Nodes: kube.NewActions(client),
 		Events: kube.NewRecorder(client, kube.RecorderOptions{Component: "nodewright-interruption"}),
 		Queue:  queue, Visibility: o.visibility, Log: slog.New(slog.NewJSONHandler(e.logs, nil))})
 	return e
