@@ -6,6 +6,7 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -46,4 +47,16 @@ func ungranted(ctx context.Context, c kubernetes.Interface, f Function, user str
 		}
 	}
 	return "", nil
+}
+
+// Grant creates f's ClusterRole and binding (leaving them be when they exist, as a test binary's shared
+// control plane may have them already) and waits until user, in f's group, is granted them.
+func Grant(ctx context.Context, c kubernetes.Interface, f Function, user string) error {
+	if _, err := c.RbacV1().ClusterRoles().Create(ctx, ClusterRole(f), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the %s function's ClusterRole: %w", f, err)
+	}
+	if _, err := c.RbacV1().ClusterRoleBindings().Create(ctx, ClusterRoleBinding(f), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("binding the %s function's ClusterRole: %w", f, err)
+	}
+	return AwaitGranted(ctx, c, f, user, 30*time.Second)
 }

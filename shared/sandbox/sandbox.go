@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nodewright/nodewright/shared/awscalls"
@@ -280,14 +279,8 @@ func (s *Sandbox) grantFunctions(ctx context.Context) error {
 	s.clients = map[footprint.Function]kubernetes.Interface{}
 	s.recorders = map[footprint.Function]*kube.Recorder{}
 	for _, f := range footprint.Functions() {
-		if _, err := s.Client.RbacV1().ClusterRoles().Create(ctx, footprint.ClusterRole(f), metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("creating the %s function's ClusterRole: %w", f, err)
-		}
-		if _, err := s.Client.RbacV1().ClusterRoleBindings().Create(ctx, footprint.ClusterRoleBinding(f), metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("binding the %s function's ClusterRole: %w", f, err)
-		}
 		user := functionUser(f)
-		if err := footprint.AwaitGranted(ctx, s.Client, f, user, 30*time.Second); err != nil {
+		if err := footprint.Grant(ctx, s.Client, f, user); err != nil {
 			return err
 		}
 		cfg := s.CP.As(user, f.Group())

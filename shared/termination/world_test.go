@@ -25,6 +25,7 @@ import (
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/awstest"
+	"github.com/nodewright/nodewright/shared/footprint"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/kubetest"
@@ -108,7 +109,12 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	_, err = w.store.PutConfig(ctx, state.ConfigItem{Kind: state.KindNodePool, Name: "default", Spec: string(spec)})
 	require.NoError(t, err)
 
-	var actions Actions = kube.NewActions(client)
+	// The service acts as the termination function's own identity, with only its ClusterRole's rights.
+	user := "arn:aws:sts::" + awstest.AccountID + ":assumed-role/nodewright-termination/test"
+	require.NoError(t, footprint.Grant(ctx, client, footprint.Termination, user))
+	fnClient, err := kube.NewClientset(cp.As(user, footprint.Termination.Group()))
+	require.NoError(t, err)
+	var actions Actions = kube.NewActions(fnClient)
 	if o.actions != nil {
 		actions = o.actions(actions)
 	}
@@ -123,8 +129,8 @@ func newWorld(t *testing.T, o worldOptions) *world {
 		"termination")
 	w.svc = NewService(Config{QueueURL: w.queueURL, ProvisioningQueueURL: w.provisioningURL, ClusterName: testCluster, ProgressDelay: time.Second, BlockedDelay: 2 * time.Second,
 		VolumeDetachWait: 3 * time.Second, Log: slog.New(slog.NewJSONHandler(w.logs, nil))},
-		Deps{Store: state.New(state.NewClient(fn), "state"), Kube: client, Actions: actions, Instances: instance.New(ec2.NewFromConfig(fn), testCluster),
-			Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: "termination-test"}), Queue: sqs.NewFromConfig(fn), Now: time.Now})
+		Deps{Store: state.New(state.NewClient(fn), "state"), Kube: fnClient, Actions: actions, Instances: instance.New(ec2.NewFromConfig(fn), testCluster),
+			Events: kube.NewRecorder(fnClient, kube.RecorderOptions{Instance: "termination-test"}), Queue: sqs.NewFromConfig(fn), Now: time.Now})
 	w.kubelet = startKubelet(t, client, w.node)
 	t.Cleanup(func() {
 		if t.Failed() {
