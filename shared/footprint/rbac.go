@@ -34,7 +34,6 @@ func (f Function) ClusterRoleName() string { return "nodewright-" + string(f) }
 var labels = map[string]string{"app.kubernetes.io/name": "nodewright", "app.kubernetes.io/managed-by": "nodewright"}
 
 var (
-	read  = []string{"get", "list"}
 	list  = []string{"list"}
 	patch = []string{"get", "patch"} // kube.Actions reads a Node before each merge patch
 )
