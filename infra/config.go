@@ -30,13 +30,20 @@ func LoadConfig(path string) ([]state.ConfigItem, error) {
 	return state.ConfigItemsFrom(objs)
 }
 
+// configWriterAttr is the attribute a configuration item's custom resource stamps its construct path in.
+const configWriterAttr = "writtenBy"
+
 // awsCustomResourceSingleton is the construct id CDK gives the provider function behind every
 // AwsCustomResource of a stack.
 const awsCustomResourceSingleton = "AWS679f53fac002430cb0da5b7982bd2287"
 
 // ConfigDeployment writes each configuration item into the state table, where the functions read it.
 // Each object is its own custom resource: a changed object (new SpecHash) is written again with the next
-// version, an object removed from the manifests is deleted from the table.
+// version, an object removed from the manifests is deleted from the table — only while the item is still
+// the one this resource wrote. Every write stamps the item with the resource's construct path
+// (writtenBy), and the delete is conditional on it: when a construct moves in the app, CloudFormation
+// creates the new resource (which writes the item again under its own path) before it deletes the old
+// one, whose delete then finds someone else's item and leaves it.
 type ConfigDeployment struct {
 	constructs.Construct
 	Items []state.ConfigItem
@@ -49,6 +56,7 @@ func NewConfigDeployment(scope constructs.Construct, id string, table awsdynamod
 		Resources: &[]*string{table.TableArn()},
 	})
 	for _, it := range items {
+		writer := *c.Node().Path() + "/" + it.Kind + "-" + it.Name
 		key := map[string]interface{}{
 			state.PartitionKey: map[string]string{"S": "CONFIG"},
 			state.SortKey:      map[string]string{"S": it.Kind + "#" + it.Name},
@@ -57,11 +65,12 @@ func NewConfigDeployment(scope constructs.Construct, id string, table awsdynamod
 			Service: jsii.String("DynamoDB"),
 			Action:  jsii.String("updateItem"),
 			Parameters: map[string]interface{}{
-				"TableName":        table.TableName(),
-				"Key":              key,
-				"UpdateExpression": "SET #kind = :kind, #name = :name, driftHash = :drift, specHash = :spec_hash, spec = :spec ADD version :one",
+				"TableName": table.TableName(),
+				"Key":       key,
+				"UpdateExpression": "SET #kind = :kind, #name = :name, driftHash = :drift, specHash = :spec_hash, spec = :spec, " +
+					"#writer = :writer ADD version :one",
 				"ExpressionAttributeNames": map[string]string{
-					"#kind": "kind", "#name": "name",
+					"#kind": "kind", "#name": "name", "#writer": configWriterAttr,
 				},
 				"ExpressionAttributeValues": map[string]interface{}{
 					":kind":      map[string]string{"S": it.Kind},
@@ -70,6 +79,7 @@ func NewConfigDeployment(scope constructs.Construct, id string, table awsdynamod
 					":spec_hash": map[string]string{"S": it.SpecHash},
 					":spec":      map[string]string{"S": it.Spec},
 					":one":       map[string]string{"N": "1"},
+					":writer":    map[string]string{"S": writer},
 				},
 			},
 			PhysicalResourceId: customresources.PhysicalResourceId_Of(jsii.String("config/" + it.Kind + "/" + it.Name)),
@@ -78,9 +88,15 @@ func NewConfigDeployment(scope constructs.Construct, id string, table awsdynamod
 			OnCreate: write,
 			OnUpdate: write,
 			OnDelete: &customresources.AwsSdkCall{
-				Service:    jsii.String("DynamoDB"),
-				Action:     jsii.String("deleteItem"),
-				Parameters: map[string]interface{}{"TableName": table.TableName(), "Key": key},
+				Service: jsii.String("DynamoDB"),
+				Action:  jsii.String("deleteItem"),
+				Parameters: map[string]interface{}{"TableName": table.TableName(), "Key": key,
+					"ConditionExpression":       "#writer = :writer",
+					"ExpressionAttributeNames":  map[string]string{"#writer": configWriterAttr},
+					"ExpressionAttributeValues": map[string]interface{}{":writer": map[string]string{"S": writer}},
+				},
+				// Another resource's item (or one `nodewright apply` rewrote) is not this resource's to delete.
+				IgnoreErrorCodesMatching: jsii.String("ConditionalCheckFailedException"),
 			},
 			Policy:              policy,
 			InstallLatestAwsSdk: jsii.Bool(false),

@@ -45,5 +45,8 @@ func NewInterruption(scope constructs.Construct, id string, p WorkerProps, q Int
 	q.Provisioning.GrantSendMessages(fn.Function)
 	q.Termination.GrantSendMessages(fn.Function)
 	q.Interruption.GrantSendMessages(fn.Function)
+	// A notice for an instance the state table's index does not name yet is checked with EC2 (its tags).
+	allow(fn.Role, "EC2Reads", []string{"ec2:DescribeInstances"}, []string{"*"}, nil)
+	suppressWildcards(fn.Role, "ec2:DescribeInstances has no resource-level permissions in IAM.", "Resource::*")
 	return &Interruption{Construct: c, Function: fn, Rules: rules}
 }

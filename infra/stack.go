@@ -2,9 +2,10 @@ package main
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/nodewright/nodewright/shared/footprint"
 )
 
 // NodewrightStack holds everything one cluster's Nodewright needs. Each concern is its own construct.
@@ -47,10 +48,14 @@ func NewNodewrightStack(scope constructs.Construct, id string, props StackProps)
 	s.Termination = NewTermination(stack, "Termination", worker, s.Queues.Termination, s.Queues.Provisioning, s.Queues.DisruptionWake)
 	s.Disruption = NewDisruption(stack, "Disruption", worker, DisruptionQueues{Wake: s.Queues.DisruptionWake, Termination: s.Queues.Termination},
 		props.Nodes, props.SpotToSpotConsolidation)
-	s.Access = NewClusterAccess(stack, "ClusterAccess", props.ClusterName, map[string]awsiam.IRole{
-		"Provisioner": s.Provisioner.Function.Role, "Lifecycle": s.Lifecycle.Function.Role,
-		"Interruption": s.Interruption.Function.Role, "Termination": s.Termination.Function.Role,
-		"Disruption": s.Disruption.Function.Role,
+	// The construct ids stay those of the shared-group entries they replace, so an upgrade updates each
+	// entry's group in place (an entry cannot be created twice for one role).
+	s.Access = NewClusterAccess(stack, "ClusterAccess", props.ClusterName, map[string]FunctionRole{
+		"Provisioner":  {footprint.Provisioner, s.Provisioner.Function.Role},
+		"Lifecycle":    {footprint.Lifecycle, s.Lifecycle.Function.Role},
+		"Interruption": {footprint.Interruption, s.Interruption.Function.Role},
+		"Termination":  {footprint.Termination, s.Termination.Function.Role},
+		"Disruption":   {footprint.Disruption, s.Disruption.Function.Role},
 	})
 
 	watched := Watched{ClusterName: props.ClusterName, Queues: s.Queues, Functions: []NamedFunction{

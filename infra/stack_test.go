@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -129,7 +130,18 @@ func TestStack(t *testing.T) {
 					keys = append(keys, k)
 				}
 			}
-			assert.Contains(t, jsonString(t, res["Properties"].(map[string]interface{})["Delete"]), `deleteItem`)
+			del := jsonString(t, res["Properties"].(map[string]interface{})["Delete"])
+			assert.Contains(t, del, `deleteItem`)
+			// The delete removes only the item this resource wrote: a moved construct's new resource has
+			// rewritten it under its own path before the old one is deleted.
+			assert.Contains(t, body, `#writer = :writer`)
+			assert.Contains(t, del, `\"ConditionExpression\":\"#writer = :writer\"`)
+			assert.Contains(t, del, `ConditionalCheckFailedException`, "someone else's item is left alone, not an error")
+			writer := regexp.MustCompile(`\\":writer\\":\{\\"S\\":\\"([^\\]+)\\"`)
+			written, deleted := writer.FindStringSubmatch(body), writer.FindStringSubmatch(del)
+			if assert.Len(t, written, 2, body) && assert.Len(t, deleted, 2, del) {
+				assert.Equal(t, written[1], deleted[1], "the delete's condition names the writer the write stamps")
+			}
 		}
 		assert.ElementsMatch(t, []string{"NodePool#default", "EC2NodeClass#default"}, keys)
 	})

@@ -16,8 +16,8 @@ func init() {
 	register("manifests", command{summary: "print the RBAC and webhook registration Nodewright needs in the cluster", run: runManifests})
 }
 
-// runManifests prints, as multi-document YAML for kubectl apply, the ClusterRole and ClusterRoleBinding
-// for the functions' group and the ValidatingWebhookConfiguration pointing at the webhook URL (the stack
+// runManifests prints, as multi-document YAML for kubectl apply, each function's ClusterRole and its
+// ClusterRoleBinding to that function's group (footprint.RBAC) and the ValidatingWebhookConfiguration pointing at the webhook URL (the stack
 // outputs WebhookFunctionUrl and, in Secrets Manager, the path token).
 func runManifests(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("nodewright manifests", flag.ContinueOnError)
@@ -55,7 +55,7 @@ func runManifests(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nodewright manifests:", err)
 		return 1
 	}
-	for i, obj := range []any{footprint.ClusterRole(), footprint.ClusterRoleBinding(), vwc} {
+	for i, obj := range append(footprint.RBAC(), vwc) {
 		out, err := yaml.Marshal(obj)
 		if err != nil {
 			fmt.Fprintln(stderr, "nodewright manifests:", err)

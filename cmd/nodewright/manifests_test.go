@@ -8,7 +8,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/nodewright/nodewright/shared/footprint"
 )
 
 func TestManifestsPrintsTheFootprint(t *testing.T) {
@@ -16,11 +19,23 @@ func TestManifestsPrintsTheFootprint(t *testing.T) {
 	code := dispatch([]string{"manifests", "--webhook-url", "https://abc.lambda-url.us-east-1.on.aws/webhook/tok"}, strings.NewReader(""), &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
 	docs := strings.Split(out.String(), "\n---\n")
-	require.Len(t, docs, 3)
-	assert.Contains(t, docs[0], "kind: ClusterRole\n")
-	assert.Contains(t, docs[1], "kind: ClusterRoleBinding\n")
+	// A role and a binding per function, each binding only that function's group, then the webhook.
+	functions := footprint.Functions()
+	require.Len(t, docs, 2*len(functions)+1)
+	for i, f := range functions {
+		var role rbacv1.ClusterRole
+		require.NoError(t, yaml.UnmarshalStrict([]byte(docs[2*i]), &role))
+		assert.Equal(t, "ClusterRole", role.Kind)
+		assert.Equal(t, "nodewright-"+string(f), role.Name)
+		var binding rbacv1.ClusterRoleBinding
+		require.NoError(t, yaml.UnmarshalStrict([]byte(docs[2*i+1]), &binding))
+		assert.Equal(t, "ClusterRoleBinding", binding.Kind)
+		assert.Equal(t, role.Name, binding.RoleRef.Name)
+		require.Len(t, binding.Subjects, 1)
+		assert.Equal(t, "nodewright:"+string(f), binding.Subjects[0].Name)
+	}
 	var vwc admissionregistrationv1.ValidatingWebhookConfiguration
-	require.NoError(t, yaml.UnmarshalStrict([]byte(docs[2]), &vwc))
+	require.NoError(t, yaml.UnmarshalStrict([]byte(docs[len(docs)-1]), &vwc))
 	require.Len(t, vwc.Webhooks, 1)
 	w := vwc.Webhooks[0]
 	assert.Equal(t, "https://abc.lambda-url.us-east-1.on.aws/webhook/tok", *w.ClientConfig.URL)

@@ -19,9 +19,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/interruption"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/state"
@@ -93,6 +95,7 @@ func build(ctx context.Context, log *slog.Logger) (*interruption.Service, error)
 		ProvisioningQueueURL: s.provisioningURL, TerminationQueueURL: s.terminationURL, Rebalance: s.rebalance,
 	}, interruption.ServiceDeps{
 		State:      state.New(state.NewClient(cfg), s.table),
+		Instances:  instance.New(ec2.NewFromConfig(cfg), s.cluster),
 		Nodes:      kube.NewActions(client),
 		Events:     kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
 		Queue:      queue,

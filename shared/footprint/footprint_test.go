@@ -16,73 +16,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 
-	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/kubetest"
 	"github.com/nodewright/nodewright/shared/podwebhook"
 )
 
 func TestMain(m *testing.M) { os.Exit(kubetest.Main(m)) }
-
-func TestRBACAllowsWhatTheFunctionsDoAndNothingElse(t *testing.T) {
-	ctx := context.Background()
-	cp := kubetest.Shared(t, kubetest.Options{})
-	rbac := cp.Client.RbacV1()
-	_, err := rbac.ClusterRoles().Create(ctx, ClusterRole(), metav1.CreateOptions{})
-	require.NoError(t, err)
-	_, err = rbac.ClusterRoleBindings().Create(ctx, ClusterRoleBinding(), metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = rbac.ClusterRoleBindings().Delete(ctx, ClusterRoleName, metav1.DeleteOptions{})
-		_ = rbac.ClusterRoles().Delete(ctx, ClusterRoleName, metav1.DeleteOptions{})
-	})
-	const user = "arn:aws:sts::123456789012:assumed-role/nodewright-functions/provisioner"
-	// The authorizer reads RBAC from watch caches: wait until the new role is in force before judging it.
-	require.NoError(t, AwaitGranted(ctx, cp.Client, user, 30*time.Second))
-
-	can := func(group, resource, sub, verb string) bool {
-		t.Helper()
-		review, err := cp.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
-			Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: user, Groups: []string{Group, "system:authenticated"},
-				ResourceAttributes: &authorizationv1.ResourceAttributes{Group: group, Resource: resource, Subresource: sub, Verb: verb, Namespace: "default"},
-			}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-		return review.Status.Allowed
-	}
-	allowed := []struct{ group, resource, sub, verb string }{
-		{"", "pods", "", "list"}, {"", "pods", "eviction", "create"}, {"", "pods", "", "delete"},
-		{"", "nodes", "", "patch"}, {"", "nodes", "", "delete"}, {"", "events", "", "create"},
-		{"apps", "daemonsets", "", "list"}, {"policy", "poddisruptionbudgets", "", "watch"},
-		{"storage.k8s.io", "csinodes", "", "list"}, {"", "persistentvolumeclaims", "", "get"},
-		{"", "namespaces", "", "list"}, {"", "namespaces", "", "watch"},
-	}
-	for _, a := range allowed {
-		assert.True(t, can(a.group, a.resource, a.sub, a.verb), "%s %s/%s %s should be allowed", a.verb, a.group, a.resource, a.sub)
-	}
-	denied := []struct{ group, resource, sub, verb string }{
-		{"", "secrets", "", "get"}, {"", "configmaps", "", "list"}, {"", "pods", "", "create"},
-		{"apps", "deployments", "", "update"}, {"", "namespaces", "", "delete"}, {"rbac.authorization.k8s.io", "clusterroles", "", "create"},
-		{"", "pods", "exec", "create"},
-	}
-	for _, d := range denied {
-		assert.False(t, can(d.group, d.resource, d.sub, d.verb), "%s %s/%s %s must be denied", d.verb, d.group, d.resource, d.sub)
-	}
-
-	// The provisioner's whole snapshot, read as the functions: every list it makes is granted.
-	asFunctions := rest.CopyConfig(cp.Config)
-	asFunctions.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{Group, "system:authenticated"}}
-	client, err := kube.NewClientset(asFunctions)
-	require.NoError(t, err)
-	snap, err := kube.NewSnapshotter(client, kube.SnapshotOptions{}).Snapshot(ctx)
-	require.NoError(t, err)
-	assert.NotEmpty(t, snap.Namespaces, "namespaces are read for namespaceSelectors")
-}
 
 // recordingQueue keeps what the webhook enqueues.
 type recordingQueue struct {

@@ -5,44 +5,112 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Names of the cluster objects.
+// Function names one of the functions that call the API server. Each has its own Kubernetes group (its
+// EKS access entry puts the function's IAM role in it), its own ClusterRole and its own binding, so a
+// function can do only what its own code does (DESIGN.md decisions 3 and 10). The webhook function does
+// not call the API server and has none.
+type Function string
+
+// The functions that call the API server.
 const (
-	ClusterRoleName = "nodewright"
-	// Group is the Kubernetes group the functions' access entry puts their IAM role in.
-	Group = "nodewright:functions"
+	Provisioner  Function = "provisioner"
+	Disruption   Function = "disruption"
+	Interruption Function = "interruption"
+	Lifecycle    Function = "lifecycle"
+	Termination  Function = "termination"
 )
+
+// Functions lists every function with a Kubernetes identity, in a fixed order.
+func Functions() []Function {
+	return []Function{Provisioner, Disruption, Interruption, Lifecycle, Termination}
+}
+
+// Group is the Kubernetes group f's EKS access entry puts its IAM role in.
+func (f Function) Group() string { return "nodewright:" + string(f) }
+
+// ClusterRoleName names f's ClusterRole and its binding.
+func (f Function) ClusterRoleName() string { return "nodewright-" + string(f) }
 
 var labels = map[string]string{"app.kubernetes.io/name": "nodewright", "app.kubernetes.io/managed-by": "nodewright"}
 
-// ClusterRole is what the functions need and nothing more: read the cluster for a snapshot (namespaces
-// included: pod affinity namespaceSelectors match their labels); label, taint, cordon and delete Nodes;
-// evict and (at a drain's deadline) delete pods; write Events. No secrets, no configmaps, no writes to
-// workloads.
-func ClusterRole() *rbacv1.ClusterRole {
-	read := []string{"get", "list", "watch"}
+var (
+	list  = []string{"list"}
+	patch = []string{"get", "patch"} // kube.Actions reads a Node before each merge patch
+)
+
+// snapshot is what kube.Snapshotter lists: the whole cluster a solve or a disruption decision reads
+// (namespaces included: pod affinity namespaceSelectors match their labels).
+var snapshot = []rbacv1.PolicyRule{
+	{APIGroups: []string{""}, Resources: []string{"nodes", "pods", "namespaces", "persistentvolumeclaims", "persistentvolumes"}, Verbs: list},
+	{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: list},
+	{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: list},
+	{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses", "csinodes"}, Verbs: list},
+}
+
+// events is kube.Recorder's one write: it creates core/v1 Events and never updates them.
+var events = rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}}
+
+// Rules is what f's code does in the cluster and nothing more. No function reads secrets or configmaps or
+// writes workloads; only termination deletes Nodes and pods or evicts.
+func Rules(f Function) []rbacv1.PolicyRule {
+	var rules []rbacv1.PolicyRule
+	switch f {
+	case Provisioner:
+		// A solve reads the snapshot; a wake-up re-reads its pod by name.
+		rules = append(rules, snapshot...)
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}})
+	case Disruption:
+		// Decisions read the snapshot; a decision taints its candidates and a rollback untaints them.
+		rules = append(rules, snapshot...)
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: patch})
+	case Interruption:
+		// A notice taints the claim's Node; the drain is termination's.
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: patch})
+	case Lifecycle:
+		// Registration and initialization list Nodes and label, annotate, taint and add or take off the
+		// termination finalizer.
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "patch"}})
+	case Termination:
+		// The drain: find the Node, taint and label it, list its pods, evict them (delete them at the
+		// deadline), wait for volumes to detach, and, once the instance is gone, force-delete what is left,
+		// take the finalizer off and delete the Node.
+		rules = append(rules,
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "patch", "delete"}},
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "delete"}},
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}},
+			rbacv1.PolicyRule{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"volumeattachments"}, Verbs: list},
+		)
+	default:
+		return nil
+	}
+	return append(rules, events)
+}
+
+// ClusterRole is f's role, holding Rules(f).
+func ClusterRole(f Function) *rbacv1.ClusterRole {
 	return &rbacv1.ClusterRole{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
-		ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName, Labels: labels},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "patch", "update", "delete"}},
-			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "delete"}},
-			{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}},
-			{APIGroups: []string{""}, Resources: []string{"namespaces", "persistentvolumeclaims", "persistentvolumes"}, Verbs: read},
-			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-			{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-			{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: read},
-			{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: read},
-			{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses", "csinodes", "volumeattachments"}, Verbs: read},
-		},
+		ObjectMeta: metav1.ObjectMeta{Name: f.ClusterRoleName(), Labels: labels},
+		Rules:      Rules(f),
 	}
 }
 
-// ClusterRoleBinding binds the role to Group.
-func ClusterRoleBinding() *rbacv1.ClusterRoleBinding {
+// ClusterRoleBinding binds f's role to f's group, and to nothing else.
+func ClusterRoleBinding(f Function) *rbacv1.ClusterRoleBinding {
 	return &rbacv1.ClusterRoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName, Labels: labels},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: ClusterRoleName},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: "rbac.authorization.k8s.io", Name: Group}},
+		ObjectMeta: metav1.ObjectMeta{Name: f.ClusterRoleName(), Labels: labels},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: f.ClusterRoleName()},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: "rbac.authorization.k8s.io", Name: f.Group()}},
 	}
+}
+
+// RBAC is every function's ClusterRole and ClusterRoleBinding, role before binding, in Functions' order:
+// what `nodewright manifests` prints.
+func RBAC() []any {
+	var out []any
+	for _, f := range Functions() {
+		out = append(out, ClusterRole(f), ClusterRoleBinding(f))
+	}
+	return out
 }

@@ -65,12 +65,12 @@ func (s *Service) process(ctx context.Context, msg messages.Message) ([]string, 
 	claims := map[string]Claim{}
 	done := map[string]map[Step]bool{}
 	for _, id := range msg.InstanceIDs() {
-		c, err := s.deps.State.ClaimByInstance(ctx, id)
-		if state.IsNotFound(err) {
-			continue // not one of ours
-		}
+		c, ours, err := s.claimOf(ctx, msg.StartTime(), id)
 		if err != nil {
 			return nil, nil, err
+		}
+		if !ours {
+			continue
 		}
 		steps, err := s.stepsDone(ctx, c.Name, msg.EventID())
 		if err != nil {

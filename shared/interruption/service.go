@@ -37,6 +37,7 @@ type StateStore interface {
 	ReleaseEvent(ctx context.Context, scope, id, owner string) error
 	CompleteEvent(ctx context.Context, scope, id string, window time.Duration) error
 	ClaimByInstance(ctx context.Context, instanceID string) (state.Claim, error)
+	GetClaim(ctx context.Context, name string) (state.Claim, error)
 	UpdateClaim(ctx context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error)
 	MarkUnavailable(ctx context.Context, o state.Offering, reason string, ttl time.Duration) error
 	RecordDecision(ctx context.Context, d state.Decision) error
@@ -88,10 +89,13 @@ type ServiceConfig struct {
 
 // ServiceDeps are the adapters the service acts through.
 type ServiceDeps struct {
-	State  StateStore
-	Nodes  NodeActions
-	Events EventRecorder
-	Queue  MessageSender
+	State StateStore
+	// Instances confirms with EC2 whose an instance is when the state table's instance index does not
+	// name it (nil: a miss is taken as "not ours").
+	Instances InstanceOwners
+	Nodes     NodeActions
+	Events    EventRecorder
+	Queue     MessageSender
 	// Visibility requeues failed messages on the interruption queue in seconds (nil: they come back after
 	// the queue's visibility timeout).
 	Visibility sqsbatch.VisibilityChanger

@@ -25,6 +25,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/awstest"
+	"github.com/nodewright/nodewright/shared/footprint"
+	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/interruption"
 	"github.com/nodewright/nodewright/shared/interruption/interruptiontest"
 	"github.com/nodewright/nodewright/shared/kube"
@@ -71,6 +74,11 @@ func newEnv(t *testing.T, o envOptions) *env {
 	cp := kubetest.Shared(t, kubetest.Options{})
 	client, err := kube.NewClientset(cp.Config)
 	require.NoError(t, err)
+	// The service acts as the interruption function's own identity, with only its ClusterRole's rights.
+	user := "arn:aws:sts::" + awstest.AccountID + ":assumed-role/nodewright-interruption/test"
+	require.NoError(t, footprint.Grant(context.Background(), client, footprint.Interruption, user))
+	fnClient, err := kube.NewClientset(cp.As(user, footprint.Interruption.Group()))
+	require.NoError(t, err)
 	var queue interruption.MessageSender = w.FunctionSQS
 	if o.queue != nil {
 		queue = o.queue(queue)
@@ -83,8 +91,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	e.svc = interruption.NewService(interruption.ServiceConfig{ClusterName: interruptiontest.Cluster,
 		ProvisioningQueueURL: w.ProvisioningURL, TerminationQueueURL: w.TerminationURL, Rebalance: o.rebalance,
 		ProcessingWindow: processingWindow, Retry: o.retry,
-	}, interruption.ServiceDeps{State: store, Nodes: kube.NewActions(client),
-		Events: kube.NewRecorder(client, kube.RecorderOptions{Component: "nodewright-interruption"}),
+	}, interruption.ServiceDeps{State: store, Instances: instance.New(w.FunctionEC2, interruptiontest.Cluster), Nodes: kube.NewActions(fnClient),
+		Events: kube.NewRecorder(fnClient, kube.RecorderOptions{Component: "nodewright-interruption"}),
 		Queue:  queue, Visibility: o.visibility, Log: slog.New(slog.NewJSONHandler(e.logs, nil))})
 	return e
 }

@@ -19,12 +19,6 @@ import (
 	"github.com/nodewright/nodewright/shared/testenv"
 )
 
-// FunctionsGroup is the Kubernetes group the functions' identity belongs to (footprint.Group).
-const FunctionsGroup = "nodewright:functions"
-
-// FunctionsUser is the user name FunctionsConfig authenticates as.
-const FunctionsUser = "nodewright-functions"
-
 // Options chooses the components beyond etcd and kube-apiserver.
 type Options struct {
 	// Scheduler runs kube-scheduler, which binds pods to Nodes.
@@ -43,9 +37,6 @@ type ControlPlane struct {
 	Client kubernetes.Interface
 	// Kubeconfig is the path of a kubeconfig file with the same admin credentials.
 	Kubeconfig string
-	// FunctionsConfig authenticates as Nodewright's functions do in EKS: user nodewright-functions in
-	// group FunctionsGroup, with no rights until a binding grants them (the footprint's ClusterRole).
-	FunctionsConfig *rest.Config
 
 	dir   string
 	pki   *pki
@@ -147,12 +138,8 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, bin, etcdURL, token 
 	if err != nil {
 		return err
 	}
-	functionsToken, err := randomToken()
-	if err != nil {
-		return err
-	}
 	tokens := filepath.Join(cp.dir, "tokens.csv")
-	lines := token + `,admin,admin,"system:masters"` + "\n" + functionsToken + `,` + FunctionsUser + `,` + FunctionsUser + `,"` + FunctionsGroup + `"` + "\n"
+	lines := token + `,admin,admin,"system:masters"` + "\n"
 	if err := os.WriteFile(tokens, []byte(lines), 0o600); err != nil {
 		return err
 	}
@@ -190,8 +177,6 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, bin, etcdURL, token 
 		QPS:             500,
 		Burst:           1000,
 	}
-	cp.FunctionsConfig = rest.CopyConfig(cp.Config)
-	cp.FunctionsConfig.BearerToken = functionsToken
 	transport, err := rest.TransportFor(cp.Config)
 	if err != nil {
 		return err
@@ -258,6 +243,15 @@ func (cp *ControlPlane) Stop() {
 		}
 	}
 	_ = os.RemoveAll(cp.dir)
+}
+
+// As returns a client configuration that acts as user in groups (and system:authenticated), as an EKS
+// access entry makes an IAM role act: the admin credentials impersonate them, so each request is
+// authorized as that identity alone and has only the rights its groups' bindings give.
+func (cp *ControlPlane) As(user string, groups ...string) *rest.Config {
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: append(append([]string(nil), groups...), "system:authenticated")}
+	return cfg
 }
 
 // Logs returns the tail of a component's output, for failure messages.

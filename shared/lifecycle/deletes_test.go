@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,28 +99,64 @@ func TestRemovedNodePoolsClaimsAreHandedOver(t *testing.T) {
 		claimOn("default-a", "default", state.Initialized, "i-0a", "ip-a"),
 		claimOn("broken-b", "broken", state.Initialized, "i-0b", "ip-b"),
 		claimOn("gone-c", "gone", state.Initialized, "i-0c", "ip-c"),
-		claimOn("gone-d", "gone", state.Launched, "i-0d", ""),
+		claimOn("gone-d", "gone", state.Initialized, "i-0d", "ip-d"),
 		claimOn("gone-p", "gone", state.Pending, "", ""),
 		claimOn("gone-x", "gone", state.Draining, "i-0x", "ip-x"),
 	}
 	claims[4].ProviderID = ""
 	claims[5].DrainingAt = at(testNow, -time.Minute)
 
-	t.Run("claims of a NodePool no longer stored go, once", func(t *testing.T) {
-		r := newRig(t, claims...)
-		r.instances.list = tagged(claims[0], claims[1], claims[2], claims[3], claims[5])
-		rep := r.run(t)
+	// sent lists the hand-overs for the pool's removal (moving the clock lets other rules act too).
+	sent := func(r *rig) []string {
 		var got []string
 		for _, req := range r.queue.sent {
-			got = append(got, req.Claim+"/"+req.Reason)
+			if req.Reason == ReasonNodePoolDeleted {
+				got = append(got, req.Claim+"/"+req.Reason)
+			}
 		}
-		assert.Equal(t, []string{"gone-c/NodePoolDeleted", "gone-d/NodePoolDeleted"}, got,
-			"not the pool that only failed validation, not a pending claim, not one already draining: %s", rep)
+		return got
+	}
+	t.Run("claims of a NodePool missing for several passes go, within the budget, once", func(t *testing.T) {
+		r := newRig(t, claims...)
+		r.instances.list = tagged(claims[0], claims[1], claims[2], claims[3], claims[5])
+		for pass := 1; pass < RemovedPoolPasses; pass++ {
+			rep := r.run(t)
+			assert.Empty(t, sent(r), "pass %d: a pool missing for a moment is not drained: %s", pass, rep)
+			require.NotEmpty(t, rep.Held)
+			assert.Contains(t, rep.Held[0], "NodePool gone is missing")
+			r.now = r.now.Add(time.Minute)
+		}
+		assert.Equal(t, []string{"NodePoolRemovalPending/NodePoolMissing"}, r.store.decisionsOf("nodepool/gone"), "recorded once")
+		rep := r.run(t)
+		assert.Empty(t, sent(r), "enough passes but not yet %s: %s", RemovedPoolWait, rep)
+
+		r.now = testNow.Add(RemovedPoolWait)
+		rep = r.run(t)
+		assert.Equal(t, []string{"gone-c/NodePoolDeleted"}, sent(r),
+			"one at a time (10%% of two, rounded up); not the pool that only failed validation, not a pending claim, "+
+				"not one already draining: %s", rep)
 		assert.Equal(t, []string{"TerminationRequested/NodePoolDeleted"}, r.store.decisionsOf("nodeclaim/gone-c"))
-		assert.Empty(t, rep.Held)
+		assert.Contains(t, strings.Join(rep.Held, "\n"), "1 NodeClaims of NodePool gone wait for its budget")
 
 		r.run(t)
-		assert.Len(t, r.queue.sent, 2, "not again on the next pass")
+		assert.Len(t, sent(r), 1, "not again, and the budget still holds")
+		r.store.claim(t, "gone-c").Lifecycle = state.Draining // the termination flow took it
+		r.store.release("gone", "gone-c")                     // and gave its slot back once its node was gone
+		r.run(t)
+		assert.Equal(t, []string{"gone-c/NodePoolDeleted", "gone-d/NodePoolDeleted"}, sent(r))
+	})
+	t.Run("a pool back in the configuration starts over", func(t *testing.T) {
+		r := newRig(t, claims...)
+		r.instances.list = tagged(claims[0], claims[1], claims[2], claims[3], claims[5])
+		r.run(t)
+		r.run(t)
+		r.store.config = append(r.store.config, state.ConfigItem{Kind: state.KindNodePool, Name: "gone", Spec: r.store.config[0].Spec})
+		r.run(t)
+		assert.Empty(t, r.store.absences, "the absence is cleared")
+		r.store.config = configItems()
+		r.now = testNow.Add(time.Hour)
+		r.run(t)
+		assert.Empty(t, sent(r), "one pass after coming back and going again is not enough")
 	})
 	t.Run("an empty configuration drains nothing and says why", func(t *testing.T) {
 		r := newRig(t, claims...)

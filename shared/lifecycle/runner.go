@@ -39,6 +39,11 @@ type Store interface {
 	GetClaim(ctx context.Context, name string) (state.Claim, error)
 	UpdateClaim(ctx context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error)
 	RecordDecision(ctx context.Context, d state.Decision) error
+	// The absences of NodePools and the disruption ledger pace the removal of a missing NodePool's nodes.
+	NotePoolAbsent(ctx context.Context, nodePool string, at time.Time) (state.PoolAbsence, error)
+	PoolAbsences(ctx context.Context) ([]state.PoolAbsence, error)
+	ClearPoolAbsence(ctx context.Context, nodePool string) error
+	ReserveDisruption(ctx context.Context, nodePool, claim string, allowed int) error
 }
 
 // NodeLister lists the cluster's Nodes in one call; a clientset's CoreV1().Nodes() satisfies it.

@@ -24,6 +24,64 @@ type fakeStore struct {
 	mu        sync.Mutex
 	claims    []state.Claim
 	decisions []state.Decision
+	absences  map[string]state.PoolAbsence
+	// reserved holds each node pool's disruption-ledger slots, by claim.
+	reserved map[string]map[string]bool
+}
+
+func (f *fakeStore) NotePoolAbsent(_ context.Context, pool string, at time.Time) (state.PoolAbsence, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.absences == nil {
+		f.absences = map[string]state.PoolAbsence{}
+	}
+	a, ok := f.absences[pool]
+	if !ok {
+		a = state.PoolAbsence{NodePool: pool, Since: at}
+	}
+	a.Passes++
+	f.absences[pool] = a
+	return a, nil
+}
+func (f *fakeStore) PoolAbsences(context.Context) ([]state.PoolAbsence, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []state.PoolAbsence
+	for _, a := range f.absences {
+		out = append(out, a)
+	}
+	return out, nil
+}
+func (f *fakeStore) ClearPoolAbsence(_ context.Context, pool string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.absences, pool)
+	return nil
+}
+func (f *fakeStore) ReserveDisruption(_ context.Context, pool, claim string, allowed int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.reserved == nil {
+		f.reserved = map[string]map[string]bool{}
+	}
+	if f.reserved[pool] == nil {
+		f.reserved[pool] = map[string]bool{}
+	}
+	if f.reserved[pool][claim] {
+		return nil
+	}
+	if len(f.reserved[pool]) >= allowed {
+		return state.ErrBudgetExhausted
+	}
+	f.reserved[pool][claim] = true
+	return nil
+}
+
+// release gives claim's ledger slot back, as the termination flow does once its node is gone.
+func (f *fakeStore) release(pool, claim string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.reserved[pool], claim)
 }
 
 func (f *fakeStore) ListConfig(context.Context, string) ([]state.ConfigItem, error) { return nil, nil }

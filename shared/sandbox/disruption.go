@@ -10,6 +10,7 @@ import (
 
 	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/consolidation"
+	"github.com/nodewright/nodewright/shared/footprint"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/pricing"
 	"github.com/nodewright/nodewright/shared/termination"
@@ -52,14 +53,14 @@ func (s *Sandbox) StartDisruption(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p := s.newProvisioner(prices, 2) // the fleet watch records the replacements' CreateFleet calls on the timeline
+	p := s.newProvisioner(footprint.Disruption, prices, 2) // the fleet watch records the replacements' CreateFleet calls on the timeline
 	r := consolidation.New(consolidation.Config{ValidationDelay: s.opts.DisruptionValidationDelay}, consolidation.Deps{
 		Store:        s.Store,
-		Cluster:      kube.NewSnapshotter(s.FunctionsClient, kube.SnapshotOptions{}),
+		Cluster:      kube.NewSnapshotter(s.FunctionClient(footprint.Disruption), kube.SnapshotOptions{}),
 		Launcher:     consolidation.ProvisionerLauncher{P: p},
-		Nodes:        kube.NewActions(s.FunctionsClient),
+		Nodes:        kube.NewActions(s.FunctionClient(footprint.Disruption)),
 		Terminations: termination.NewSender(s.SQS, s.Queues.Termination),
-		Events:       s.Recorder,
+		Events:       s.recorders[footprint.Disruption],
 		Now:          time.Now,
 	})
 	s.mu.Lock()

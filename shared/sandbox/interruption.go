@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/nodewright/nodewright/shared/footprint"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/interruption"
 	"github.com/nodewright/nodewright/shared/kube"
@@ -15,11 +16,11 @@ import (
 func (s *Sandbox) startInterruption(ctx context.Context) {
 	s.Interruption = interruption.NewService(interruption.ServiceConfig{ClusterName: Cluster,
 		ProvisioningQueueURL: s.Queues.Provisioning, TerminationQueueURL: s.Queues.Termination},
-		interruption.ServiceDeps{State: s.Store, Nodes: kube.NewActions(s.FunctionsClient), Events: s.Recorder, Queue: s.SQS, Visibility: s.SQS,
+		interruption.ServiceDeps{State: s.Store, Instances: instance.New(s.EC2, Cluster), Nodes: kube.NewActions(s.FunctionClient(footprint.Interruption)), Events: s.recorders[footprint.Interruption], Queue: s.SQS, Visibility: s.SQS,
 			Log: s.Log, Now: time.Now})
 	s.Termination = termination.NewService(termination.Config{QueueURL: s.Queues.Termination,
 		ProvisioningQueueURL: s.Queues.Provisioning, DisruptionQueueURL: s.Queues.DisruptionWake, ClusterName: Cluster, Log: s.Log},
-		termination.Deps{Store: s.Store, Kube: s.FunctionsClient, Instances: instance.New(s.EC2, Cluster), Events: s.Recorder, Queue: s.SQS,
+		termination.Deps{Store: s.Store, Kube: s.FunctionClient(footprint.Termination), Instances: instance.New(s.EC2, Cluster), Events: s.recorders[footprint.Termination], Queue: s.SQS,
 			Visibility: s.SQS, Now: time.Now})
 	s.goRun(func() {
 		(&eventSource{name: "interruption", queueURL: s.Queues.Interruption, sqs: s.SQS, handle: s.Interruption.HandleBatch,

@@ -15,9 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/awstest"
@@ -111,30 +109,31 @@ type Sandbox struct {
 	Moto *awstest.Moto
 	CP   *kubetest.ControlPlane
 	AWS  aws.Config
-	// Client is the administrator's; FunctionsClient is the functions' own identity, which has only the
-	// rights of the footprint's ClusterRole (as the EKS access entry gives them).
-	Client          kubernetes.Interface
-	FunctionsClient kubernetes.Interface
-	EC2             *ec2.Client
-	SQS             *sqs.Client
-	Store           *state.Store
-	Queues          Queues
-	Timeline        *Timeline
-	Log             *slog.Logger
+	// Client is the administrator's. Each function calls the API server as its own identity (see
+	// FunctionClient), with only the rights of its footprint ClusterRole, as its EKS access entry gives them.
+	Client   kubernetes.Interface
+	EC2      *ec2.Client
+	SQS      *sqs.Client
+	Store    *state.Store
+	Queues   Queues
+	Timeline *Timeline
+	Log      *slog.Logger
 
 	Provisioner  *provisioning.Provisioner
 	Lifecycle    *lifecycle.Runner
 	Interruption *interruption.Service
 	Termination  *termination.Service
 	Launcher     *instance.Launcher
-	Recorder     *kube.Recorder
 	// Disruption is the disruption function's runner, once StartDisruption deployed it.
 	Disruption *consolidation.Runner
 
 	fleet  *fleetWatch
 	hook   *webhook
 	agent  *agent
-	writes *writeLog // the functions' identity's mutating requests
+	writes *writeLog // the functions' identities' mutating requests
+
+	clients   map[footprint.Function]kubernetes.Interface // each function's own identity
+	recorders map[footprint.Function]*kube.Recorder
 
 	runCtx context.Context // the functions' lifetime
 	cancel context.CancelFunc
@@ -224,16 +223,16 @@ func (s *Sandbox) wire(ctx context.Context) error {
 	if err := s.grantFunctions(ctx); err != nil {
 		return err
 	}
-	s.Recorder = kube.NewRecorder(s.FunctionsClient, kube.RecorderOptions{Instance: "sandbox"})
 	prices, err := pricing.NewProvider("us-east-1")
 	if err != nil {
 		return err
 	}
-	s.Provisioner = s.newProvisioner(prices, 1)
+	s.Provisioner = s.newProvisioner(footprint.Provisioner, prices, 1)
 	launcher := instance.New(s.EC2, Cluster)
-	s.Lifecycle = lifecycle.NewRunner(lifecycle.RunnerConfig{SweepEvery: s.opts.LifecycleSweepEvery}, lifecycle.RunnerDeps{Store: s.Store, Nodes: s.FunctionsClient.CoreV1().Nodes(),
-		NodeActions: kube.NewActions(s.FunctionsClient), Instances: launcher, GoneReasons: launcher, Unavailable: s.Store,
-		Events: s.Recorder, Prices: prices, Terminations: termination.NewSender(s.SQS, s.Queues.Termination), Now: time.Now})
+	s.Lifecycle = lifecycle.NewRunner(lifecycle.RunnerConfig{SweepEvery: s.opts.LifecycleSweepEvery}, lifecycle.RunnerDeps{Store: s.Store, Nodes: s.FunctionClient(footprint.Lifecycle).CoreV1().Nodes(),
+		NodeActions: kube.NewActions(s.FunctionClient(footprint.Lifecycle)), Instances: launcher, GoneReasons: launcher, Unavailable: s.Store,
+		Events: s.recorders[footprint.Lifecycle], Prices: prices,
+		Terminations: termination.NewSender(s.SQS, s.Queues.Termination), Now: time.Now})
 
 	start := time.Now()
 	catalog, err := s.Provisioner.Catalog(ctx)
@@ -273,30 +272,41 @@ func (s *Sandbox) wire(ctx context.Context) error {
 	return nil
 }
 
-// grantFunctions applies the footprint's ClusterRole and binding, as `nodewright manifests` prints them,
-// and connects as the functions' identity, recording every write that identity makes.
+// grantFunctions applies every function's ClusterRole and binding, as `nodewright manifests` prints them,
+// and connects as each function's own identity (a user in that function's group, as its EKS access entry
+// maps its IAM role), recording every write those identities make. A request a function's code makes
+// that its role does not allow fails here as it would in EKS.
 func (s *Sandbox) grantFunctions(ctx context.Context) error {
-	if _, err := s.Client.RbacV1().ClusterRoles().Create(ctx, footprint.ClusterRole(), metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating the functions' ClusterRole: %w", err)
+	s.clients = map[footprint.Function]kubernetes.Interface{}
+	s.recorders = map[footprint.Function]*kube.Recorder{}
+	for _, f := range footprint.Functions() {
+		user := functionUser(f)
+		if err := footprint.Grant(ctx, s.Client, f, user); err != nil {
+			return err
+		}
+		cfg := s.CP.As(user, f.Group())
+		cfg.Wrap(s.writes.wrap)
+		if s.opts.Faults != nil { // outermost: a faulted request reaches neither the write log nor the server
+			cfg.Wrap(s.opts.Faults.KubeTransport)
+		}
+		c, err := kube.NewClientset(cfg)
+		if err != nil {
+			return err
+		}
+		s.clients[f] = c
+		s.recorders[f] = kube.NewRecorder(c, kube.RecorderOptions{Instance: string(f)})
 	}
-	if _, err := s.Client.RbacV1().ClusterRoleBindings().Create(ctx, footprint.ClusterRoleBinding(), metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("binding the functions' ClusterRole: %w", err)
-	}
-	if err := footprint.AwaitGranted(ctx, s.Client, kubetest.FunctionsUser, 30*time.Second); err != nil {
-		return err
-	}
-	cfg := rest.CopyConfig(s.CP.FunctionsConfig)
-	cfg.Wrap(s.writes.wrap)
-	if s.opts.Faults != nil { // outermost: a faulted request reaches neither the write log nor the server
-		cfg.Wrap(s.opts.Faults.KubeTransport)
-	}
-	c, err := kube.NewClientset(cfg)
-	if err != nil {
-		return err
-	}
-	s.FunctionsClient = c
 	return nil
 }
+
+// functionUser is the user name a function's IAM role has in the cluster (an assumed-role session).
+func functionUser(f footprint.Function) string {
+	return "arn:aws:sts::" + awstest.AccountID + ":assumed-role/nodewright-" + string(f) + "/sandbox"
+}
+
+// FunctionClient is the client function f calls the API server with: f's own identity, which has only
+// the rights of f's ClusterRole.
+func (s *Sandbox) FunctionClient(f footprint.Function) kubernetes.Interface { return s.clients[f] }
 
 // deployment is the stack the sandbox stands in for, as infra's IAM proof synthesizes it.
 func (s *Sandbox) deployment() awscalls.Deployment {
@@ -400,8 +410,8 @@ func (s *Sandbox) Close() {
 // except that launches go through the fleet watch, so the timeline shows them.
 // Each function that launches (the provisioner, the disruption function) gets its own, as in Lambda;
 // seed tells their claim-name draws apart.
-func (s *Sandbox) newProvisioner(prices *pricing.Provider, seed uint64) *provisioning.Provisioner {
-	snapshots := kube.NewSnapshotter(s.FunctionsClient, kube.SnapshotOptions{})
+func (s *Sandbox) newProvisioner(f footprint.Function, prices *pricing.Provider, seed uint64) *provisioning.Provisioner {
+	snapshots := kube.NewSnapshotter(s.FunctionClient(f), kube.SnapshotOptions{})
 	return provisioning.New(provisioning.Config{
 		Cluster: launchtemplate.Cluster{Name: Cluster, Endpoint: s.CP.Config.Host, CABundle: base64.StdEncoding.EncodeToString(s.CP.Config.CAData),
 			ServiceCIDR: "10.0.0.0/24", DNSIP: "10.0.0.10"},
@@ -416,7 +426,7 @@ func (s *Sandbox) newProvisioner(prices *pricing.Provider, seed uint64) *provisi
 		Prices:      prices,
 		Templates:   launchtemplate.New(s.EC2, Cluster, time.Now),
 		Launcher:    s.Launcher,
-		Events:      s.Recorder,
+		Events:      s.recorders[f],
 		Now:         time.Now,
 		Rand:        rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), seed)),
 	})

@@ -25,6 +25,7 @@ import (
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/awstest"
+	"github.com/nodewright/nodewright/shared/footprint"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/kubetest"
@@ -108,7 +109,12 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	_, err = w.store.PutConfig(ctx, state.ConfigItem{Kind: state.KindNodePool, Name: "default", Spec: string(spec)})
 	require.NoError(t, err)
 
-	var actions Actions = kube.NewActions(client)
+	// The service acts as the termination function's own identity, with only its ClusterRole's rights.
+	user := "arn:aws:sts::" + awstest.AccountID + ":assumed-role/nodewright-termination/test"
+	require.NoError(t, footprint.Grant(ctx, client, footprint.Termination, user))
+	fnClient, err := kube.NewClientset(cp.As(user, footprint.Termination.Group()))
+	require.NoError(t, err)
+	var actions Actions = kube.NewActions(fnClient)
 	if o.actions != nil {
 		actions = o.actions(actions)
 	}
@@ -123,8 +129,8 @@ func newWorld(t *testing.T, o worldOptions) *world {
 		"termination")
 	w.svc = NewService(Config{QueueURL: w.queueURL, ProvisioningQueueURL: w.provisioningURL, ClusterName: testCluster, ProgressDelay: time.Second, BlockedDelay: 2 * time.Second,
 		VolumeDetachWait: 3 * time.Second, Log: slog.New(slog.NewJSONHandler(w.logs, nil))},
-		Deps{Store: state.New(state.NewClient(fn), "state"), Kube: client, Actions: actions, Instances: instance.New(ec2.NewFromConfig(fn), testCluster),
-			Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: "termination-test"}), Queue: sqs.NewFromConfig(fn), Now: time.Now})
+		Deps{Store: state.New(state.NewClient(fn), "state"), Kube: fnClient, Actions: actions, Instances: instance.New(ec2.NewFromConfig(fn), testCluster),
+			Events: kube.NewRecorder(fnClient, kube.RecorderOptions{Instance: "termination-test"}), Queue: sqs.NewFromConfig(fn), Now: time.Now})
 	w.kubelet = startKubelet(t, client, w.node)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -294,15 +300,19 @@ func (w *world) decisionKinds() []string {
 }
 
 // kubelet stands in for the Node's kubelet: it reports bound pods Running and Ready, and finishes the
-// graceful deletion of pods being deleted, noting when it first saw each one go.
+// graceful deletion of pods being deleted, noting when it first saw each one go and with what grace.
 type kubelet struct {
 	mu      sync.Mutex
 	leaving []string             // pod names in the order they started terminating
 	at      map[string]time.Time // when each was first seen terminating
+	// forced are the pods first seen terminating with a zero grace period: force-deleted, not evicted
+	// or deleted by a drain. The API server writes a force delete in two steps (deletionTimestamp with
+	// grace 0, then the removal), so a list between them shows the pod terminating.
+	forced map[string]bool
 }
 
 func startKubelet(t *testing.T, c kubernetes.Interface, node string) *kubelet {
-	k := &kubelet{at: map[string]time.Time{}}
+	k := &kubelet{at: map[string]time.Time{}, forced: map[string]bool{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-done })
@@ -333,6 +343,7 @@ func (k *kubelet) sync(ctx context.Context, c kubernetes.Interface, node string)
 			if _, seen := k.at[p.Name]; !seen {
 				k.at[p.Name] = time.Now()
 				k.leaving = append(k.leaving, p.Name)
+				k.forced[p.Name] = p.DeletionGracePeriodSeconds != nil && *p.DeletionGracePeriodSeconds == 0
 			}
 			k.mu.Unlock()
 			zero := int64(0)
@@ -354,6 +365,20 @@ func (k *kubelet) left() ([]string, map[string]time.Time) {
 		at[n] = t
 	}
 	return append([]string(nil), k.leaving...), at
+}
+
+// drained returns the pods that left gracefully (evicted, or deleted with a grace period), in order;
+// force-deleted pods are not among them.
+func (k *kubelet) drained() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []string
+	for _, n := range k.leaving {
+		if !k.forced[n] {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func isReady(p *corev1.Pod) bool {

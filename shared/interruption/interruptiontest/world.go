@@ -16,11 +16,14 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/awstest"
+	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -60,6 +63,8 @@ type World struct {
 	// test's own set-up and checks (Store, SQS) are not.
 	FunctionStore *state.Store
 	FunctionSQS   *sqs.Client
+	// FunctionEC2 is the function's EC2 client (recorded like FunctionStore).
+	FunctionEC2 *ec2.Client
 	// ProvisioningURL is the FIFO queue, TerminationURL the standard queue; InterruptionURL is the
 	// function's own queue, dead-lettering to InterruptionDeadLetterURL after MaxReceiveCount receives
 	// as infra/queues.go sets it up.
@@ -105,7 +110,30 @@ func NewWorld(t testing.TB) *World {
 	fn := awscalls.Instrument(cfg, awscalls.Deployment{Cluster: Cluster, Account: awstest.AccountID, Table: "state", Manifests: awscalls.SampleManifests,
 		Queues: map[string]string{"Provisioning": "provisioning.fifo", "Termination": "termination", "Interruption": "interruption"}}, "interruption")
 	w.FunctionStore, w.FunctionSQS = state.New(state.NewClient(fn), "state", state.WithClock(w.Clock.Now)), sqs.NewFromConfig(fn)
+	w.FunctionEC2 = ec2.NewFromConfig(fn)
 	return w
+}
+
+// LaunchInstance starts an instance in moto tagged as Nodewright tags claim's instance in this cluster,
+// and returns its id.
+func (w *World) LaunchInstance(t testing.TB, claim string) string {
+	t.Helper()
+	ctx := context.Background()
+	c := ec2.NewFromConfig(w.Config)
+	images, err := c.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"},
+		Filters: []ec2types.Filter{{Name: aws.String("architecture"), Values: []string{"x86_64"}}}})
+	require.NoError(t, err)
+	require.NotEmpty(t, images.Images)
+	tags := []ec2types.Tag{
+		{Key: aws.String(instance.TagCluster), Value: aws.String(Cluster)},
+		{Key: aws.String(instance.TagNodePool), Value: aws.String("default")},
+		{Key: aws.String(instance.TagNodeClaim), Value: aws.String(claim)},
+	}
+	out, err := c.RunInstances(ctx, &ec2.RunInstancesInput{ImageId: images.Images[0].ImageId, MinCount: aws.Int32(1),
+		MaxCount: aws.Int32(1), InstanceType: ec2types.InstanceTypeM5Large,
+		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: tags}}})
+	require.NoError(t, err)
+	return aws.ToString(out.Instances[0].InstanceId)
 }
 
 // Drain receives and deletes every message of the queue and returns their bodies.

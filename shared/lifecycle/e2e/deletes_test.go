@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -100,6 +101,15 @@ func TestRemovedNodePoolIsHandedOverAndABrokenOneIsNot(t *testing.T) {
 	require.NoError(t, e.store.DeleteConfig(ctx, state.KindNodePool, "gpu", gpu.Version), "the gpu NodePool is removed")
 	r := e.runner(nil)
 
+	// A NodePool missing for a moment (a construct moved in the CDK app, a rollback) is not drained: it
+	// must be missing for several passes spanning RemovedPoolWait.
+	for pass := 1; pass <= lifecycle.RemovedPoolPasses; pass++ {
+		rep, err := r.Run(ctx, fmt.Sprintf("run-wait-%d", pass))
+		require.NoError(t, err)
+		assert.Empty(t, e.requested(t), "pass %d: %s", pass, rep)
+		e.clock.set(time.Duration(pass) * time.Minute)
+	}
+	e.clock.set(lifecycle.RemovedPoolWait)
 	rep, err := r.Run(ctx, "run-1")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"gpu-rm01/" + lifecycle.ReasonNodePoolDeleted}, e.requested(t), rep.String())

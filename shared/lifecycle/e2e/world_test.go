@@ -21,6 +21,7 @@ import (
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/awstest"
+	"github.com/nodewright/nodewright/shared/footprint"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/kubetest"
@@ -165,7 +166,10 @@ func newEnv(t testing.TB) *env {
 	cp := kubetest.Shared(t, kubetest.Options{})
 	e.kube, err = kube.NewClientset(cp.Config)
 	require.NoError(t, err)
-	e.fnKube, err = kube.NewClientset(cp.Config)
+	// The runner acts as the lifecycle function's own identity, with only its ClusterRole's rights.
+	user := "arn:aws:sts::" + awstest.AccountID + ":assumed-role/nodewright-lifecycle/test"
+	require.NoError(t, footprint.Grant(context.Background(), e.kube, footprint.Lifecycle, user))
+	e.fnKube, err = kube.NewClientset(cp.As(user, footprint.Lifecycle.Group()))
 	require.NoError(t, err)
 	return e
 }

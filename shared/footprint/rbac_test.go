@@ -1,0 +1,252 @@
+package footprint
+
+import (
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/kubetest"
+)
+
+// absent names objects that do not exist: an allowed request on them answers NotFound, a denied one
+// Forbidden (the API server authorizes before it looks the object up).
+const absent = "nodewright-rbac-probe-absent"
+
+// requests are the API requests the test makes as each function: every request any function makes, and
+// the ones none may make. Writes that would take effect are dry runs or aim at absent objects.
+var requests = map[string]func(context.Context, kubernetes.Interface) error{
+	"list nodes": func(ctx context.Context, c kubernetes.Interface) error {
+		return listErr(c.CoreV1().Nodes().List(ctx, metav1.ListOptions{}))
+	},
+	"get node": func(ctx context.Context, c kubernetes.Interface) error {
+		return getErr(c.CoreV1().Nodes().Get(ctx, absent, metav1.GetOptions{}))
+	},
+	"watch nodes": func(ctx context.Context, c kubernetes.Interface) error {
+		return watchErr(c.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{}))
+	},
+	"patch node": func(ctx context.Context, c kubernetes.Interface) error {
+		_, err := c.CoreV1().Nodes().Patch(ctx, absent, types.MergePatchType, []byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{})
+		return err
+	},
+	"update node": func(ctx context.Context, c kubernetes.Interface) error {
+		_, err := c.CoreV1().Nodes().Update(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: absent}}, metav1.UpdateOptions{})
+		return err
+	},
+	"create node": func(ctx context.Context, c kubernetes.Interface) error {
+		_, err := c.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: absent}},
+			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	},
+	"delete node": func(ctx context.Context, c kubernetes.Interface) error {
+		return c.CoreV1().Nodes().Delete(ctx, absent, metav1.DeleteOptions{})
+	},
+	"list pods": func(ctx context.Context, c kubernetes.Interface) error {
+		return listErr(c.CoreV1().Pods("").List(ctx, metav1.ListOptions{}))
+	},
+	"get pod": func(ctx context.Context, c kubernetes.Interface) error {
+		return getErr(c.CoreV1().Pods("default").Get(ctx, absent, metav1.GetOptions{}))
+	},
+	"create pod": func(ctx context.Context, c kubernetes.Interface) error {
+		_, err := c.CoreV1().Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: absent},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	},
+	"delete pod": func(ctx context.Context, c kubernetes.Interface) error {
+		return c.CoreV1().Pods("default").Delete(ctx, absent, metav1.DeleteOptions{})
+	},
+	"evict pod": func(ctx context.Context, c kubernetes.Interface) error {
+		return c.PolicyV1().Evictions("default").Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: absent, Namespace: "default"}})
+	},
+	"list namespaces": func(ctx context.Context, c kubernetes.Interface) error {
+		return listErr(c.CoreV1().Namespaces().List(ctx, metav1.ListOptions{}))
+	},
+	"list persistentvolumeclaims": func(ctx context.Context, c kubernetes.Interface) error {
+		return listErr(c.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{}))
+	},
+	"list persistentvolumes": func(ctx context.Context, c kubernetes.Interface) error {
+		return listErr(c.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{}))
+	},
+	"list daemonsets": func(ctx context.Context, c kubernetes.Interface) error {
+		return listErr(c.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{}))
+	},
+	"list poddisruptionbudgets": func(ctx context.Context, c kubernetes.Interface) error {
+		return listErr(c.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{}))
+	},
+	"list storageclasses": func(ctx context.Context, c kubernetes.Interface) error {
+		return listErr(c.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{}))
+	},
+	"list csinodes": func(ctx context.Context, c kubernetes.Interface) error {
+		return listErr(c.StorageV1().CSINodes().List(ctx, metav1.ListOptions{}))
+	},
+	"list volumeattachments": func(ctx context.Context, c kubernetes.Interface) error {
+		return listErr(c.StorageV1().VolumeAttachments().List(ctx, metav1.ListOptions{}))
+	},
+	"create event": func(ctx context.Context, c kubernetes.Interface) error {
+		_, err := c.CoreV1().Events("default").Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: absent},
+			InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: absent}, Reason: "Probe"}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	},
+	"patch event": func(ctx context.Context, c kubernetes.Interface) error {
+		_, err := c.CoreV1().Events("default").Patch(ctx, absent, types.MergePatchType, []byte(`{"count":2}`), metav1.PatchOptions{})
+		return err
+	},
+	"get secret": func(ctx context.Context, c kubernetes.Interface) error {
+		return getErr(c.CoreV1().Secrets("default").Get(ctx, absent, metav1.GetOptions{}))
+	},
+	"list configmaps": func(ctx context.Context, c kubernetes.Interface) error {
+		return listErr(c.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{}))
+	},
+	"update deployment": func(ctx context.Context, c kubernetes.Interface) error {
+		_, err := c.AppsV1().Deployments("default").Update(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: absent}}, metav1.UpdateOptions{})
+		return err
+	},
+	"delete namespace": func(ctx context.Context, c kubernetes.Interface) error {
+		return c.CoreV1().Namespaces().Delete(ctx, absent, metav1.DeleteOptions{})
+	},
+	"create clusterrole": func(ctx context.Context, c kubernetes.Interface) error {
+		_, err := c.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: absent}},
+			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	},
+}
+
+// allowed is what each function's code does (found by reading every client call in its packages); every
+// other request of requests must be refused.
+var allowed = map[Function][]string{
+	Provisioner: {"list nodes", "list pods", "get pod", "list namespaces", "list persistentvolumeclaims", "list persistentvolumes",
+		"list daemonsets", "list poddisruptionbudgets", "list storageclasses", "list csinodes", "create event"},
+	Disruption: {"list nodes", "get node", "patch node", "list pods", "list namespaces", "list persistentvolumeclaims",
+		"list persistentvolumes", "list daemonsets", "list poddisruptionbudgets", "list storageclasses", "list csinodes", "create event"},
+	Interruption: {"get node", "patch node", "create event"},
+	Lifecycle:    {"list nodes", "get node", "patch node", "create event"},
+	Termination: {"list nodes", "get node", "patch node", "delete node", "list pods", "delete pod", "evict pod",
+		"list volumeattachments", "create event"},
+}
+
+// TestEachFunctionMayDoWhatItsCodeDoesAndNothingElse applies the footprint's roles and bindings to the
+// real API server and makes every request of requests as each function's identity (its group, as its
+// EKS access entry gives it): what the function's code does is served, the rest is Forbidden. Only
+// termination deletes Nodes and pods or evicts (DESIGN.md decision 10).
+func TestEachFunctionMayDoWhatItsCodeDoesAndNothingElse(t *testing.T) {
+	ctx := context.Background()
+	cp := kubetest.Shared(t, kubetest.Options{})
+	applyRBAC(t, cp)
+
+	for _, f := range Functions() {
+		t.Run(string(f), func(t *testing.T) {
+			c := functionClient(t, cp, f)
+			may := map[string]bool{}
+			for _, r := range allowed[f] {
+				require.Contains(t, requests, r)
+				may[r] = true
+			}
+			for _, name := range sortedNames(requests) {
+				err := requests[name](ctx, c)
+				if may[name] {
+					// Served: done, or refused for the absent object or the probe's content, never for who asks.
+					assert.True(t, err == nil || apierrors.IsNotFound(err) || apierrors.IsInvalid(err), "%s may %s: %v", f, name, err)
+				} else {
+					assert.True(t, apierrors.IsForbidden(err), "%s must not %s, got %v", f, name, err)
+				}
+			}
+		})
+	}
+
+	t.Run("only termination deletes Nodes and pods or evicts", func(t *testing.T) {
+		for _, f := range Functions() {
+			for _, a := range Grants(f) {
+				destructive := a.Verb == "delete" && (a.Resource == "nodes" || a.Resource == "pods") || a.Subresource == "eviction"
+				assert.False(t, destructive && f != Termination, "%s is granted %s %s/%s", f, a.Verb, a.Resource, a.Subresource)
+			}
+		}
+	})
+}
+
+// TestFunctionsRunTheirOwnCodeUnderTheirOwnRole runs the kube adapters each function is wired with as
+// that function: the snapshot of a solve and of a disruption decision, the interruption's taint, the
+// lifecycle's finalizer, termination's delete; and shows a Node delete refused to all but termination.
+func TestFunctionsRunTheirOwnCodeUnderTheirOwnRole(t *testing.T) {
+	ctx := context.Background()
+	cp := kubetest.Shared(t, kubetest.Options{})
+	applyRBAC(t, cp)
+	node := kubetest.ReadyNode(t, cp.Client, "rbac-own-code-node", nil)
+
+	for _, f := range []Function{Provisioner, Disruption} {
+		snap, err := kube.NewSnapshotter(functionClient(t, cp, f), kube.SnapshotOptions{}).Snapshot(ctx)
+		require.NoError(t, err, "%s reads its snapshot", f)
+		assert.NotEmpty(t, snap.Namespaces, "namespaces are read for namespaceSelectors")
+	}
+	taint := corev1.Taint{Key: "nodewright.sh/probe", Effect: corev1.TaintEffectNoSchedule}
+	require.NoError(t, kube.NewActions(functionClient(t, cp, Interruption)).Taint(ctx, node, taint), "interruption taints")
+	require.NoError(t, kube.NewActions(functionClient(t, cp, Disruption)).Untaint(ctx, node, taint), "disruption untaints")
+	require.NoError(t, kube.NewActions(functionClient(t, cp, Lifecycle)).AddFinalizer(ctx, node, kube.TerminationFinalizer), "lifecycle adds the finalizer")
+	for _, f := range []Function{Provisioner, Disruption, Interruption, Lifecycle} {
+		err := kube.NewActions(functionClient(t, cp, f)).DeleteNode(ctx, node)
+		assert.True(t, kube.IsForbidden(err), "%s must not delete a Node: %v", f, err)
+	}
+	term := kube.NewActions(functionClient(t, cp, Termination))
+	require.NoError(t, term.RemoveFinalizer(ctx, node, kube.TerminationFinalizer), "termination takes the finalizer off")
+	require.NoError(t, term.DeleteNode(ctx, node), "termination deletes the Node")
+}
+
+// applyRBAC creates every function's role and binding, as `nodewright manifests` prints them, and waits
+// until the authorizer has them.
+func applyRBAC(t *testing.T, cp *kubetest.ControlPlane) {
+	t.Helper()
+	ctx := context.Background()
+	rbac := cp.Client.RbacV1()
+	for _, f := range Functions() {
+		_, err := rbac.ClusterRoles().Create(ctx, ClusterRole(f), metav1.CreateOptions{})
+		if !apierrors.IsAlreadyExists(err) {
+			require.NoError(t, err)
+		}
+		_, err = rbac.ClusterRoleBindings().Create(ctx, ClusterRoleBinding(f), metav1.CreateOptions{})
+		if !apierrors.IsAlreadyExists(err) {
+			require.NoError(t, err)
+		}
+		require.NoError(t, AwaitGranted(ctx, cp.Client, f, user(f), 30*time.Second))
+	}
+}
+
+func user(f Function) string {
+	return "arn:aws:sts::123456789012:assumed-role/nodewright-" + string(f) + "/session"
+}
+
+func functionClient(t *testing.T, cp *kubetest.ControlPlane, f Function) kubernetes.Interface {
+	t.Helper()
+	c, err := kube.NewClientset(cp.As(user(f), f.Group()))
+	require.NoError(t, err)
+	return c
+}
+
+func listErr[T any](_ T, err error) error { return err }
+func getErr[T any](_ T, err error) error  { return err }
+
+func watchErr[T interface{ Stop() }](w T, err error) error {
+	if err == nil {
+		w.Stop()
+	}
+	return err
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
