@@ -198,6 +198,7 @@ func (s *Sandbox) Coexistence(ctx context.Context, o CoexistenceOptions) (Coexis
 	if err := s.karpenterDisruptionStep(ctx, o, &fc, &rep.ForeignDisruption); err != nil {
 		return rep, err
 	}
+	rep.ForeignInstances, rep.ForeignNodes = fc.Instances, fc.Nodes
 	rep.DurationSeconds = round3(time.Since(start).Seconds())
 	s.settle(ctx)
 	return s.finishCoexistence(ctx, rep, fc, append(foreignPods.snapshot(), rep.ForeignDisruption.pods...), start, o, errsBefore)

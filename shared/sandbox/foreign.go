@@ -169,8 +169,9 @@ func karpenterCollects(tags map[string]string, cluster string) bool {
 	return pool && class && (tags[eksTagClusterName] == cluster || v10)
 }
 
-// ownInstancesMatchingKarpenterDiscovery lists the live instances that are not foreign and that
-// Karpenter's garbage collection would list: Nodewright's instances Karpenter would terminate.
+// ownInstancesMatchingKarpenterDiscovery lists the live instances that are not foreign (listed in foreign
+// or launched as another provisioner's) and that Karpenter's garbage collection would list: Nodewright's
+// instances Karpenter would terminate.
 func (s *Sandbox) ownInstancesMatchingKarpenterDiscovery(ctx context.Context, foreign []string) ([]string, error) {
 	skip := map[string]bool{}
 	for _, id := range foreign {
@@ -190,7 +191,7 @@ func (s *Sandbox) ownInstancesMatchingKarpenterDiscovery(ctx context.Context, fo
 				for _, t := range i.Tags {
 					tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
 				}
-				if id := aws.ToString(i.InstanceId); !skip[id] && karpenterCollects(tags, Cluster) {
+				if id := aws.ToString(i.InstanceId); !skip[id] && !s.agent.isForeign(id) && karpenterCollects(tags, Cluster) {
 					skip[id] = true
 					ids = append(ids, id)
 				}
