@@ -53,6 +53,8 @@ type Store interface {
 	ReleaseLease(ctx context.Context, l state.Lease) error
 	ListConfig(ctx context.Context, kind string) ([]state.ConfigItem, error)
 	ListClaims(ctx context.Context) ([]state.Claim, error)
+	// GetClaim reads one claim; state.ErrNotFound when there is none.
+	GetClaim(ctx context.Context, name string) (state.Claim, error)
 	ListDisruptionCommands(ctx context.Context) ([]state.DisruptionCommand, error)
 	CreateDisruptionCommand(ctx context.Context, c state.DisruptionCommand) (state.DisruptionCommand, error)
 	PutDisruptionCommand(ctx context.Context, c state.DisruptionCommand) (state.DisruptionCommand, error)

@@ -445,3 +445,26 @@ func TestOrphanedReservationsAreReleased(t *testing.T) {
 	assert.Equal(t, 1, f.store.inFlight("default"), "the draining claim keeps its slot until termination releases it")
 	assert.Contains(t, rep.Advanced, "released the orphaned budget slot of claim-busy in default")
 }
+
+// A rollback lifts only the taints that are still its own: a node whose claim another flow started
+// draining after the command tainted it (an interruption, the lifecycle) keeps its taint.
+func TestRollbackLeavesTheTaintOfANodeAnotherFlowDrains(t *testing.T) {
+	f := newFixture(t, "100%")
+	f.node("n1", "medium", "1")
+	f.node("n2", "medium", "1")
+	f.runner.cfg.MaxCommands = 1
+	f.launch.launchErr = errors.New("InsufficientInstanceCapacity everywhere")
+	f.cluster.onTaint = func(node string) {
+		if node != "n1" {
+			return
+		}
+		// An interruption notice arrives while the command taints: the termination flow drains n1.
+		c := f.store.claim("claim-n1")
+		c.Lifecycle = state.Draining
+		f.store.setClaim(c)
+	}
+	f.run()
+	require.Equal(t, state.CommandRolledBack, f.store.command().Phase)
+	assert.True(t, f.cluster.tainted("n1"), "the draining node keeps its taint")
+	assert.False(t, f.cluster.tainted("n2"), "the node still in service is untainted")
+}
