@@ -289,6 +289,7 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 			if w.input.Incomplete == "" {
 				r.recordDrift(ctx, w, rep)
 				r.requestedWithoutNode(ctx, w, rep)
+				r.invalidDoNotDisrupt(ctx, w, rep)
 			}
 		}
 		start := time.Now()

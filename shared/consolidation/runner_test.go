@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/disruption"
@@ -301,6 +302,37 @@ func TestDoNotDisruptPodBlocks(t *testing.T) {
 	assert.False(t, f.cluster.tainted("pinned"))
 	assert.Contains(t, f.store.kinds("node/pinned"), KindUnconsolidatable, "explain node/pinned answers why not")
 	assert.Contains(t, f.events.reasons("pinned"), kube.ReasonUnconsolidatable)
+}
+
+// do-not-disrupt with a duration protects the pod for that long after it started; a value that is
+// neither "true" nor a duration protects nothing and is reported on the pod with Karpenter's
+// InvalidDoNotDisruptAnnotation Event.
+func TestDoNotDisruptDurationAndInvalidValues(t *testing.T) {
+	t.Run("a duration not over yet blocks", func(t *testing.T) {
+		f := newFixture(t, "100%")
+		f.node("busy", "large", "3")
+		f.node("pinned", "medium")
+		p := f.pod("precious", "pinned", "100m")
+		p.Annotations = map[string]string{disruption.AnnotationDoNotDisrupt: "30m"}
+		started := metav1.NewTime(start.Add(-10 * time.Minute))
+		p.Status.StartTime = &started
+		rep := f.run()
+		for _, c := range rep.Commands {
+			assert.NotContains(t, nodeNames(c), "pinned")
+		}
+		assert.False(t, f.cluster.tainted("pinned"))
+		assert.Empty(t, f.events.reasons("precious"))
+	})
+	t.Run("a typo protects nothing and says so", func(t *testing.T) {
+		f := newFixture(t, "100%")
+		f.node("busy", "large", "3")
+		f.node("pinned", "medium")
+		p := f.pod("precious", "pinned", "100m")
+		p.Annotations = map[string]string{disruption.AnnotationDoNotDisrupt: "ture"}
+		f.run()
+		assert.Contains(t, f.events.reasons("precious"), kube.ReasonInvalidDoNotDisruptAnnotation)
+		assert.True(t, f.cluster.tainted("pinned"), "the node is consolidated")
+	})
 }
 
 // A karpenter.sh/disrupted taint no command holds, on a node whose claim is in service, is lifted (a
