@@ -42,7 +42,7 @@ func TestGateWaitsForReplacementWithinBounds(t *testing.T) {
 			others: []state.Claim{{Name: "unrelated", Lifecycle: state.Launched, CreatedAt: t0.Add(time.Second)}}, now: t0.Add(3 * time.Second)},
 		{name: "the replacement of another drain is not this one's", mark: t0.Add(time.Second),
 			others: []state.Claim{{Name: "theirs", Lifecycle: state.Pending, CreatedAt: t0.Add(time.Second), Replaces: []string{"other"}}},
-			now: t0.Add(3 * time.Second)},
+			now:    t0.Add(3 * time.Second)},
 		{name: "a registered replacement still holds the drain", mark: t0.Add(time.Second), others: []state.Claim{replacement(state.Registered, time.Second, false)},
 			now: t0.Add(3 * time.Second), wait: true, why: "replacement new (registered)"},
 		{name: "a spot notice leaves the reserve for the drain", mark: t0.Add(-time.Second), deadline: notice, now: t0.Add(75 * time.Second)},
