@@ -314,6 +314,10 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 			r.rejected(ctx, cmd, "validation", verr.Error(), rep)
 			return nil
 		}
+		cmd, ok := r.heldBack(ctx, cmd, fresh, rep)
+		if !ok {
+			return nil
+		}
 		id := fmt.Sprintf("%s-%d", runID, i)
 		if !r.execute(ctx, id, cmd, fresh, rep) {
 			return nil
