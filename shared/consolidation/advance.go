@@ -95,22 +95,23 @@ func (r *Runner) advance(ctx context.Context, rep *Report) error {
 	return nil
 }
 
-// advanceLaunching hands a command's nodes over once its replacements are initialized, or rolls it back.
+// advanceLaunching hands a command's nodes over once its replacements are initialized, or ends the wait
+// when one failed or is late (replacementFailed: a graceful command is rolled back, a forceful one drained).
 func (r *Runner) advanceLaunching(ctx context.Context, c *state.DisruptionCommand, claims map[string]state.Claim, rep *Report) {
 	now := r.deps.Now()
 	ready := true
-	var waitingOn string
+	var waitingOn, late string
 	for _, name := range c.Replacements {
 		cl, ok := claims[name]
 		switch {
 		case !ok || cl.Lifecycle == state.Deleted:
-			r.rollback(ctx, c, fmt.Sprintf("replacement %s failed to launch or was removed", name), claims, rep)
+			r.replacementFailed(ctx, c, name, fmt.Sprintf("replacement %s failed to launch or was removed", name), claims, rep)
 			return
 		case !cl.Lifecycle.InService():
-			r.rollback(ctx, c, fmt.Sprintf("replacement %s is being removed (%s)", name, cl.Lifecycle), claims, rep)
+			r.replacementFailed(ctx, c, name, fmt.Sprintf("replacement %s is being removed (%s)", name, cl.Lifecycle), claims, rep)
 			return
 		case cl.InitializedAt == nil && cl.Lifecycle != state.Initialized:
-			ready, waitingOn = false, name+" ("+string(cl.Lifecycle)+")"
+			ready, waitingOn, late = false, name+" ("+string(cl.Lifecycle)+")", name
 		}
 	}
 	if ready {
@@ -118,7 +119,7 @@ func (r *Runner) advanceLaunching(ctx context.Context, c *state.DisruptionComman
 		return
 	}
 	if now.Sub(c.StartedAt) > r.cfg.ReplacementTimeout {
-		r.rollback(ctx, c, fmt.Sprintf("replacement %s did not initialize within %s", waitingOn, r.cfg.ReplacementTimeout), claims, rep)
+		r.replacementFailed(ctx, c, late, fmt.Sprintf("replacement %s did not initialize within %s", waitingOn, r.cfg.ReplacementTimeout), claims, rep)
 		return
 	}
 	for _, d := range c.Candidates {

@@ -5,7 +5,9 @@
 //   - nodepools.go converts NodePools into the engine's view (policy, consolidateAfter, budgets).
 //   - Runner (runner.go) is one disruption run under the "disruption" lease: advance.go takes the
 //     commands in progress one step (hand the nodes to termination once every replacement has
-//     initialized; roll back on a failed or late replacement; finish when the nodes are gone; lift stale
+//     initialized; on a failed or late replacement roll a graceful command back, but drain a forceful
+//     one's nodes anyway (replacementfailed.go: expiry is a hard lifetime), recording the failure for
+//     the back-off of replacements per NodePool and image (backoff.go); finish when the nodes are gone; lift stale
 //     karpenter.sh/disrupted taints); snapshot.go reads a complete snapshot into disruption.Input (or
 //     names what it could not read, and nothing is decided); the engine decides; after
 //     Config.ValidationDelay the command is re-checked with disruption.Validate on a fresh snapshot;

@@ -103,7 +103,7 @@ func (r *Runner) execute(ctx context.Context, id string, cmd disruption.Command,
 	for i, p := range pending {
 		launched, err := p.Launch(ctx)
 		if err != nil && launched == nil {
-			r.rollback(ctx, &rec, fmt.Sprintf("launching replacement %s failed: %v", rec.Replacements[i], err), nil, rep)
+			r.replacementFailed(ctx, &rec, rec.Replacements[i], fmt.Sprintf("launching replacement %s failed: %v", rec.Replacements[i], err), nil, rep)
 			return false
 		}
 		if err != nil {
@@ -159,13 +159,20 @@ func (r *Runner) handOver(ctx context.Context, c *state.DisruptionCommand, rep *
 // rollback calls a command off: its nodes' taints are lifted (unless their drain already began), its
 // replacements handed to the termination flow (a replacement never launched finishes there at once), its
 // ledger reservations released, and the command recorded as rolled back with why. claims, when set, are
-// the claim records read by the caller.
+// the claim records read by the caller; they tell only which replacements are gone. Each node's claim is
+// read again right before its taint is lifted: another flow (an interruption, the lifecycle) may have
+// started draining it since the caller read it, and its taint is then that flow's.
 func (r *Runner) rollback(ctx context.Context, c *state.DisruptionCommand, why string, claims map[string]state.Claim, rep *Report) {
 	now := r.deps.Now().UTC()
 	var errs []string
 	for _, d := range c.Candidates {
-		if cl, ok := claims[d.Claim]; ok && !cl.Lifecycle.InService() {
+		cl, err := r.deps.Store.GetClaim(ctx, d.Claim)
+		if state.IsNotFound(err) || (err == nil && !cl.Lifecycle.InService()) {
 			continue // draining or gone: the termination flow owns it now
+		}
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("reading claim %s before lifting its taint: %v", d.Claim, err))
+			continue
 		}
 		if err := r.deps.Nodes.Untaint(ctx, d.Node, apis.DisruptedNoScheduleTaint); err != nil {
 			errs = append(errs, err.Error())

@@ -83,6 +83,15 @@ func (s *fakeStore) claim(name string) state.Claim {
 	defer s.mu.Unlock()
 	return s.claims[name]
 }
+func (s *fakeStore) GetClaim(_ context.Context, name string) (state.Claim, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.claims[name]
+	if !ok {
+		return state.Claim{}, fmt.Errorf("claim %s: %w", name, state.ErrNotFound)
+	}
+	return c, nil
+}
 func (s *fakeStore) setClaim(c state.Claim) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

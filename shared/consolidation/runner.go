@@ -53,6 +53,8 @@ type Store interface {
 	ReleaseLease(ctx context.Context, l state.Lease) error
 	ListConfig(ctx context.Context, kind string) ([]state.ConfigItem, error)
 	ListClaims(ctx context.Context) ([]state.Claim, error)
+	// GetClaim reads one claim; state.ErrNotFound when there is none.
+	GetClaim(ctx context.Context, name string) (state.Claim, error)
 	ListDisruptionCommands(ctx context.Context) ([]state.DisruptionCommand, error)
 	CreateDisruptionCommand(ctx context.Context, c state.DisruptionCommand) (state.DisruptionCommand, error)
 	PutDisruptionCommand(ctx context.Context, c state.DisruptionCommand) (state.DisruptionCommand, error)
@@ -280,6 +282,7 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 			if w.input.Incomplete == "" {
 				r.recordDrift(ctx, w, rep)
 				r.requestedWithoutNode(ctx, w, rep)
+				r.invalidDoNotDisrupt(ctx, w, rep)
 			}
 		}
 		start := time.Now()
@@ -302,6 +305,10 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 		if verr := disruption.Validate(cmd, fresh.input); verr != nil {
 			rep.FailedValidations++
 			r.rejected(ctx, cmd, "validation", verr.Error(), rep)
+			return nil
+		}
+		cmd, ok := r.heldBack(ctx, cmd, fresh, rep)
+		if !ok {
 			return nil
 		}
 		id := fmt.Sprintf("%s-%d", runID, i)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/disruption"
@@ -303,6 +304,37 @@ func TestDoNotDisruptPodBlocks(t *testing.T) {
 	assert.Contains(t, f.events.reasons("pinned"), kube.ReasonUnconsolidatable)
 }
 
+// do-not-disrupt with a duration protects the pod for that long after it started; a value that is
+// neither "true" nor a duration protects nothing and is reported on the pod with Karpenter's
+// InvalidDoNotDisruptAnnotation Event.
+func TestDoNotDisruptDurationAndInvalidValues(t *testing.T) {
+	t.Run("a duration not over yet blocks", func(t *testing.T) {
+		f := newFixture(t, "100%")
+		f.node("busy", "large", "3")
+		f.node("pinned", "medium")
+		p := f.pod("precious", "pinned", "100m")
+		p.Annotations = map[string]string{disruption.AnnotationDoNotDisrupt: "30m"}
+		started := metav1.NewTime(start.Add(-10 * time.Minute))
+		p.Status.StartTime = &started
+		rep := f.run()
+		for _, c := range rep.Commands {
+			assert.NotContains(t, nodeNames(c), "pinned")
+		}
+		assert.False(t, f.cluster.tainted("pinned"))
+		assert.Empty(t, f.events.reasons("precious"))
+	})
+	t.Run("a typo protects nothing and says so", func(t *testing.T) {
+		f := newFixture(t, "100%")
+		f.node("busy", "large", "3")
+		f.node("pinned", "medium")
+		p := f.pod("precious", "pinned", "100m")
+		p.Annotations = map[string]string{disruption.AnnotationDoNotDisrupt: "ture"}
+		f.run()
+		assert.Contains(t, f.events.reasons("precious"), kube.ReasonInvalidDoNotDisruptAnnotation)
+		assert.True(t, f.cluster.tainted("pinned"), "the node is consolidated")
+	})
+}
+
 // A karpenter.sh/disrupted taint no command holds, on a node whose claim is in service, is lifted (a
 // run that crashed between its taint and its record); a draining claim's taint is left alone.
 func TestStaleDisruptedTaintIsLifted(t *testing.T) {
@@ -444,4 +476,27 @@ func TestOrphanedReservationsAreReleased(t *testing.T) {
 	rep := f.run()
 	assert.Equal(t, 1, f.store.inFlight("default"), "the draining claim keeps its slot until termination releases it")
 	assert.Contains(t, rep.Advanced, "released the orphaned budget slot of claim-busy in default")
+}
+
+// A rollback lifts only the taints that are still its own: a node whose claim another flow started
+// draining after the command tainted it (an interruption, the lifecycle) keeps its taint.
+func TestRollbackLeavesTheTaintOfANodeAnotherFlowDrains(t *testing.T) {
+	f := newFixture(t, "100%")
+	f.node("n1", "medium", "1")
+	f.node("n2", "medium", "1")
+	f.runner.cfg.MaxCommands = 1
+	f.launch.launchErr = errors.New("InsufficientInstanceCapacity everywhere")
+	f.cluster.onTaint = func(node string) {
+		if node != "n1" {
+			return
+		}
+		// An interruption notice arrives while the command taints: the termination flow drains n1.
+		c := f.store.claim("claim-n1")
+		c.Lifecycle = state.Draining
+		f.store.setClaim(c)
+	}
+	f.run()
+	require.Equal(t, state.CommandRolledBack, f.store.command().Phase)
+	assert.True(t, f.cluster.tainted("n1"), "the draining node keeps its taint")
+	assert.False(t, f.cluster.tainted("n2"), "the node still in service is untainted")
 }

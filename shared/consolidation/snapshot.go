@@ -172,6 +172,9 @@ func (r *Runner) fill(w *world, pools []disruption.NodePool) {
 			if len(c.Replaces) > 0 {
 				node.ReplacementLaunchedAt = node.LaunchedAt
 			}
+			if c.TerminationGracePeriod != nil {
+				node.TerminationGracePeriod = *c.TerminationGracePeriod
+			}
 			node.Disrupting = commanded[n.Name] || (ok && (c.Lifecycle == state.Draining || c.Lifecycle == state.Terminating))
 			r.judge(w, &node, c)
 		}

@@ -37,6 +37,9 @@ type candidate struct {
 	// unconsolidatable says why consolidation may not take the node ("" when it may); such a node
 	// is a candidate only because it drifted.
 	unconsolidatable string
+	// podBlock says which pod keeps voluntary disruption off the node (do-not-disrupt, a PDB); ""
+	// when none does. Only drift of a claim with a terminationGracePeriod passes it (eventual).
+	podBlock string
 }
 
 // consolidatable reports whether consolidation (empty, multi-node, single-node) may take the node.
@@ -60,6 +63,13 @@ func findCandidates(in *Input, pools map[string]NodePool, pdb *pdbs) ([]*candida
 		c, reason := newCandidate(in.Now, n, pools, pdb, in.Options.pods)
 		if reason == "" {
 			c.unconsolidatable = consolidationBlock(in.Now, c)
+			if c.podBlock != "" {
+				// Only Karpenter's eventual disruption gets here: drift of a claim with a
+				// terminationGracePeriod goes past pod-level blockers, since that period bounds the
+				// drain anyway. Consolidation never does.
+				c.unconsolidatable = fmt.Sprintf("%s (drift may take it: its claim has terminationGracePeriod %s)", c.podBlock,
+					c.node.TerminationGracePeriod)
+			}
 			if !c.consolidatable() && !c.drifted() {
 				reason = c.unconsolidatable
 			}
@@ -106,12 +116,9 @@ func newCandidate(now time.Time, n *Node, pools map[string]NodePool, pdb *pdbs, 
 		if !isActive(p) {
 			continue
 		}
-		if p.Annotations[AnnotationDoNotDisrupt] == "true" {
-			return nil, fmt.Sprintf("pod %s has the %s annotation", podKey(p), AnnotationDoNotDisrupt)
-		}
-		if !isMirror(p) {
-			if why := pdb.blocks(p); why != "" {
-				return nil, why
+		if c.podBlock == "" {
+			if c.podBlock = podBlock(now, p, pdb); c.podBlock != "" && !eventual(c) {
+				return nil, c.podBlock
 			}
 		}
 		if isReschedulable(p) {
@@ -126,6 +133,28 @@ func newCandidate(now time.Time, n *Node, pools map[string]NodePool, pdb *pdbs, 
 	}
 	c.cost = RescheduleDisruptionCost(c.pods)
 	return c, ""
+}
+
+// podBlock says why pod p keeps voluntary disruption off its node now, or "": an active
+// karpenter.sh/do-not-disrupt ("true", or a duration not over yet; an invalid value protects nothing) or a
+// PodDisruptionBudget that allows no eviction.
+func podBlock(now time.Time, p *corev1.Pod, pdb *pdbs) string {
+	if protected, until, _ := scheduling.DoNotDisrupt(p, now); protected {
+		if !until.IsZero() {
+			return fmt.Sprintf("pod %s has the %s annotation until %s", podKey(p), AnnotationDoNotDisrupt, until.UTC().Format(time.RFC3339))
+		}
+		return fmt.Sprintf("pod %s has the %s annotation", podKey(p), AnnotationDoNotDisrupt)
+	}
+	if !isMirror(p) {
+		return pdb.blocks(p)
+	}
+	return ""
+}
+
+// eventual reports whether drift may take the candidate whatever its pods say: its claim drifted and
+// has a terminationGracePeriod, which bounds the drain (Karpenter's eventual disruption).
+func eventual(c *candidate) bool {
+	return c.drifted() && c.node.TerminationGracePeriod > 0
 }
 
 // consolidationBlock says why consolidation may not take a candidate ("" when it may): its pool's

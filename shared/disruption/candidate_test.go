@@ -60,6 +60,18 @@ func TestCandidates(t *testing.T) {
 			pods: []*corev1.Pod{annotated(pod("web", "1"), disruption.AnnotationDoNotDisrupt, "true")},
 		},
 		{
+			name: "pod do-not-disrupt for a duration not over yet", kept: "pod default/web has the karpenter.sh/do-not-disrupt annotation until 2026-06-01T12:10:00Z",
+			pods: []*corev1.Pod{started(annotated(pod("web", "1"), disruption.AnnotationDoNotDisrupt, "30m"), now.Add(-20*time.Minute))},
+		},
+		{
+			name: "pod do-not-disrupt for a duration that is over",
+			pods: []*corev1.Pod{started(annotated(pod("web", "1"), disruption.AnnotationDoNotDisrupt, "30m"), now.Add(-40*time.Minute))},
+		},
+		{
+			name: "pod do-not-disrupt with an invalid value protects nothing",
+			pods: []*corev1.Pod{annotated(pod("web", "1"), disruption.AnnotationDoNotDisrupt, "yes please")},
+		},
+		{
 			name: "a finished pod's do-not-disrupt does not block",
 			pods: []*corev1.Pod{pod("web", "1"), annotated(pod("job", "1"), disruption.AnnotationDoNotDisrupt, "true")},
 			modify: func(n *disruption.Node) {
@@ -191,4 +203,11 @@ func TestCandidateOrder(t *testing.T) {
 	require.Len(t, res.Commands, 1)
 	assert.Equal(t, []string{"cheap-and-easy"}, nodeNames(res.Commands[0]))
 	assert.Equal(t, disruption.MethodSingle, res.Commands[0].Method)
+}
+
+// started sets the pod's status.startTime.
+func started(p *corev1.Pod, at time.Time) *corev1.Pod {
+	t := metav1.NewTime(at)
+	p.Status.StartTime = &t
+	return p
 }

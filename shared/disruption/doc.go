@@ -21,8 +21,11 @@
 //
 //   - Candidates (candidate.go): managed by a known NodePool, initialized, not already disrupting
 //     (flag, deletion timestamp or karpenter.sh/disrupted taint), no karpenter.sh/do-not-disrupt
-//     "true" on the node or on an active pod, every evictable pod allowed by its PDB (a pod under
-//     more than one PDB is blocked; unready pods pass under unhealthyPodEvictionPolicy AlwaysAllow),
+//     "true" on the node, none on an active pod ("true", or a duration not over since the pod
+//     started; any other value protects nothing), every evictable pod allowed by its PDB (a pod under
+//     more than one PDB is blocked; unready pods pass under unhealthyPodEvictionPolicy AlwaysAllow);
+//     drift of a claim with a terminationGracePeriod (Node.TerminationGracePeriod) goes past those
+//     pod-level blockers, as Karpenter's eventual disruption does (consolidation never does),
 //     consolidateAfter passed since the later of launch and the last pod event (nil means Never),
 //     and for nodes with pods to move: policy WhenEmptyOrUnderutilized, a known offering and
 //     price, and no pod the scheduler refuses outright (scheduling.ValidatePod). Every other node
@@ -38,7 +41,8 @@
 //     methods). Unlike Karpenter, the command launches new nodes first for the pods the rest of the
 //     cluster cannot hold (no price rule); pods that fit nowhere are named in its Why.
 //   - Drift (roll.go) runs after Empty and before multi-node, as in Karpenter: drifted candidates
-//     (Node.Drifted; consolidateAfter and the policy do not apply, do-not-disrupt and PDBs do)
+//     (Node.Drifted; consolidateAfter and the policy do not apply, do-not-disrupt and PDBs do unless
+//     the claim has a terminationGracePeriod)
 //     within the Drifted budget; all empty ones in one delete, else the first, cheapest to disrupt
 //     first, whose pods all fit on initialized nodes and new nodes, replaced with no price rule.
 //   - Methods (decide.go), first success wins: Empty deletes every empty candidate its budget
@@ -83,7 +87,7 @@
 // # Not implemented
 //
 // Drift detection itself (the caller sets Node.Drifted; see shared/drift), static pools, the Balanced policy (its nodes are kept when they have pods),
-// pod do-not-disrupt durations (only "true"), nomination windows, destinations still inside their
+// nomination windows, destinations still inside their
 // own consolidateAfter, the consolidated-state memo, round-robin of pools in single-node, the
 // 1-minute / 3-minute method timeouts (use Options.TimeLeft) and Karpenter's empty-means-cost≤1 rule
 // (here a node is empty only when no reschedulable pod is left on it).

@@ -38,8 +38,9 @@ const (
 
 // Well-known keys the engine reads.
 const (
-	// AnnotationDoNotDisrupt on a node or pod ("true") blocks voluntary disruption.
-	AnnotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"
+	// AnnotationDoNotDisrupt on a node ("true") or pod ("true" or a duration since the pod started,
+	// see scheduling.DoNotDisrupt) blocks voluntary disruption.
+	AnnotationDoNotDisrupt = scheduling.AnnotationDoNotDisrupt
 	// AnnotationPodDeletionCost is the ReplicaSet scale-down cost that also weighs evictions.
 	AnnotationPodDeletionCost = "controller.kubernetes.io/pod-deletion-cost"
 	// AnnotationMirrorPod marks a static pod mirrored by the kubelet.
@@ -130,6 +131,10 @@ type Node struct {
 	// claim has not drifted) and DriftWhy what drifted, for the command's explanation.
 	Drifted  string
 	DriftWhy string
+	// TerminationGracePeriod is the claim's terminationGracePeriod (zero: none). With one, drift takes
+	// the node even when do-not-disrupt pods or PodDisruptionBudgets would hold it (Karpenter's eventual
+	// disruption): the drain deletes what still blocks it once the period is over.
+	TerminationGracePeriod time.Duration
 	// ExpiresAt is when the claim expires (zero: never, or unknown); the node is expired from then on.
 	ExpiresAt time.Time
 	// Requested is set when an operator asked for the node's disruption; RequestReason is their text.

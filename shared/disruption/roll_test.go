@@ -107,6 +107,49 @@ func TestDriftIsBlockedByDoNotDisruptAndPDBs(t *testing.T) {
 	assert.Contains(t, keptReason(res, "annotated"), "do-not-disrupt")
 }
 
+// Drift is eventual disruption, as in Karpenter: a drifted node whose claim has a
+// terminationGracePeriod is rolled even when do-not-disrupt pods or a PDB would hold it (the drain is
+// bounded by that period), one node per command and within the Drifted budget. Consolidation never
+// takes such a node, and without the period the blockers hold.
+func TestDriftWithTerminationGracePeriodGoesPastPodBlockers(t *testing.T) {
+	small := schedulingtest.SmallCatalog()
+	od := scheduling.CapacityTypeOnDemand
+	withTGP := func(n disruption.Node) disruption.Node { n.TerminationGracePeriod = time.Hour; return n }
+	pinned := annotated(pod("db", "2500m"), disruption.AnnotationDoNotDisrupt, "true")
+	in := disruption.Input{Now: now, InstanceTypes: small,
+		NodePools: []disruption.NodePool{pool("default", unlimitedBudget, consolidateAfter(nil), onDemandOnly, amd64Only)},
+		Nodes: []disruption.Node{
+			withTGP(drifted(node(small, nodeSpec{"pinned", "default", "medium", od, []*corev1.Pod{pinned}}), "AMIDrift")),
+			node(small, nodeSpec{"other", "default", "medium", od, []*corev1.Pod{pod("api", "2500m")}}),
+		},
+	}
+	cmd := decideOne(t, in)
+	assert.Equal(t, disruption.ReasonDrifted, cmd.Reason)
+	assert.Equal(t, []string{"pinned"}, nodeNames(cmd))
+	require.NoError(t, disruption.Validate(cmd, in))
+
+	guarded := withTGP(drifted(node(small, nodeSpec{"guarded", "default", "medium", od, []*corev1.Pod{pod("web", "2500m")}}), "AMIDrift"))
+	in.Nodes[0] = guarded
+	in.PDBs = []*policyv1.PodDisruptionBudget{pdb("web", "web", 0)}
+	cmd = decideOne(t, in)
+	assert.Equal(t, []string{"guarded"}, nodeNames(cmd), "a PDB at 0 does not hold it either")
+
+	// Without a terminationGracePeriod the PDB holds the drifted node.
+	in.Nodes[0].TerminationGracePeriod = 0
+	res := disruption.Decide(in)
+	assert.Empty(t, res.Commands)
+	assert.Contains(t, keptReason(res, "guarded"), "PodDisruptionBudget default/web allows no disruption")
+
+	// Not drifted, the period changes nothing: consolidation stays blocked by the pod.
+	in.Nodes[0] = withTGP(node(small, nodeSpec{"guarded", "default", "medium", od, []*corev1.Pod{pod("web", "1")}}))
+	in.NodePools = []disruption.NodePool{pool("default", unlimitedBudget)}
+	res = disruption.Decide(in)
+	for _, c := range res.Commands {
+		assert.NotContains(t, nodeNames(c), "guarded")
+	}
+	assert.Contains(t, keptReason(res, "guarded"), "PodDisruptionBudget default/web allows no disruption")
+}
+
 func TestDriftComesAfterEmptinessAndBeforeConsolidation(t *testing.T) {
 	small := schedulingtest.SmallCatalog()
 	od := scheduling.CapacityTypeOnDemand

@@ -10,7 +10,9 @@
 //   - Eviction goes in four tiers, each only once the previous one is empty: non-critical pods, then
 //     non-critical DaemonSet pods, then critical pods (system-cluster-critical, system-node-critical), then
 //     critical DaemonSet pods.
-//   - karpenter.sh/do-not-disrupt: "true" pods are not evicted; they hold the drain until the deadline.
+//   - karpenter.sh/do-not-disrupt pods ("true", or a duration not over yet since the pod started) are
+//     not evicted; they hold the drain until the deadline. Any other value protects nothing and is
+//     reported in Plan.Invalid.
 //   - With a termination deadline (the NodePool's terminationGracePeriod), each remaining pod is deleted,
 //     bypassing PDBs and do-not-disrupt, at deadline − its terminationGracePeriodSeconds, with its grace
 //     clamped to what is left (at least 1 s), so every pod is gone by the deadline.

@@ -4,11 +4,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodewright/nodewright/shared/scheduling"
 )
 
 // Pod annotations, taints and priority classes the plan reads.
 const (
-	DoNotDisruptAnnotation = "karpenter.sh/do-not-disrupt"
+	DoNotDisruptAnnotation = scheduling.AnnotationDoNotDisrupt
 	DisruptedTaintKey      = "karpenter.sh/disrupted"
 	mirrorAnnotation       = corev1.MirrorPodAnnotationKey
 )
@@ -52,6 +54,15 @@ type Plan struct {
 	// NextDeadlineDelete is the earliest future moment a pod becomes due for deletion (zero if none), so
 	// the caller can come back in time.
 	NextDeadlineDelete time.Time
+	// Invalid are the pods whose karpenter.sh/do-not-disrupt value is neither "true" nor a duration: it
+	// protects nothing, and the caller says so with an InvalidDoNotDisruptAnnotation Event.
+	Invalid []InvalidAnnotation
+}
+
+// InvalidAnnotation is a pod whose karpenter.sh/do-not-disrupt value was ignored, and why.
+type InvalidAnnotation struct {
+	Pod    *corev1.Pod
+	Reason string
 }
 
 // Of returns the plan for in.
@@ -64,9 +75,17 @@ func Of(in Input) Plan {
 		}
 	}
 	p.Drained = len(pending) == 0
+	held := map[*corev1.Pod]bool{}
+	for _, pod := range pending {
+		protected, _, err := scheduling.DoNotDisrupt(pod, in.Now)
+		held[pod] = protected
+		if err != nil {
+			p.Invalid = append(p.Invalid, InvalidAnnotation{Pod: pod, Reason: err.Error()})
+		}
+	}
 	lowest := 5
 	for _, pod := range pending {
-		if pod.DeletionTimestamp == nil && !doNotDisrupt(pod) {
+		if pod.DeletionTimestamp == nil && !held[pod] {
 			lowest = min(lowest, tier(pod))
 		}
 	}
@@ -85,7 +104,7 @@ func Of(in Input) Plan {
 		switch {
 		case pod.DeletionTimestamp != nil:
 			d.Action, d.Reason = Wait, "terminating"
-		case doNotDisrupt(pod):
+		case held[pod]:
 			d.Action, d.Reason = Wait, DoNotDisruptAnnotation+" holds it until the termination deadline"
 		case d.Tier > lowest:
 			d.Action, d.Reason = Wait, "waits for the pods of an earlier eviction tier"
@@ -147,8 +166,6 @@ func toleratesDisrupted(pod *corev1.Pod) bool {
 	}
 	return false
 }
-
-func doNotDisrupt(pod *corev1.Pod) bool { return pod.Annotations[DoNotDisruptAnnotation] == "true" }
 
 // tier is the pod's eviction tier: 1 non-critical, 2 non-critical DaemonSet, 3 critical, 4 critical
 // DaemonSet.

@@ -122,3 +122,24 @@ func TestDeadlineDeletesBypassTiers(t *testing.T) {
 		"the critical daemon's 30 s grace no longer fits before the deadline, whatever its tier")
 	assert.Equal(t, 20*time.Second, p.Decisions[1].GracePeriod)
 }
+
+// The duration form of do-not-disrupt holds a pod for that long after it started, then lets it be
+// evicted; a value that is neither "true" nor a duration protects nothing and is reported.
+func TestDoNotDisruptDurationAndInvalidValues(t *testing.T) {
+	annotate := func(v string, startedAgo time.Duration) podOpt {
+		return func(p *corev1.Pod) {
+			p.Annotations[DoNotDisruptAnnotation] = v
+			st := metav1.NewTime(t0.Add(-startedAgo))
+			p.Status.StartTime = &st
+		}
+	}
+	plan := Of(Input{Now: t0, Pods: []*corev1.Pod{
+		pod("young", annotate("30m", 10*time.Minute)),
+		pod("old", annotate("30m", 45*time.Minute)),
+		pod("typo", annotate("ture", time.Hour)),
+	}})
+	assert.Equal(t, map[string]Action{"young": Wait, "old": Evict, "typo": Evict}, actions(plan))
+	require.Len(t, plan.Invalid, 1)
+	assert.Equal(t, "typo", plan.Invalid[0].Pod.Name)
+	assert.Contains(t, plan.Invalid[0].Reason, `"ture"`)
+}

@@ -63,12 +63,17 @@ func TestRegister(t *testing.T) {
 		assert.Len(t, r.Warnings, 1)
 		assert.Contains(t, r.Warnings[0], "UnregisteredTaintMissing")
 	})
-	t.Run("do-not-sync-taints leaves taints alone", func(t *testing.T) {
-		n := node("n", "aws:///us-east-1a/i-0abc", nil, unregistered)
-		n.Annotations[DoNotSyncTaintsAnnotn] = "true"
+	t.Run("the do-not-sync-taints label leaves taints alone", func(t *testing.T) {
+		n := node("n", "aws:///us-east-1a/i-0abc", map[string]string{DoNotSyncTaintsLabel: "true"}, unregistered)
 		r := Register(expected(), []*corev1.Node{n})
 		assert.Empty(t, r.Patch.AddTaints)
 		assert.Equal(t, []string{UnregisteredTaintKey}, r.Patch.RemoveTaints)
+	})
+	t.Run("do-not-sync-taints is a label, not an annotation", func(t *testing.T) {
+		n := node("n", "aws:///us-east-1a/i-0abc", nil, unregistered)
+		n.Annotations[DoNotSyncTaintsLabel] = "true"
+		r := Register(expected(), []*corev1.Node{n})
+		assert.NotEmpty(t, r.Patch.AddTaints)
 	})
 }
 

@@ -9,10 +9,12 @@ import (
 
 // Labels, annotations and taints of the join (Karpenter's).
 const (
-	RegisteredLabel       = "karpenter.sh/registered"
-	InitializedLabel      = "karpenter.sh/initialized"
-	UnregisteredTaintKey  = "karpenter.sh/unregistered"
-	DoNotSyncTaintsAnnotn = "karpenter.sh/do-not-sync-taints"
+	RegisteredLabel      = "karpenter.sh/registered"
+	InitializedLabel     = "karpenter.sh/initialized"
+	UnregisteredTaintKey = "karpenter.sh/unregistered"
+	// DoNotSyncTaintsLabel "true" on a Node (set by the kubelet's --node-labels) keeps registration from
+	// putting the NodePool's taints and startup taints on it, as Karpenter reads it: a label.
+	DoNotSyncTaintsLabel = "karpenter.sh/do-not-sync-taints"
 )
 
 // Expected is what the claim's NodePool asks of its Node.
@@ -92,7 +94,7 @@ func Register(exp Expected, nodes []*corev1.Node) Registration {
 			r.Patch.SetAnnotations[k] = v
 		}
 	}
-	if node.Annotations[DoNotSyncTaintsAnnotn] != "true" && node.Labels[RegisteredLabel] != "true" {
+	if node.Labels[DoNotSyncTaintsLabel] != "true" && node.Labels[RegisteredLabel] != "true" {
 		for _, t := range append(append([]corev1.Taint{}, exp.Taints...), exp.StartupTaints...) {
 			if !hasExactTaint(node, t) {
 				r.Patch.AddTaints = append(r.Patch.AddTaints, t)

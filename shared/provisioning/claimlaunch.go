@@ -26,7 +26,8 @@ type claimLaunch struct {
 	name string
 	// stamp is what the claim records of the configuration it is launched from (drift hashes, lifetime).
 	stamp claimStamp
-	// replaces names the claims a consolidation launches this one to replace (state.Claim.Replaces).
+	// replaces names the claims this one is launched to replace (state.Claim.Replaces): a consolidation's
+	// candidates, or the draining claims whose pods a provisioning run packed onto it.
 	replaces []string
 	// batch is the id of the batched launch the claim goes with (state.Claim.Batch); empty alone.
 	batch string

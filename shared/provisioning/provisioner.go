@@ -205,12 +205,14 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 	for _, pool := range pools {
 		byPool[pool.Name] = pool
 	}
+	byNode := claimsByNode(claims)
 	p.runLaunches(ctx, plan.NewClaims, func(cp scheduling.ClaimPlan) claimLaunch {
 		pool := byPool[cp.NodePool]
 		return claimLaunch{store: p.deps.Store, templates: p.deps.Templates, launcher: p.deps.Launcher,
 			target: claimTarget{claim: cp, pool: pool, class: classes[NodeClassRefName(pool)], unavailable: unavailable,
 				cluster: p.cfg.Cluster},
-			newName: func() string { return p.claimName(cp.NodePool) }, stamp: cfg.stamp(pool)}
+			newName: func() string { return p.claimName(cp.NodePool) }, stamp: cfg.stamp(pool),
+			replaces: replacedClaims(cp, disrupted, byNode)}
 	}, rep)
 	p.recordUnschedulable(ctx, runID, plan.Unschedulable, rep)
 	// Skipped pods, and those of a claim whose launch failed (a throttle or server error past the SDK's

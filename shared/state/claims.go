@@ -63,8 +63,10 @@ type Claim struct {
 	// pods against them.
 	Labels map[string]string `dynamodbav:"labels,omitempty"`
 
-	// Replaces names the claims this one was launched to replace (a consolidation's replacement); the
-	// churn guard keeps such a node from being replaced again within its NodePool's consolidateAfter.
+	// Replaces names the claims this one was launched to replace (a consolidation's replacement, or a
+	// provisioning run's launch for the pods of draining Nodes); their drains wait for it to initialize
+	// (termination's gate), and the churn guard keeps such a node from being replaced again within its
+	// NodePool's consolidateAfter.
 	Replaces []string `dynamodbav:"replaces,omitempty"`
 
 	// Filled by the launch.

@@ -41,6 +41,14 @@ type DisruptedClaim struct {
 	NodePool string `dynamodbav:"nodePool"`
 }
 
+// ReplacementFailure is a replacement that failed: its NodePool, the AMI it launched with ("" when no
+// instance was launched), and when the failure was seen.
+type ReplacementFailure struct {
+	NodePool string    `dynamodbav:"nodePool"`
+	ImageID  string    `dynamodbav:"imageId,omitempty"`
+	At       time.Time `dynamodbav:"at"`
+}
+
 // DisruptionCommand is the record of one consolidation command being carried out, so a later run (after
 // a crash, or the next minute) advances it: waits for its replacements, hands its nodes to termination,
 // or rolls it back.
@@ -62,8 +70,11 @@ type DisruptionCommand struct {
 	FinishedAt   *time.Time `dynamodbav:"finishedAt,omitempty"`
 	// Outcome says how the command ended (rolled back: why).
 	Outcome string `dynamodbav:"outcome,omitempty"`
-	Version int64  `dynamodbav:"version"`
-	TTL     int64  `dynamodbav:"ttl,omitempty"`
+	// ReplacementFailure is set when a replacement failed to launch or to initialize in time: the
+	// disruption run backs off replacements in that NodePool and image from the recent failures.
+	ReplacementFailure *ReplacementFailure `dynamodbav:"replacementFailure,omitempty"`
+	Version            int64               `dynamodbav:"version"`
+	TTL                int64               `dynamodbav:"ttl,omitempty"`
 	// WriteID identifies the write that stored this version (see newWriteID).
 	WriteID string `dynamodbav:"writeId,omitempty"`
 }

@@ -25,7 +25,8 @@ type Store interface {
 	ReleaseDisruption(ctx context.Context, nodePool, claim string) error
 	// Mark reads a state-table high-water mark (the provisioner's last complete snapshot).
 	Mark(ctx context.Context, name string) (time.Time, error)
-	ListClaims(ctx context.Context) ([]state.Claim, error)
+	// ClaimsInLifecycle lists the claims in one lifecycle state (an eventually consistent index).
+	ClaimsInLifecycle(ctx context.Context, l state.Lifecycle) ([]state.Claim, error)
 }
 
 // Actions changes Nodes and pods; *kube.Actions satisfies it. Every method is idempotent, and a 429 from a

@@ -168,6 +168,22 @@ func TestDoNotDisruptWaitsForTheGracePeriod(t *testing.T) {
 	assert.Equal(t, "terminated", w.instanceState())
 }
 
+// A do-not-disrupt value that is neither "true" nor a duration protects nothing: the pod is evicted
+// like any other and gets an InvalidDoNotDisruptAnnotation Event saying why, as Karpenter does.
+func TestInvalidDoNotDisruptIsEvictedWithAnEvent(t *testing.T) {
+	w := newWorld(t, worldOptions{grace: "1h"})
+	typo := w.createPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "batch",
+		Annotations: map[string]string{drain.DoNotDisruptAnnotation: "ture"}}, Spec: w.podSpec(4)})
+	w.waitReady(1)
+
+	w.request("Drifted", nil)
+	w.pumpUntil(90*time.Second, "the claim to be deleted", func() bool { return w.claimIs(state.Deleted) })
+	order, _ := w.kubelet.left()
+	assert.Equal(t, []string{typo}, order)
+	assert.Contains(t, w.eventReasons(w.ns, typo), "InvalidDoNotDisruptAnnotation")
+	assert.Contains(t, w.eventReasons(w.ns, typo), "Evicted")
+}
+
 func TestSpotDeadlineBeatsBudgetsAndDoNotDisrupt(t *testing.T) {
 	w := newWorld(t, worldOptions{grace: "1h"})
 	w.replicaSet("web", 1, 4)

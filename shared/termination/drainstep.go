@@ -81,6 +81,12 @@ func (s *Service) drain(ctx context.Context, claim state.Claim, in delivery) (ou
 		return outcome{}, err
 	}
 	plan := drain.Of(drain.Input{Pods: pods, Now: now, Deadline: deadline})
+	for _, bad := range plan.Invalid {
+		// The Recorder drops a repeat of the same Event, so a drain that looks again every few seconds
+		// does not flood the pod's Events.
+		s.publish(ctx, kube.Event{Object: kube.PodObject(bad.Pod), Type: corev1.EventTypeWarning,
+			Reason: kube.ReasonInvalidDoNotDisruptAnnotation, Message: bad.Reason})
+	}
 	if plan.Drained {
 		return s.drained(ctx, claim, node, in, deadline, now)
 	}

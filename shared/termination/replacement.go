@@ -3,6 +3,7 @@ package termination
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nodewright/nodewright/shared/state"
@@ -24,17 +25,22 @@ const (
 )
 
 // gate says whether the drain should wait for replacement capacity, and why. Replacement first: the pods
-// of a draining Node are re-solved as pending by the provisioner, which launches what they need; they are
-// evicted once a provisioning run that began after the drain started has finished (so their capacity was
-// decided) and every claim created since then has initialized (so it is there to take them). The wait is
-// bounded: DeadlineReserve before the deadline, or ReplacementWait after the drain started.
+// of a draining Node are re-solved as pending by the provisioner, which launches what they need and
+// records on each such claim that it replaces this one (state.Claim.Replaces), as consolidation does for
+// its replacements. The pods are evicted once a provisioning run that began after the drain started has
+// finished (so their capacity was decided) and every claim launched to replace this one has initialized
+// (so it is there to take them); claims launched for other pods do not hold the drain. The wait is
+// bounded by the earlier of ReplacementWait after the drain started and DeadlineReserve before the
+// deadline: a long terminationGracePeriod or a scheduled change days away does not stretch it.
 func (s *Service) gate(ctx context.Context, claim state.Claim, deadline *time.Time, now time.Time) (wait bool, why string, err error) {
 	if claim.DrainingAt == nil {
 		return false, "", nil
 	}
 	limit := claim.DrainingAt.Add(s.cfg.ReplacementWait)
 	if deadline != nil {
-		limit = deadline.Add(-s.cfg.DeadlineReserve)
+		if reserve := deadline.Add(-s.cfg.DeadlineReserve); reserve.Before(limit) {
+			limit = reserve
+		}
 	}
 	if !now.Before(limit) {
 		return false, "", nil
@@ -46,14 +52,17 @@ func (s *Service) gate(ctx context.Context, claim state.Claim, deadline *time.Ti
 	if mark.Before(*claim.DrainingAt) {
 		return true, "waiting for a provisioning run to place its pods", nil
 	}
-	claims, err := s.deps.Store.ListClaims(ctx)
-	if err != nil {
-		return false, "", err
-	}
-	for _, c := range claims {
-		if c.Name != claim.Name && c.Lifecycle.Live() && c.Lifecycle != state.Draining && c.InitializedAt == nil &&
-			!c.CreatedAt.Before(*claim.DrainingAt) {
-			return true, fmt.Sprintf("waiting for replacement %s (%s) to initialize", c.Name, c.Lifecycle), nil
+	// Only claims not initialized yet can hold the drain. The lifecycle index is read in lifecycle order,
+	// so a claim that moves on between two reads is found in the later state rather than missed.
+	for _, l := range []state.Lifecycle{state.Pending, state.Launched, state.Registered} {
+		claims, err := s.deps.Store.ClaimsInLifecycle(ctx, l)
+		if err != nil {
+			return false, "", err
+		}
+		for _, c := range claims {
+			if c.InitializedAt == nil && slices.Contains(c.Replaces, claim.Name) {
+				return true, fmt.Sprintf("waiting for replacement %s (%s) to initialize", c.Name, c.Lifecycle), nil
+			}
 		}
 	}
 	return false, "", nil

@@ -16,7 +16,7 @@ func TestGateWaitsForReplacementWithinBounds(t *testing.T) {
 	draining := state.Claim{Name: "old", Lifecycle: state.Draining, DrainingAt: &t0}
 	at := func(d time.Duration) *time.Time { v := t0.Add(d); return &v }
 	replacement := func(l state.Lifecycle, created time.Duration, initialized bool) state.Claim {
-		c := state.Claim{Name: "new", Lifecycle: l, CreatedAt: t0.Add(created)}
+		c := state.Claim{Name: "new", Lifecycle: l, CreatedAt: t0.Add(created), Replaces: []string{"old"}}
 		if initialized {
 			c.InitializedAt = at(created + time.Minute)
 		}
@@ -38,11 +38,22 @@ func TestGateWaitsForReplacementWithinBounds(t *testing.T) {
 			now: t0.Add(3 * time.Second), wait: true, why: "replacement new (launched)"},
 		{name: "the replacement initialized", mark: t0.Add(time.Second), others: []state.Claim{replacement(state.Initialized, time.Second, true)},
 			now: t0.Add(40 * time.Second)},
-		{name: "an older claim still joining is not a replacement", mark: t0.Add(time.Second), others: []state.Claim{replacement(state.Launched, -time.Minute, false)},
-			now: t0.Add(3 * time.Second)},
+		{name: "a claim launched for other pods is not a replacement", mark: t0.Add(time.Second),
+			others: []state.Claim{{Name: "unrelated", Lifecycle: state.Launched, CreatedAt: t0.Add(time.Second)}}, now: t0.Add(3 * time.Second)},
+		{name: "the replacement of another drain is not this one's", mark: t0.Add(time.Second),
+			others: []state.Claim{{Name: "theirs", Lifecycle: state.Pending, CreatedAt: t0.Add(time.Second), Replaces: []string{"other"}}},
+			now:    t0.Add(3 * time.Second)},
+		{name: "a registered replacement still holds the drain", mark: t0.Add(time.Second), others: []state.Claim{replacement(state.Registered, time.Second, false)},
+			now: t0.Add(3 * time.Second), wait: true, why: "replacement new (registered)"},
 		{name: "a spot notice leaves the reserve for the drain", mark: t0.Add(-time.Second), deadline: notice, now: t0.Add(75 * time.Second)},
 		{name: "within the notice the gate still waits", mark: t0.Add(-time.Second), deadline: notice, now: t0.Add(74 * time.Second), wait: true},
 		{name: "without a deadline the wait is bounded too", mark: t0.Add(-time.Second), now: t0.Add(DefaultReplacementWait)},
+		{name: "a deadline days away does not stretch the wait", mark: t0.Add(-time.Second), deadline: at(48 * time.Hour),
+			now: t0.Add(DefaultReplacementWait)},
+		{name: "a replacement still launching holds the drain only up to the bound", mark: t0.Add(time.Second), deadline: at(48 * time.Hour),
+			others: []state.Claim{replacement(state.Launched, time.Second, false)}, now: t0.Add(DefaultReplacementWait)},
+		{name: "before the bound a far deadline still waits", mark: t0.Add(-time.Second), deadline: at(48 * time.Hour),
+			now: t0.Add(DefaultReplacementWait - time.Second), wait: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -56,10 +56,12 @@ func (f *claimStore) ReleaseDisruption(context.Context, string, string) error { 
 
 func (f *claimStore) Mark(context.Context, string) (time.Time, error) { return f.mark, f.err }
 
-func (f *claimStore) ListClaims(context.Context) ([]state.Claim, error) {
+func (f *claimStore) ClaimsInLifecycle(_ context.Context, l state.Lifecycle) ([]state.Claim, error) {
 	var out []state.Claim
 	for _, c := range f.claims {
-		out = append(out, c)
+		if c.Lifecycle == l {
+			out = append(out, c)
+		}
 	}
 	return out, f.err
 }
