@@ -37,7 +37,7 @@ func (p *passState) liveClaimOf(n *corev1.Node) (state.Claim, bool) {
 		if c.NodeName == n.Name {
 			return c, true
 		}
-		if n.Spec.ProviderID != "" && providerID(c) == n.Spec.ProviderID && byProvider == nil {
+		if n.Spec.ProviderID != "" && c.NodeProviderID() == n.Spec.ProviderID && byProvider == nil {
 			byProvider = &p.w.claims[i]
 		}
 	}

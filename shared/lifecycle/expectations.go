@@ -19,7 +19,7 @@ import (
 // taints, and the extended resources (not cpu, memory, pods, ephemeral-storage or hugepages) the
 // claim's pods requested.
 func ExpectedFor(c state.Claim, pool scheduling.NodePool) Expected {
-	exp := Expected{ProviderID: providerID(c), Labels: map[string]string{}, Annotations: maps.Clone(pool.Annotations),
+	exp := Expected{ProviderID: c.NodeProviderID(), Labels: map[string]string{}, Annotations: maps.Clone(pool.Annotations),
 		Taints: pool.Taints, StartupTaints: pool.StartupTaints}
 	for _, r := range pool.Requirements {
 		if r.Operator == scheduling.OpIn && len(r.Values) == 1 && r.Key != scheduling.LabelHostname {

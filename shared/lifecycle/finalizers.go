@@ -26,7 +26,7 @@ func (p *passState) keepFinalizers(ctx context.Context) {
 			continue
 		}
 		n := p.w.nodeByName(c.NodeName)
-		if n == nil || n.DeletionTimestamp != nil || n.Spec.ProviderID != providerID(c) ||
+		if n == nil || n.DeletionTimestamp != nil || n.Spec.ProviderID != c.NodeProviderID() ||
 			slices.Contains(n.Finalizers, kube.TerminationFinalizer) || p.finalized[n.Name] {
 			continue
 		}

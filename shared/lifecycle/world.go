@@ -84,14 +84,3 @@ func instanceID(providerID string) string {
 	}
 	return id
 }
-
-// providerID is the providerID the claim's Node will carry.
-func providerID(c state.Claim) string {
-	if c.ProviderID != "" {
-		return c.ProviderID
-	}
-	if c.InstanceID != "" && c.Zone != "" {
-		return "aws:///" + c.Zone + "/" + c.InstanceID
-	}
-	return ""
-}

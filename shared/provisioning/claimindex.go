@@ -21,7 +21,7 @@ func NewClaimIndex(claims []state.Claim) ClaimIndex {
 		if c.Lifecycle == state.Deleted {
 			continue
 		}
-		if id := claimProviderID(c); id != "" {
+		if id := c.NodeProviderID(); id != "" {
 			x.byProvider[id] = c
 		}
 		if c.NodeName != "" {
@@ -41,20 +41,8 @@ func (x ClaimIndex) Of(n *corev1.Node) (state.Claim, bool) {
 		}
 	}
 	c, ok := x.byName[n.Name]
-	if !ok || (n.Spec.ProviderID != "" && claimProviderID(c) != "") {
+	if !ok || (n.Spec.ProviderID != "" && c.NodeProviderID() != "") {
 		return state.Claim{}, false
 	}
 	return c, true
-}
-
-// claimProviderID is the provider id the claim's Node carries: recorded at launch, or made from the
-// instance id and zone of a claim that has them without it.
-func claimProviderID(c state.Claim) string {
-	if c.ProviderID != "" {
-		return c.ProviderID
-	}
-	if c.InstanceID != "" && c.Zone != "" {
-		return "aws:///" + c.Zone + "/" + c.InstanceID
-	}
-	return ""
 }
