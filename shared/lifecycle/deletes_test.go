@@ -94,6 +94,18 @@ func TestDeletingNodeWithoutLiveClaimLosesTheFinalizerOnlyOnceItsInstanceIsGone(
 	}
 }
 
+// nodesOf is the Ready Node of each claim, as its kubelet registered it: a live claim whose Node is
+// missing while its instance runs is a lost Node, which other rules hand over.
+func nodesOf(claims ...state.Claim) listedNodes {
+	var out listedNodes
+	for _, c := range claims {
+		n := ourNode(c.NodeName, c.InstanceID, false)
+		n.Labels["karpenter.sh/nodepool"] = c.NodePool
+		out = append(out, n)
+	}
+	return out
+}
+
 func TestRemovedNodePoolsClaimsAreHandedOver(t *testing.T) {
 	claims := []state.Claim{
 		claimOn("default-a", "default", state.Initialized, "i-0a", "ip-a"),
@@ -119,6 +131,7 @@ func TestRemovedNodePoolsClaimsAreHandedOver(t *testing.T) {
 	t.Run("claims of a NodePool missing for several passes go, within the budget, once", func(t *testing.T) {
 		r := newRig(t, claims...)
 		r.instances.list = tagged(claims[0], claims[1], claims[2], claims[3], claims[5])
+		r.nodes = nodesOf(claims[0], claims[1], claims[2], claims[3], claims[5])
 		for pass := 1; pass < RemovedPoolPasses; pass++ {
 			rep := r.run(t)
 			assert.Empty(t, sent(r), "pass %d: a pool missing for a moment is not drained: %s", pass, rep)
@@ -148,6 +161,7 @@ func TestRemovedNodePoolsClaimsAreHandedOver(t *testing.T) {
 	t.Run("a pool back in the configuration starts over", func(t *testing.T) {
 		r := newRig(t, claims...)
 		r.instances.list = tagged(claims[0], claims[1], claims[2], claims[3], claims[5])
+		r.nodes = nodesOf(claims[0], claims[1], claims[2], claims[3], claims[5])
 		r.run(t)
 		r.run(t)
 		r.store.config = append(r.store.config, state.ConfigItem{Kind: state.KindNodePool, Name: "gone", Spec: r.store.config[0].Spec})
