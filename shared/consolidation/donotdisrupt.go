@@ -5,8 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodewright/nodewright/shared/disruption"
 	"github.com/nodewright/nodewright/shared/kube"
-	"github.com/nodewright/nodewright/shared/scheduling"
 )
 
 // invalidDoNotDisrupt publishes an InvalidDoNotDisruptAnnotation Event on every pod of a Nodewright node
@@ -20,7 +20,7 @@ func (r *Runner) invalidDoNotDisrupt(ctx context.Context, w *world, rep *Report)
 			continue
 		}
 		for _, p := range n.Pods {
-			if _, _, err := scheduling.DoNotDisrupt(p, w.input.Now); err != nil {
+			if _, _, err := disruption.DoNotDisrupt(p, w.input.Now); err != nil {
 				r.publish(ctx, kube.Event{Object: kube.PodObject(p), Type: corev1.EventTypeWarning,
 					Reason: kube.ReasonInvalidDoNotDisruptAnnotation, Message: err.Error()}, rep)
 			}

@@ -139,7 +139,7 @@ func newCandidate(now time.Time, n *Node, pools map[string]NodePool, pdb *pdbs, 
 // karpenter.sh/do-not-disrupt ("true", or a duration not over yet; an invalid value protects nothing) or a
 // PodDisruptionBudget that allows no eviction.
 func podBlock(now time.Time, p *corev1.Pod, pdb *pdbs) string {
-	if protected, until, _ := scheduling.DoNotDisrupt(p, now); protected {
+	if protected, until, _ := DoNotDisrupt(p, now); protected {
 		if !until.IsZero() {
 			return fmt.Sprintf("pod %s has the %s annotation until %s", podKey(p), AnnotationDoNotDisrupt, until.UTC().Format(time.RFC3339))
 		}

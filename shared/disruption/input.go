@@ -39,8 +39,8 @@ const (
 // Well-known keys the engine reads.
 const (
 	// AnnotationDoNotDisrupt on a node ("true") or pod ("true" or a duration since the pod started,
-	// see scheduling.DoNotDisrupt) blocks voluntary disruption.
-	AnnotationDoNotDisrupt = scheduling.AnnotationDoNotDisrupt
+	// see DoNotDisrupt) blocks voluntary disruption.
+	AnnotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"
 	// AnnotationPodDeletionCost is the ReplicaSet scale-down cost that also weighs evictions.
 	AnnotationPodDeletionCost = "controller.kubernetes.io/pod-deletion-cost"
 	// AnnotationMirrorPod marks a static pod mirrored by the kubelet.

@@ -5,12 +5,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/disruption"
 )
 
 // Pod annotations, taints and priority classes the plan reads.
 const (
-	DoNotDisruptAnnotation = scheduling.AnnotationDoNotDisrupt
+	DoNotDisruptAnnotation = disruption.AnnotationDoNotDisrupt
 	DisruptedTaintKey      = "karpenter.sh/disrupted"
 	mirrorAnnotation       = corev1.MirrorPodAnnotationKey
 )
@@ -77,7 +77,7 @@ func Of(in Input) Plan {
 	p.Drained = len(pending) == 0
 	held := map[*corev1.Pod]bool{}
 	for _, pod := range pending {
-		protected, _, err := scheduling.DoNotDisrupt(pod, in.Now)
+		protected, _, err := disruption.DoNotDisrupt(pod, in.Now)
 		held[pod] = protected
 		if err != nil {
 			p.Invalid = append(p.Invalid, InvalidAnnotation{Pod: pod, Reason: err.Error()})

@@ -1,4 +1,4 @@
-package scheduling
+package disruption
 
 import (
 	"fmt"
@@ -7,12 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// AnnotationDoNotDisrupt on a pod keeps voluntary disruption away from its node and holds its eviction
-// in a drain (until the termination deadline): "true" for as long as the pod runs, or a duration
-// ("30m", "1h30m") for that long after the pod started, as in Karpenter.
-const AnnotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"
-
-// DoNotDisrupt reads a pod's karpenter.sh/do-not-disrupt annotation at now. It returns whether the
+// DoNotDisrupt reads a pod's karpenter.sh/do-not-disrupt annotation at now: "true" protects it for as long
+// as it runs, a duration ("30m", "1h30m") for that long after it started, as in Karpenter. It returns whether the
 // annotation protects the pod now and, for the duration form, until when (zero for "true"). The duration
 // counts from the pod's status.startTime, as Karpenter counts it; a pod not started yet is protected. A
 // value that is neither "true", "false" nor a positive duration protects nothing and comes back as an
