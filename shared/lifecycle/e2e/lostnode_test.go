@@ -14,8 +14,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nodewright/nodewright/shared/awstest"
+	"github.com/nodewright/nodewright/shared/footprint"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/kubetest"
 	"github.com/nodewright/nodewright/shared/state"
 	"github.com/nodewright/nodewright/shared/termination"
 )
@@ -27,9 +30,14 @@ const lostNodeBound = 5 * time.Minute
 // terminations wires the termination flow as functions/termination does, on the env's queue and clock.
 func (e *env) terminations(t testing.TB) *termination.Service {
 	t.Helper()
+	// The termination flow acts as its own function's identity: the lifecycle's role deletes nothing.
+	user := "arn:aws:sts::" + awstest.AccountID + ":assumed-role/nodewright-termination/test"
+	require.NoError(t, footprint.Grant(context.Background(), e.kube, footprint.Termination, user))
+	client, err := kube.NewClientset(kubetest.Shared(t, kubetest.Options{}).As(user, footprint.Termination.Group()))
+	require.NoError(t, err)
 	return termination.NewService(termination.Config{QueueURL: e.terminationQueue, ProgressDelay: time.Second, BlockedDelay: time.Second,
 		Log: slog.New(slog.DiscardHandler)},
-		termination.Deps{Store: e.store, Kube: e.fnKube, Instances: instance.New(e.ec2, cluster), Queue: e.sqs, Now: e.clock.Now})
+		termination.Deps{Store: e.store, Kube: client, Instances: instance.New(e.ec2, cluster), Queue: e.sqs, Now: e.clock.Now})
 }
 
 // pumpTerminations hands what the termination queue holds to svc, as the Lambda event source would, and
