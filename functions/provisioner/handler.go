@@ -52,6 +52,12 @@ func handler(p runner, observe func(provisioning.Outcome), log *slog.Logger) fun
 		attrs := []any{"trigger", kind, "messages", trigger.Messages, "coalesced", out.Coalesced, "lease", rep.Lease,
 			"pendingPods", rep.PendingPods, "inFlight", rep.InFlight, "launched", len(rep.Claims),
 			"unschedulable", len(rep.Unschedulable), "skipped", len(rep.Skipped), "solveMillis", rep.SolveDuration.Milliseconds()}
+		for _, p := range out.Panics {
+			if p != out.Err { // the last run's error is logged below
+				log.ErrorContext(ctx, "a provisioning run crashed; a later run of the invocation got past it",
+					append(attrs, "error", p.Error())...)
+			}
+		}
 		switch {
 		case out.Coalesced:
 			log.InfoContext(ctx, "triggers older than the last completed snapshot; coalesced without a run",

@@ -104,6 +104,10 @@ type Outcome struct {
 	Report Report
 	Runs   int
 	Err    error
+	// Panics are the runs of this invocation that panicked (each a *state.PanicError with its stack),
+	// including those a later run got past: a panic is a defect, and must be seen even when the batch
+	// ends well.
+	Panics []error
 	// Unsatisfied is set when the invocation ran out of time or runs before a completed run had seen
 	// every pod the batch names as it is now (Err is the last run's, if it failed): the messages should
 	// come back (see BatchResponse).

@@ -2,6 +2,7 @@ package provisioning
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -68,6 +69,9 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outco
 	for {
 		out.Runs++
 		out.Report, out.Err = p.runAfter(ctx, fmt.Sprintf("%s#%d", runID, out.Runs), quiet)
+		if pe := (*state.PanicError)(nil); errors.As(out.Err, &pe) {
+			out.Panics = append(out.Panics, out.Err)
+		}
 		if !t.Queue() {
 			return out // a failed scheduled run is the next schedule's to retry
 		}

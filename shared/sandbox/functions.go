@@ -44,6 +44,11 @@ func (s *Sandbox) provision(ctx context.Context, t provisioning.Trigger) provisi
 		what = fmt.Sprintf("batch of %d", t.Messages)
 	}
 	rep := out.Report
+	for _, p := range out.Panics {
+		if p != out.Err { // the last run's error is reported below
+			s.fail(fmt.Errorf("provisioner (%s): a run crashed and a later one got past it: %w", what, p))
+		}
+	}
 	s.mu.Lock()
 	switch {
 	case out.Coalesced || (out.Err == nil && !rep.Lease):
