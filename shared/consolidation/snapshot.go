@@ -15,6 +15,7 @@ import (
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/disruption"
 	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/scheduling"
 	"github.com/nodewright/nodewright/shared/state"
 )
@@ -115,19 +116,8 @@ func (r *Runner) fill(w *world, pools []disruption.NodePool) {
 		}
 		in.NodePools = append(in.NodePools, p)
 	}
-	byProvider, byNode := map[string]state.Claim{}, map[string]state.Claim{}
-	for _, c := range w.claims {
-		if c.Lifecycle == state.Deleted {
-			continue
-		}
-		if c.ProviderID != "" {
-			byProvider[c.ProviderID] = c
-		}
-		if c.NodeName != "" {
-			byNode[c.NodeName] = c
-		}
-	}
-	commanded := map[string]bool{} // nodes held by an active command
+	claims := provisioning.NewClaimIndex(w.claims) // the provisioner's rule for which Nodes are ours
+	commanded := map[string]bool{}                 // nodes held by an active command
 	for _, c := range w.commands {
 		if !c.Phase.Active() {
 			continue
@@ -148,10 +138,7 @@ func (r *Runner) fill(w *world, pools []disruption.NodePool) {
 		n := &snap.Nodes[i]
 		seen[n.Name] = true
 		pool := n.Labels[scheduling.LabelNodePool]
-		c, ok := byProvider[n.Spec.ProviderID]
-		if !ok || n.Spec.ProviderID == "" {
-			c, ok = byNode[n.Name]
-		}
+		c, ok := claims.Of(n)
 		if ok {
 			w.claimOf[n.Name] = c
 		} else {
