@@ -60,6 +60,9 @@ func handler(r runner, observe func(consolidation.Report), log *slog.Logger) fun
 		attrs := []any{"trigger", kind, "messages", len(batch.Records), "lease", rep.Lease, "commands", len(rep.Commands),
 			"advanced", rep.Advanced, "taintsLifted", rep.TaintsLifted, "rejected", rep.Rejected, "rolledBack", rep.RolledBack,
 			"evaluationMillis", rep.Evaluation.Milliseconds()}
+		if rep.LeaseNotReleased != "" {
+			attrs = append(attrs, "leaseNotReleased", rep.LeaseNotReleased)
+		}
 		for _, c := range rep.Commands {
 			attrs = append(attrs, "command", fmt.Sprintf("%s/%s/%s: %s", c.Reason, c.Method, c.Action, c.Why))
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
+	"github.com/nodewright/nodewright/shared/crash"
 	"github.com/nodewright/nodewright/shared/lifecycle"
 	"github.com/nodewright/nodewright/shared/pricing"
 )
@@ -49,7 +50,7 @@ func handler(r settler, prices priceRefresh, usage usageSink, log *slog.Logger) 
 		go func() {
 			rctx, cancel := context.WithTimeout(ctx, spotRefreshTimeout)
 			defer cancel()
-			refreshed <- prices.spot(rctx)
+			refreshed <- crash.Call(func() error { return prices.spot(rctx) })
 		}()
 		type onDemandResult struct {
 			res pricing.OnDemandRefresh
@@ -59,7 +60,11 @@ func handler(r settler, prices priceRefresh, usage usageSink, log *slog.Logger) 
 		go func() {
 			rctx, cancel := onDemandRefreshContext(ctx)
 			defer cancel()
-			res, err := prices.onDemand.Refresh(rctx)
+			var res pricing.OnDemandRefresh
+			err := crash.Call(func() (err error) {
+				res, err = prices.onDemand.Refresh(rctx)
+				return err
+			})
 			onDemandDone <- onDemandResult{res, err}
 		}()
 		rep, err := r.RunUntilSettled(ctx, runID, Every)
@@ -78,6 +83,9 @@ func handler(r settler, prices priceRefresh, usage usageSink, log *slog.Logger) 
 		}
 		if rep.Skipped != "" {
 			attrs = append(attrs, "skipped", rep.Skipped)
+		}
+		if rep.LeaseNotReleased != "" {
+			attrs = append(attrs, "leaseNotReleased", rep.LeaseNotReleased)
 		}
 		if spotErr != nil {
 			attrs = append(attrs, "spotRefreshError", spotErr.Error())

@@ -32,14 +32,18 @@ func (f *fakeSettler) RunUntilSettled(_ context.Context, runID string, every tim
 	return f.rep, f.err
 }
 
-// spotCounter is the spot refresh; it counts its calls and fails with err.
+// spotCounter is the spot refresh; it counts its calls and fails with err, or panics with panics.
 type spotCounter struct {
-	calls int
-	err   error
+	calls  int
+	err    error
+	panics string
 }
 
 func (s *spotCounter) refresh(context.Context) error {
 	s.calls++
+	if s.panics != "" {
+		panic(s.panics)
+	}
 	return s.err
 }
 
@@ -105,6 +109,18 @@ func TestFailuresAreLoggedNotReturned(t *testing.T) {
 	assert.Contains(t, logs, "RequestLimitExceeded")
 	assert.Contains(t, logs, `"spotRefreshError":"reading spot price history in us-east-1: throttled"`)
 	assert.Contains(t, logs, "nothing is decided on partial data")
+}
+
+// TestAPanickingPriceRefreshIsLoggedAndThePassesGoOn: the refreshes run on goroutines beside the passes,
+// which hold the lifecycle lease; a panic there must be the refresh's logged error, not the end of the
+// process with the lease held and Nodes left unregistered.
+func TestAPanickingPriceRefreshIsLoggedAndThePassesGoOn(t *testing.T) {
+	r := &fakeSettler{rep: lifecycle.RunReport{Lease: true, Passes: 1, Registered: 1}}
+	var logs string
+	require.NotPanics(t, func() { logs = invoke(t, r, &spotCounter{panics: "spot table: nil map"}) })
+	assert.Equal(t, []string{"req-1"}, r.runs, "the passes ran")
+	assert.Contains(t, logs, `"registered":1`)
+	assert.Contains(t, logs, `"spotRefreshError":"panic: spot table: nil map`)
 }
 
 func TestLeaseHeldElsewhereIsLogged(t *testing.T) {

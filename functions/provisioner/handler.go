@@ -52,6 +52,9 @@ func handler(p runner, observe func(provisioning.Outcome), log *slog.Logger) fun
 		attrs := []any{"trigger", kind, "messages", trigger.Messages, "coalesced", out.Coalesced, "lease", rep.Lease,
 			"pendingPods", rep.PendingPods, "inFlight", rep.InFlight, "launched", len(rep.Claims),
 			"unschedulable", len(rep.Unschedulable), "skipped", len(rep.Skipped), "solveMillis", rep.SolveDuration.Milliseconds()}
+		if rep.LeaseNotReleased != "" {
+			attrs = append(attrs, "leaseNotReleased", rep.LeaseNotReleased)
+		}
 		for _, p := range out.Panics {
 			if p != out.Err { // the last run's error is logged below
 				log.ErrorContext(ctx, "a provisioning run crashed; a later run of the invocation got past it",

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 
+	"github.com/nodewright/nodewright/shared/crash"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/pricing"
 	"github.com/nodewright/nodewright/shared/provisioning"
@@ -74,7 +75,9 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = stored.warm(ctx, func(ctx context.Context) error { return prices.RefreshSpot(ctx, ec2Client, time.Now()) })
+		_ = crash.Call(func() error { // a warm-up that panics must not end the process: runs load prices again
+			return stored.warm(ctx, func(ctx context.Context) error { return prices.RefreshSpot(ctx, ec2Client, time.Now()) })
+		})
 	}()
 	p, err := provisioning.NewOnAWS(provisioning.AWSParts{Config: cfg, Cluster: cluster, Client: client, Store: store,
 		Prices: prices, SpotPrices: stored.loaders(), Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: "provisioner"})})
@@ -85,7 +88,10 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_, _ = p.Catalog(ctx)
+		_ = crash.Call(func() error { // the run reads the catalog itself when this fails
+			_, err := p.Catalog(ctx)
+			return err
+		})
 	}()
 	return p, nil
 }

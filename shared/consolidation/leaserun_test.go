@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodewright/nodewright/shared/crash"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/state"
 )
@@ -43,9 +44,9 @@ func TestAPanicInARunReleasesTheLeaseAtOnce(t *testing.T) {
 		Terminations: f.terms, Events: f.events, Now: f.clock.Now})
 	var err error
 	require.NotPanics(t, func() { _, err = r.Run(context.Background(), "run-1") })
-	var crash *state.PanicError
-	require.ErrorAs(t, err, &crash)
-	assert.Equal(t, "snapshot: nil map", crash.Value)
+	var pe *crash.PanicError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "snapshot: nil map", pe.Value)
 	assert.Equal(t, 1, leases.released)
 }
 

@@ -204,6 +204,9 @@ func New(cfg Config, deps Deps) *Runner {
 type Report struct {
 	// Lease is false when another run held the lease: this run did nothing.
 	Lease bool
+	// LeaseNotReleased is why the run could not give its lease back at the end (empty when it did): a
+	// warning, not a failure — the lease ends by itself at the invocation's deadline (state.LeasedRun).
+	LeaseNotReleased string
 	// Advanced are what became of commands in progress: "cmd-1: terminating", "cmd-2: rolled back (...)".
 	Advanced []string
 	// TaintsLifted names Nodes whose stale karpenter.sh/disrupted taint was lifted.
@@ -249,14 +252,15 @@ func (r *Runner) Run(ctx context.Context, runID string) (Report, error) {
 		return Report{}, errors.New("disruption run: a run id is required to hold the lease")
 	}
 	var rep Report
-	held, err := state.RunLeased(ctx, r.deps.Store, LeaseName, runID, "the disruption lease",
+	run, err := state.RunLeased(ctx, r.deps.Store, LeaseName, runID, "the disruption lease",
 		state.LeaseTTLFor(ctx, r.deps.Now(), r.cfg.LeaseTTL), func() error {
 			rep.Lease = true
 			return r.run(ctx, runID, &rep)
 		})
-	if !held {
+	if !run.Held {
 		return Report{}, err
 	}
+	rep.LeaseNotReleased = run.ReleaseWarning()
 	return rep, err
 }
 

@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/nodewright/nodewright/shared/crash"
 )
 
 // TagBatch marks the instances of one batched CreateFleet call: its value is the call's ClientToken (the
@@ -164,7 +166,7 @@ func (l *Launcher) tagClaims(ctx context.Context, assigned []Assignment) []error
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			errs[i] = l.tagClaim(ctx, a.Instance.ID, a.Claim)
+			errs[i] = l.tagClaimGuarded(ctx, a.Instance.ID, a.Claim)
 		}()
 	}
 	wg.Wait()
@@ -180,6 +182,13 @@ func (l *Launcher) tagClaims(ctx context.Context, assigned []Assignment) []error
 		assigned[i].Instance.Tags[TagNodeClaim] = assigned[i].Claim
 	}
 	return failed
+}
+
+// tagClaimGuarded is tagClaim on a worker goroutine: a panic there is that tag's error (the assignment
+// is kept, as for any failed tag), not the end of the process.
+func (l *Launcher) tagClaimGuarded(ctx context.Context, id, claim string) (err error) {
+	defer crash.Capture(&err)
+	return l.tagClaim(ctx, id, claim)
 }
 
 func validateBatch(req BatchRequest) error {

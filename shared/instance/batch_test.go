@@ -13,6 +13,8 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nodewright/nodewright/shared/crash"
 )
 
 func batchClaims(n int) []string {
@@ -262,4 +264,36 @@ func TestBatchReportsTheTagsThatFailedAndKeepsTheAssignments(t *testing.T) {
 			assert.Equal(t, a.Claim, a.Instance.Tags[TagNodeClaim])
 		}
 	}
+}
+
+// panickingTag is fakeEC2 whose CreateTags panics for one instance, as a bug in a client middleware would.
+type panickingTag struct {
+	*fakeEC2
+	id string
+}
+
+func (f panickingTag) CreateTags(ctx context.Context, in *ec2.CreateTagsInput, o ...func(*ec2.Options)) (*ec2.CreateTagsOutput, error) {
+	if in.Resources[0] == f.id {
+		panic("tag middleware: nil pointer dereference")
+	}
+	return f.fakeEC2.CreateTags(ctx, in, o...)
+}
+
+// TestAPanicWhileTaggingIsThatTagsError: the tag goroutines run beside the run's own; a panic there must
+// come back as a failed tag (the instance kept by its claim, adopted later), never end the process with
+// the run's lease held.
+func TestAPanicWhileTaggingIsThatTagsError(t *testing.T) {
+	f := panickingTag{fakeEC2: &fakeEC2{out: &ec2.CreateFleetOutput{
+		Instances: []ec2types.CreateFleetInstance{fleetInstance("c5.large", "us-east-1a", "i-1", "i-2", "i-3")}}}, id: "i-3"}
+	var res BatchResult
+	var err error
+	require.NotPanics(t, func() {
+		res, err = New(f, "demo").LaunchBatch(context.Background(), BatchRequest{Request: request(), Batch: "b-1", Claims: []string{"x", "y", "z"}})
+	})
+	require.NoError(t, err)
+	require.Len(t, res.Assigned, 3)
+	require.Len(t, res.TagErrors, 1)
+	var pe *crash.PanicError
+	require.ErrorAs(t, res.TagErrors[0], &pe)
+	assert.Equal(t, "tag middleware: nil pointer dereference", pe.Value)
 }

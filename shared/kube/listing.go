@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/nodewright/nodewright/shared/crash"
 )
 
 // This file reads paginated lists. Two paths give the same result:
@@ -164,30 +166,36 @@ func streamList[T any, PT protoItem[T]](ctx context.Context, r listRequest, trim
 	}
 }
 
-// fetch starts one list request and delivers its whole body.
+// fetch starts one list request and delivers its whole body (or why not: a panic of the request is
+// delivered as a *crash.PanicError, not left to end the process).
 func (r listRequest) fetch(ctx context.Context, opts metav1.ListOptions) <-chan fetched {
 	out := make(chan fetched, 1)
 	go func() {
-		req := r.client.Get().Resource(r.resource).VersionedParams(&opts, scheme.ParameterCodec)
-		if r.namespace != "" {
-			req = req.Namespace(r.namespace)
-		}
-		body, err := req.Stream(ctx)
-		if err != nil {
-			out <- fetched{err: err}
-			return
-		}
-		defer body.Close()
-		buf := bodyBuffers.Get().(*bytes.Buffer)
-		buf.Reset()
-		if _, err := buf.ReadFrom(body); err != nil {
-			bodyBuffers.Put(buf)
-			out <- fetched{err: err}
-			return
-		}
-		out <- fetched{buf: buf}
+		buf, err := r.fetchBody(ctx, opts)
+		out <- fetched{buf: buf, err: err}
 	}()
 	return out
+}
+
+// fetchBody reads one list response into a pooled buffer.
+func (r listRequest) fetchBody(ctx context.Context, opts metav1.ListOptions) (_ *bytes.Buffer, err error) {
+	defer crash.Capture(&err)
+	req := r.client.Get().Resource(r.resource).VersionedParams(&opts, scheme.ParameterCodec)
+	if r.namespace != "" {
+		req = req.Namespace(r.namespace)
+	}
+	body, err := req.Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	if _, err := buf.ReadFrom(body); err != nil {
+		bodyBuffers.Put(buf)
+		return nil, err
+	}
+	return buf, nil
 }
 
 // protobufMagic starts every Kubernetes protobuf response, before the runtime.Unknown envelope.

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"golang.org/x/sync/errgroup"
+	"github.com/nodewright/nodewright/shared/crash"
 )
 
 // DefaultPageSize is how many objects one list request asks for. Large pages keep the number of round
@@ -109,7 +109,7 @@ func (s *Snapshotter) read(ctx context.Context) (*Snapshot, error) {
 		return nil, err
 	}
 
-	g, ctx := errgroup.WithContext(ctx)
+	g, ctx := crash.WithContext(ctx) // a list goroutine's panic comes back as the snapshot's error
 	ns := o.Namespace
 	g.Go(func() (err error) {
 		if snap.Pods, snap.PodsResourceVersion, err = s.listPods(ctx); err != nil {

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nodewright/nodewright/shared/crash"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -48,9 +49,9 @@ func TestAPanicInAPassReleasesTheLeaseAtOnce(t *testing.T) {
 	defer cancel()
 	var err error
 	require.NotPanics(t, func() { _, err = r.Run(ctx, "run-1") })
-	var crash *state.PanicError
-	require.ErrorAs(t, err, &crash)
-	assert.Equal(t, "list: nil pointer dereference", crash.Value)
+	var pe *crash.PanicError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "list: nil pointer dereference", pe.Value)
 	assert.Equal(t, 1, store.released)
 	assert.Equal(t, []time.Duration{50 * time.Second}, store.ttls, "the invocation's deadline, not DefaultLeaseTTL")
 }

@@ -56,14 +56,14 @@ func paced[T any](ctx context.Context, p *passState, items []T, claim func(T) st
 			defer func() { <-free; wg.Done() }()
 			defer func() {
 				if r := recover(); r != nil {
-					crashed.CompareAndSwap(nil, crash{r})
+					crashed.CompareAndSwap(nil, workerPanic{r})
 				}
 			}()
 			do(ctx, it)
 		}()
 	}
 	wg.Wait()
-	if c, ok := crashed.Load().(crash); ok {
+	if c, ok := crashed.Load().(workerPanic); ok {
 		// On a worker's goroutine a panic would end the process with the lease held; on the pass's it is
 		// recovered as the pass's error and the lease given back (state.RunLeased).
 		panic(c.value)
@@ -91,5 +91,5 @@ func (p *passState) locked(f func()) {
 	f()
 }
 
-// crash wraps a recovered panic value, so an atomic.Value holds one concrete type whatever was thrown.
-type crash struct{ value any }
+// workerPanic wraps a recovered panic value, so an atomic.Value holds one concrete type whatever was thrown.
+type workerPanic struct{ value any }

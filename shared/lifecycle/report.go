@@ -6,6 +6,9 @@ import "fmt"
 type RunReport struct {
 	// Lease is false when another holder had the lifecycle lease: this run did nothing.
 	Lease bool
+	// LeaseNotReleased is why the run could not give its lease back at the end (empty when it did): a
+	// warning, not a failure — the lease ends by itself at the invocation's deadline (state.LeasedRun).
+	LeaseNotReleased string
 	// Passes counts the passes made (RunUntilSettled makes several).
 	Passes int
 	// Claims moved to registered and to initialized.

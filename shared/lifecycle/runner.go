@@ -218,14 +218,15 @@ func (r *Runner) underLease(ctx context.Context, runID string, body func(*RunRep
 		return RunReport{}, errors.New("lifecycle run: a run id is required to hold the lease")
 	}
 	var rep RunReport
-	held, err := state.RunLeased(ctx, r.deps.Store, LeaseName, runID, "the lifecycle lease",
+	run, err := state.RunLeased(ctx, r.deps.Store, LeaseName, runID, "the lifecycle lease",
 		state.LeaseTTLFor(ctx, r.deps.Now(), r.cfg.LeaseTTL), func() error {
 			rep.Lease = true
 			return body(&rep)
 		})
-	if !held {
+	if !run.Held {
 		return RunReport{}, err
 	}
+	rep.LeaseNotReleased = run.ReleaseWarning()
 	return rep, err
 }
 

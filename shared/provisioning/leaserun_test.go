@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/crash"
 	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/nodeclass"
 	"github.com/nodewright/nodewright/shared/state"
 )
@@ -28,6 +30,13 @@ func (panickingLauncher) Launch(context.Context, instance.Request) (instance.Ins
 	panic("launch: nil pointer dereference")
 }
 
+// panickingCluster panics while the run reads the cluster, on one of the read phase's goroutines.
+type panickingCluster struct{}
+
+func (panickingCluster) Snapshot(context.Context) (*kube.Snapshot, error) {
+	panic("snapshot: nil map")
+}
+
 // TestAPanicInARunReleasesTheLeaseAtOnce: a run that panics — on its own goroutine or in a launch
 // goroutine — returns the panic as its error and gives the lease back, so the next trigger (an
 // interruption's replacement request, say) runs now instead of coalescing into a lease held for minutes.
@@ -38,6 +47,7 @@ func TestAPanicInARunReleasesTheLeaseAtOnce(t *testing.T) {
 		panics string
 	}{
 		{"on the run's goroutine", func(w *testWorld) { w.p.deps.NodeClasses = panickingResolver{} }, "resolve: index out of range"},
+		{"in a read goroutine", func(w *testWorld) { w.p.deps.Cluster = panickingCluster{} }, "snapshot: nil map"},
 		{"in a launch goroutine", func(w *testWorld) { w.p.deps.Launcher = panickingLauncher{} }, "launch: nil pointer dereference"},
 	}
 	for _, tc := range cases {
@@ -46,9 +56,9 @@ func TestAPanicInARunReleasesTheLeaseAtOnce(t *testing.T) {
 			tc.wire(&w)
 			var err error
 			require.NotPanics(t, func() { _, err = w.p.Run(context.Background(), "run-1") })
-			var crash *state.PanicError
-			require.ErrorAs(t, err, &crash)
-			assert.Equal(t, tc.panics, crash.Value)
+			var pe *crash.PanicError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, tc.panics, pe.Value)
 			assert.True(t, leaseFree(t, w.store), "the lease is given back at once")
 		})
 	}

@@ -141,7 +141,7 @@ func (p *Provisioner) runAfter(ctx context.Context, runID string, quiet time.Dur
 		return Report{}, errors.New("provisioning run: a run id is required to hold the lease")
 	}
 	var rep Report
-	held, err := state.RunLeased(ctx, p.deps.Store, LeaseName, runID, "the provisioner lease",
+	run, err := state.RunLeased(ctx, p.deps.Store, LeaseName, runID, "the provisioner lease",
 		state.LeaseTTLFor(ctx, p.deps.Now(), p.cfg.LeaseTTL), func() error {
 			rep.Lease = true
 			if quiet > 0 {
@@ -154,9 +154,10 @@ func (p *Provisioner) runAfter(ctx context.Context, runID string, quiet time.Dur
 			}
 			return p.run(ctx, runID, &rep)
 		})
-	if !held {
+	if !run.Held {
 		return Report{}, err
 	}
+	rep.LeaseNotReleased = run.ReleaseWarning()
 	return rep, err
 }
 

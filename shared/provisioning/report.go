@@ -7,6 +7,9 @@ type Report struct {
 	// Lease is false when another run held the provisioner lease: this run did nothing, the other one
 	// solves (triggers are coalesced).
 	Lease bool
+	// LeaseNotReleased is why the run could not give its lease back at the end (empty when it did): a
+	// warning, not a failure — the lease ends by itself at the invocation's deadline (state.LeasedRun).
+	LeaseNotReleased string
 	// PendingPods counts the provisionable pods the run saw.
 	PendingPods int
 	// InFlight counts the claims launched earlier whose nodes have not registered yet.

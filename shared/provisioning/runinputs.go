@@ -4,8 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"golang.org/x/sync/errgroup"
-
+	"github.com/nodewright/nodewright/shared/crash"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/scheduling"
 	"github.com/nodewright/nodewright/shared/state"
@@ -35,7 +34,7 @@ type runInputs struct {
 // second (strongly consistent) read sees. Runs without a disrupted Node pay nothing for it.
 func (p *Provisioner) read(ctx context.Context) (runInputs, error) {
 	var in runInputs
-	g, gctx := errgroup.WithContext(ctx)
+	g, gctx := crash.WithContext(ctx) // a panic on one of these goroutines comes back as the read's error
 	g.Go(func() (err error) {
 		in.cfg, in.problems, err = readConfig(gctx, p.deps.Store)
 		return err

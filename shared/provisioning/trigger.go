@@ -104,7 +104,7 @@ type Outcome struct {
 	Report Report
 	Runs   int
 	Err    error
-	// Panics are the runs of this invocation that panicked (each a *state.PanicError with its stack),
+	// Panics are the runs of this invocation that panicked (each a *crash.PanicError with its stack),
 	// including those a later run got past: a panic is a defect, and must be seen even when the batch
 	// ends well.
 	Panics []error

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/nodewright/nodewright/shared/crash"
 	"github.com/nodewright/nodewright/shared/sqsbatch"
 	"github.com/nodewright/nodewright/shared/state"
 )
@@ -69,7 +70,7 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outco
 	for {
 		out.Runs++
 		out.Report, out.Err = p.runAfter(ctx, fmt.Sprintf("%s#%d", runID, out.Runs), quiet)
-		if pe := (*state.PanicError)(nil); errors.As(out.Err, &pe) {
+		if pe := (*crash.PanicError)(nil); errors.As(out.Err, &pe) {
 			out.Panics = append(out.Panics, out.Err)
 		}
 		if !t.Queue() {

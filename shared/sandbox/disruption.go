@@ -139,6 +139,7 @@ func (s *Sandbox) disrupt(ctx context.Context, trigger string) error {
 		s.Log.Info("disruption: another run holds the lease", "trigger", trigger)
 		return nil
 	}
+	s.leaseNotReleased("disruption", rep.LeaseNotReleased)
 	run := fmt.Sprintf("%s run %d, %.1fs", trigger, n, time.Since(start).Seconds())
 	for _, a := range rep.Advanced {
 		s.Timeline.Printf("disruption", "%s: %s", run, a)

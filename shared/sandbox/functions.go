@@ -44,6 +44,7 @@ func (s *Sandbox) provision(ctx context.Context, t provisioning.Trigger) provisi
 		what = fmt.Sprintf("batch of %d", t.Messages)
 	}
 	rep := out.Report
+	s.leaseNotReleased("provisioner", rep.LeaseNotReleased)
 	for _, p := range out.Panics {
 		if p != out.Err { // the last run's error is reported below
 			s.fail(fmt.Errorf("provisioner (%s): a run crashed and a later one got past it: %w", what, p))
@@ -98,6 +99,7 @@ func (s *Sandbox) lifecyclePass(ctx context.Context) {
 	if !rep.Lease {
 		return
 	}
+	s.leaseNotReleased("lifecycle", rep.LeaseNotReleased)
 	s.mu.Lock()
 	s.stats.LifecyclePasses++
 	s.mu.Unlock()

@@ -157,6 +157,9 @@ type Stats struct {
 	// DisruptionInvocations counts the disruption function's invocations, DisruptionRuns those that held
 	// the lease.
 	DisruptionInvocations, DisruptionRuns int
+	// LeasesNotReleased counts runs that did their work but could not give their lease back in time (a
+	// slow table at the very end): warnings, not errors, as the lease ends at the invocation's deadline.
+	LeasesNotReleased int
 }
 
 // Start brings the sandbox up: moto, the control plane, the AWS resources and configuration, the
@@ -352,6 +355,17 @@ func (s *Sandbox) fail(err error) {
 	}
 	s.errs = append(s.errs, err)
 	s.Timeline.Printf("error", "%v", err)
+}
+
+// leaseNotReleased notes a run that could not give its lease back (state.LeasedRun.NotReleased).
+func (s *Sandbox) leaseNotReleased(function, why string) {
+	if why == "" {
+		return
+	}
+	s.mu.Lock()
+	s.stats.LeasesNotReleased++
+	s.mu.Unlock()
+	s.Timeline.Printf("warning", "%s: %s", function, why)
 }
 
 // FaultErrors returns the errors injected faults caused so far.

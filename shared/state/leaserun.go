@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"time"
+
+	"github.com/nodewright/nodewright/shared/crash"
 )
 
 // Leaser takes and gives back leases; *Store satisfies it.
@@ -26,36 +27,49 @@ func LeaseTTLFor(ctx context.Context, now time.Time, fallback time.Duration) tim
 	return fallback
 }
 
-// PanicError is a run's panic turned into an error, with the stack it happened on.
-type PanicError struct {
-	Value any
-	Stack []byte
+// LeasedRun is what RunLeased tells of the lease besides the body's error.
+type LeasedRun struct {
+	// Held is false when someone else held the lease: the body did not run.
+	Held bool
+	// NotReleased is why the lease could not be given back within LeaseReleaseBudget (nil when it was).
+	// It is not the run's error: the body's work is done and recorded, and the lease ends by itself at
+	// its expiry, the invocation's deadline (LeaseTTLFor), so the next run waits at most that long. A run
+	// reports it as a warning; counting it as a failure would fail runs that did all their work whenever
+	// the table answered slowly at the very end.
+	NotReleased error
 }
 
-func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v\n%s", e.Value, e.Stack) }
-
 // RunLeased runs body holding lease name as holder for ttl (see LeaseTTLFor) and gives the lease back on
-// every way out of body: a return, an error, or a panic, which it recovers and returns as a *PanicError,
-// so a crash on the run's goroutine never leaves the next trigger coalescing into a lease nobody holds.
-// held is false, with no error, when someone else holds the lease; body then does not run. what names the
-// lease in errors ("the provisioner lease").
-func RunLeased(ctx context.Context, l Leaser, name, holder, what string, ttl time.Duration, body func() error) (held bool, err error) {
+// every way out of body: a return, an error, or a panic, which it recovers and returns as a
+// *crash.PanicError, so a crash on the run's goroutine never leaves the next trigger coalescing into a
+// lease nobody holds. The error is acquiring's or the body's; when someone else holds the lease,
+// LeasedRun.Held is false, with no error, and body does not run. what names the lease in errors ("the
+// provisioner lease").
+func RunLeased(ctx context.Context, l Leaser, name, holder, what string, ttl time.Duration, body func() error) (run LeasedRun, err error) {
 	lease, err := l.AcquireLease(ctx, name, holder, ttl)
 	if errors.Is(err, ErrLeaseHeld) {
-		return false, nil
+		return LeasedRun{}, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("acquiring %s: %w", what, err)
+		return LeasedRun{}, fmt.Errorf("acquiring %s: %w", what, err)
 	}
+	run.Held = true
 	defer func() {
-		if r := recover(); r != nil {
-			err = errors.Join(err, &PanicError{Value: r, Stack: debug.Stack()})
-		}
 		releaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), LeaseReleaseBudget)
 		defer cancel()
 		if rerr := l.ReleaseLease(releaseCtx, lease); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("releasing %s: %w", what, rerr))
+			run.NotReleased = fmt.Errorf("releasing %s (it ends by itself at %s): %w", what,
+				lease.ExpiresAt.UTC().Format(time.RFC3339), rerr)
 		}
 	}()
-	return true, body()
+	defer crash.Capture(&err)
+	return run, body()
+}
+
+// ReleaseWarning is NotReleased as a report's text: empty when the lease was given back.
+func (r LeasedRun) ReleaseWarning() string {
+	if r.NotReleased == nil {
+		return ""
+	}
+	return r.NotReleased.Error()
 }

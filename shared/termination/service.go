@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/nodewright/nodewright/shared/crash"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/sqsbatch"
 )
@@ -171,6 +172,13 @@ type handled struct {
 	out           outcome
 }
 
+// processGuarded is process on a message's goroutine: a panic in a step is that message's failure,
+// retried as any failed step, instead of the end of the invocation and of every other drain in the batch.
+func (s *Service) processGuarded(ctx context.Context, in delivery) (out outcome, err error) {
+	defer crash.Capture(&err)
+	return s.process(ctx, in)
+}
+
 // handleMessage works on one message and says whether it may be acknowledged.
 func (s *Service) handleMessage(ctx context.Context, rec events.SQSMessage) handled {
 	req, err := ParseRequest(rec.Body)
@@ -180,7 +188,7 @@ func (s *Service) handleMessage(ctx context.Context, rec events.SQSMessage) hand
 	}
 	in := delivery{req: req, drainedAt: drainedAtOf(rec)}
 	stepCtx, cancel := s.messageContext(ctx)
-	out, err := s.process(stepCtx, in)
+	out, err := s.processGuarded(stepCtx, in)
 	cut := err != nil && cutShort(ctx, stepCtx)
 	cancel()
 	h := handled{reason: req.Reason, out: out}

@@ -208,3 +208,32 @@ func TestFailedAndUnstartedRequestsComeBackInSeconds(t *testing.T) {
 	assert.Len(t, resp.BatchItemFailures, 2, "inside the reserve nothing starts; both are left to SQS")
 	assert.Len(t, vis.entries, 2, "and come back in seconds")
 }
+
+// panickingStore is a claimStore whose reads panic for one claim, as a bug in a step would.
+type panickingStore struct {
+	*claimStore
+	claim string
+}
+
+func (p panickingStore) GetClaim(ctx context.Context, name string) (state.Claim, error) {
+	if name == p.claim {
+		panic("step: index out of range")
+	}
+	return p.claimStore.GetClaim(ctx, name)
+}
+
+// TestAPanickingRequestFailsAloneAndTheBatchGoesOn: each request runs on its own goroutine; a panic there
+// would end the invocation and hold every drain of the batch for the queue's visibility timeout. It must
+// fail only its own message (retried as any failed step) and leave the others handled.
+func TestAPanickingRequestFailsAloneAndTheBatchGoesOn(t *testing.T) {
+	bad := `{"claim":"bad","reason":"Drifted","requestedAt":"2026-11-22T12:00:00Z","attempt":1}`
+	gone := `{"claim":"gone","reason":"Drifted","requestedAt":"2026-11-22T12:00:00Z","attempt":1}`
+	var logs bytes.Buffer
+	s := NewService(Config{QueueURL: "http://queue", Log: slog.New(slog.NewJSONHandler(&logs, nil))},
+		Deps{Store: panickingStore{claimStore: &claimStore{}, claim: "bad"}, Queue: &sentMessages{}})
+	var resp events.SQSEventResponse
+	require.NotPanics(t, func() { resp, _ = s.Handle(context.Background(), batch(bad, gone)) })
+	assert.Equal(t, []events.SQSBatchItemFailure{{ItemIdentifier: "a"}}, resp.BatchItemFailures,
+		"the panicking request is retried; the other one, whose claim is gone, is done")
+	assert.Contains(t, logs.String(), "step: index out of range")
+}
