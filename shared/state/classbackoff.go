@@ -67,8 +67,12 @@ type ClassBackoff struct {
 }
 
 func (b ClassBackoff) String() string {
+	code := b.Last.Code
+	if code == "" {
+		code = "state reason not known yet"
+	}
 	return fmt.Sprintf("EC2NodeClass %s is backing off: %d instance(s) died at launch since a node of the class last initialized (last: %s, %s: %s); no launch before %s",
-		b.NodeClass, b.Failures, b.Last.InstanceID, b.Last.Code, b.Last.Message, b.Until.UTC().Format(time.RFC3339))
+		b.NodeClass, b.Failures, b.Last.InstanceID, code, b.Last.Message, b.Until.UTC().Format(time.RFC3339))
 }
 
 // ClassBackoffDelay is how long a class waits after its n-th failure: min(ClassBackoffBase × 2^(n−1),
@@ -119,7 +123,7 @@ func ClassesInitializedAt(claims []Claim) map[string]time.Time {
 // RecordLaunchFailure records that f's instance, of EC2NodeClass nodeClass, died at launch (f.At zero:
 // now). It is idempotent per instance: both detectors (the interruption flow's state change and the
 // lifecycle's sweep) may report the same instance, and a retried write counts once; recorded says
-// whether this call added it. An item that cannot be decoded is replaced, starting the count afresh.
+// whether this call added it. A report with a state reason completes an earlier one without. An item that cannot be decoded is replaced, starting the count afresh.
 func (s *Store) RecordLaunchFailure(ctx context.Context, nodeClass string, f LaunchFailure) (recorded bool, err error) {
 	if nodeClass == "" || f.InstanceID == "" {
 		return false, fmt.Errorf("recording a launch failure: EC2NodeClass %q, instance %q: %w", nodeClass, f.InstanceID, ErrInvalid)
@@ -140,10 +144,17 @@ func (s *Store) RecordLaunchFailure(ctx context.Context, nodeClass string, f Lau
 		if derr != nil {
 			cur = ClassFailures{NodeClass: nodeClass}
 		}
-		if slices.ContainsFunc(cur.Failures, func(g LaunchFailure) bool { return g.InstanceID == f.InstanceID }) {
+		i := slices.IndexFunc(cur.Failures, func(g LaunchFailure) bool { return g.InstanceID == f.InstanceID })
+		switch {
+		case i >= 0 && (cur.Failures[i].Code != "" || f.Code == ""):
 			return false, nil
+		case i >= 0:
+			// The interruption flow's notice carries no state reason; the lifecycle's sweep, which asks
+			// EC2, fills it in later without counting the instance again.
+			cur.Failures[i].Code, cur.Failures[i].Message = f.Code, f.Message
+		default:
+			cur.Failures = append(cur.Failures, f)
 		}
-		cur.Failures = append(cur.Failures, f)
 		slices.SortStableFunc(cur.Failures, func(a, b LaunchFailure) int { return a.At.Compare(b.At) })
 		if n := len(cur.Failures); n > classFailuresKept {
 			cur.Failures = cur.Failures[n-classFailuresKept:]
@@ -168,7 +179,7 @@ func (s *Store) RecordLaunchFailure(ctx context.Context, nodeClass string, f Lau
 		if err != nil {
 			return false, fmt.Errorf("recording a launch failure of EC2NodeClass %s: %w", nodeClass, err)
 		}
-		return true, nil
+		return i < 0, nil
 	}
 	return false, fmt.Errorf("recording a launch failure of EC2NodeClass %s: %w", nodeClass, ErrConflict)
 }

@@ -34,8 +34,12 @@ func TestRecordLaunchFailureCountsEachInstanceOnce(t *testing.T) {
 	recorded, err = s.RecordLaunchFailure(ctx, "default", second)
 	require.NoError(t, err)
 	assert.True(t, recorded)
-	_, err = s.RecordLaunchFailure(ctx, "gpu", LaunchFailure{InstanceID: "i-9", At: t0, Code: "Client.InternalError"})
+	_, err = s.RecordLaunchFailure(ctx, "gpu", LaunchFailure{InstanceID: "i-9", At: t0, Message: "a state-change notice"})
 	require.NoError(t, err)
+	recorded, err = s.RecordLaunchFailure(ctx, "gpu", LaunchFailure{InstanceID: "i-9", At: t0.Add(time.Minute), Code: "Client.InternalError",
+		Message: "Client.InternalError: Client error on launch"})
+	require.NoError(t, err)
+	assert.False(t, recorded, "the lifecycle's report of an instance the interruption flow recorded only adds the state reason")
 
 	records, invalid, err := s.ClassFailures(ctx)
 	require.NoError(t, err)
@@ -47,6 +51,8 @@ func TestRecordLaunchFailureCountsEachInstanceOnce(t *testing.T) {
 	assert.True(t, held)
 	assert.Equal(t, ClassBackoff{NodeClass: "default", Failures: 2, Last: second, Until: t0.Add(12 * time.Minute)}, b)
 	assert.Contains(t, b.String(), "Client.InvalidKMSKey.InvalidState")
+	assert.Equal(t, []LaunchFailure{{InstanceID: "i-9", At: t0, Code: "Client.InternalError", Message: "Client.InternalError: Client error on launch"}},
+		records[1].Failures)
 }
 
 // TestRecordLaunchFailureRacesCountEveryInstance: concurrent reports of distinct instances all land.
