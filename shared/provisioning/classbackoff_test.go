@@ -128,3 +128,32 @@ func putRaw(t *testing.T, cfg aws.Config, pk, sk string, attrs map[string]string
 		&dynamodb.PutItemInput{TableName: aws.String("state"), Item: item})
 	require.NoError(t, err)
 }
+
+// TestLaunchesJudgeTheClassBackoffAsARunDoes: the disruption function's replacements go through
+// Launches, which reads the class failures with its other inputs and judges them as a provisioning run:
+// held while the class backs off, not once a node of the class initialized after the failure.
+func TestLaunchesJudgeTheClassBackoffAsARunDoes(t *testing.T) {
+	ctx := context.Background()
+	w := newTestProvisioner(t, fakeCluster{snap: pendingSnapshot()})
+	cfg, _, err := readConfig(ctx, w.store)
+	require.NoError(t, err)
+	t0 := time.Now()
+	_, err = w.store.RecordLaunchFailure(ctx, "default", stateFailure("i-0dead", t0, cfg.classHash["default"]))
+	require.NoError(t, err)
+
+	l, err := w.p.PrepareLaunches(ctx)
+	require.NoError(t, err)
+	b, held := l.ClassBackoff("default", nil, t0.Add(time.Minute))
+	assert.True(t, held)
+	assert.Equal(t, 1, b.Failures)
+	assert.Equal(t, t0.Add(5*time.Minute).UnixMilli(), b.Until.UnixMilli())
+
+	initialized := t0.Add(30 * time.Second)
+	_, held = l.ClassBackoff("default", []state.Claim{{Name: "default-ok", NodePool: "default", NodeClass: "default",
+		Lifecycle: state.Initialized, InitializedAt: &initialized}}, t0.Add(time.Minute))
+	assert.False(t, held, "a node of the class initialized since the failure")
+	_, held = l.ClassBackoff("default", nil, t0.Add(5*time.Minute))
+	assert.False(t, held, "the back-off is over")
+	_, held = l.ClassBackoff("no-such-pool", nil, t0.Add(time.Minute))
+	assert.False(t, held)
+}
