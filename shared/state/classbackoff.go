@@ -141,8 +141,8 @@ func (s *Store) RecordLaunchFailure(ctx context.Context, nodeClass string, f Lau
 			return false, fmt.Errorf("reading the launch failures of EC2NodeClass %s: %w", nodeClass, err)
 		}
 		cur, derr := decodeClassFailures(nodeClass, out.Item)
-		if derr != nil {
-			cur = ClassFailures{NodeClass: nodeClass}
+		if derr != nil || expired(out.Item, s.now()) {
+			cur = ClassFailures{NodeClass: nodeClass} // unreadable, or past its ttl but not deleted yet: afresh
 		}
 		i := slices.IndexFunc(cur.Failures, func(g LaunchFailure) bool { return g.InstanceID == f.InstanceID })
 		switch {
@@ -280,7 +280,13 @@ func decodeClassFailures(nodeClass string, item map[string]types.AttributeValue)
 	return c, nil
 }
 
-// versionOf reads a version attribute (0 when it is not a number).
+// expired reports whether item has a ttl that has passed at now.
+func expired(item map[string]types.AttributeValue, now time.Time) bool {
+	ttl, ok := item[TTLAttribute]
+	return ok && versionOf(ttl) > 0 && versionOf(ttl) <= now.Unix()
+}
+
+// versionOf reads a number attribute such as the version (0 when it is not a number).
 func versionOf(v types.AttributeValue) int64 {
 	n, ok := v.(*types.AttributeValueMemberN)
 	if !ok {

@@ -155,3 +155,21 @@ func TestAMalformedClassFailureRecordIsNamedAndSkipped(t *testing.T) {
 	assert.Empty(t, invalid)
 	assert.Len(t, records, 2)
 }
+
+// TestClassFailuresPastTheirTTLStartAfresh: DynamoDB deletes expired items lazily; a failure recorded
+// after the item's ttl is the first of a new count, as if the item were gone.
+func TestClassFailuresPastTheirTTLStartAfresh(t *testing.T) {
+	ctx := context.Background()
+	s, clock := newStore(t)
+	_, err := s.RecordLaunchFailure(ctx, "default", LaunchFailure{InstanceID: "i-1", Code: "Client.InternalError"})
+	require.NoError(t, err)
+	clock.Advance(ClassBackoffMax + classFailuresRetention + time.Minute)
+	_, err = s.RecordLaunchFailure(ctx, "default", LaunchFailure{InstanceID: "i-2", Code: "Client.InternalError"})
+	require.NoError(t, err)
+	records, _, err := s.ClassFailures(ctx)
+	require.NoError(t, err)
+	require.Len(t, records, 1)
+	require.Len(t, records[0].Failures, 1)
+	assert.Equal(t, "i-2", records[0].Failures[0].InstanceID)
+	assert.Equal(t, clock.Now(), records[0].Failures[0].At, "a failure without a time is stamped with the store's clock")
+}
