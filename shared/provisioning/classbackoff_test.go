@@ -157,3 +157,20 @@ func TestLaunchesJudgeTheClassBackoffAsARunDoes(t *testing.T) {
 	_, held = l.ClassBackoff("no-such-pool", nil, t0.Add(time.Minute))
 	assert.False(t, held)
 }
+
+// TestARunWhoseOnlyClassBacksOffLaunchesNothing: with every class backing off the solve has no pool; the
+// run launches nothing, fails nothing, and tells the pods why.
+func TestARunWhoseOnlyClassBacksOffLaunchesNothing(t *testing.T) {
+	ctx := context.Background()
+	w := newTestProvisioner(t, fakeCluster{snap: pendingSnapshot(pod("a", nil))})
+	now := time.Now()
+	w.p.deps.Now = func() time.Time { return now }
+	_, err := w.store.RecordLaunchFailure(ctx, "default", stateFailure("i-0dead", now.Add(-time.Minute), ""))
+	require.NoError(t, err)
+	rep, err := w.p.Run(ctx, "run-1")
+	require.NoError(t, err)
+	assert.Empty(t, rep.Claims)
+	assert.Empty(t, w.ec2.requests)
+	require.Len(t, rep.Unschedulable, 1)
+	assert.Contains(t, rep.Unschedulable[0].Reason, "EC2NodeClass default is backing off: 1 instance(s) died at launch")
+}
