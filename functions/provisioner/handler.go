@@ -55,6 +55,9 @@ func handler(p runner, observe func(provisioning.Outcome), log *slog.Logger) fun
 		if rep.LeaseNotReleased != "" {
 			attrs = append(attrs, "leaseNotReleased", rep.LeaseNotReleased)
 		}
+		if len(rep.BackingOff) > 0 {
+			attrs = append(attrs, "backingOff", rep.BackingOff)
+		}
 		for _, p := range out.Panics {
 			if p != out.Err { // the last run's error is logged below
 				log.ErrorContext(ctx, "a provisioning run crashed; a later run of the invocation got past it",

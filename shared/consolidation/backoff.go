@@ -75,8 +75,9 @@ func replacementBackoffs(commands []state.DisruptionCommand, claims []state.Clai
 	return out
 }
 
-// heldBack applies the replacement back-off to a validated command, on the fresh read w. A command that
-// launches nothing, or only in pools not backing off, goes as it is. A forceful command (expiry, an
+// heldBack applies the replacement back-off, and the launch back-off of an EC2NodeClass whose instances
+// die at launch (state.ClassBackoff, as the provisioner applies it), to a validated command, on the fresh
+// read w. A command that launches nothing, or only in pools not backing off, goes as it is. A forceful command (expiry, an
 // operator's request) goes without its replacements: its nodes are drained now, as Karpenter drains an
 // expired node, and their pods wait for the provisioner. A graceful one is not executed, and says why.
 // It returns the command to execute and whether to execute it.
@@ -86,16 +87,20 @@ func (r *Runner) heldBack(ctx context.Context, cmd disruption.Command, w *world,
 	}
 	backoffs := replacementBackoffs(w.commands, w.claims, w.input.Now)
 	for _, cp := range cmd.Replacements {
-		b, ok := backoffs[cp.NodePool]
-		if !ok {
+		var why string
+		if b, ok := backoffs[cp.NodePool]; ok {
+			why = b.String()
+		} else if b, ok := w.launches.ClassBackoff(cp.NodePool, w.claims, w.input.Now); ok {
+			why = b.String() // its instances die at launch: a replacement would too
+		} else {
 			continue
 		}
 		if !forceful(cmd.Reason) {
-			r.rejected(ctx, cmd, "replacement back-off", b.String(), rep)
+			r.rejected(ctx, cmd, "replacement back-off", why, rep)
 			return cmd, false
 		}
 		cmd.Replacements, cmd.Action = nil, disruption.ActionDelete
-		cmd.Why += " No replacement is launched: " + b.String() + "."
+		cmd.Why += " No replacement is launched: " + why + "."
 		return cmd, true
 	}
 	return cmd, true

@@ -292,6 +292,19 @@ type fakeLauncher struct {
 	launched   []scheduling.ClaimPlan
 	// drift is what Drift answers per claim (NotDrifted when absent).
 	drift map[string]drift.Result
+	// classFailures are what ClassBackoff judges from, per NodePool's class (the pool's name).
+	classFailures []state.ClassFailures
+}
+
+func (l *fakeLauncher) ClassBackoff(nodePool string, _ []state.Claim, now time.Time) (state.ClassBackoff, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range l.classFailures {
+		if c.NodeClass == nodePool {
+			return c.Backoff("", time.Time{}, now)
+		}
+	}
+	return state.ClassBackoff{}, false
 }
 
 func (l *fakeLauncher) Drift(c state.Claim, _ driftinput.Observed) drift.Result {

@@ -2,6 +2,7 @@ package consolidation
 
 import (
 	"context"
+	"time"
 
 	"github.com/nodewright/nodewright/shared/drift"
 	"github.com/nodewright/nodewright/shared/drift/driftinput"
@@ -56,3 +57,6 @@ func (p provisioningLaunches) Drift(c state.Claim, obs driftinput.Observed) drif
 	return p.v.Drift(c, obs)
 }
 func (p provisioningLaunches) Lifetime(c state.Claim) drift.Lifetime { return p.v.Lifetime(c) }
+func (p provisioningLaunches) ClassBackoff(nodePool string, claims []state.Claim, now time.Time) (state.ClassBackoff, bool) {
+	return p.v.ClassBackoff(nodePool, claims, now)
+}

@@ -92,6 +92,9 @@ type Launches interface {
 	// run (no call to AWS); Lifetime is what its expiry is judged from.
 	Drift(c state.Claim, obs driftinput.Observed) drift.Result
 	Lifetime(c state.Claim) drift.Lifetime
+	// ClassBackoff says whether the EC2NodeClass of nodePool is backing off at now because its
+	// instances died at launch (see provisioning.Launches.ClassBackoff).
+	ClassBackoff(nodePool string, claims []state.Claim, now time.Time) (state.ClassBackoff, bool)
 }
 
 // PendingLaunch is a recorded claim not launched yet.

@@ -47,11 +47,18 @@ func TestAnInstanceThatDiesBeforeItsNodeRegistersFailsItsOffering(t *testing.T) 
 	assert.Empty(t, Decide(m, claims, RebalanceEventOnly), "a claim already on its way out (its own drain terminated it) is left alone")
 }
 
-// markingStore records MarkUnavailable; nothing else of the store is used by the step.
+// markingStore records MarkUnavailable and RecordLaunchFailure; nothing else of the store is used by the
+// step.
 type markingStore struct {
 	StateStore
-	marked map[state.Offering]time.Duration
-	reason string
+	marked   map[state.Offering]time.Duration
+	reason   string
+	failures map[string][]state.LaunchFailure
+}
+
+func (s *markingStore) RecordLaunchFailure(_ context.Context, nodeClass string, f state.LaunchFailure) (bool, error) {
+	s.failures[nodeClass] = append(s.failures[nodeClass], f)
+	return true, nil
 }
 
 func (s *markingStore) MarkUnavailable(_ context.Context, o state.Offering, reason string, ttl time.Duration) error {
@@ -59,16 +66,26 @@ func (s *markingStore) MarkUnavailable(_ context.Context, o state.Offering, reas
 	return nil
 }
 
+// TestMarkLaunchFailedKeepsTheOfferingOutForDiedAtLaunchTTL: the step keeps the offering out and counts
+// the failure against the claim's EC2NodeClass, with the spec hash it was launched with, for the class's
+// launch back-off.
 func TestMarkLaunchFailedKeepsTheOfferingOutForDiedAtLaunchTTL(t *testing.T) {
-	store := &markingStore{marked: map[state.Offering]time.Duration{}}
-	s := &Service{deps: ServiceDeps{State: store}}
+	store := &markingStore{marked: map[state.Offering]time.Duration{}, failures: map[string][]state.LaunchFailure{}}
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	s := &Service{deps: ServiceDeps{State: store, Now: func() time.Time { return now }}}
 	m := parseSample(t, "interruption-state-terminated.json")
 	c := state.Claim{Name: "claim-a", InstanceID: m.InstanceIDs()[0], Lifecycle: state.Launched, CapacityType: "on-demand",
-		InstanceType: "m5.large", Zone: "us-east-1a"}
+		InstanceType: "m5.large", Zone: "us-east-1a", NodeClass: "kms", NodeClassHash: "spec-1"}
 	_, note, err := s.act(context.Background(), m, Decision{Claim: c.Name, Instance: c.InstanceID, Reason: m.Kind()}, c, Step("MarkLaunchFailed"))
 	require.NoError(t, err)
 	assert.Equal(t, map[state.Offering]time.Duration{{InstanceType: "m5.large", Zone: "us-east-1a", CapacityType: "on-demand"}: 30 * time.Minute},
 		store.marked)
 	assert.Equal(t, "InstanceDiedAtLaunch", store.reason)
 	assert.Contains(t, note, "terminated before its Node registered")
+	require.Len(t, store.failures["kms"], 1, "the failure counts against the claim's class")
+	f := store.failures["kms"][0]
+	assert.Equal(t, c.InstanceID, f.InstanceID)
+	assert.Equal(t, now, f.At)
+	assert.Equal(t, "spec-1", f.SpecHash)
+	assert.Contains(t, note, "EC2NodeClass kms's launch back-off")
 }

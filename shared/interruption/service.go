@@ -40,6 +40,7 @@ type StateStore interface {
 	GetClaim(ctx context.Context, name string) (state.Claim, error)
 	UpdateClaim(ctx context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error)
 	MarkUnavailable(ctx context.Context, o state.Offering, reason string, ttl time.Duration) error
+	RecordLaunchFailure(ctx context.Context, nodeClass string, f state.LaunchFailure) (bool, error)
 	RecordDecision(ctx context.Context, d state.Decision) error
 	Decisions(ctx context.Context, subject string, limit int) ([]state.Decision, error)
 }

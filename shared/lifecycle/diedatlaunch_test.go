@@ -25,10 +25,21 @@ func (r reasons) GoneReasons(_ context.Context, ids []string) (map[string]string
 	return codes, messages, nil
 }
 
-// marks records MarkUnavailable.
+// marks records MarkUnavailable and RecordLaunchFailure.
 type marks struct {
-	mu  sync.Mutex
-	ttl map[state.Offering]time.Duration
+	mu       sync.Mutex
+	ttl      map[state.Offering]time.Duration
+	failures map[string][]state.LaunchFailure
+}
+
+func (m *marks) RecordLaunchFailure(_ context.Context, nodeClass string, f state.LaunchFailure) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.failures == nil {
+		m.failures = map[string][]state.LaunchFailure{}
+	}
+	m.failures[nodeClass] = append(m.failures[nodeClass], f)
+	return true, nil
 }
 
 func (m *marks) MarkUnavailable(_ context.Context, o state.Offering, _ string, ttl time.Duration) error {
@@ -41,11 +52,12 @@ func (m *marks) MarkUnavailable(_ context.Context, o state.Offering, _ string, t
 // TestAClaimWhoseInstanceDiedAtLaunchFailsItsOffering: when the state-change event was missed, the pass
 // that forgets a launched claim whose instance is gone asks EC2 why it went. An instance EC2 terminated
 // while launching it (Client.InvalidKMSKey.InvalidState) is a failed launch: its offering is kept out of
-// the solves for state.DiedAtLaunchTTL and a LaunchFailed decision says why. One terminated by a user is
-// only forgotten.
+// the solves for state.DiedAtLaunchTTL, the failure is counted against the claim's EC2NodeClass (with the
+// spec hash it was launched with and EC2's state reason: the class's launch back-off) and a LaunchFailed
+// decision says why. One terminated by a user is only forgotten.
 func TestAClaimWhoseInstanceDiedAtLaunchFailsItsOffering(t *testing.T) {
 	died := claimOn("default-died", "default", state.Launched, "i-0died", "")
-	died.InstanceType, died.CapacityType = "m5.large", "on-demand"
+	died.InstanceType, died.CapacityType, died.NodeClass, died.NodeClassHash = "m5.large", "on-demand", "kms", "spec-1"
 	stopped := claimOn("default-stopped", "default", state.Launched, "i-0stopped", "")
 	stopped.InstanceType, stopped.CapacityType = "c5.large", "spot"
 	r := newRig(t, died, stopped)
@@ -60,6 +72,9 @@ func TestAClaimWhoseInstanceDiedAtLaunchFailsItsOffering(t *testing.T) {
 	assert.Equal(t, 2, rep.ClaimsDeleted, "both claims are forgotten")
 	assert.Equal(t, map[state.Offering]time.Duration{{InstanceType: "m5.large", Zone: "us-east-1a", CapacityType: "on-demand"}: 30 * time.Minute},
 		m.ttl, "only the offering whose launch failed is kept out")
+	assert.Equal(t, map[string][]state.LaunchFailure{"kms": {{InstanceID: "i-0died", At: r.now, SpecHash: "spec-1",
+		Code: "Client.InvalidKMSKey.InvalidState", Message: "The key is not usable"}}}, m.failures,
+		"only the instance that died at launch counts against its class")
 	assert.Contains(t, r.store.decisionsOf("nodeclaim/default-died"), "LaunchFailed/InstanceDiedAtLaunch")
 	assert.NotContains(t, r.store.decisionsOf("nodeclaim/default-stopped"), "LaunchFailed/InstanceDiedAtLaunch")
 }

@@ -127,10 +127,11 @@ type RunnerDeps struct {
 	// Prices prices an adopted instance (the launch that would have recorded its price was cut short);
 	// nil leaves an adopted claim's price unknown (0).
 	Prices Prices
-	// GoneReasons and Unavailable find launched claims whose instance EC2 terminated while launching it
-	// and keep their offerings out of the solves (see recordDiedAtLaunch); nil skips that part.
+	// GoneReasons and Unavailable find launched claims whose instance EC2 terminated while launching it,
+	// keep their offerings out of the solves and count the failure against the claim's EC2NodeClass
+	// (see recordDiedAtLaunch); nil skips that part.
 	GoneReasons GoneReasons
-	Unavailable provisioning.UnavailableRecorder
+	Unavailable LaunchFailures
 	Now         func() time.Time
 }
 

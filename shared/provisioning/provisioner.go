@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -40,6 +42,7 @@ type Store interface {
 	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (state.Lease, error)
 	ReleaseLease(ctx context.Context, l state.Lease) error
 	UnavailableOfferings(ctx context.Context) ([]state.UnavailableOffering, error)
+	ClassFailures(ctx context.Context) ([]state.ClassFailures, []error, error)
 	ListClaims(ctx context.Context) ([]state.Claim, error)
 	CreateClaim(ctx context.Context, c state.Claim) (state.Claim, error)
 	CreateClaims(ctx context.Context, cs []state.Claim) ([]state.Claim, error)
@@ -169,6 +172,9 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 	}
 	cfg, snap, claims, unavailable := in.cfg, in.snap, in.claims, in.unavailable
 	rep.Errors = append(rep.Errors, in.problems...)
+	for _, err := range in.badFailures {
+		rep.Errors = append(rep.Errors, err.Error())
+	}
 	index := NewClaimIndex(claims)
 	disrupted := disruptedNodes(snap, index)
 	pods := append(provisionablePods(snap), reschedulablePods(snap, disrupted)...)
@@ -191,16 +197,23 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 	}
 	inFlight := inFlightClaims(claims, joined(snap), pools, classes)
 	rep.InFlight = len(inFlight)
+	backoffs := classBackoffs(in.classFailures, cfg.classHash, claims, p.deps.Now())
+	pools, held := withoutBackedOff(pools, backoffs)
+	for _, name := range slices.Sorted(maps.Keys(backoffs)) {
+		rep.BackingOff = append(rep.BackingOff, backoffs[name].String())
+	}
 
 	start := p.deps.Now()
-	plan, err := scheduling.Solve(scheduling.Input{Pods: pods, Nodes: withoutDisrupted(existingNodes(snap, index), disrupted), InFlight: inFlight,
+	input := scheduling.Input{Pods: pods, Nodes: withoutDisrupted(existingNodes(snap, index), disrupted), InFlight: inFlight,
 		NodePools: pools, DaemonSets: pointers(snap.DaemonSets), Unavailable: unavailable,
 		PersistentVolumeClaims: pointers(snap.PVCs), PersistentVolumes: pointers(snap.PVs),
-		StorageClasses: pointers(snap.StorageClasses), Namespaces: pointers(snap.Namespaces)})
+		StorageClasses: pointers(snap.StorageClasses), Namespaces: pointers(snap.Namespaces)}
+	plan, err := scheduling.Solve(input)
 	rep.SolveDuration = p.deps.Now().Sub(start)
 	if err != nil {
 		return fmt.Errorf("solving: %w", err)
 	}
+	plan.Unschedulable = explainBackedOff(plan.Unschedulable, held, backoffs, input)
 
 	byPool := map[string]scheduling.NodePool{}
 	for _, pool := range pools {

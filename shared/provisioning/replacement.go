@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/scheduling"
@@ -23,6 +24,8 @@ type Launches struct {
 	// classFailures say why each EC2NodeClass a NodePool references is unusable (not configured, failed
 	// to resolve, not ready...), for drift.
 	classFailures map[string]string
+	// launchFailures are the instances per EC2NodeClass that died at launch (ClassBackoff).
+	launchFailures []state.ClassFailures
 	// targets are what Drift compares claims with, per NodePool, built on first use (claimdrift.go).
 	driftMu     sync.Mutex
 	targets     map[string]*poolTarget
@@ -33,9 +36,10 @@ type Launches struct {
 	Problems []string
 }
 
-// PrepareLaunches reads the configuration, the catalog (once per Provisioner), spot prices and the
-// unavailable offerings, and resolves every EC2NodeClass. The error is for what keeps a caller from
-// deciding on complete data: the configuration, catalog or unavailable offerings could not be read.
+// PrepareLaunches reads the configuration, the catalog (once per Provisioner), spot prices, the
+// unavailable offerings and the launch failures per EC2NodeClass, and resolves every EC2NodeClass. The
+// error is for what keeps a caller from deciding on complete data: the configuration, catalog, unavailable
+// offerings or launch failures could not be read.
 func (p *Provisioner) PrepareLaunches(ctx context.Context) (*Launches, error) {
 	cfg, problems, err := readConfig(ctx, p.deps.Store)
 	if err != nil {
@@ -52,12 +56,31 @@ func (p *Provisioner) PrepareLaunches(ctx context.Context) (*Launches, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Launches{p: p, cfg: cfg, classes: classes, classFailures: failed, byPool: map[string]scheduling.NodePool{}, Pools: pools,
-		Unavailable: unavailable, Problems: append(append(problems, rep.Errors...), more...)}
+	launchFailures, bad, err := p.deps.Store.ClassFailures(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, err := range bad {
+		more = append(more, err.Error())
+	}
+	l := &Launches{p: p, cfg: cfg, classes: classes, classFailures: failed, launchFailures: launchFailures,
+		byPool: map[string]scheduling.NodePool{}, Pools: pools, Unavailable: unavailable, Problems: append(append(problems, rep.Errors...), more...)}
 	for _, pool := range pools {
 		l.byPool[pool.Name] = pool
 	}
 	return l, nil
+}
+
+// ClassBackoff says whether the EC2NodeClass of nodePool is backing off at now, as a provisioning run
+// judges it (instances died at launch since a node of the class, among claims, last initialized): a
+// replacement there must wait as a provisioning launch would.
+func (l *Launches) ClassBackoff(nodePool string, claims []state.Claim, now time.Time) (state.ClassBackoff, bool) {
+	pool, ok := l.byPool[nodePool]
+	if !ok || len(l.launchFailures) == 0 {
+		return state.ClassBackoff{}, false
+	}
+	b, held := classBackoffs(l.launchFailures, l.cfg.classHash, claims, now)[NodeClassRefName(pool)]
+	return b, held
 }
 
 // InFlight are the claims written or launched whose Nodes have not registered, as the scheduler counts

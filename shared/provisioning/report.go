@@ -22,6 +22,9 @@ type Report struct {
 	Skipped []string
 	// LaunchFailures are the claims whose launch failed (also in Errors).
 	LaunchFailures []LaunchFailure
+	// BackingOff are the EC2NodeClasses this run launched nothing for because their instances died at
+	// launch (state.ClassBackoff: class, failures, last state reason, until when).
+	BackingOff []string
 	// Errors are problems that did not stop the run: invalid configuration items, node classes that are
 	// not ready, launches that failed.
 	Errors        []string

@@ -17,9 +17,14 @@ type runInputs struct {
 	snap        *kube.Snapshot
 	claims      []state.Claim
 	unavailable scheduling.UnavailableOfferings
+	// classFailures are the launch failures recorded per EC2NodeClass (classbackoff.go); badFailures
+	// the records that could not be read, each naming its class and field.
+	classFailures []state.ClassFailures
+	badFailures   []error
 }
 
-// read reads the configuration, the cluster, the claims and the offerings without capacity at once:
+// read reads the configuration, the cluster, the claims, the offerings without capacity and the launch
+// failures per EC2NodeClass at once:
 // the API server and DynamoDB answer in parallel, and in a burst the claim list alone takes a second
 // through moto. The order of the answers does not matter for the claims in flight: a claim counts as in
 // flight only until its Node shows in the snapshot with allocatable (matched by provider id, which the
@@ -49,6 +54,10 @@ func (p *Provisioner) read(ctx context.Context) (runInputs, error) {
 	})
 	g.Go(func() (err error) {
 		in.unavailable, err = p.unavailable(gctx)
+		return err
+	})
+	g.Go(func() (err error) {
+		in.classFailures, in.badFailures, err = p.deps.Store.ClassFailures(gctx)
 		return err
 	})
 	if err := g.Wait(); err != nil {
