@@ -91,11 +91,13 @@ func build(ctx context.Context, log *slog.Logger) (*interruption.Service, error)
 		return nil, err
 	}
 	queue := sqs.NewFromConfig(cfg)
+	launcher := instance.New(ec2.NewFromConfig(cfg), s.cluster)
 	return interruption.NewService(interruption.ServiceConfig{ClusterName: s.cluster,
 		ProvisioningQueueURL: s.provisioningURL, TerminationQueueURL: s.terminationURL, Rebalance: s.rebalance,
 	}, interruption.ServiceDeps{
 		State:      state.New(state.NewClient(cfg), s.table),
-		Instances:  instance.New(ec2.NewFromConfig(cfg), s.cluster),
+		Instances:  launcher,
+		Reasons:    launcher,
 		Nodes:      kube.NewActions(client),
 		Events:     kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
 		Queue:      queue,

@@ -89,3 +89,53 @@ func TestMarkLaunchFailedKeepsTheOfferingOutForDiedAtLaunchTTL(t *testing.T) {
 	assert.Equal(t, "spec-1", f.SpecHash)
 	assert.Contains(t, note, "EC2NodeClass kms's launch back-off")
 }
+
+// stateReasons answers GoneReasons from a table of codes (an id missing: EC2 no longer knows it).
+type stateReasons map[string]string
+
+func (r stateReasons) GoneReasons(_ context.Context, ids []string) (map[string]string, map[string]string, error) {
+	codes, messages := map[string]string{}, map[string]string{}
+	for _, id := range ids {
+		if code, ok := r[id]; ok {
+			codes[id], messages[id] = code, "message of "+code
+		}
+	}
+	return codes, messages, nil
+}
+
+// TestOnlyAnInstanceEC2KilledAtLaunchCountsAgainstItsClass: the state-change notice does not say why a
+// booting instance went. One terminated by a user (or a script) says nothing about its EC2NodeClass and
+// must neither hold the class's launches back nor keep its offering out; one EC2 terminated for its
+// volume key counts, with EC2's code.
+func TestOnlyAnInstanceEC2KilledAtLaunchCountsAgainstItsClass(t *testing.T) {
+	m := parseSample(t, "interruption-state-terminated.json")
+	id := m.InstanceIDs()[0]
+	cases := []struct {
+		name     string
+		code     string
+		counted  bool
+		wantCode string
+	}{
+		{"terminated by a user", "Client.UserInitiatedShutdown", false, ""},
+		{"a volume key EC2 may not use", "Client.InvalidKMSKey.InvalidState", true, "Client.InvalidKMSKey.InvalidState"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &markingStore{marked: map[state.Offering]time.Duration{}, failures: map[string][]state.LaunchFailure{}}
+			s := &Service{deps: ServiceDeps{State: store, Reasons: stateReasons{id: tc.code}, Now: time.Now}}
+			c := state.Claim{Name: "claim-a", InstanceID: id, Lifecycle: state.Launched, CapacityType: "on-demand",
+				InstanceType: "m5.large", Zone: "us-east-1a", NodeClass: "kms", NodeClassHash: "spec-1"}
+			_, note, err := s.act(context.Background(), m, Decision{Claim: c.Name, Instance: id, Reason: m.Kind()}, c, Step("MarkLaunchFailed"))
+			require.NoError(t, err)
+			if !tc.counted {
+				assert.Empty(t, store.failures, "nothing counts against the class")
+				assert.Empty(t, store.marked, "the offering is not kept out")
+				assert.Contains(t, note, "not a failed launch")
+				return
+			}
+			require.Len(t, store.failures["kms"], 1)
+			assert.Equal(t, tc.wantCode, store.failures["kms"][0].Code)
+			assert.Len(t, store.marked, 1)
+		})
+	}
+}

@@ -16,6 +16,14 @@ type InstanceOwners interface {
 
 var _ InstanceOwners = (*instance.Launcher)(nil)
 
+// GoneReasons gives EC2's state reason code and message for each of ids that is shutting down or
+// terminated; *instance.Launcher satisfies it.
+type GoneReasons interface {
+	GoneReasons(ctx context.Context, ids []string) (codes, messages map[string]string, err error)
+}
+
+var _ GoneReasons = (*instance.Launcher)(nil)
+
 // unknownInstanceGrace is how long after its event an instance EC2 does not know yet is taken for a
 // launch EC2 has not caught up with, rather than for someone else's instance.
 const unknownInstanceGrace = 2 * time.Minute

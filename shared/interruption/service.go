@@ -94,9 +94,12 @@ type ServiceDeps struct {
 	// Instances confirms with EC2 whose an instance is when the state table's instance index does not
 	// name it (nil: a miss is taken as "not ours").
 	Instances InstanceOwners
-	Nodes     NodeActions
-	Events    EventRecorder
-	Queue     MessageSender
+	// Reasons tells why an instance went (EC2's state reason), so that only an instance EC2 terminated
+	// while launching it counts as a failed launch (nil: every booting instance that went does).
+	Reasons GoneReasons
+	Nodes   NodeActions
+	Events  EventRecorder
+	Queue   MessageSender
 	// Visibility requeues failed messages on the interruption queue in seconds (nil: they come back after
 	// the queue's visibility timeout).
 	Visibility sqsbatch.VisibilityChanger

@@ -34,26 +34,7 @@ func (s *Service) act(ctx context.Context, msg messages.Message, d Decision, c s
 		}
 		return c, fmt.Sprintf("offering %s marked unavailable for %s", o, state.UnavailableCapacityTTL), nil
 	case MarkLaunchFailed:
-		if c.InstanceType == "" || c.Zone == "" {
-			return c, "", nil
-		}
-		o := state.Offering{InstanceType: c.InstanceType, Zone: c.Zone, CapacityType: c.CapacityType}
-		if err := s.deps.State.MarkUnavailable(ctx, o, "InstanceDiedAtLaunch", state.DiedAtLaunchTTL); err != nil {
-			return c, "", err
-		}
-		note := fmt.Sprintf("instance %s terminated before its Node registered: the launch failed; offering %s marked unavailable for %s",
-			c.InstanceID, o, state.DiedAtLaunchTTL)
-		if c.NodeClass == "" {
-			return c, note, nil
-		}
-		// The cause is mostly the class's (a volume key, a snapshot): the failure counts toward its launch
-		// back-off. The notice has no state reason; the lifecycle's sweep adds EC2's when it forgets the claim.
-		f := state.LaunchFailure{InstanceID: c.InstanceID, At: s.deps.Now(), SpecHash: c.NodeClassHash,
-			Message: "EC2 terminated the instance before its Node registered (state-change notice)"}
-		if _, err := s.deps.State.RecordLaunchFailure(ctx, c.NodeClass, f); err != nil {
-			return c, "", err
-		}
-		return c, note + "; the failure counts toward EC2NodeClass " + c.NodeClass + "'s launch back-off", nil
+		return s.markLaunchFailed(ctx, c)
 	case MarkDisrupted:
 		updated, err := s.markDisrupted(ctx, c, reason, d.Deadline)
 		if err != nil {
