@@ -167,7 +167,8 @@ func (s *Store) RecordLaunchFailure(ctx context.Context, nodeClass string, f Lau
 		if old, ok := out.Item["version"]; ok {
 			in.ConditionExpression = aws.String("#v = :v")
 			in.ExpressionAttributeValues = map[string]types.AttributeValue{":v": old}
-			item["version"] = num(versionOf(old) + 1)
+			v, _ := numberAttr(out.Item, "version") // a version that is not a number starts again at 1
+			item["version"] = num(v + 1)
 		} else {
 			in.ConditionExpression = aws.String("attribute_not_exists(#v)")
 			item["version"] = num(1)
@@ -282,19 +283,6 @@ func decodeClassFailures(nodeClass string, item map[string]types.AttributeValue)
 
 // expired reports whether item has a ttl that has passed at now.
 func expired(item map[string]types.AttributeValue, now time.Time) bool {
-	ttl, ok := item[TTLAttribute]
-	return ok && versionOf(ttl) > 0 && versionOf(ttl) <= now.Unix()
-}
-
-// versionOf reads a number attribute such as the version (0 when it is not a number).
-func versionOf(v types.AttributeValue) int64 {
-	n, ok := v.(*types.AttributeValueMemberN)
-	if !ok {
-		return 0
-	}
-	i, err := strconv.ParseInt(n.Value, 10, 64)
-	if err != nil {
-		return 0
-	}
-	return i
+	ttl, err := numberAttr(item, TTLAttribute)
+	return err == nil && ttl > 0 && ttl <= now.Unix()
 }
