@@ -81,7 +81,7 @@ func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 	launcher := instance.New(ec2Client, name)
 	r := lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{
 		Store:        store,
-		Nodes:        client.CoreV1().Nodes(),
+		Nodes:        kube.NewNodeView(client, kube.SnapshotOptions{}),
 		NodeActions:  kube.NewActions(client),
 		Instances:    launcher,
 		GoneReasons:  launcher,

@@ -225,15 +225,16 @@ func (c *fakeCluster) Snapshot(context.Context) (*kube.Snapshot, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	snap := &kube.Snapshot{Nodes: slices.Clone(c.nodes), Pods: slices.Clone(c.pods), PDBs: slices.Clone(c.pdbs)}
+	snap := &kube.Snapshot{Nodes: slices.Clone(c.nodes), PDBs: slices.Clone(c.pdbs)}
 	for i := range snap.Nodes {
 		snap.Nodes[i].Spec.Taints = slices.Clone(snap.Nodes[i].Spec.Taints)
 	}
-	for i := range snap.Pods {
-		if snap.Pods[i].Spec.NodeName != "" {
-			snap.Bound = append(snap.Bound, &snap.Pods[i])
+	pods := slices.Clone(c.pods)
+	for i := range pods {
+		if pods[i].Spec.NodeName != "" {
+			snap.Bound = append(snap.Bound, &pods[i])
 		} else {
-			snap.Pending = append(snap.Pending, &snap.Pods[i])
+			snap.Pending = append(snap.Pending, &pods[i])
 		}
 	}
 	return snap, nil

@@ -36,12 +36,16 @@ var labels = map[string]string{"app.kubernetes.io/name": "nodewright", "app.kube
 var (
 	list  = []string{"list"}
 	patch = []string{"get", "patch"} // kube.Actions reads a Node before each merge patch
+	// watched kinds are listed once by a warm function and then caught up with watches (kube's views).
+	watched = []string{"list", "watch"}
 )
 
 // snapshot is what kube.Snapshotter lists: the whole cluster a solve or a disruption decision reads
-// (namespaces included: pod affinity namespaceSelectors match their labels).
+// (namespaces included: pod affinity namespaceSelectors match their labels). Nodes and pods are watched
+// too: a warm function reads only their changes.
 var snapshot = []rbacv1.PolicyRule{
-	{APIGroups: []string{""}, Resources: []string{"nodes", "pods", "namespaces", "persistentvolumeclaims", "persistentvolumes"}, Verbs: list},
+	{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: watched},
+	{APIGroups: []string{""}, Resources: []string{"namespaces", "persistentvolumeclaims", "persistentvolumes"}, Verbs: list},
 	{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: list},
 	{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: list},
 	{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses", "csinodes"}, Verbs: list},
@@ -67,9 +71,9 @@ func Rules(f Function) []rbacv1.PolicyRule {
 		// A notice taints the claim's Node; the drain is termination's.
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: patch})
 	case Lifecycle:
-		// Registration and initialization list Nodes and label, annotate, taint and add or take off the
-		// termination finalizer.
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "patch"}})
+		// Registration and initialization list (and then watch) Nodes and label, annotate, taint and add or
+		// take off the termination finalizer.
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "patch"}})
 	case Termination:
 		// The drain: find the Node, taint and label it, list its pods, evict them (delete them at the
 		// deadline), wait for volumes to detach, and, once the instance is gone, force-delete what is left,

@@ -37,6 +37,9 @@ var requests = map[string]func(context.Context, kubernetes.Interface) error{
 	"watch nodes": func(ctx context.Context, c kubernetes.Interface) error {
 		return watchErr(c.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{}))
 	},
+	"watch pods": func(ctx context.Context, c kubernetes.Interface) error {
+		return watchErr(c.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{}))
+	},
 	"patch node": func(ctx context.Context, c kubernetes.Interface) error {
 		_, err := c.CoreV1().Nodes().Patch(ctx, absent, types.MergePatchType, []byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{})
 		return err
@@ -126,12 +129,12 @@ var requests = map[string]func(context.Context, kubernetes.Interface) error{
 // allowed is what each function's code does (found by reading every client call in its packages); every
 // other request of requests must be refused.
 var allowed = map[Function][]string{
-	Provisioner: {"list nodes", "list pods", "get pod", "list namespaces", "list persistentvolumeclaims", "list persistentvolumes",
+	Provisioner: {"list nodes", "watch nodes", "list pods", "watch pods", "get pod", "list namespaces", "list persistentvolumeclaims", "list persistentvolumes",
 		"list daemonsets", "list poddisruptionbudgets", "list storageclasses", "list csinodes", "create event"},
-	Disruption: {"list nodes", "get node", "patch node", "list pods", "list namespaces", "list persistentvolumeclaims",
+	Disruption: {"list nodes", "watch nodes", "get node", "patch node", "list pods", "watch pods", "list namespaces", "list persistentvolumeclaims",
 		"list persistentvolumes", "list daemonsets", "list poddisruptionbudgets", "list storageclasses", "list csinodes", "create event"},
 	Interruption: {"get node", "patch node", "create event"},
-	Lifecycle:    {"list nodes", "get node", "patch node", "create event"},
+	Lifecycle:    {"list nodes", "watch nodes", "get node", "patch node", "create event"},
 	Termination: {"list nodes", "get node", "patch node", "delete node", "list pods", "delete pod", "evict pod",
 		"list volumeattachments", "create event"},
 }
@@ -185,10 +188,21 @@ func TestFunctionsRunTheirOwnCodeUnderTheirOwnRole(t *testing.T) {
 	node := kubetest.ReadyNode(t, cp.Client, "rbac-own-code-node", nil)
 
 	for _, f := range []Function{Provisioner, Disruption} {
-		snap, err := kube.NewSnapshotter(functionClient(t, cp, f), kube.SnapshotOptions{}).Snapshot(ctx)
+		s := kube.NewSnapshotter(functionClient(t, cp, f), kube.SnapshotOptions{WatchAfter: -1})
+		snap, err := s.Snapshot(ctx)
 		require.NoError(t, err, "%s reads its snapshot", f)
 		assert.NotEmpty(t, snap.Namespaces, "namespaces are read for namespaceSelectors")
+		kubetest.ReadyNode(t, cp.Client, "rbac-own-code-"+string(f), nil)
+		snap, err = s.Snapshot(ctx)
+		require.NoError(t, err, "%s catches its snapshot up", f)
+		assert.Equal(t, kube.ReadWatched, snap.NodesRead, "%s watches Nodes", f)
 	}
+	nodes := kube.NewNodeView(functionClient(t, cp, Lifecycle), kube.SnapshotOptions{WatchAfter: -1})
+	for range 2 {
+		_, err := nodes.List(ctx, metav1.ListOptions{})
+		require.NoError(t, err, "the lifecycle lists and then watches Nodes")
+	}
+	assert.NotEqual(t, kube.ReadListed, nodes.LastRead())
 	taint := corev1.Taint{Key: "nodewright.sh/probe", Effect: corev1.TaintEffectNoSchedule}
 	require.NoError(t, kube.NewActions(functionClient(t, cp, Interruption)).Taint(ctx, node, taint), "interruption taints")
 	require.NoError(t, kube.NewActions(functionClient(t, cp, Disruption)).Untaint(ctx, node, taint), "disruption untaints")

@@ -115,53 +115,72 @@ type fetched struct {
 // streamList reads every page of the list into one slice, pipelining requests with decoding. trim, when
 // not nil, is called on each page's items as soon as they are decoded.
 func streamList[T any, PT protoItem[T]](ctx context.Context, r listRequest, trim func([]T)) ([]T, string, error) {
+	items := make([]T, 0, r.capacity)
+	start := 0
+	rv, err := streamInto[T, PT](ctx, r, func() PT {
+		var zero T
+		items = append(items, zero)
+		return PT(&items[len(items)-1])
+	}, func() {
+		items, start = items[:0], 0
+	}, func() {
+		if trim != nil {
+			trim(items[start:])
+		}
+		start = len(items)
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return items, rv, nil
+}
+
+// streamInto reads every page of the list, pipelining requests with decoding: next gives the object each
+// item is decoded into, restart forgets what was decoded (an expired continuation restarts the list
+// unpaginated) and pageDone is called after each page.
+func streamInto[T any, PT protoItem[T]](ctx context.Context, r listRequest, next func() PT, restart, pageDone func()) (string, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	opts := r.base
 	opts.Limit = r.pageSize
-	items := make([]T, 0, r.capacity)
-	next := r.fetch(ctx, opts)
+	pending := r.fetch(ctx, opts)
 	for {
-		page := <-next
+		page := <-pending
 		if apierrors.IsResourceExpired(page.err) && opts.Continue != "" {
 			full := r.base
 			full.Limit = 0
 			page = <-r.fetch(ctx, full)
 			if page.err != nil {
-				return nil, "", fmt.Errorf("listing %s again after its continuation expired: %w", r.what, mapError(page.err))
+				return "", fmt.Errorf("listing %s again after its continuation expired: %w", r.what, mapError(page.err))
 			}
-			items, meta, err := decodePage[T, PT](items[:0], page.buf.Bytes())
+			restart()
+			meta, err := decodeInto[T, PT](page.buf.Bytes(), next)
 			bodyBuffers.Put(page.buf)
 			if err != nil {
-				return nil, "", fmt.Errorf("decoding %s: %w", r.what, err)
+				return "", fmt.Errorf("decoding %s: %w", r.what, err)
 			}
-			if trim != nil {
-				trim(items)
-			}
-			return items, meta.ResourceVersion, nil
+			pageDone()
+			return meta.ResourceVersion, nil
 		}
 		if page.err != nil {
-			return nil, "", fmt.Errorf("listing %s: %w", r.what, mapError(page.err))
+			return "", fmt.Errorf("listing %s: %w", r.what, mapError(page.err))
 		}
 		body := page.buf.Bytes()
 		meta, err := decodeListMeta(body)
 		if err == nil && meta.Continue != "" {
 			opts.Continue = meta.Continue
-			next = r.fetch(ctx, opts)
+			pending = r.fetch(ctx, opts)
 		}
 		if err == nil {
-			start := len(items)
-			items, _, err = decodePage[T, PT](items, body)
-			if err == nil && trim != nil {
-				trim(items[start:])
-			}
+			_, err = decodeInto[T, PT](body, next)
 		}
 		bodyBuffers.Put(page.buf)
 		if err != nil {
-			return nil, "", fmt.Errorf("decoding %s: %w", r.what, err)
+			return "", fmt.Errorf("decoding %s: %w", r.what, err)
 		}
+		pageDone()
 		if meta.Continue == "" {
-			return items, meta.ResourceVersion, nil
+			return meta.ResourceVersion, nil
 		}
 	}
 }
@@ -300,9 +319,19 @@ func decodeListMeta(body []byte) (metav1.ListMeta, error) {
 
 // decodePage appends the page's items to items.
 func decodePage[T any, PT protoItem[T]](items []T, body []byte) ([]T, metav1.ListMeta, error) {
+	meta, err := decodeInto[T, PT](body, func() PT {
+		var zero T
+		items = append(items, zero)
+		return PT(&items[len(items)-1])
+	})
+	return items, meta, err
+}
+
+// decodeInto decodes the page's items, each into the object next gives.
+func decodeInto[T any, PT protoItem[T]](body []byte, next func() PT) (metav1.ListMeta, error) {
 	raw, err := listBytes(body)
 	if err != nil {
-		return items, metav1.ListMeta{}, err
+		return metav1.ListMeta{}, err
 	}
 	if raw == nil {
 		var list struct {
@@ -310,9 +339,12 @@ func decodePage[T any, PT protoItem[T]](items []T, body []byte) ([]T, metav1.Lis
 			Items    []T             `json:"items"`
 		}
 		if err := json.Unmarshal(body, &list); err != nil {
-			return items, metav1.ListMeta{}, err
+			return metav1.ListMeta{}, err
 		}
-		return append(items, list.Items...), list.Metadata, nil
+		for i := range list.Items {
+			*next() = list.Items[i]
+		}
+		return list.Metadata, nil
 	}
 	var meta metav1.ListMeta
 	err = listFields(raw, func(num protowire.Number, v []byte) error {
@@ -320,11 +352,9 @@ func decodePage[T any, PT protoItem[T]](items []T, body []byte) ([]T, metav1.Lis
 		case 1:
 			return meta.Unmarshal(v)
 		case 2:
-			var zero T
-			items = append(items, zero)
-			return PT(&items[len(items)-1]).Unmarshal(v)
+			return next().Unmarshal(v)
 		}
 		return nil
 	})
-	return items, meta, err
+	return meta, err
 }

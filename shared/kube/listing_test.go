@@ -142,10 +142,14 @@ func TestFlattenAndSplitKeepListedOrder(t *testing.T) {
 	}
 	pods := flatten(pages)
 	require.Len(t, pods, 6)
-	bound, pending := splitPods(pods)
+	ptrs := make([]*corev1.Pod, len(pods))
+	for i := range pods {
+		ptrs[i] = &pods[i]
+	}
+	bound, pending := splitPods(ptrs)
 	assert.Equal(t, []string{"b1", "b2", "b3"}, podNames(bound))
 	assert.Equal(t, []string{"p1", "p2", "p3"}, podNames(pending))
-	assert.Same(t, &pods[1], bound[0], "views point into Pods, no copies")
+	assert.Same(t, &pods[1], bound[0], "no copies")
 	assert.Same(t, &pages[0][0], &flatten(pages[:1])[0], "a single page is returned as is")
 	assert.Nil(t, flatten[corev1.Pod](nil))
 }

@@ -3,7 +3,8 @@ package kube
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
+	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,17 +24,17 @@ const DefaultPageSize = 5000
 // Failed) are filtered out by the API server, never transferred.
 const nonTerminalPods = "status.phase!=" + string(corev1.PodSucceeded) + ",status.phase!=" + string(corev1.PodFailed)
 
-// Snapshot is one read of the cluster. Objects are as the API server returned them, except that
-// metadata.managedFields is dropped unless SnapshotOptions.KeepManagedFields is set (it is often a third
-// of an object's size and no scheduling decision reads it).
+// Snapshot is one read of the cluster. Nodes and pods are trimmed (TrimNode, TrimPod: what no decision
+// reads is dropped) unless SnapshotOptions.Untrimmed is set. Snapshots share their objects with the
+// Snapshotter's view and with each other: callers must not modify them.
 type Snapshot struct {
 	Nodes []corev1.Node
-	// Pods are the non-terminal pods (phase neither Succeeded nor Failed), bound or not, in listed order.
-	Pods []corev1.Pod
-	// Bound points at the Pods bound to a node (spec.nodeName set), in listed order.
+	// Bound points at the non-terminal pods (phase neither Succeeded nor Failed) bound to a node
+	// (spec.nodeName set), in namespace/name order.
 	Bound []*corev1.Pod
-	// Pending points at the Pods not bound to a node yet (spec.nodeName empty), in listed order. Whether
-	// one is provisionable (unschedulable, not a daemon, not being deleted) is the caller's decision.
+	// Pending points at the non-terminal pods not bound to a node yet (spec.nodeName empty), in
+	// namespace/name order. Whether one is provisionable (unschedulable, not a daemon, not being deleted) is
+	// the caller's decision.
 	Pending        []*corev1.Pod
 	DaemonSets     []appsv1.DaemonSet
 	PDBs           []policyv1.PodDisruptionBudget
@@ -47,6 +48,9 @@ type Snapshot struct {
 	// NodesResourceVersion and PodsResourceVersion are the revisions the two lists were read at; the
 	// pods' is never older than the nodes'.
 	NodesResourceVersion, PodsResourceVersion string
+	// NodesRead and PodsRead say how the Nodes and the pods were brought up to date: listed whole, caught
+	// up with a watch, or unchanged since the previous snapshot.
+	NodesRead, PodsRead ReadMode
 }
 
 // SnapshotOptions narrows and tunes a snapshot. The zero value reads the whole cluster.
@@ -57,17 +61,24 @@ type SnapshotOptions struct {
 	Namespace string
 	// NodeSelector and PodSelector are label selectors (kubectl syntax) on Nodes and pods.
 	NodeSelector, PodSelector string
-	// KeepManagedFields keeps metadata.managedFields on Nodes and pods.
-	KeepManagedFields bool
+	// WatchAfter: a warm Snapshotter catches a kind up with a watch when listing it whole took at least
+	// this long, and lists it again otherwise; 0 means DefaultWatchAfter, negative always watches.
+	WatchAfter time.Duration
+	// Untrimmed keeps Nodes and pods as the API server sends them (TrimNode and TrimPod are not applied).
+	Untrimmed bool
 }
 
 // Snapshotter reads Snapshots. The clientset should be built with NewClientset (protobuf); it works with
-// any kubernetes.Interface.
+// any kubernetes.Interface. Over a real REST client it keeps the Nodes and pods it read as a view, so a
+// warm function reads only what changed since its previous snapshot (see view.refresh); over a fake
+// clientset every snapshot lists everything.
 type Snapshotter struct {
 	client kubernetes.Interface
 	opts   SnapshotOptions
-	// lastNodes and lastPods size the next snapshot's slices, so a warm function allocates them once.
-	lastNodes, lastPods atomic.Int64
+	// mu serializes snapshots: each brings the views forward.
+	mu    sync.Mutex
+	nodes view[corev1.Node, *corev1.Node]
+	pods  view[corev1.Pod, *corev1.Pod]
 }
 
 // NewSnapshotter returns a Snapshotter that reads through client.
@@ -87,13 +98,18 @@ func NewSnapshotter(client kubernetes.Interface, opts SnapshotOptions) *Snapshot
 // revision, so a list is one point in time even across pages. ResourceVersion "0" is deliberately not
 // used: it means "any revision", may be served by an API server whose cache lags (EKS runs several behind
 // one endpoint), and older servers ignore Limit with it; a stale pod list could miss pods bound to a node
-// and make that node look empty. Listing Nodes to completion before the first pod page makes the pod
-// revision at least the node revision, so every listed Node has all its pods in the snapshot (a pod may
-// name a Node created after the node list; callers treat it as bound to an unknown node). Pods are one
-// list at one revision, split into bound and pending on the client, so a pod binding while the snapshot
-// is read is seen exactly once. A continuation that expires (410, the revision was compacted) restarts
-// that list with one unpaginated read.
+// and make that node look empty. A warm Snapshotter brings its views of Nodes and pods forward instead of
+// listing them again (view.refresh says how it knows a view is current: a consistent one-item read gives
+// the revision to reach, and a watch from the view's revision delivers every change up to it). Nodes are
+// brought up to date before the pods' revision is read, so the pod revision is at least the node
+// revision and every Node in the snapshot has all its pods in it (a pod may name a Node created after
+// the Nodes were read; callers treat it as bound to an unknown node). Pods are one view at one revision,
+// split into bound and pending on the client, so a pod binding while the snapshot is read is seen exactly
+// once. A continuation that expires (410, the revision was compacted) restarts that list with one
+// unpaginated read.
 func (s *Snapshotter) Snapshot(ctx context.Context) (*Snapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	snap, err := s.read(ctx)
 	if err != nil {
 		return nil, &domainError{kind: ErrIncomplete, cause: fmt.Errorf("reading cluster snapshot: %w", err)}
@@ -105,19 +121,13 @@ func (s *Snapshotter) read(ctx context.Context) (*Snapshot, error) {
 	core, o := s.client.CoreV1(), s.opts
 	snap := &Snapshot{}
 	var err error
-	if snap.Nodes, snap.NodesResourceVersion, err = s.listNodes(ctx); err != nil {
+	if err = s.readNodes(ctx, snap); err != nil {
 		return nil, err
 	}
 
 	g, ctx := crash.WithContext(ctx) // a list goroutine's panic comes back as the snapshot's error
 	ns := o.Namespace
-	g.Go(func() (err error) {
-		if snap.Pods, snap.PodsResourceVersion, err = s.listPods(ctx); err != nil {
-			return err
-		}
-		snap.Bound, snap.Pending = splitPods(snap.Pods)
-		return nil
-	})
+	g.Go(func() error { return s.readPods(ctx, snap) })
 	g.Go(func() (err error) {
 		snap.DaemonSets, err = listFlat(ctx, "daemonsets", o.PageSize,
 			func(ctx context.Context, opts metav1.ListOptions) ([]appsv1.DaemonSet, metav1.ListMeta, error) {
@@ -201,90 +211,109 @@ func (s *Snapshotter) read(ctx context.Context) (*Snapshot, error) {
 	return snap, nil
 }
 
-// listNodes lists the selected Nodes, streamed over the REST client when there is one.
-func (s *Snapshotter) listNodes(ctx context.Context) ([]corev1.Node, string, error) {
-	o, core := s.opts, s.client.CoreV1()
-	opts := metav1.ListOptions{LabelSelector: o.NodeSelector}
-	var (
-		nodes []corev1.Node
-		rv    string
-		err   error
-	)
+// readNodes brings the selected Nodes up to date.
+func (s *Snapshotter) readNodes(ctx context.Context, snap *Snapshot) (err error) {
+	snap.Nodes, snap.NodesResourceVersion, snap.NodesRead, err = readNodes(ctx, s.client, &s.nodes, s.opts, s.trimNode)
+	return err
+}
+
+// readNodes brings the Nodes selected by o up to date: through the view v over a REST client, listed
+// whole otherwise. The Nodes are copies of the view's (their maps and slices are shared).
+func readNodes(ctx context.Context, client kubernetes.Interface, v *view[corev1.Node, *corev1.Node], o SnapshotOptions,
+	trim func(*corev1.Node)) ([]corev1.Node, string, ReadMode, error) {
+	core := client.CoreV1()
+	base := metav1.ListOptions{LabelSelector: o.NodeSelector}
 	if rc := restClient(core.RESTClient()); rc != nil {
-		nodes, rv, err = streamList[corev1.Node](ctx, listRequest{client: rc, resource: "nodes", what: "nodes",
-			pageSize: o.PageSize, base: opts, capacity: capacityHint(&s.lastNodes)}, s.trimNodes)
-	} else {
-		var pages [][]corev1.Node
-		pages, rv, err = listAll(ctx, "nodes", o.PageSize, opts,
-			func(ctx context.Context, opts metav1.ListOptions) ([]corev1.Node, metav1.ListMeta, error) {
+		mode, err := v.refresh(ctx, restSource(rc, "nodes", "", o.PageSize, o.WatchAfter, base,
+			func(ctx context.Context, opts metav1.ListOptions) (string, error) {
 				l, err := core.Nodes().List(ctx, opts)
 				if err != nil {
-					return nil, metav1.ListMeta{}, err
+					return "", err
 				}
-				s.trimNodes(l.Items)
-				return l.Items, l.ListMeta, nil
-			})
-		nodes = flatten(pages)
+				return l.ResourceVersion, nil
+			}, core.Nodes().Watch, trim))
+		if err != nil {
+			return nil, "", "", err
+		}
+		list := v.list()
+		nodes := make([]corev1.Node, len(list))
+		for i, n := range list {
+			nodes[i] = *n
+		}
+		return nodes, v.rv, mode, nil
 	}
+	pages, rv, err := listAll(ctx, "nodes", o.PageSize, base,
+		func(ctx context.Context, opts metav1.ListOptions) ([]corev1.Node, metav1.ListMeta, error) {
+			l, err := core.Nodes().List(ctx, opts)
+			if err != nil {
+				return nil, metav1.ListMeta{}, err
+			}
+			for i := range l.Items {
+				trim(&l.Items[i])
+			}
+			return l.Items, l.ListMeta, nil
+		})
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
-	s.lastNodes.Store(int64(len(nodes)))
-	return nodes, rv, nil
+	return flatten(pages), rv, ReadListed, nil
 }
 
-// listPods lists the selected non-terminal pods, streamed over the REST client when there is one.
-func (s *Snapshotter) listPods(ctx context.Context) ([]corev1.Pod, string, error) {
+// readPods brings the selected non-terminal pods up to date, as readNodes does the Nodes.
+func (s *Snapshotter) readPods(ctx context.Context, snap *Snapshot) error {
 	o, core := s.opts, s.client.CoreV1()
-	opts := metav1.ListOptions{FieldSelector: nonTerminalPods, LabelSelector: o.PodSelector}
-	var (
-		pods []corev1.Pod
-		rv   string
-		err  error
-	)
+	base := metav1.ListOptions{FieldSelector: nonTerminalPods, LabelSelector: o.PodSelector}
 	if rc := restClient(core.RESTClient()); rc != nil {
-		pods, rv, err = streamList[corev1.Pod](ctx, listRequest{client: rc, resource: "pods", namespace: o.Namespace,
-			what: "pods", pageSize: o.PageSize, base: opts, capacity: capacityHint(&s.lastPods)}, s.trimPods)
-	} else {
-		var pages [][]corev1.Pod
-		pages, rv, err = listAll(ctx, "pods", o.PageSize, opts,
-			func(ctx context.Context, opts metav1.ListOptions) ([]corev1.Pod, metav1.ListMeta, error) {
-				l, err := core.Pods(o.Namespace).List(ctx, opts)
+		pods := core.Pods(o.Namespace)
+		mode, err := s.pods.refresh(ctx, restSource(rc, "pods", o.Namespace, o.PageSize, o.WatchAfter, base,
+			func(ctx context.Context, opts metav1.ListOptions) (string, error) {
+				l, err := pods.List(ctx, opts)
 				if err != nil {
-					return nil, metav1.ListMeta{}, err
+					return "", err
 				}
-				s.trimPods(l.Items)
-				return l.Items, l.ListMeta, nil
-			})
-		pods = flatten(pages)
+				return l.ResourceVersion, nil
+			}, pods.Watch, s.trimPod))
+		if err != nil {
+			return err
+		}
+		snap.Bound, snap.Pending = splitPods(s.pods.list())
+		snap.PodsResourceVersion, snap.PodsRead = s.pods.rv, mode
+		return nil
 	}
+	pages, rv, err := listAll(ctx, "pods", o.PageSize, base,
+		func(ctx context.Context, opts metav1.ListOptions) ([]corev1.Pod, metav1.ListMeta, error) {
+			l, err := core.Pods(o.Namespace).List(ctx, opts)
+			if err != nil {
+				return nil, metav1.ListMeta{}, err
+			}
+			for i := range l.Items {
+				s.trimPod(&l.Items[i])
+			}
+			return l.Items, l.ListMeta, nil
+		})
 	if err != nil {
-		return nil, "", err
+		return err
 	}
-	s.lastPods.Store(int64(len(pods)))
-	return pods, rv, nil
+	all := flatten(pages)
+	ptrs := make([]*corev1.Pod, len(all))
+	for i := range all {
+		ptrs[i] = &all[i]
+	}
+	snap.Bound, snap.Pending = splitPods(ptrs)
+	snap.PodsResourceVersion, snap.PodsRead = rv, ReadListed
+	return nil
 }
 
-func (s *Snapshotter) trimNodes(nodes []corev1.Node) {
-	if !s.opts.KeepManagedFields {
-		for i := range nodes {
-			nodes[i].ManagedFields = nil
-		}
-	}
-}
-
-func (s *Snapshotter) trimPods(pods []corev1.Pod) {
-	if !s.opts.KeepManagedFields {
-		for i := range pods {
-			pods[i].ManagedFields = nil
-		}
+func (s *Snapshotter) trimNode(n *corev1.Node) {
+	if !s.opts.Untrimmed {
+		TrimNode(n)
 	}
 }
 
-// capacityHint is the previous count plus a tenth, so a cluster that grew a little still fits at once.
-func capacityHint(last *atomic.Int64) int {
-	n := last.Load()
-	return int(n + n/10)
+func (s *Snapshotter) trimPod(p *corev1.Pod) {
+	if !s.opts.Untrimmed {
+		TrimPod(p)
+	}
 }
 
 // listFlat lists a kind whole, without selectors, as one slice.
@@ -296,14 +325,14 @@ func listFlat[T any](ctx context.Context, what string, pageSize int64, list page
 	return flatten(pages), nil
 }
 
-// splitPods points at the bound and the pending pods, keeping their order.
-func splitPods(pods []corev1.Pod) (bound, pending []*corev1.Pod) {
+// splitPods sorts the pods into bound and pending, keeping their order.
+func splitPods(pods []*corev1.Pod) (bound, pending []*corev1.Pod) {
 	bound = make([]*corev1.Pod, 0, len(pods))
-	for i := range pods {
-		if pods[i].Spec.NodeName != "" {
-			bound = append(bound, &pods[i])
+	for _, p := range pods {
+		if p.Spec.NodeName != "" {
+			bound = append(bound, p)
 		} else {
-			pending = append(pending, &pods[i])
+			pending = append(pending, p)
 		}
 	}
 	return bound, pending

@@ -68,7 +68,7 @@ func BenchmarkSnapshot1000Nodes30000Pods(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		pods, nodes = len(snap.Pods), len(snap.Nodes)
+		pods, nodes = len(snap.Bound)+len(snap.Pending), len(snap.Nodes)
 		runtime.GC()
 		live = max(live, heapObjectBytes())
 		runtime.KeepAlive(snap)

@@ -45,9 +45,9 @@ func pod(name string, selector map[string]string) corev1.Pod {
 
 // pendingSnapshot is a cluster with no nodes and the pods pending.
 func pendingSnapshot(pods ...corev1.Pod) *kube.Snapshot {
-	snap := &kube.Snapshot{Pods: pods}
-	for i := range snap.Pods {
-		snap.Pending = append(snap.Pending, &snap.Pods[i])
+	snap := &kube.Snapshot{}
+	for i := range pods {
+		snap.Pending = append(snap.Pending, &pods[i])
 	}
 	return snap
 }

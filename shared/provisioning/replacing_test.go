@@ -39,8 +39,7 @@ func TestRunRecordsWhichDrainALaunchReplaces(t *testing.T) {
 	snap := &kube.Snapshot{Nodes: []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n-old",
 		Labels: map[string]string{scheduling.LabelNodePool: "default"}},
 		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}}},
-		Pods: []corev1.Pod{bound}}
-	snap.Bound = []*corev1.Pod{&snap.Pods[0]}
+		Bound: []*corev1.Pod{&bound}}
 	w := newTestProvisioner(t, fakeCluster{snap: snap})
 	_, err := w.store.CreateClaim(context.Background(), state.Claim{Name: "old", NodePool: "default", Lifecycle: state.Draining,
 		NodeName: "n-old"})

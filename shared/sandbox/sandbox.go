@@ -232,7 +232,7 @@ func (s *Sandbox) wire(ctx context.Context) error {
 	}
 	s.Provisioner = s.newProvisioner(footprint.Provisioner, prices, 1)
 	launcher := instance.New(s.EC2, Cluster)
-	s.Lifecycle = lifecycle.NewRunner(lifecycle.RunnerConfig{SweepEvery: s.opts.LifecycleSweepEvery}, lifecycle.RunnerDeps{Store: s.Store, Nodes: s.FunctionClient(footprint.Lifecycle).CoreV1().Nodes(),
+	s.Lifecycle = lifecycle.NewRunner(lifecycle.RunnerConfig{SweepEvery: s.opts.LifecycleSweepEvery}, lifecycle.RunnerDeps{Store: s.Store, Nodes: kube.NewNodeView(s.FunctionClient(footprint.Lifecycle), kube.SnapshotOptions{}),
 		NodeActions: kube.NewActions(s.FunctionClient(footprint.Lifecycle)), Instances: launcher, GoneReasons: launcher, Unavailable: s.Store,
 		Events: s.recorders[footprint.Lifecycle], Prices: prices,
 		Terminations: termination.NewSender(s.SQS, s.Queues.Termination), Now: time.Now})

@@ -51,10 +51,7 @@ func nodeSizedPods(n int) *kube.Snapshot {
 				Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 					corev1.ResourceCPU: resource.MustParse("3")}}}}}}
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
-		snap.Pods = append(snap.Pods, p)
-	}
-	for i := range snap.Pods {
-		snap.Pending = append(snap.Pending, &snap.Pods[i])
+		snap.Pending = append(snap.Pending, &p)
 	}
 	return snap
 }

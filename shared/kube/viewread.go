@@ -1,0 +1,193 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+)
+
+// ReadMode says how a read brought a view up to date.
+type ReadMode string
+
+const (
+	// ReadListed: the kind was listed whole (a cold process, or the view could not be caught up).
+	ReadListed ReadMode = "listed"
+	// ReadWatched: the changes since the view's revision were read with a watch.
+	ReadWatched ReadMode = "watched"
+	// ReadUnchanged: nothing in the cluster changed since the view's revision.
+	ReadUnchanged ReadMode = "unchanged"
+)
+
+// Bounds of a catch-up. The API server sends a watch's bookmark about two seconds before the watch's
+// timeout, so a three-second watch reports the server's revision after about one second even when no
+// object of the kind changed.
+var (
+	catchUpWatchSeconds int64 = 3
+	catchUpWatches            = 3
+	catchUpWatchBudget        = 10 * time.Second
+)
+
+// DefaultWatchAfter is how long a whole list of a kind must take before a warm view is caught up with a
+// watch instead: a catch-up waits for the API server's bookmark (about a second) when the kind did not
+// change, so a kind that lists faster than that is simply listed again.
+const DefaultWatchAfter = time.Second
+
+// source reads one kind of object: whole lists over the REST client, a one-item probe and watches
+// through the typed client.
+type source[T any, PT object[T]] struct {
+	// watchAfter: see DefaultWatchAfter; negative catches up with a watch however fast the list was.
+	watchAfter time.Duration
+	req        listRequest
+	probe      func(ctx context.Context, opts metav1.ListOptions) (string, error)
+	watch      func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+	trim       func(PT)
+}
+
+// refresh brings v up to date with the API server and says how.
+//
+// How it knows the view is current. A warm view remembers the revision it was read at. The read first
+// asks for the kind's current revision with a consistent one-item list (served from the API server's
+// watch cache once the cache has caught up with etcd, on Kubernetes 1.31+). If it equals the view's
+// revision, nothing changed. Otherwise a watch from the view's revision delivers every change since, in
+// revision order, and the view is current once it has applied an event or a bookmark at or past the probed
+// revision. A revision the server no longer has (410 Gone: the view is older than the watch cache's
+// history), a watch that ends short of it, or a revision that is not a number lists the kind whole again,
+// as a cold process does.
+func (v *view[T, PT]) refresh(ctx context.Context, src source[T, PT]) (ReadMode, error) {
+	if v.known() && v.listTook >= src.watchAfter {
+		target, err := src.probe(ctx, probeOptions(src.req.base))
+		if err != nil {
+			return "", fmt.Errorf("reading the revision of %s: %w", src.req.what, mapError(err))
+		}
+		if target == v.rv {
+			return ReadUnchanged, nil
+		}
+		caught, err := v.catchUp(ctx, src, target)
+		if err != nil {
+			return "", err
+		}
+		if caught {
+			return ReadWatched, nil
+		}
+	}
+	return ReadListed, v.relist(ctx, src)
+}
+
+func probeOptions(base metav1.ListOptions) metav1.ListOptions {
+	opts := base
+	opts.Limit, opts.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = 1, "", "", ""
+	return opts
+}
+
+// relist reads the kind whole, each object decoded into its own allocation (so a later change frees the
+// object it replaces) and trimmed at once.
+func (v *view[T, PT]) relist(ctx context.Context, src source[T, PT]) error {
+	items := make([]PT, 0, len(v.items))
+	trimmed, start := 0, time.Now()
+	rv, err := streamInto[T, PT](ctx, src.req, func() PT {
+		o := PT(new(T))
+		items = append(items, o)
+		return o
+	}, func() {
+		items, trimmed = items[:0], 0
+	}, func() {
+		for _, o := range items[trimmed:] {
+			src.trim(o)
+		}
+		trimmed = len(items)
+	})
+	if err != nil {
+		v.forget()
+		return err
+	}
+	v.reset(items, rv)
+	v.listTook = time.Since(start)
+	return nil
+}
+
+// catchUp applies the changes from the view's revision up to target. false without an error: the view
+// cannot be caught up this way and must be listed whole.
+func (v *view[T, PT]) catchUp(ctx context.Context, src source[T, PT], target string) (bool, error) {
+	want, err := strconv.ParseUint(target, 10, 64)
+	if err != nil {
+		return false, nil
+	}
+	if _, err := strconv.ParseUint(v.rv, 10, 64); err != nil {
+		return false, nil
+	}
+	for range catchUpWatches {
+		caught, more, err := v.watchOnce(ctx, src, want)
+		if err != nil || caught || !more {
+			return caught, err
+		}
+	}
+	return false, nil
+}
+
+// watchOnce reads one watch from the view's revision. more: the watch ended short of want without a
+// reason to give up, so another watch may reach it.
+func (v *view[T, PT]) watchOnce(parent context.Context, src source[T, PT], want uint64) (caught, more bool, err error) {
+	ctx, cancel := context.WithTimeout(parent, catchUpWatchBudget)
+	defer cancel()
+	opts := src.req.base
+	opts.Limit, opts.Continue = 0, ""
+	opts.ResourceVersion, opts.AllowWatchBookmarks, opts.TimeoutSeconds = v.rv, true, &catchUpWatchSeconds
+	w, err := src.watch(ctx, opts)
+	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, fmt.Errorf("watching %s: %w", src.req.what, mapError(err))
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Error {
+			if st := apierrors.FromObject(ev.Object); apierrors.IsResourceExpired(st) || apierrors.IsGone(st) {
+				return false, false, nil
+			}
+			return false, false, fmt.Errorf("watching %s: %w", src.req.what, mapError(apierrors.FromObject(ev.Object)))
+		}
+		o, ok := ev.Object.(PT)
+		if !ok {
+			return false, false, fmt.Errorf("watching %s: unexpected %T in a %s event", src.req.what, ev.Object, ev.Type)
+		}
+		switch ev.Type {
+		case watch.Added, watch.Modified:
+			src.trim(o)
+			v.put(o)
+		case watch.Deleted:
+			v.remove(o)
+		}
+		v.rv = o.GetResourceVersion()
+		if rv, err := strconv.ParseUint(v.rv, 10, 64); err != nil {
+			v.forget()
+			return false, false, nil
+		} else if rv >= want {
+			return true, false, nil
+		}
+	}
+	if err := parent.Err(); err != nil {
+		return false, false, err
+	}
+	return false, true, nil
+}
+
+// restSource is a source over a real REST client, for the kind resource (namespace "" for all).
+func restSource[T any, PT object[T]](rc *rest.RESTClient, resource, namespace string, pageSize int64, watchAfter time.Duration, base metav1.ListOptions,
+	probe func(ctx context.Context, opts metav1.ListOptions) (string, error),
+	watchFn func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error), trim func(PT)) source[T, PT] {
+	if watchAfter == 0 {
+		watchAfter = DefaultWatchAfter
+	}
+	return source[T, PT]{
+		watchAfter: watchAfter,
+		req:        listRequest{client: rc, resource: resource, namespace: namespace, what: resource, pageSize: pageSize, base: base},
+		probe:      probe, watch: watchFn, trim: trim,
+	}
+}
