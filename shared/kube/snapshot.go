@@ -79,6 +79,8 @@ type Snapshotter struct {
 	mu    sync.Mutex
 	nodes view[corev1.Node, *corev1.Node]
 	pods  view[corev1.Pod, *corev1.Pod]
+	// intern shares equal maps and strings between the pods of the view; a whole list starts a new one.
+	intern *interner
 }
 
 // NewSnapshotter returns a Snapshotter that reads through client.
@@ -265,14 +267,21 @@ func (s *Snapshotter) readPods(ctx context.Context, snap *Snapshot) error {
 	base := metav1.ListOptions{FieldSelector: nonTerminalPods, LabelSelector: o.PodSelector}
 	if rc := restClient(core.RESTClient()); rc != nil {
 		pods := core.Pods(o.Namespace)
-		mode, err := s.pods.refresh(ctx, restSource(rc, "pods", o.Namespace, o.PageSize, o.WatchAfter, base,
+		src := restSource(rc, "pods", o.Namespace, o.PageSize, o.WatchAfter, base,
 			func(ctx context.Context, opts metav1.ListOptions) (string, error) {
 				l, err := pods.List(ctx, opts)
 				if err != nil {
 					return "", err
 				}
 				return l.ResourceVersion, nil
-			}, pods.Watch, s.trimPod))
+			}, pods.Watch, func(p *corev1.Pod) {
+				s.trimPod(p)
+				if !o.Untrimmed {
+					s.intern.pod(p)
+				}
+			})
+		src.relisting = func() { s.intern = newInterner() }
+		mode, err := s.pods.refresh(ctx, src)
 		if err != nil {
 			return err
 		}

@@ -47,6 +47,8 @@ type source[T any, PT object[T]] struct {
 	probe      func(ctx context.Context, opts metav1.ListOptions) (string, error)
 	watch      func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
 	trim       func(PT)
+	// relisting, when set, is called before a whole list (what trim keeps across objects starts afresh).
+	relisting func()
 }
 
 // refresh brings v up to date with the API server and says how.
@@ -88,6 +90,9 @@ func probeOptions(base metav1.ListOptions) metav1.ListOptions {
 // relist reads the kind whole, each object decoded into its own allocation (so a later change frees the
 // object it replaces) and trimmed at once.
 func (v *view[T, PT]) relist(ctx context.Context, src source[T, PT]) error {
+	if src.relisting != nil {
+		src.relisting()
+	}
 	items := make([]PT, 0, len(v.items))
 	trimmed, start := 0, time.Now()
 	rv, err := streamInto[T, PT](ctx, src.req, func() PT {
