@@ -242,6 +242,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 			newName: func() string { return p.claimName(cp.NodePool) }, stamp: cfg.stamp(pool),
 			replaces: replacedClaims(cp, disrupted, byNode)}
 	}, rep)
+	p.forgetStaleClasses(rep.LaunchFailures, byPool)
 	p.recordUnschedulable(ctx, runID, plan.Unschedulable, rep)
 	// Skipped pods, and those of a claim whose launch failed (a throttle or server error past the SDK's
 	// retries, or no capacity: the next run solves without those offerings), still need a run: without a
