@@ -10,11 +10,14 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/nodewright/nodewright/shared/sizing"
 )
 
 // GoFunction is one of Nodewright's Lambda functions: the bootstrap `make build` wrote to
 // <functionsDir>/<name>/bootstrap, on provided.al2023 arm64, with its own log group and a role that may
-// write only to that log group until its construct grants more.
+// write only to that log group until its construct grants more. Its environment always carries GOMEMLIMIT,
+// 90% of its memory (sizing.Size.GoMemLimit), so the Go collector works harder before Lambda's hard limit.
 type GoFunction struct {
 	constructs.Construct
 	Function awslambda.Function
@@ -54,6 +57,11 @@ func NewGoFunction(scope constructs.Construct, id string, p GoFunctionProps) *Go
 		Reason:    jsii.String("The only wildcard is the log streams of this function's own log group, which Lambda names per execution environment."),
 		AppliesTo: &[]interface{}{&cdknag.RegexAppliesTo{Regex: jsii.String(`/^Resource::<.*Logs[0-9A-F]{8}\.Arn>:\*$/`)}},
 	}}, jsii.Bool(true))
+	env := make(map[string]*string, len(p.Environment)+1)
+	for k, v := range p.Environment {
+		env[k] = v
+	}
+	env["GOMEMLIMIT"] = jsii.String(sizing.Size{MemoryMB: int(p.MemoryMB)}.GoMemLimit())
 	var reserved *float64
 	if p.ReservedConcurrency > 0 {
 		reserved = jsii.Number(p.ReservedConcurrency)
@@ -63,7 +71,7 @@ func NewGoFunction(scope constructs.Construct, id string, p GoFunctionProps) *Go
 		Architecture:                 awslambda.Architecture_ARM_64(),
 		Handler:                      jsii.String("bootstrap"),
 		Code:                         awslambda.Code_FromAsset(jsii.String(filepath.Join(p.FunctionsDir, p.Name)), nil),
-		Environment:                  &p.Environment,
+		Environment:                  &env,
 		Timeout:                      p.Timeout,
 		MemorySize:                   jsii.Number(p.MemoryMB),
 		LogGroup:                     logs,

@@ -31,7 +31,7 @@ func NewInterruption(scope constructs.Construct, id string, p WorkerProps, q Int
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	timeout := awscdk.Duration_Seconds(jsii.Number(30))
 	fn := newWorker(c, "Handler", p, workerSpec{
-		name: "interruption", timeout: timeout, memoryMB: 512, reserved: interruptionConcurrency,
+		name: "interruption", timeout: timeout, reserved: interruptionConcurrency,
 		// UpdateItem: a failed attempt gives its event claim back (state.ReleaseEvent).
 		stateAccess: append(append([]string{}, stateRead...), stateWrite...),
 		extraEnv: map[string]*string{

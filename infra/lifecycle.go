@@ -30,7 +30,7 @@ var lifecycleEC2Reads = []string{
 func NewLifecycle(scope constructs.Construct, id string, p WorkerProps, terminations awssqs.Queue) *Lifecycle {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	fn := newWorker(c, "Handler", p, workerSpec{
-		name: "lifecycle", timeout: awscdk.Duration_Seconds(jsii.Number(60)), memoryMB: 512, reserved: lifecycleConcurrency,
+		name: "lifecycle", timeout: awscdk.Duration_Seconds(jsii.Number(60)), reserved: lifecycleConcurrency,
 		stateAccess: append(append([]string{}, stateRead...), stateWrite...),
 		extraEnv:    map[string]*string{"NODEWRIGHT_TERMINATION_QUEUE_URL": terminations.QueueUrl()},
 	})

@@ -5,6 +5,7 @@
 //	clusterName      the EKS cluster Nodewright manages (required)
 //	manifests        file or folder of Karpenter v1 NodePool/EC2NodeClass YAML (required; validated at synth)
 //	rebalancePolicy  what a rebalance recommendation does: event (default; record it) or replace
+//	clusterPods      the cluster's expected size in pods (default 30000, at most 150000): sizes each function's memory
 //	functionsDir     folder of the functions' bootstraps (default dist; `make synth` builds them first)
 //	alarmTopicArn    SNS topic (same region) the alarms notify (optional; without it they have no actions)
 //	account          AWS account to deploy into (default: CDK_DEFAULT_ACCOUNT; empty = environment-agnostic)

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/nodewright/nodewright/shared/sizing"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -30,6 +32,10 @@ type StackProps struct {
 	FunctionsDir string
 	// AlarmTopicArn is the SNS topic the alarms notify; empty leaves them without actions.
 	AlarmTopicArn string
+	// ClusterPods is the cluster's expected size in pods (context value clusterPods, default
+	// sizing.DefaultClusterPods); Sizes is each function's memory and timeout for it (sizing.For).
+	ClusterPods int
+	Sizes       map[string]sizing.Size
 }
 
 // clusterNamePattern is EKS's rule for cluster names.
@@ -77,6 +83,9 @@ func stackPropsFromContext(app awscdk.App) (StackProps, error) {
 		return p, err
 	}
 	if p.AlarmTopicArn, err = alarmTopicArn(str("alarmTopicArn", ""), p.Env); err != nil {
+		return p, err
+	}
+	if p.ClusterPods, p.Sizes, err = clusterSizes(app.Node().TryGetContext(jsii.String("clusterPods"))); err != nil {
 		return p, err
 	}
 	if p.FunctionsDir = str("functionsDir", ""); p.FunctionsDir == "" {
@@ -153,4 +162,32 @@ func boolContext(key string, v interface{}) (bool, error) {
 		}
 	}
 	return false, fmt.Errorf("context value %s %v is not supported: use true or false", key, v)
+}
+
+// clusterSizes reads the clusterPods context value, a whole number of pods as JSON (cdk.json) or as text
+// (-c clusterPods=60000); unset is sizing.DefaultClusterPods. It returns the value and each function's
+// size for it; a value that is not a whole number or is outside sizing's tiers is refused, naming the key.
+func clusterSizes(v interface{}) (int, map[string]sizing.Size, error) {
+	pods := sizing.DefaultClusterPods
+	switch v := v.(type) {
+	case nil:
+	case float64:
+		if v != float64(int(v)) {
+			return 0, nil, fmt.Errorf("context value clusterPods %v is not a whole number of pods", v)
+		}
+		pods = int(v)
+	case string:
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, nil, fmt.Errorf("context value clusterPods %q is not a whole number of pods", v)
+		}
+		pods = n
+	default:
+		return 0, nil, fmt.Errorf("context value clusterPods %v is not a whole number of pods", v)
+	}
+	sizes, err := sizing.For(pods)
+	if err != nil {
+		return 0, nil, fmt.Errorf("context value %w", err)
+	}
+	return pods, sizes, nil
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nodewright/nodewright/shared/sizing"
 )
 
 func TestRebalancePolicyContext(t *testing.T) {
@@ -111,4 +113,36 @@ func propsOrError(t *testing.T, ctx map[string]interface{}, wantErr string) (Sta
 	}
 	require.NoError(t, err)
 	return props, true
+}
+
+func TestClusterPodsContext(t *testing.T) {
+	cases := []struct {
+		name    string
+		value   interface{}
+		want    int
+		wantErr string
+	}{
+		{name: "the default tier when unset", value: nil, want: sizing.DefaultClusterPods},
+		{name: "JSON number in cdk.json", value: 60000.0, want: 60000},
+		{name: "text from -c", value: "150000", want: 150000},
+		{name: "zero", value: 0.0, wantErr: "context value clusterPods 0: must be between 1 and 150000"},
+		{name: "beyond Kubernetes' ceiling", value: "150001", wantErr: "context value clusterPods 150001: must be between 1 and 150000"},
+		{name: "not a number", value: "lots", wantErr: `context value clusterPods "lots" is not a whole number of pods`},
+		{name: "a fraction", value: 1.5, wantErr: "context value clusterPods 1.5 is not a whole number of pods"},
+		{name: "a boolean", value: true, wantErr: "context value clusterPods true is not a whole number of pods"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := map[string]interface{}{"clusterName": "unit", "manifests": "manifests"}
+			if tc.value != nil {
+				ctx["clusterPods"] = tc.value
+			}
+			if props, ok := propsOrError(t, ctx, tc.wantErr); ok {
+				assert.Equal(t, tc.want, props.ClusterPods)
+				want, err := sizing.For(tc.want)
+				require.NoError(t, err)
+				assert.Equal(t, want, props.Sizes)
+			}
+		})
+	}
 }

@@ -34,7 +34,7 @@ func NewProvisioner(scope constructs.Construct, id string, p WorkerProps, queue 
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	timeout := awscdk.Duration_Seconds(jsii.Number(60))
 	fn := newWorker(c, "Handler", p, workerSpec{
-		name: "provisioner", timeout: timeout, memoryMB: 1024, reserved: singleWriterConcurrency,
+		name: "provisioner", timeout: timeout, reserved: singleWriterConcurrency,
 		// BatchWriteItem: the decision records of pods that cannot be provisioned (state.RecordDecisions).
 		stateAccess: append(append(append([]string{}, stateRead...), stateWrite...), "dynamodb:BatchWriteItem"),
 	})

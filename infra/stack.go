@@ -6,6 +6,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/nodewright/nodewright/shared/footprint"
+	"github.com/nodewright/nodewright/shared/sizing"
 )
 
 // NodewrightStack holds everything one cluster's Nodewright needs. Each concern is its own construct.
@@ -36,9 +37,9 @@ func NewNodewrightStack(scope constructs.Construct, id string, props StackProps)
 	s.State = NewStateTable(stack, "State")
 	s.Queues = NewQueues(stack, "Queues")
 	s.Config = NewConfigDeployment(stack, "Config", s.State.Table, props.Config)
-	s.Webhook = NewWebhook(stack, "Webhook", props.ClusterName, props.FunctionsDir, s.Queues.Provisioning)
+	s.Webhook = NewWebhook(stack, "Webhook", props.ClusterName, props.FunctionsDir, sizeOf(props.Sizes, sizing.Webhook), s.Queues.Provisioning)
 
-	worker := WorkerProps{ClusterName: props.ClusterName, FunctionsDir: props.FunctionsDir, Table: s.State.Table}
+	worker := WorkerProps{ClusterName: props.ClusterName, FunctionsDir: props.FunctionsDir, Table: s.State.Table, Sizes: props.Sizes}
 	s.Provisioner = NewProvisioner(stack, "Provisioner", worker, s.Queues.Provisioning, props.Nodes)
 	s.Lifecycle = NewLifecycle(stack, "Lifecycle", worker, s.Queues.Termination)
 	s.Interruption = NewInterruption(stack, "Interruption", worker, InterruptionQueues{

@@ -20,8 +20,17 @@ import (
 // synth builds the stack the way main does (cdk-nag included) and returns its template and annotations.
 func synth(t *testing.T) (assertions.Template, assertions.Annotations) {
 	t.Helper()
-	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]interface{}{"clusterName": "unit", "manifests": "manifests",
-		"functionsDir": fakeFunctions(t)}})
+	return synthWith(t, nil)
+}
+
+// synthWith is synth with more context values.
+func synthWith(t *testing.T, extra map[string]interface{}) (assertions.Template, assertions.Annotations) {
+	t.Helper()
+	ctx := map[string]interface{}{"clusterName": "unit", "manifests": "manifests", "functionsDir": fakeFunctions(t)}
+	for k, v := range extra {
+		ctx[k] = v
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
 	props, err := stackPropsFromContext(app)
 	require.NoError(t, err)
 	stack := NewNodewrightStack(app, props.StackName(), props)

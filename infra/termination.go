@@ -23,7 +23,7 @@ func NewTermination(scope constructs.Construct, id string, p WorkerProps, queue,
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	timeout := awscdk.Duration_Seconds(jsii.Number(60))
 	fn := newWorker(c, "Handler", p, workerSpec{
-		name: "termination", timeout: timeout, memoryMB: 512, reserved: terminationConcurrency,
+		name: "termination", timeout: timeout, reserved: terminationConcurrency,
 		stateAccess: append(append(append([]string{}, stateRead...), stateWrite...), "dynamodb:DeleteItem"),
 		extraEnv: map[string]*string{"NODEWRIGHT_TERMINATION_QUEUE_URL": queue.QueueUrl(),
 			"NODEWRIGHT_PROVISIONING_QUEUE_URL": provisioning.QueueUrl(), "NODEWRIGHT_DISRUPTION_QUEUE_URL": disruptionWake.QueueUrl()},

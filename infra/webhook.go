@@ -9,6 +9,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/nodewright/nodewright/shared/sizing"
 )
 
 // WebhookReservedConcurrency caps (and guarantees) the webhook's concurrent executions. A throttled call
@@ -31,8 +33,8 @@ type Webhook struct {
 }
 
 // NewWebhook creates the webhook function, allowed only to send to the provisioning queue and to read the
-// current and previous versions of its token.
-func NewWebhook(scope constructs.Construct, id, cluster, functionsDir string, provisioning awssqs.IQueue) *Webhook {
+// current and previous versions of its token, with the memory of size.
+func NewWebhook(scope constructs.Construct, id, cluster, functionsDir string, size sizing.Size, provisioning awssqs.IQueue) *Webhook {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	token := awssecretsmanager.NewSecret(c, jsii.String("Token"), &awssecretsmanager.SecretProps{
 		Description: jsii.String("Secret path segment of the Nodewright pending-pod webhook URL"),
@@ -49,7 +51,7 @@ func NewWebhook(scope constructs.Construct, id, cluster, functionsDir string, pr
 			"re-applies `nodewright manifests` with the new URL."),
 	}}, jsii.Bool(false))
 	fn := NewGoFunction(c, "Handler", GoFunctionProps{
-		Name: "webhook", FunctionsDir: functionsDir, Timeout: awscdk.Duration_Seconds(jsii.Number(5)), MemoryMB: 256,
+		Name: "webhook", FunctionsDir: functionsDir, Timeout: awscdk.Duration_Seconds(jsii.Number(5)), MemoryMB: float64(size.MemoryMB),
 		ReservedConcurrency: WebhookReservedConcurrency,
 		Environment: map[string]*string{
 			"NODEWRIGHT_CLUSTER_NAME":             jsii.String(cluster),

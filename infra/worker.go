@@ -5,6 +5,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/nodewright/nodewright/shared/sizing"
 )
 
 // WorkerProps is what every function that works on the cluster's state shares.
@@ -12,19 +14,32 @@ type WorkerProps struct {
 	ClusterName  string
 	FunctionsDir string
 	Table        awsdynamodb.ITable
+	// Sizes is each function's memory for the cluster's size (StackProps.Sizes); nil is the default tier.
+	Sizes map[string]sizing.Size
+}
+
+// sizeOf is fn's size in sizes, or in the default tier when sizes does not name it.
+func sizeOf(sizes map[string]sizing.Size, fn string) sizing.Size {
+	if s, ok := sizes[fn]; ok {
+		return s
+	}
+	defaults, err := sizing.For(sizing.DefaultClusterPods)
+	if err != nil {
+		panic(err) // the default is within the tiers by construction
+	}
+	return defaults[fn]
 }
 
 // workerSpec is one worker function's shape.
 type workerSpec struct {
 	name        string
 	timeout     awscdk.Duration
-	memoryMB    float64
 	reserved    float64
 	extraEnv    map[string]*string
 	stateAccess []string // DynamoDB actions on the state table and its indexes
 }
 
-// newWorker creates a GoFunction with NODEWRIGHT_CLUSTER_NAME and NODEWRIGHT_STATE_TABLE (plus
+// newWorker creates a GoFunction sized by p.Sizes for spec.name, with NODEWRIGHT_CLUSTER_NAME and NODEWRIGHT_STATE_TABLE (plus
 // spec.extraEnv), the state-table actions of spec, and eks:DescribeCluster on the cluster.
 func newWorker(scope constructs.Construct, id string, p WorkerProps, spec workerSpec) *GoFunction {
 	env := map[string]*string{
@@ -36,7 +51,7 @@ func newWorker(scope constructs.Construct, id string, p WorkerProps, spec worker
 	}
 	fn := NewGoFunction(scope, id, GoFunctionProps{
 		Name: spec.name, FunctionsDir: p.FunctionsDir, Environment: env,
-		Timeout: spec.timeout, MemoryMB: spec.memoryMB, ReservedConcurrency: spec.reserved,
+		Timeout: spec.timeout, MemoryMB: float64(sizeOf(p.Sizes, spec.name).MemoryMB), ReservedConcurrency: spec.reserved,
 	})
 	allowState(fn.Role, p.Table, spec.stateAccess...)
 	allowDescribeCluster(fn.Role, p.ClusterName)

@@ -114,11 +114,11 @@ var workerFunctions = map[string]struct {
 	env      []string
 	reserved interface{}
 }{
-	"provisioner":  {prefix: "Provisioner", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE"}, reserved: 3.0},
-	"lifecycle":    {prefix: "Lifecycle", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL"}, reserved: 2.0},
-	"interruption": {prefix: "Interruption", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_PROVISIONING_QUEUE_URL", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_REBALANCE_POLICY"}, reserved: 10.0},
-	"termination":  {prefix: "Termination", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_PROVISIONING_QUEUE_URL", "NODEWRIGHT_DISRUPTION_QUEUE_URL"}, reserved: 10.0},
-	"disruption":   {prefix: "Disruption", env: []string{"NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION"}, reserved: 3.0},
+	"provisioner":  {prefix: "Provisioner", env: []string{"GOMEMLIMIT", "NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE"}, reserved: 3.0},
+	"lifecycle":    {prefix: "Lifecycle", env: []string{"GOMEMLIMIT", "NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL"}, reserved: 2.0},
+	"interruption": {prefix: "Interruption", env: []string{"GOMEMLIMIT", "NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_PROVISIONING_QUEUE_URL", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_REBALANCE_POLICY"}, reserved: 10.0},
+	"termination":  {prefix: "Termination", env: []string{"GOMEMLIMIT", "NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_PROVISIONING_QUEUE_URL", "NODEWRIGHT_DISRUPTION_QUEUE_URL"}, reserved: 10.0},
+	"disruption":   {prefix: "Disruption", env: []string{"GOMEMLIMIT", "NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION"}, reserved: 3.0},
 }
 
 func TestWorkers(t *testing.T) {
@@ -147,7 +147,8 @@ func TestWorkers(t *testing.T) {
 			assert.EqualValues(t, want, props["Timeout"], name)
 		}
 		_, props = cfn.one(t, "AWS::Lambda::Function", "ProvisionerHandlerFunction")
-		assert.EqualValues(t, 1024, props["MemorySize"])
+		assert.EqualValues(t, 1024, props["MemorySize"], "the default tier keeps what the provisioner had")
+		assert.Equal(t, "921MiB", props["Environment"].(map[string]interface{})["Variables"].(map[string]interface{})["GOMEMLIMIT"])
 	})
 
 	t.Run("queue consumers report partial batch failures and fit in the visibility timeout", func(t *testing.T) {

@@ -106,7 +106,13 @@ type explained struct {
 	// Expiry is when the claim expires; set with Claim.
 	Expiry    *claimExpiry     `json:"expiry,omitempty"`
 	Decisions []state.Decision `json:"decisions"`
+	// Unschedulable are the provisioner's latest summaries of the pods it cannot provision, for a pod with
+	// no CannotProvision record of its own: past a per-run cap a pod is only counted there.
+	Unschedulable []state.Decision `json:"unschedulable,omitempty"`
 }
+
+// summaryLimit is how many of the provisioner's latest summaries explain shows for a pod.
+const summaryLimit = 5
 
 // checkSubject names what is wrong with a subject argument.
 func checkSubject(s string) error {
@@ -153,6 +159,11 @@ func explain(ctx context.Context, store *state.Store, subject string, limit int,
 	if e.Decisions == nil {
 		e.Decisions = []state.Decision{}
 	}
+	if strings.HasPrefix(subject, "pod/") && !slices.ContainsFunc(ds, func(d state.Decision) bool { return d.Kind == "CannotProvision" }) {
+		if e.Unschedulable, err = store.Decisions(ctx, state.UnschedulableSubject, summaryLimit); err != nil {
+			return e, err
+		}
+	}
 	return e, nil
 }
 
@@ -180,22 +191,31 @@ func writeExplained(w io.Writer, all []explained, now time.Time) {
 		}
 		if len(e.Decisions) == 0 {
 			fmt.Fprintln(w, "  no decision recorded in the last 14 days")
-			continue
+		} else {
+			writeDecisions(w, e.Decisions)
 		}
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  TIME\tKIND\tREASON\tMESSAGE")
-		for _, d := range e.Decisions {
-			msg := d.Message
-			if details := detailText(d.Details); details != "" {
-				msg += " (" + details + ")"
-			}
-			if d.Truncated {
-				msg += " [truncated]"
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", d.At.UTC().Format(time.RFC3339), d.Kind, d.Reason, msg)
+		if len(e.Unschedulable) > 0 {
+			fmt.Fprintln(w, "  the provisioner's latest summaries of pods it cannot provision (a pod past its per-run cap is only counted here):")
+			writeDecisions(w, e.Unschedulable)
 		}
-		tw.Flush()
 	}
+}
+
+// writeDecisions prints decisions as a table, newest first as given.
+func writeDecisions(w io.Writer, ds []state.Decision) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TIME\tKIND\tREASON\tMESSAGE")
+	for _, d := range ds {
+		msg := d.Message
+		if details := detailText(d.Details); details != "" {
+			msg += " (" + details + ")"
+		}
+		if d.Truncated {
+			msg += " [truncated]"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", d.At.UTC().Format(time.RFC3339), d.Kind, d.Reason, msg)
+	}
+	tw.Flush()
 }
 
 func detailText(details map[string]string) string {

@@ -138,3 +138,24 @@ func TestClaimExpiryTexts(t *testing.T) {
 		assert.Equal(t, tc.expiring, e.within(expiringSoon, now), tc.expireAfter)
 	}
 }
+
+// TestExplainShowsTheSummaryForAPodPastTheCap: a pod past the provisioner's per-run cap has no record of
+// its own; explain shows the latest summaries that count it.
+func TestExplainShowsTheSummaryForAPodPastTheCap(t *testing.T) {
+	ctx := context.Background()
+	store := motoTable(t, "explain-summary")
+	t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+	require.NoError(t, store.RecordDecisions(ctx, []state.Decision{
+		{Subject: state.UnschedulableSubject, ID: "run-1-0", Kind: "CannotProvision", Reason: "FailedScheduling", At: t0,
+			Message: "1,412 pods: nodepool default: limit cpu reached", Details: map[string]string{"pods": "1412", "sample": "shop/web-9 shop/web-8"}},
+		{Subject: "pod/shop/web-9", ID: "run-1", Kind: "CannotProvision", Reason: "FailedScheduling", At: t0,
+			Message: "nodepool default: limit cpu reached"},
+	}))
+	var out, errOut bytes.Buffer
+	code := dispatch([]string{"explain", "pod/shop/web-1", "pod/shop/web-9", "--table", "explain-summary"}, strings.NewReader(""), &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	first, second, _ := strings.Cut(out.String(), "pod/shop/web-9")
+	assert.Contains(t, first, "no decision recorded in the last 14 days")
+	assert.Contains(t, first, "1,412 pods: nodepool default: limit cpu reached (pods=1412 sample=shop/web-9 shop/web-8)")
+	assert.NotContains(t, second, "1,412 pods", "a pod with its own record needs no summary")
+}

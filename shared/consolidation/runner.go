@@ -14,6 +14,7 @@ import (
 	"github.com/nodewright/nodewright/shared/drift/driftinput"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/provisioning"
+	"github.com/nodewright/nodewright/shared/runbudget"
 	"github.com/nodewright/nodewright/shared/scheduling"
 	"github.com/nodewright/nodewright/shared/state"
 	"github.com/nodewright/nodewright/shared/termination"
@@ -39,6 +40,10 @@ const (
 	DefaultKeptEvery = 10 * time.Minute
 	// DefaultMaxCommands bounds the commands one run executes.
 	DefaultMaxCommands = 10
+	// DefaultColdCommandEstimate is how long deciding and validating a command is assumed to take before
+	// this process measured one (see timeForCommand): the disruption decision's target at the largest
+	// tier (60 s at 150,000 pods, issue #23).
+	DefaultColdCommandEstimate = 60 * time.Second
 )
 
 // Termination reasons this package sends besides the commands' own (Empty, Underutilized).
@@ -145,6 +150,8 @@ type Config struct {
 	CommandMargin      time.Duration
 	KeptEvery          time.Duration
 	MaxCommands        int
+	// ColdCommandEstimate: see DefaultColdCommandEstimate.
+	ColdCommandEstimate time.Duration
 	// SpotToSpotConsolidation allows replacing spot nodes with cheaper spot nodes (Karpenter's feature
 	// gate of the same name, off by default).
 	SpotToSpotConsolidation bool
@@ -172,6 +179,9 @@ type Runner struct {
 	kept map[string]keptMemo
 	// pods remembers each node's pods as last seen, to date pod removals (see podEvents).
 	pods podEvents
+	// commands measures how long deciding and validating a command takes in this process (see
+	// timeForCommand).
+	commands runbudget.Meter
 }
 
 // New returns a runner; zero values in cfg take their defaults.
@@ -196,6 +206,9 @@ func New(cfg Config, deps Deps) *Runner {
 	}
 	if cfg.MaxCommands <= 0 {
 		cfg.MaxCommands = DefaultMaxCommands
+	}
+	if cfg.ColdCommandEstimate <= 0 {
+		cfg.ColdCommandEstimate = DefaultColdCommandEstimate
 	}
 	if deps.Now == nil {
 		deps.Now = time.Now
@@ -272,12 +285,13 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 		return err
 	}
 	for i := 1; i <= r.cfg.MaxCommands; i++ {
-		if !r.timeFor(ctx, r.cfg.ValidationDelay+r.cfg.CommandMargin) {
+		if !r.timeForCommand(ctx) {
 			if i == 1 {
 				rep.Skipped = "too close to the deadline to decide and validate a command"
 			}
 			return nil
 		}
+		began := r.deps.Now()
 		w := r.read(ctx)
 		rep.Errors = append(rep.Errors, w.problems...)
 		if _, ok := ctx.Deadline(); ok {
@@ -309,6 +323,7 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 			return nil
 		}
 		fresh := r.read(ctx)
+		r.commands.Observe(r.deps.Now().Sub(began))
 		if verr := disruption.Validate(cmd, fresh.input); verr != nil {
 			rep.FailedValidations++
 			r.rejected(ctx, cmd, "validation", verr.Error(), rep)
@@ -324,6 +339,15 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 		}
 	}
 	return nil
+}
+
+// timeForCommand reports whether another command may start: the time left covers deciding and
+// validating one as this process last measured it (a read, the search, the validation delay and the
+// re-read), with headroom, and never less than ValidationDelay + CommandMargin. A cold process assumes
+// ColdCommandEstimate. At 150,000 pods a command's two whole-cluster reads alone can outlast a fixed
+// margin sized on a sandbox cluster.
+func (r *Runner) timeForCommand(ctx context.Context) bool {
+	return r.commands.Fits(ctx, r.deps.Now(), r.cfg.ColdCommandEstimate, r.cfg.ValidationDelay+r.cfg.CommandMargin)
 }
 
 // timeFor reports whether at least d is left before the context's deadline.

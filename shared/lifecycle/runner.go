@@ -14,6 +14,7 @@ import (
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/provisioning"
+	"github.com/nodewright/nodewright/shared/runbudget"
 	"github.com/nodewright/nodewright/shared/state"
 	"github.com/nodewright/nodewright/shared/termination"
 )
@@ -149,6 +150,8 @@ type Runner struct {
 	deps RunnerDeps
 	// lastSweep is when a pass last listed the instances whole (UnixNano; 0: never).
 	lastSweep atomic.Int64
+	// passes measures how long this process's passes take (see timeForAnotherPass).
+	passes runbudget.Meter
 }
 
 // NewRunner returns a runner.
@@ -182,8 +185,8 @@ func (r *Runner) Run(ctx context.Context, runID string) (RunReport, error) {
 }
 
 // RunUntilSettled holds the lease and makes passes every `every` while a Node is joining (a claim is
-// pending, launched or registered) and the context's deadline is more than the settle margin plus
-// `every` away; so a short schedule still registers Nodes within seconds of their joining. Without a
+// pending, launched or registered) and, after `every`, the time left before the context's deadline still
+// covers a pass (timeForAnotherPass); so a short schedule still registers Nodes within seconds of their joining. Without a
 // deadline it makes one pass. The report adds up the passes; the first failing pass ends the loop.
 func (r *Runner) RunUntilSettled(ctx context.Context, runID string, every time.Duration) (RunReport, error) {
 	if every <= 0 {
@@ -192,13 +195,14 @@ func (r *Runner) RunUntilSettled(ctx context.Context, runID string, every time.D
 	return r.underLease(ctx, runID, func(rep *RunReport) error {
 		for {
 			var one RunReport
+			began := r.deps.Now()
 			err := r.pass(ctx, runID, &one)
+			r.passes.Observe(r.deps.Now().Sub(began))
 			rep.add(one)
 			if err != nil || one.Joining == 0 {
 				return err
 			}
-			deadline, ok := ctx.Deadline()
-			if !ok || deadline.Sub(r.deps.Now()) <= r.cfg.SettleMargin+every {
+			if _, ok := ctx.Deadline(); !ok || !r.timeForAnotherPass(ctx, every) {
 				return nil
 			}
 			t := time.NewTimer(every)
@@ -210,6 +214,14 @@ func (r *Runner) RunUntilSettled(ctx context.Context, runID string, every time.D
 			}
 		}
 	})
+}
+
+// timeForAnotherPass reports whether, after waiting every, the time left still covers a pass as this
+// process last measured one, with headroom, and never less than SettleMargin (a pass is measured before
+// this is asked, so SettleMargin is also the cold estimate). At 5,000 nodes a pass can outlast a fixed
+// margin sized on a sandbox cluster.
+func (r *Runner) timeForAnotherPass(ctx context.Context, every time.Duration) bool {
+	return r.passes.Fits(ctx, r.deps.Now().Add(every), r.cfg.SettleMargin, r.cfg.SettleMargin)
 }
 
 // underLease runs body holding the lease, and releases it on every way out of body, a panic included

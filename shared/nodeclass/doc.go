@@ -8,6 +8,10 @@
 // with status False and a reason, so the operator sees why the class is not Ready. It fails only when an
 // API call fails — then the caller must not act on a partial answer.
 //
+// Cache keeps a warm function's Ready resolutions for a bounded age per class spec hash (DefaultCacheAge),
+// so runs do not repeat the same EC2, SSM and IAM reads every minute; StaleAnswer names the AWS answers
+// that say a cached value is gone, after which the caller drops the class (Cache.Forget).
+//
 // Profiles deletes the instance profiles made for roles once no class maps to them and no node uses
 // them (the lifecycle's housekeeping); it touches only profiles tagged and named as this cluster's and
 // region's.

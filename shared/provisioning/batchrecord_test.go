@@ -19,6 +19,7 @@ type countingStore struct {
 	mu                              sync.Mutex
 	creates, batchCreates, puts     int
 	updates, decisions, decisionSet int
+	decisionItems                   int
 	createNames                     [][]string
 	beforeCreate                    func(cs []state.Claim) error
 	beforePut                       func(news []state.Claim)
@@ -68,7 +69,7 @@ func (c *countingStore) RecordDecision(ctx context.Context, d state.Decision) er
 }
 
 func (c *countingStore) RecordDecisions(ctx context.Context, ds []state.Decision) error {
-	c.count(func() { c.decisionSet++ })
+	c.count(func() { c.decisionSet++; c.decisionItems += len(ds) })
 	return c.Store.RecordDecisions(ctx, ds)
 }
 

@@ -17,7 +17,18 @@ type NodeClassResolver interface {
 	Resolve(ctx context.Context, nc *apis.EC2NodeClass, k8sVersion string) (nodeclass.Resolution, error)
 }
 
-var _ NodeClassResolver = (*nodeclass.Resolver)(nil)
+var (
+	_ NodeClassResolver = (*nodeclass.Resolver)(nil)
+	_ NodeClassResolver = (*nodeclass.Cache)(nil)
+	_ ClassForgetter    = (*nodeclass.Cache)(nil)
+)
+
+// ClassForgetter drops what a caching NodeClassResolver keeps of a class; *nodeclass.Cache is one. A run
+// whose launch EC2 refused because a subnet, security group, AMI or instance profile of the class's
+// resolution is gone (forgetStaleClasses) tells it, so the next run resolves the class again.
+type ClassForgetter interface {
+	Forget(class string)
+}
 
 // readyClass is a resolved, Ready EC2NodeClass with the instance types its NodePools launch.
 type readyClass struct {

@@ -34,6 +34,9 @@ type AWSParts struct {
 	Prices     instancetypes.Prices
 	SpotPrices SpotPriceSource
 	Events     EventPublisher
+	// NodeClassCacheAge is how long the warm function keeps an EC2NodeClass's resolution (zero:
+	// nodeclass.DefaultCacheAge).
+	NodeClassCacheAge time.Duration
 }
 
 // NewOnAWS wires a Provisioner as the deployed functions run it — functions/provisioner for pending pods,
@@ -62,18 +65,19 @@ func NewOnAWS(p AWSParts) (*Provisioner, error) {
 			ServiceCIDR: p.Cluster.ServiceCIDR, DNSIP: dns},
 		KubernetesVersion: p.Cluster.Version,
 	}, Dependencies{
-		Store:       p.Store,
-		Cluster:     snapshots,
-		Pods:        snapshots,
-		Visibility:  sqs.NewFromConfig(p.Config),
-		NodeClasses: nodeclass.New(ec2Client, ssm.NewFromConfig(p.Config), iam.NewFromConfig(p.Config), name, p.Config.Region, time.Now),
-		Catalog:     ec2Client,
-		Prices:      p.Prices,
-		Templates:   launchtemplate.New(ec2Client, name, time.Now),
-		Launcher:    instance.New(ec2Client, name),
-		Events:      p.Events,
-		Now:         time.Now,
-		Rand:        rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))),
-		SpotPrices:  p.SpotPrices,
+		Store:      p.Store,
+		Cluster:    snapshots,
+		Pods:       snapshots,
+		Visibility: sqs.NewFromConfig(p.Config),
+		NodeClasses: nodeclass.NewCache(nodeclass.New(ec2Client, ssm.NewFromConfig(p.Config), iam.NewFromConfig(p.Config), name,
+			p.Config.Region, time.Now), p.NodeClassCacheAge, time.Now),
+		Catalog:    ec2Client,
+		Prices:     p.Prices,
+		Templates:  launchtemplate.New(ec2Client, name, time.Now),
+		Launcher:   instance.New(ec2Client, name),
+		Events:     p.Events,
+		Now:        time.Now,
+		Rand:       rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))),
+		SpotPrices: p.SpotPrices,
 	}), nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nodewright/nodewright/shared/instancetypes"
 	"github.com/nodewright/nodewright/shared/launchtemplate"
+	"github.com/nodewright/nodewright/shared/runbudget"
 	"github.com/nodewright/nodewright/shared/scheduling"
 	"github.com/nodewright/nodewright/shared/sqsbatch"
 	"github.com/nodewright/nodewright/shared/state"
@@ -33,6 +34,10 @@ const (
 	// DefaultBatchIdle: Karpenter waits for 1 s without new pending pods (at most 10 s); the webhook
 	// tells Nodewright about each pod as it is marked, so half of that is enough to catch a burst.
 	DefaultBatchIdle = 500 * time.Millisecond
+	// DefaultColdRunEstimate is how long a run is assumed to take before this process measured one (see
+	// Handle): 1.5 times the provisioner's target at the largest tier (20 s at 150,000 pods, issue #23),
+	// for a cold process whose first reads are its slowest.
+	DefaultColdRunEstimate = 30 * time.Second
 )
 
 // Store is the part of the state table a provisioning run uses; *state.Store satisfies it.
@@ -73,6 +78,8 @@ type Config struct {
 	BatchIdle time.Duration
 	// Retry says how soon a batch handed back to SQS comes again (see BatchResponse).
 	Retry sqsbatch.Policy
+	// ColdRunEstimate: see DefaultColdRunEstimate.
+	ColdRunEstimate time.Duration
 }
 
 // Dependencies are the adapters a run goes through. The catalog (DescribeInstanceTypes and offerings)
@@ -112,6 +119,8 @@ type Provisioner struct {
 	catalog *instancetypes.Catalog
 	// failures remembers which unschedulable pods were recorded lately (see FailedSchedulingInterval).
 	failures failureMemo
+	// runs measures how long this process's runs take, so Handle starts another only if it fits.
+	runs runbudget.Meter
 }
 
 // New returns a provisioner. Zero durations in cfg take their defaults.
@@ -124,6 +133,9 @@ func New(cfg Config, deps Dependencies) *Provisioner {
 	}
 	if cfg.BatchIdle == 0 {
 		cfg.BatchIdle = DefaultBatchIdle
+	}
+	if cfg.ColdRunEstimate <= 0 {
+		cfg.ColdRunEstimate = DefaultColdRunEstimate
 	}
 	return &Provisioner{cfg: cfg, deps: deps}
 }
@@ -155,6 +167,8 @@ func (p *Provisioner) runAfter(ctx context.Context, runID string, quiet time.Dur
 				}
 				timer.Stop()
 			}
+			start := p.deps.Now()
+			defer func() { p.runs.Observe(p.deps.Now().Sub(start)) }()
 			return p.run(ctx, runID, &rep)
 		})
 	if !run.Held {
@@ -228,6 +242,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 			newName: func() string { return p.claimName(cp.NodePool) }, stamp: cfg.stamp(pool),
 			replaces: replacedClaims(cp, disrupted, byNode)}
 	}, rep)
+	p.forgetStaleClasses(rep.LaunchFailures, byPool)
 	p.recordUnschedulable(ctx, runID, plan.Unschedulable, rep)
 	// Skipped pods, and those of a claim whose launch failed (a throttle or server error past the SDK's
 	// retries, or no capacity: the next run solves without those offerings), still need a run: without a

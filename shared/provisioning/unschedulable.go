@@ -73,10 +73,23 @@ func failureKey(f scheduling.PodFailure) string {
 	return f.PodName + "/" + string(f.Pod.UID)
 }
 
-// recordUnschedulable tells the operator and the pods why they cannot be provisioned: a decision record
-// per pod (written in batches) and a FailedScheduling Event, for the pods whose verdict is new. It runs
-// after the launches, so thousands of such pods never delay capacity for the others, and it leaves what
-// does not fit before the deadline to the next run.
+// maxPodRecords caps the pods given a decision record (and a FailedScheduling Event) of their own in one
+// run, newest first: 500 records are 20 BatchWriteItem calls, five round trips with decisionWriters at
+// four, which fit recordBudget with room for retries of throttled items. An operator asking about a pod
+// usually asks about a recent one; every pod past the cap is still counted, with its reason, in the
+// run's summaries (state.UnschedulableSubject), which `nodewright explain` shows for a pod with no
+// record of its own.
+const maxPodRecords = 500
+
+// maxRecordBudget is the longest a run spends recording why pods cannot be provisioned; the run's
+// deadline may leave less (recordBudget).
+const maxRecordBudget = 5 * time.Second
+
+// recordUnschedulable tells the operator and the pods why they cannot be provisioned, for the pods whose
+// verdict is new: a summary record per reason (how many pods, a sample of their names), a decision record
+// and a FailedScheduling Event for each of the newest maxPodRecords. It runs after the launches, so
+// thousands of such pods never delay capacity for the others, and writes concurrently within a budget
+// taken from the run's deadline (recordBudget); what does not fit is recorded by a later run.
 func (p *Provisioner) recordUnschedulable(ctx context.Context, runID string, failures []scheduling.PodFailure, rep *Report) {
 	for _, f := range failures {
 		rep.Unschedulable = append(rep.Unschedulable, UnschedulablePod{Pod: f.PodName, Reason: f.Reason})
@@ -85,20 +98,36 @@ func (p *Provisioner) recordUnschedulable(ctx context.Context, runID string, fai
 		rep.Errors = append(rep.Errors, fmt.Sprintf("%d pods that cannot be provisioned are recorded by a later run: the deadline is near", len(failures)))
 		return
 	}
-	due := p.failures.due(failures, p.deps.Now())
+	now := p.deps.Now()
+	due := p.failures.due(failures, now)
 	if len(due) == 0 {
 		return
 	}
-	ds := make([]state.Decision, 0, len(due))
-	for _, f := range due {
+	newestFirst(due)
+	own := due[:min(len(due), maxPodRecords)]
+	ds := unschedulableSummaries(runID, failures, due, now)
+	for _, f := range own {
 		ds = append(ds, state.Decision{Subject: "pod/" + f.PodName, ID: runID, Kind: "CannotProvision", Reason: "FailedScheduling",
 			Message: f.Reason})
 	}
-	if err := p.deps.Store.RecordDecisions(ctx, ds); err != nil {
+	wctx, cancel := context.WithTimeout(ctx, p.recordBudget(ctx))
+	defer cancel()
+	if err := p.deps.Store.RecordDecisions(wctx, ds); err != nil {
 		p.failures.forget(due)
 		rep.Errors = append(rep.Errors, fmt.Sprintf("recording why %d pods cannot be provisioned: %v", len(due), err))
 	}
-	for _, f := range due {
+	for _, f := range own {
 		p.explain(ctx, f, rep)
 	}
+}
+
+// recordBudget is how long recordUnschedulable may write: maxRecordBudget, or less when the run's
+// deadline is nearer, so the writes end half a LaunchMargin before it and the run can still report and
+// release its lease.
+func (p *Provisioner) recordBudget(ctx context.Context) time.Duration {
+	budget := maxRecordBudget
+	if deadline, ok := ctx.Deadline(); ok {
+		budget = min(budget, deadline.Sub(p.deps.Now())-p.cfg.LaunchMargin/2)
+	}
+	return budget
 }

@@ -1,15 +1,20 @@
 package provisioning
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
 )
 
 func TestFailureMemoRecordsNewVerdictsOnly(t *testing.T) {
@@ -42,4 +47,77 @@ func TestFailureMemoRecordsNewVerdictsOnly(t *testing.T) {
 
 	m.due(nil, later.Add(3*FailedSchedulingInterval))
 	assert.Empty(t, m.seen, "pods not seen for long are forgotten")
+}
+
+// TestAFiftyThousandPodBacklogWritesABoundedNumberOfRecords: a NodePool at its limit with 50,000 pending
+// pods used to cost one record per pod (2,000 BatchWriteItem calls, past any deadline). A run now writes
+// the newest maxPodRecords pods' own records and one summary per reason counting them all, and the next
+// run, with nothing new, writes nothing.
+func TestAFiftyThousandPodBacklogWritesABoundedNumberOfRecords(t *testing.T) {
+	ctx := context.Background()
+	w := newTestProvisioner(t, fakeCluster{})
+	cs := &countingStore{Store: w.store}
+	w.p.deps.Store = cs
+	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	const backlog = 50_000
+	failures := make([]scheduling.PodFailure, 0, backlog)
+	for i := range backlog {
+		reason := "nodepool default: limit cpu reached"
+		if i%5 == 0 {
+			reason = "no instance type has 64 CPU"
+		}
+		failures = append(failures, scheduling.PodFailure{PodName: fmt.Sprintf("shop/web-%05d", i), Reason: reason,
+			Pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: fmt.Sprintf("web-%05d", i),
+				UID: k8stypes.UID(fmt.Sprint("uid-", i)), CreationTimestamp: metav1.NewTime(t0.Add(time.Duration(i) * time.Second))}}})
+	}
+
+	var rep Report
+	w.p.recordUnschedulable(ctx, "run-1", failures, &rep)
+	assert.Empty(t, rep.Errors)
+	assert.Len(t, rep.Unschedulable, backlog, "the report still names every pod")
+	assert.Equal(t, 1, cs.decisionSet, "one RecordDecisions call")
+	assert.Equal(t, maxPodRecords+2, cs.decisionItems, "the newest pods' own records and a summary per reason")
+
+	newest, err := w.store.Decisions(ctx, "pod/shop/web-49999", 1)
+	require.NoError(t, err)
+	assert.Len(t, newest, 1, "the newest pod has its own record")
+	oldest, err := w.store.Decisions(ctx, "pod/shop/web-00000", 1)
+	require.NoError(t, err)
+	assert.Empty(t, oldest, "past the cap a pod is only counted")
+	summaries, err := w.store.Decisions(ctx, state.UnschedulableSubject, 10)
+	require.NoError(t, err)
+	var messages []string
+	for _, d := range summaries {
+		messages = append(messages, d.Message)
+		assert.Len(t, strings.Fields(d.Details["sample"]), summarySample, "a bounded sample of names")
+	}
+	assert.ElementsMatch(t, []string{"40,000 pods: nodepool default: limit cpu reached", "10,000 pods: no instance type has 64 CPU"}, messages)
+
+	w.p.recordUnschedulable(ctx, "run-2", failures, &rep)
+	assert.Equal(t, 1, cs.decisionSet, "nothing new: nothing written")
+}
+
+func TestSummariesFoldTheRarestReasons(t *testing.T) {
+	var failures []scheduling.PodFailure
+	for i := range maxSummaries + 5 {
+		for j := 0; j <= i; j++ {
+			failures = append(failures, scheduling.PodFailure{PodName: fmt.Sprintf("ns/p%d-%d", i, j), Reason: fmt.Sprintf("reason %d", i)})
+		}
+	}
+	ds := unschedulableSummaries("run", failures, failures, time.Now())
+	require.Len(t, ds, maxSummaries)
+	assert.Equal(t, fmt.Sprintf("%d pods: reason %d", maxSummaries+5, maxSummaries+4), ds[0].Message, "most common first")
+	assert.Equal(t, "21 pods: 6 other reasons", ds[maxSummaries-1].Message)
+	assert.Equal(t, "1,412", thousands(1412))
+	assert.Equal(t, "150,000", thousands(150000))
+	assert.Equal(t, "999", thousands(999))
+}
+
+func TestRecordBudgetEndsBeforeTheDeadline(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	p := New(Config{}, Dependencies{Now: func() time.Time { return now }})
+	assert.Equal(t, maxRecordBudget, p.recordBudget(context.Background()))
+	ctx, cancel := context.WithDeadline(context.Background(), now.Add(DefaultLaunchMargin/2+2*time.Second))
+	defer cancel()
+	assert.Equal(t, 2*time.Second, p.recordBudget(ctx), "half a launch margin is left before the deadline")
 }

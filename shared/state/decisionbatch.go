@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -15,10 +16,16 @@ const batchWriteLimit = 25
 // unprocessedRetries bounds how often a batch's unprocessed items (throttling) are sent again.
 const unprocessedRetries = 5
 
-// RecordDecisions stores many decisions with BatchWriteItem, 25 to a call, so thousands of pods that
-// cannot be provisioned are recorded in seconds rather than one round trip each. Items DynamoDB leaves
-// unprocessed are sent again with a growing pause; what is still left after that is an error naming how
-// many were lost. A decision that is invalid fails the whole call before anything is written.
+// decisionWriters is how many BatchWriteItem calls RecordDecisions has in flight at once: enough that a
+// run's few hundred records take a handful of round trips, few enough that one run does not crowd the
+// table's other writers (claims) off a shared partition's throughput.
+const decisionWriters = 4
+
+// RecordDecisions stores many decisions with BatchWriteItem, 25 to a call and decisionWriters calls at
+// once, so hundreds of records take a few round trips. Items DynamoDB leaves unprocessed are sent again
+// with a growing pause. ctx's deadline is the time budget: a batch not started by then is not sent, and
+// the error says how many decisions were not recorded. A decision that is invalid fails the whole call
+// before anything is written.
 func (s *Store) RecordDecisions(ctx context.Context, ds []Decision) error {
 	requests := make([]types.WriteRequest, 0, len(ds))
 	for _, d := range ds {
@@ -28,10 +35,44 @@ func (s *Store) RecordDecisions(ctx context.Context, ds []Decision) error {
 		}
 		requests = append(requests, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 	}
+	var batches [][]types.WriteRequest
 	for start := 0; start < len(requests); start += batchWriteLimit {
-		if err := s.writeBatch(ctx, requests[start:min(start+batchWriteLimit, len(requests))]); err != nil {
-			return fmt.Errorf("recording decisions %d–%d of %d: %w", start+1, min(start+batchWriteLimit, len(requests)), len(requests), err)
-		}
+		batches = append(batches, requests[start:min(start+batchWriteLimit, len(requests))])
+	}
+	next := make(chan []types.WriteRequest)
+	var (
+		mu       sync.Mutex
+		lost     int
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	for w := 0; w < min(decisionWriters, len(batches)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for batch := range next {
+				err := ctx.Err()
+				if err == nil {
+					err = s.writeBatch(ctx, batch)
+				}
+				if err != nil {
+					mu.Lock()
+					lost += len(batch)
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, b := range batches {
+		next <- b
+	}
+	close(next)
+	wg.Wait()
+	if lost > 0 {
+		return fmt.Errorf("%d of %d decisions not recorded: %w", lost, len(requests), firstErr)
 	}
 	return nil
 }

@@ -14,6 +14,11 @@ import (
 // DecisionRetention is how long decision records stay readable.
 const DecisionRetention = 14 * 24 * time.Hour
 
+// UnschedulableSubject is the subject of the provisioner's summaries of the pods it cannot provision, one
+// record per reason per run ("1,412 pods: …", with a sample of their names): past a per-run cap, a pod
+// has no record of its own, and `nodewright explain pod/…` shows these instead.
+const UnschedulableSubject = "unschedulable/pods"
+
 // maxDecisionText bounds a decision's message and each detail, so a record always fits in one item.
 const maxDecisionText = 8 * 1024
 

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -75,4 +77,44 @@ func TestRecordDecisionsInBatches(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, none, "an invalid decision fails the call before anything is written")
 	assert.NoError(t, s.RecordDecisions(ctx, nil))
+}
+
+// batchCounter counts BatchWriteItem calls and the most in flight at once.
+type batchCounter struct {
+	DynamoDB
+	mu                    sync.Mutex
+	calls, flying, maxFly int
+}
+
+func (b *batchCounter) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	b.mu.Lock()
+	b.calls++
+	b.flying++
+	b.maxFly = max(b.maxFly, b.flying)
+	b.mu.Unlock()
+	defer func() { b.mu.Lock(); b.flying--; b.mu.Unlock() }()
+	return b.DynamoDB.BatchWriteItem(ctx, in, optFns...)
+}
+
+func TestRecordDecisionsWritesConcurrentlyWithinItsBudget(t *testing.T) {
+	s, _ := newStore(t)
+	counter := &batchCounter{DynamoDB: s.db}
+	s.db = counter
+	var ds []Decision
+	for i := 0; i < 200; i++ { // eight calls of 25
+		ds = append(ds, Decision{Subject: fmt.Sprintf("pod/default/web-%d", i), ID: "run-1", Kind: "CannotProvision", Reason: "FailedScheduling"})
+	}
+	require.NoError(t, s.RecordDecisions(context.Background(), ds))
+	assert.Equal(t, 8, counter.calls)
+	assert.LessOrEqual(t, counter.maxFly, decisionWriters, "never more calls in flight than decisionWriters")
+	got, err := s.Decisions(context.Background(), "pod/default/web-199", 1)
+	require.NoError(t, err)
+	assert.Len(t, got, 1)
+
+	spent, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = s.RecordDecisions(spent, ds)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "200 of 200 decisions not recorded", "a spent budget sends nothing and says how much was lost")
+	assert.Equal(t, 8, counter.calls)
 }
