@@ -251,8 +251,13 @@ func (s *Store) stamp(c *Claim) {
 }
 
 // ListClaims returns every live claim (every lifecycle but deleted), by name: one strongly consistent
-// query per shard, run concurrently. Deleted claims are read with ListDeletedClaims.
+// query per shard, run concurrently, or, on a store made WithClaimsView, the same answer from a view that
+// queries only the shards that changed since its last read. Deleted claims are read with
+// ListDeletedClaims.
 func (s *Store) ListClaims(ctx context.Context) ([]Claim, error) {
+	if s.view != nil {
+		return s.view.ListClaims(ctx)
+	}
 	claims, err := s.queryShards(ctx, livePartition)
 	if err != nil {
 		return nil, fmt.Errorf("listing claims: %w", err)
