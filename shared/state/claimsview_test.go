@@ -146,7 +146,7 @@ func realisticClaim(i int, at time.Time) Claim {
 		InstanceID: fmt.Sprintf("i-0%016x", i), InstanceType: "m7g.2xlarge", Zone: "us-east-1a", CapacityType: "spot",
 		PricePerHour: 0.1432, ProviderID: fmt.Sprintf("aws:///us-east-1a/i-0%016x", i), ImageID: "ami-0123456789abcdef0",
 		SubnetID: "subnet-0123456789abcdef0", SecurityGroupIDs: []string{"sg-0123456789abcdef0", "sg-0fedcba9876543210"},
-		NodeName: fmt.Sprintf("ip-10-%d-%d-%d.ec2.internal", i/65536, i/256%256, i%256),
+		NodeName:  fmt.Sprintf("ip-10-%d-%d-%d.ec2.internal", i/65536, i/256%256, i%256),
 		CreatedAt: at, LaunchedAt: &at, RegisteredAt: &at, InitializedAt: &at, WriteID: newWriteID()}
 }
 
