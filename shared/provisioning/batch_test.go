@@ -193,7 +193,7 @@ func TestRunReleasesTheClaimsABatchCouldNotLaunch(t *testing.T) {
 	assert.Len(t, rep.Claims, 3)
 	require.Len(t, rep.LaunchFailures, 1)
 	assert.Equal(t, "InsufficientCapacity", rep.LaunchFailures[0].Reason)
-	claims, err := w.store.ListClaims(ctx)
+	claims, err := w.store.ListAllClaims(ctx)
 	require.NoError(t, err)
 	lifecycles := map[state.Lifecycle]int{}
 	for _, c := range claims {

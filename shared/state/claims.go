@@ -258,6 +258,9 @@ func (s *Store) ListClaims(ctx context.Context) ([]Claim, error) {
 	if s.view != nil {
 		return s.view.ListClaims(ctx)
 	}
+	if _, err := s.migrateLegacyClaims(ctx); err != nil {
+		return nil, fmt.Errorf("listing claims: %w", err)
+	}
 	claims, err := s.queryShards(ctx, livePartition)
 	if err != nil {
 		return nil, fmt.Errorf("listing claims: %w", err)
@@ -268,6 +271,9 @@ func (s *Store) ListClaims(ctx context.Context) ([]Claim, error) {
 // ListDeletedClaims returns the deleted claims kept for explain and audits (until DeletedClaimRetention
 // has passed since their deletion), by name. No live path reads them.
 func (s *Store) ListDeletedClaims(ctx context.Context) ([]Claim, error) {
+	if _, err := s.migrateLegacyClaims(ctx); err != nil {
+		return nil, fmt.Errorf("listing deleted claims: %w", err)
+	}
 	all, err := s.queryShards(ctx, gonePartition)
 	if err != nil {
 		return nil, fmt.Errorf("listing deleted claims: %w", err)

@@ -21,6 +21,8 @@ import (
 //   - the counters are read before the shards, so a write that lands between the two bumps a counter
 //     past the one remembered, and the next read queries that shard again.
 //
+// Claims written before claims were sharded are moved to their shards first (migrateLegacyClaims).
+//
 // It keeps the items as DynamoDB returned them and decodes them on every read, so a caller that changes
 // a claim it got changes nothing of the view's. Safe for concurrent use (reads are serialized).
 type ClaimsView struct {
@@ -38,8 +40,8 @@ type keptShard struct {
 }
 
 // ClaimsRead describes one read of a view: how many shards it queried, the items those queries returned
-// and the read units the read cost (the counters' and the queries'), as DynamoDB bills strongly
-// consistent reads (see readUnits).
+// and the read units the read cost (the legacy partition's query, the counters' and the shards'
+// queries), as DynamoDB bills strongly consistent reads (see readUnits).
 type ClaimsRead struct {
 	ShardsQueried int
 	ItemsRead     int
@@ -58,11 +60,15 @@ func WithClaimsView() Option { return func(s *Store) { s.view = &ClaimsView{s: s
 func (v *ClaimsView) ListClaims(ctx context.Context) ([]Claim, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	legacyUnits, err := v.s.migrateLegacyClaims(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing claims: %w", err)
+	}
 	counters, units, err := v.s.shardCounters(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing claims: %w", err)
 	}
-	read := ClaimsRead{ReadUnits: units}
+	read := ClaimsRead{ReadUnits: legacyUnits + units}
 	var stale []int
 	for k := range v.kept {
 		if !v.kept[k].read || v.kept[k].changes != counters[k] {
