@@ -44,6 +44,15 @@ func (s *Store) migrateLegacyClaim(ctx context.Context, c Claim) error {
 	if err != nil {
 		return err
 	}
+	// Its replacement markers first, as a create writes them (one PutItem each: they are few, and every
+	// function that lists claims may be the one that moves them).
+	for _, replaced := range c.Replaces {
+		marker := key(replacedByPrefix+replaced, c.Name)
+		marker[TTLAttribute] = num(s.now().Add(DeletedClaimRetention).Unix())
+		if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: marker}); err != nil {
+			return fmt.Errorf("marking the claims claim %s replaces: %w", c.Name, err)
+		}
+	}
 	t := s.newClaimTxn()
 	t.add(0, types.TransactWriteItem{Delete: &types.Delete{
 		TableName: aws.String(s.table), Key: key(legacyClaimPartition, c.Name),

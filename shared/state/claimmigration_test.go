@@ -26,7 +26,8 @@ func TestClaimsWrittenBeforeShardingMoveToTheirShards(t *testing.T) {
 	_, err := view.ListClaims(ctx) // a warm view from before the upgrade's first legacy claim
 	require.NoError(t, err)
 	ttl := clk.Now().Add(DeletedClaimRetention).Unix()
-	putLegacyClaim(t, s, Claim{Name: "old-live", NodePool: "p", Lifecycle: Initialized, Version: 3, InstanceID: "i-1"})
+	putLegacyClaim(t, s, Claim{Name: "old-live", NodePool: "p", Lifecycle: Registered, Version: 3, InstanceID: "i-1",
+		Replaces: []string{"drained"}})
 	putLegacyClaim(t, s, Claim{Name: "old-gone", NodePool: "p", Lifecycle: Deleted, Version: 7, TTL: ttl})
 	_, err = s.CreateClaim(ctx, Claim{Name: "both", NodePool: "new"})
 	require.NoError(t, err)
@@ -48,6 +49,10 @@ func TestClaimsWrittenBeforeShardingMoveToTheirShards(t *testing.T) {
 	out, err := s.db.Query(ctx, s.partition(legacyClaimPartition, ""))
 	require.NoError(t, err)
 	assert.Empty(t, out.Items, "nothing is left in the legacy partition")
+
+	replacements, err := s.ClaimReplacements(ctx, "drained")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"old-live"}, names(replacements), "a moved replacement is found by key")
 
 	_, err = s.UpdateClaim(ctx, "old-live", func(c *Claim) error { c.Lifecycle = Draining; return nil })
 	require.NoError(t, err, "a moved claim is written with its version check as any other")
