@@ -38,7 +38,7 @@ func NewDisruption(scope constructs.Construct, id string, p WorkerProps, q Disru
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	fn := newWorker(c, "Handler", p, workerSpec{
 		name: "disruption", timeout: disruptionTimeout, reserved: singleWriterConcurrency,
-		stateAccess: append(append(append([]string{}, stateRead...), stateWrite...), "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"),
+		stateAccess: stateAccess(stateRead, stateWrite, []string{"dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}, claimCreate, claimView),
 		extraEnv: map[string]*string{
 			"NODEWRIGHT_TERMINATION_QUEUE_URL":      q.Termination.QueueUrl(),
 			"NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION": jsii.String(strconv.FormatBool(spotToSpot)),

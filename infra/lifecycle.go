@@ -31,7 +31,7 @@ func NewLifecycle(scope constructs.Construct, id string, p WorkerProps, terminat
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	fn := newWorker(c, "Handler", p, workerSpec{
 		name: "lifecycle", timeout: awscdk.Duration_Seconds(jsii.Number(60)), reserved: lifecycleConcurrency,
-		stateAccess: append(append([]string{}, stateRead...), stateWrite...),
+		stateAccess: stateAccess(stateRead, stateWrite, claimCreate, claimView),
 		extraEnv:    map[string]*string{"NODEWRIGHT_TERMINATION_QUEUE_URL": terminations.QueueUrl()},
 	})
 	terminations.GrantSendMessages(fn.Function)

@@ -33,7 +33,28 @@ func allow(role awsiam.Role, sid string, actions, resources []string, conds cond
 var (
 	stateRead  = []string{"dynamodb:GetItem", "dynamodb:Query"}
 	stateWrite = []string{"dynamodb:PutItem", "dynamodb:UpdateItem"}
+	// claimCreate are the actions creating claims and moving them to deleted take besides stateWrite: a
+	// create checks that no deleted claim holds the name (ConditionCheckItem), a claim that is deleted
+	// leaves its live shard (DeleteItem).
+	claimCreate = []string{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem"}
+	// claimView is what a warm state.ClaimsView reads the claim shards' change counters with.
+	claimView = []string{"dynamodb:BatchGetItem"}
 )
+
+// stateAccess joins lists of state-table actions, each action once.
+func stateAccess(lists ...[]string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range lists {
+		for _, a := range l {
+			if !seen[a] {
+				seen[a] = true
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
 
 // allowState lets role use actions on the state table and its two indexes, named one by one.
 func allowState(role awsiam.Role, table awsdynamodb.ITable, actions ...string) {

@@ -36,7 +36,7 @@ func NewProvisioner(scope constructs.Construct, id string, p WorkerProps, queue 
 	fn := newWorker(c, "Handler", p, workerSpec{
 		name: "provisioner", timeout: timeout, reserved: singleWriterConcurrency,
 		// BatchWriteItem: the decision records of pods that cannot be provisioned (state.RecordDecisions).
-		stateAccess: append(append(append([]string{}, stateRead...), stateWrite...), "dynamodb:BatchWriteItem"),
+		stateAccess: stateAccess(stateRead, stateWrite, []string{"dynamodb:BatchWriteItem"}, claimCreate, claimView),
 	})
 	// FIFO queues allow no batching window; the messages only wake the run up anyway.
 	consume(fn, queue, queueTrigger{batchSize: 10, pollers: queuePollers}, timeout)

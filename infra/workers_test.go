@@ -359,12 +359,14 @@ func TestWorkers(t *testing.T) {
 
 	t.Run("each role uses the state table and its indexes with only the actions it needs", func(t *testing.T) {
 		want := map[string][]string{
-			"provisioner":  {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem"},
-			"lifecycle":    {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"},
+			"provisioner": {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchWriteItem",
+				"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:BatchGetItem"},
+			"lifecycle": {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
+				"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:BatchGetItem"},
 			"interruption": {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"}, // UpdateItem: ReleaseEvent
 			"termination":  {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
 			"disruption": {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
-				"dynamodb:BatchWriteItem"},
+				"dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:BatchGetItem"},
 		}
 		for name, f := range workerFunctions {
 			var actions []string

@@ -9,10 +9,10 @@ import (
 	"github.com/nodewright/nodewright/shared/state"
 )
 
-// claimsOfNode returns the claims whose Node is node: those not deleted first, then the deleted ones,
-// newest first within each.
+// claimsOfNode returns the claims whose Node is node: those not deleted first, then the deleted ones
+// (kept for DeletedClaimRetention), newest first within each.
 func claimsOfNode(ctx context.Context, store *state.Store, node string) ([]state.Claim, error) {
-	all, err := store.ListClaims(ctx)
+	all, err := store.ListAllClaims(ctx)
 	if err != nil {
 		return nil, err
 	}

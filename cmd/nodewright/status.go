@@ -103,7 +103,11 @@ func printStatus(stdout, stderr io.Writer, rep statusReport, output string) int 
 }
 
 func readStatus(ctx context.Context, store *state.Store, all bool, now time.Time) (statusReport, error) {
-	claims, err := store.ListClaims(ctx)
+	list := store.ListClaims // deleted claims are read only when asked for
+	if all {
+		list = store.ListAllClaims
+	}
+	claims, err := list(ctx)
 	if err != nil {
 		return statusReport{}, err
 	}

@@ -109,7 +109,8 @@ func build(ctx context.Context, s settings) (*consolidation.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	store := state.New(state.NewClient(cfg), s.table)
+	// A warm invocation reads again only the claim shards that changed since the last one (state.ClaimsView).
+	store := state.New(state.NewClient(cfg), s.table, state.WithClaimsView())
 	recorder := kube.NewRecorder(client, kube.RecorderOptions{Instance: "disruption"})
 	// Replacements go through a provisioner's launch path: the same catalog, node classes, templates,
 	// prices (the stored on-demand and spot tables, as the provisioner loads them; the shipped on-demand

@@ -77,7 +77,8 @@ func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 		return nil, priceRefresh{}, err
 	}
 	ec2Client := ec2.NewFromConfig(cfg)
-	store := state.New(state.NewClient(cfg), table)
+	// A warm invocation reads again only the claim shards that changed since the last one (state.ClaimsView).
+	store := state.New(state.NewClient(cfg), table, state.WithClaimsView())
 	launcher := instance.New(ec2Client, name)
 	r := lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{
 		Store:        store,

@@ -64,7 +64,8 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 	if err != nil {
 		return nil, err
 	}
-	store := state.New(state.NewClient(cfg), table)
+	// A warm invocation reads again only the claim shards that changed since the last one (state.ClaimsView).
+	store := state.New(state.NewClient(cfg), table, state.WithClaimsView())
 	// Prices are the tables the lifecycle function stores — on-demand from the Pricing API, spot from
 	// EC2 — loaded in the background off Lambda's start-up budget and then by runs at most once a minute,
 	// on-demand first (spot is floored at a share of it). Until an on-demand table is stored, or when it

@@ -52,7 +52,7 @@ func (c *claims) ReleaseDisruption(context.Context, string, string) error { retu
 
 func (c *claims) Mark(context.Context, string) (time.Time, error) { return time.Time{}, nil }
 
-func (c *claims) ClaimsInLifecycle(context.Context, state.Lifecycle) ([]state.Claim, error) {
+func (c *claims) ClaimReplacements(context.Context, string) ([]state.Claim, error) {
 	return nil, errors.New("not in this test")
 }
 

@@ -44,6 +44,9 @@ func (r *Runner) advance(ctx context.Context, rep *Report) error {
 	for _, c := range list {
 		claims[c.Name] = c
 	}
+	if err := r.readDeletedOf(ctx, commands, claims); err != nil {
+		return err
+	}
 	now := r.deps.Now()
 	held := map[string]bool{}
 	for i := range commands {
@@ -229,4 +232,34 @@ func (r *Runner) releaseOrphans(ctx context.Context, claims []state.Claim, comma
 			rep.Advanced = append(rep.Advanced, fmt.Sprintf("released the orphaned budget slot of %s in %s", res.Claim, pool))
 		}
 	}
+}
+
+// readDeletedOf adds to claims (the live ones) the claims that active commands name and that are not
+// live, each read by key: the live list holds no deleted claim, and a command tells a replacement that
+// was deleted (its launch failed, its instance died) from one never written, and needs what the deleted
+// one recorded (its image, for the replacement back-off).
+func (r *Runner) readDeletedOf(ctx context.Context, commands []state.DisruptionCommand, claims map[string]state.Claim) error {
+	for _, c := range commands {
+		if !c.Phase.Active() {
+			continue
+		}
+		names := append([]string(nil), c.Replacements...)
+		for _, d := range c.Candidates {
+			names = append(names, d.Claim)
+		}
+		for _, name := range names {
+			if _, ok := claims[name]; ok || name == "" {
+				continue
+			}
+			cl, err := r.deps.Store.GetClaim(ctx, name)
+			if state.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("reading claim %s of command %s: %w", name, c.ID, err)
+			}
+			claims[name] = cl
+		}
+	}
+	return nil
 }

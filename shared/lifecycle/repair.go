@@ -54,12 +54,45 @@ func (p *passState) reconcileInput() reconcile.Input {
 	return in
 }
 
+// addDeletedNames adds to in the deleted claims that instances no listed claim stands for are tagged
+// with: the live claim list holds no deleted claims, and reconciliation needs their names taken (an
+// orphan is rebuilt under another name than a deleted claim's). Each is read by key, only for such
+// instances (rare: an instance of a deleted claim is normally gone). A read that fails leaves the claims
+// incomplete, so nothing is decided on them.
+func (p *passState) addDeletedNames(ctx context.Context, in *reconcile.Input) {
+	listed := map[string]bool{}
+	for _, c := range in.Claims {
+		listed[c.Name] = true
+	}
+	for _, i := range in.Instances {
+		if i.Claim == "" || listed[i.Claim] {
+			continue
+		}
+		listed[i.Claim] = true
+		c, err := p.r.deps.Store.GetClaim(ctx, i.Claim)
+		if state.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			in.ClaimsComplete = false
+			p.fail("instances", fmt.Errorf("reading the claim %s instance %s is tagged with: %w", i.Claim, i.ID, err))
+			return
+		}
+		if c.Lifecycle == state.Deleted {
+			in.Claims = append(in.Claims, reconcile.Claim{Name: c.Name, State: reconcile.Deleted, InstanceID: c.InstanceID,
+				NodeName: c.NodeName, CreatedAt: c.CreatedAt, LaunchedAt: c.CreatedAt, Batch: c.Batch})
+		}
+	}
+}
+
 // repair decides with reconcile.Decide and carries out each action in the order given. It terminates no
 // instance and deletes no Node (DESIGN decision 10): nodes that must go are handed to the termination
 // flow. An action that rests on an instance being gone is carried out only once EC2, asked by id,
 // confirms it (the list may have been read before a launch, or lag behind it).
 func (p *passState) repair(ctx context.Context) {
-	res := reconcile.Decide(p.reconcileInput())
+	in := p.reconcileInput()
+	p.addDeletedNames(ctx, &in)
+	res := reconcile.Decide(in)
 	if res.Skipped != "" {
 		p.rep.Skipped = res.Skipped
 		return

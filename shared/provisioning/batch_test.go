@@ -193,13 +193,32 @@ func TestRunReleasesTheClaimsABatchCouldNotLaunch(t *testing.T) {
 	assert.Len(t, rep.Claims, 3)
 	require.Len(t, rep.LaunchFailures, 1)
 	assert.Equal(t, "InsufficientCapacity", rep.LaunchFailures[0].Reason)
-	claims, err := w.store.ListClaims(ctx)
+	claims, err := w.store.ListAllClaims(ctx)
 	require.NoError(t, err)
 	lifecycles := map[state.Lifecycle]int{}
 	for _, c := range claims {
 		lifecycles[c.Lifecycle]++
 	}
 	assert.Equal(t, map[state.Lifecycle]int{state.Launched: 3, state.Deleted: 1}, lifecycles)
+}
+
+// TestABatchIsNoLargerThanOneClaimTransaction: more identical claims than one state transaction records
+// are launched in several batches, each recorded whole before its CreateFleet.
+func TestABatchIsNoLargerThanOneClaimTransaction(t *testing.T) {
+	ctx := context.Background()
+	w, f := batchWorld(t, state.MaxClaimsPerWrite+5)
+	rep, err := w.p.Run(ctx, "run-1")
+	require.NoError(t, err)
+	assert.Empty(t, rep.Errors)
+	assert.Len(t, rep.Claims, state.MaxClaimsPerWrite+5)
+	var sizes []int
+	for _, c := range f.calls {
+		sizes = append(sizes, len(c.Claims))
+	}
+	assert.ElementsMatch(t, []int{state.MaxClaimsPerWrite, 5}, sizes)
+	claims, err := w.store.ListClaims(ctx)
+	require.NoError(t, err)
+	assert.Len(t, claims, state.MaxClaimsPerWrite+5)
 }
 
 func TestRunBoundsConcurrentBatches(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/state"
 )
 
 // MaxConcurrentLaunches bounds the batches a run launches at once. Each batch makes a handful of
@@ -22,7 +23,7 @@ const MaxConcurrentLaunches = 8
 // name's token.
 const batchIDLen = 16
 
-// runLaunches launches the planned claims: identical ones in batches of at most instance.MaxBatchSize
+// runLaunches launches the planned claims: identical ones in batches of at most batchSize
 // (one alone, or every claim when the launcher cannot batch, goes through claimLaunch), up to
 // MaxConcurrentLaunches batches at once. A batch starts only while the deadline is more than
 // LaunchMargin away; a batch that does not start is not written at all and its pods stay pending for
@@ -94,9 +95,10 @@ func (p *Provisioner) runLaunches(ctx context.Context, claims []scheduling.Claim
 	}
 }
 
-// batchSize is the most claims one CreateFleet launches (see instance.MaxBatchSize); a variable so tests
-// can make it small.
-var batchSize = instance.MaxBatchSize
+// batchSize is the most claims one CreateFleet launches: instance.MaxBatchSize, and no more than the
+// claims one state transaction records (state.MaxClaimsPerWrite), since a batch's claims are written
+// together before the launch. A variable so tests can make it small.
+var batchSize = min(instance.MaxBatchSize, state.MaxClaimsPerWrite)
 
 // launchedPlan is a launched claim and the plan it was launched for.
 type launchedPlan struct {

@@ -227,7 +227,7 @@ func (s *Sandbox) finishBurst(ctx context.Context, rep BurstReport, pods []podTi
 	if !firstUnsched.IsZero() && rep.PodsBound == rep.PodsRequested {
 		rep.AllBoundAfterSeconds = round3(lastBound.Sub(firstUnsched).Seconds())
 	}
-	claims, err := s.Store.ListClaims(ctx)
+	claims, err := s.Store.ListAllClaims(ctx) // a claim deleted since its launch still owned its instance
 	if err != nil {
 		return rep, err
 	}

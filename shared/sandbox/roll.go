@@ -96,8 +96,9 @@ func (s *Sandbox) newRollWatch(ctx context.Context, pool disruption.NodePool, re
 	return w, nil
 }
 
+// readClaims reads every claim, the deleted ones too: the watch follows the originals until they are gone.
 func (w *rollWatch) readClaims(ctx context.Context, store *state.Store) error {
-	claims, err := store.ListClaims(ctx)
+	claims, err := store.ListAllClaims(ctx)
 	if err != nil {
 		return err
 	}

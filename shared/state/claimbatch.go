@@ -2,18 +2,15 @@ package state
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// MaxClaimsPerWrite is the most claims CreateClaims and PutClaims write at once: DynamoDB takes at most
-// 100 actions in one TransactWriteItems.
-const MaxClaimsPerWrite = 100
+// MaxClaimsPerWrite is the most claims CreateClaims and PutClaims write at once. DynamoDB takes at most
+// 100 actions in one TransactWriteItems, and a claim takes up to two (a create also checks that no
+// deleted claim has the name; a move to deleted deletes the live item and writes the deleted one), plus
+// one per shard for the change counters: 2×40 + ClaimShards ≤ 100.
+const MaxClaimsPerWrite = 40
 
 // maxTransactionBytes is DynamoDB's limit on the size of one TransactWriteItems.
 const maxTransactionBytes = 4 << 20
@@ -37,21 +34,23 @@ func (e *ClaimsError) Unwrap() error { return e.err }
 // when any name is taken, none (a *ClaimsError naming the taken ones). A batched launch records its
 // claims with it, in one round trip instead of one per claim.
 func (s *Store) CreateClaims(ctx context.Context, cs []Claim) ([]Claim, error) {
+	if len(cs) > MaxClaimsPerWrite {
+		return nil, fmt.Errorf("creating %d claims at once: at most %d: %w", len(cs), MaxClaimsPerWrite, ErrInvalid)
+	}
 	out := make([]Claim, len(cs))
-	items := make([]types.TransactWriteItem, len(cs))
+	t := s.newClaimTxn()
 	for i, c := range cs {
 		c, item, err := s.newClaimItem(c)
 		if err != nil {
 			return nil, err
 		}
 		out[i] = c
-		items[i] = types.TransactWriteItem{Put: &types.Put{
-			TableName: aws.String(s.table), Item: item,
-			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
-			ExpressionAttributeNames: map[string]string{"#pk": PartitionKey},
-		}}
+		t.create(i, c, item)
 	}
-	if err := s.writeClaims(ctx, "creating", out, items, ErrAlreadyExists); err != nil {
+	if err := s.markReplacements(ctx, out); err != nil {
+		return nil, err
+	}
+	if err := t.run(ctx, "creating", out, ErrAlreadyExists); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -63,79 +62,21 @@ func (s *Store) PutClaims(ctx context.Context, olds, news []Claim) ([]Claim, err
 	if len(olds) != len(news) {
 		return nil, fmt.Errorf("updating claims: %d old records for %d new ones: %w", len(olds), len(news), ErrInvalid)
 	}
+	if len(news) > MaxClaimsPerWrite {
+		return nil, fmt.Errorf("updating %d claims at once: at most %d: %w", len(news), MaxClaimsPerWrite, ErrInvalid)
+	}
 	out := make([]Claim, len(news))
-	items := make([]types.TransactWriteItem, len(news))
+	t := s.newClaimTxn()
 	for i := range news {
 		c, item, err := s.nextClaimItem(olds[i], news[i])
 		if err != nil {
 			return nil, err
 		}
 		out[i] = c
-		items[i] = types.TransactWriteItem{Put: &types.Put{
-			TableName: aws.String(s.table), Item: item,
-			ConditionExpression:       aws.String("#v = :v"),
-			ExpressionAttributeNames:  map[string]string{"#v": "version"},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":v": num(olds[i].Version)},
-		}}
+		t.update(i, olds[i], c, item)
 	}
-	if err := s.writeClaims(ctx, "updating", out, items, ErrConflict); err != nil {
+	if err := t.run(ctx, "updating", out, ErrConflict); err != nil {
 		return nil, err
 	}
 	return out, nil
-}
-
-// writeClaims runs the transaction that writes cs (items[i] writes cs[i]), trying again while it only
-// collides with other transactions. When every condition failed on items that already hold these very
-// writes, the SDK retried a transaction whose answer was lost, and it succeeded.
-func (s *Store) writeClaims(ctx context.Context, op string, cs []Claim, items []types.TransactWriteItem, domain error) error {
-	if len(items) == 0 {
-		return nil
-	}
-	if len(items) > MaxClaimsPerWrite {
-		return fmt.Errorf("%s %d claims at once: at most %d: %w", op, len(items), MaxClaimsPerWrite, ErrInvalid)
-	}
-	size := 0
-	for _, it := range items {
-		size += itemSize(it.Put.Item)
-	}
-	if size > maxTransactionBytes {
-		return fmt.Errorf("%s %d claims at once: %d bytes, over %d: %w", op, len(items), size, maxTransactionBytes, ErrInvalid)
-	}
-	var err error
-	for attempt := 0; attempt < transactionAttempts; attempt++ {
-		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		if !transactionConflict(err) {
-			break
-		}
-	}
-	if err == nil {
-		return nil
-	}
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) {
-		return fmt.Errorf("%s %d claims: %w", op, len(cs), err)
-	}
-	var names []string
-	for i, r := range tce.CancellationReasons {
-		if failed(r) && i < len(cs) {
-			names = append(names, cs[i].Name)
-		}
-	}
-	if len(names) == 0 {
-		return fmt.Errorf("%s %d claims: %w", op, len(cs), err)
-	}
-	if len(names) == len(cs) && s.holdWrites(ctx, cs) {
-		return nil
-	}
-	return &ClaimsError{Names: names, op: op, err: domain}
-}
-
-// holdWrites reports whether every claim's item holds the claim's write id.
-func (s *Store) holdWrites(ctx context.Context, cs []Claim) bool {
-	for _, c := range cs {
-		if !s.holdsWrite(ctx, claimPartition, c.Name, c.WriteID) {
-			return false
-		}
-	}
-	return true
 }

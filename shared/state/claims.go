@@ -4,15 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 )
-
-const claimPartition = "CLAIM"
 
 // ExpireNever is Claim.ExpireAfter for a NodePool whose expireAfter is "Never".
 const ExpireNever = "Never"
@@ -124,23 +124,15 @@ type Claim struct {
 }
 
 // CreateClaim writes a new claim record (lifecycle pending, version 1). It is the first side effect of a
-// launch: the claim exists before EC2 is called. ErrAlreadyExists if a claim of that name exists (not
-// when the SDK retried this create after a lost answer: see newWriteID).
+// launch: the claim exists before EC2 is called. ErrAlreadyExists if a claim of that name exists, deleted
+// ones included until they expire (not when the SDK retried this create after a lost answer: see
+// newWriteID).
 func (s *Store) CreateClaim(ctx context.Context, c Claim) (Claim, error) {
-	c, item, err := s.newClaimItem(c)
+	out, err := s.CreateClaims(ctx, []Claim{c})
 	if err != nil {
-		return Claim{}, err
+		return Claim{}, singleClaimError(err, "creating", c.Name)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                aws.String(s.table),
-		Item:                     item,
-		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
-		ExpressionAttributeNames: map[string]string{"#pk": PartitionKey},
-	})
-	if err := s.ownWrite(ctx, err, claimPartition, c.Name, c.WriteID, ErrAlreadyExists, "creating claim %s", c.Name); err != nil {
-		return Claim{}, err
-	}
-	return c, nil
+	return out[0], nil
 }
 
 // newClaimItem fills in a new claim (pending unless set, created now unless set, version 1, a new write
@@ -156,46 +148,47 @@ func (s *Store) newClaimItem(c Claim) (Claim, map[string]types.AttributeValue, e
 		c.CreatedAt = s.now().UTC()
 	}
 	c.Version, c.WriteID = 1, newWriteID()
-	item, err := marshalItem(claimPartition, c.Name, c)
+	item, err := marshalItem(claimPK(c.Name, c.Lifecycle == Deleted), c.Name, c)
 	return c, item, err
 }
 
-// GetClaim reads a claim (strongly consistent). ErrNotFound if there is none.
+// GetClaim reads a claim (strongly consistent), live or deleted (until it expires). ErrNotFound if there
+// is none.
 func (s *Store) GetClaim(ctx context.Context, name string) (Claim, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(claimPartition, name), ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return Claim{}, fmt.Errorf("reading claim %s: %w", name, err)
+	for _, deleted := range []bool{false, true} {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: aws.String(s.table), Key: key(claimPK(name, deleted), name), ConsistentRead: aws.Bool(true),
+		})
+		if err != nil {
+			return Claim{}, fmt.Errorf("reading claim %s: %w", name, err)
+		}
+		if out.Item == nil {
+			continue
+		}
+		var c Claim
+		if err := attributevalue.UnmarshalMap(out.Item, &c); err != nil {
+			return Claim{}, fmt.Errorf("decoding claim %s: %w", name, err)
+		}
+		if s.expired(c) {
+			break
+		}
+		return c, nil
 	}
-	if out.Item == nil {
-		return Claim{}, fmt.Errorf("claim %s: %w", name, ErrNotFound)
-	}
-	var c Claim
-	if err := attributevalue.UnmarshalMap(out.Item, &c); err != nil {
-		return Claim{}, fmt.Errorf("decoding claim %s: %w", name, err)
-	}
-	return c, nil
+	return Claim{}, fmt.Errorf("claim %s: %w", name, ErrNotFound)
 }
 
+// expired reports whether a deleted claim's retention has passed (DynamoDB removes it lazily).
+func (s *Store) expired(c Claim) bool { return c.TTL > 0 && c.TTL <= s.now().Unix() }
+
 // PutClaim writes c if the stored version is still c.Version, and returns it with the next version.
-// ErrConflict if someone else wrote in between; ErrInvalid for a lifecycle move that is not allowed.
+// ErrConflict if someone else wrote in between; ErrInvalid for a lifecycle move that is not allowed. A
+// move to deleted takes the claim out of the live claims (see ListClaims) in the same write.
 func (s *Store) PutClaim(ctx context.Context, old, c Claim) (Claim, error) {
-	c, item, err := s.nextClaimItem(old, c)
+	out, err := s.PutClaims(ctx, []Claim{old}, []Claim{c})
 	if err != nil {
-		return Claim{}, err
+		return Claim{}, singleClaimError(err, "updating", c.Name)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                 aws.String(s.table),
-		Item:                      item,
-		ConditionExpression:       aws.String("#v = :v"),
-		ExpressionAttributeNames:  map[string]string{"#v": "version"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":v": num(old.Version)},
-	})
-	if err := s.ownWrite(ctx, err, claimPartition, c.Name, c.WriteID, ErrConflict, "updating claim %s", c.Name); err != nil {
-		return Claim{}, err
-	}
-	return c, nil
+	return out[0], nil
 }
 
 // nextClaimItem checks the update of old to c (same name and version, an allowed lifecycle move, stamped
@@ -211,7 +204,7 @@ func (s *Store) nextClaimItem(old, c Claim) (Claim, map[string]types.AttributeVa
 		s.stamp(&c)
 	}
 	c.Version, c.WriteID = old.Version+1, newWriteID()
-	item, err := marshalItem(claimPartition, c.Name, c)
+	item, err := marshalItem(claimPK(c.Name, c.Lifecycle == Deleted), c.Name, c)
 	return c, item, err
 }
 
@@ -257,13 +250,83 @@ func (s *Store) stamp(c *Claim) {
 	}
 }
 
-// ListClaims returns every claim record, deleted ones included until they expire.
+// ListClaims returns every live claim (every lifecycle but deleted), by name: one strongly consistent
+// query per shard, run concurrently, or, on a store made WithClaimsView, the same answer from a view that
+// queries only the shards that changed since its last read. Deleted claims are read with
+// ListDeletedClaims.
 func (s *Store) ListClaims(ctx context.Context) ([]Claim, error) {
-	claims, err := queryAll[Claim](ctx, s.db, s.partition(claimPartition, ""))
+	if s.view != nil {
+		return s.view.ListClaims(ctx)
+	}
+	if _, err := s.migrateLegacyClaims(ctx); err != nil {
+		return nil, fmt.Errorf("listing claims: %w", err)
+	}
+	claims, err := s.queryShards(ctx, livePartition)
 	if err != nil {
 		return nil, fmt.Errorf("listing claims: %w", err)
 	}
 	return claims, nil
+}
+
+// ListDeletedClaims returns the deleted claims kept for explain and audits (until DeletedClaimRetention
+// has passed since their deletion), by name. No live path reads them.
+func (s *Store) ListDeletedClaims(ctx context.Context) ([]Claim, error) {
+	if _, err := s.migrateLegacyClaims(ctx); err != nil {
+		return nil, fmt.Errorf("listing deleted claims: %w", err)
+	}
+	all, err := s.queryShards(ctx, gonePartition)
+	if err != nil {
+		return nil, fmt.Errorf("listing deleted claims: %w", err)
+	}
+	claims := all[:0]
+	for _, c := range all {
+		if !s.expired(c) {
+			claims = append(claims, c)
+		}
+	}
+	return claims, nil
+}
+
+// ListAllClaims returns the live claims and the deleted ones still kept, by name: what ListClaims
+// returned before deleted claims left the live shards (status, explain and audits).
+func (s *Store) ListAllClaims(ctx context.Context) ([]Claim, error) {
+	live, err := s.ListClaims(ctx)
+	if err != nil {
+		return nil, err
+	}
+	gone, err := s.ListDeletedClaims(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sortClaims(append(live, gone...)), nil
+}
+
+// queryShards reads the items of every shard's partition (partition(k)) concurrently and returns their
+// claims by name.
+func (s *Store) queryShards(ctx context.Context, partition func(int) string) ([]Claim, error) {
+	shards := make([][]Claim, ClaimShards)
+	g, gctx := errgroup.WithContext(ctx)
+	for k := range shards {
+		g.Go(func() error {
+			claims, err := queryAll[Claim](gctx, s.db, s.partition(partition(k), ""))
+			shards[k] = claims
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var all []Claim
+	for _, claims := range shards {
+		all = append(all, claims...)
+	}
+	return sortClaims(all), nil
+}
+
+// sortClaims orders claims by name (the order one partition used to return them in).
+func sortClaims(cs []Claim) []Claim {
+	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
+	return cs
 }
 
 // ClaimsInLifecycle returns the claims in one lifecycle state. It reads a global secondary index, which is

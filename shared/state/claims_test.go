@@ -222,7 +222,7 @@ func TestClaimDriftStampsRoundTrip(t *testing.T) {
 func TestClaimWrittenBeforeDriftStampsStillLoads(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newStore(t)
-	item := key(claimPartition, "default-0ld01")
+	item := key(claimPK("default-0ld01", false), "default-0ld01")
 	for k, v := range map[string]string{"name": "default-0ld01", "nodePool": "default", "lifecycle": string(Launched),
 		"templateHash": "p0", "nodeClassHash": "c0", "instanceId": "i-0old", "createdAt": "2026-01-02T03:04:05Z"} {
 		item[k] = str(v)

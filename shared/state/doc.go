@@ -10,9 +10,12 @@
 // Access patterns:
 //
 //	item                   pk                          sk                         notes
-//	NodeClaim record       CLAIM                       <claim name>               Query pk=CLAIM lists all; version for optimistic locking
-//	  by instance id       GSI byInstance: instanceId                             set once the instance exists
+//	NodeClaim record       CLAIM#<shard>               <claim name>               live claims; shard = FNV-1a(name) mod 16; version for optimistic locking
+//	deleted NodeClaim      CLAIMGONE#<shard>           <claim name>               moved here with its deletion (one transaction); ttl (7 days)
+//	  by instance id       GSI byInstance: instanceId                             set once the instance exists (live and deleted)
 //	  by lifecycle state   GSI byLifecycle: lifecycle  sk                         e.g. every claim still "launched"
+//	claim shard counter    CLAIMSHARD                  <shard>                    changes: moved by every write of the shard's live claims
+//	replacement marker     REPLACEDBY#<replaced>       <replacement claim>        written before the replacement claim; ttl (7 days)
 //	lease                  LEASE                       <lease name>               holder, expiresAt (ms), fencing token
 //	dedupe marker          DEDUPE#<scope>#<id>         DEDUPE                     one partition per event id; ttl
 //	unavailable offering   UNAVAILABLE                 <capacity>#<type>#<zone>   ttl (3 minutes for capacity errors)
@@ -24,6 +27,13 @@
 //	high-water mark        MARK                        <mark name>                at (ms), only moves forward
 //	spot price table       PRICES                      SPOT                       gzip JSON, newer observation wins; ttl 12 h
 //	on-demand price table  PRICES                      ONDEMAND                   gzip JSON + source, newer observation wins; ttl 30 days
+//
+// Claims are spread over 16 partition keys so that a mass replacement's writes do not meet on one key, and
+// deleted claims leave the live shards so that no live path reads them: ListClaims reads the live shards
+// (concurrently), ListDeletedClaims the deleted ones, GetClaim both by key. Every claim write is one
+// TransactWriteItems that also moves its shard's counter, so a warm ClaimsView re-reads only the shards
+// that changed. Claims written in the single CLAIM partition of earlier releases are moved to their
+// shards by the first listing that finds them (claimmigration.go).
 //
 // Conflicts of optimistic locking are ErrConflict, a create that finds the item is ErrAlreadyExists; the
 // IsX helpers in errors.go test for them. Throttling is retried by the SDK's retryer with more attempts

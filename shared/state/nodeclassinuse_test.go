@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -85,11 +86,11 @@ func TestApplyRefusesToRemoveAnEC2NodeClassClaimsUse(t *testing.T) {
 	assert.Equal(t, []string{"EC2NodeClass/gpu"}, res.Deleted)
 }
 
-// failingClaimList fails the claim listing only (a Query of the CLAIM partition).
+// failingClaimList fails the claim listing only (a Query of a live claim shard).
 type failingClaimList struct{ *dynamodb.Client }
 
 func (f failingClaimList) Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	if v, ok := in.ExpressionAttributeValues[":pk"].(*types.AttributeValueMemberS); ok && v.Value == claimPartition {
+	if v, ok := in.ExpressionAttributeValues[":pk"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(v.Value, liveClaimPrefix) {
 		return nil, errors.New("throttled")
 	}
 	return f.Client.Query(ctx, in, optFns...)

@@ -21,6 +21,7 @@ type DynamoDB interface {
 	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 }
 
 var _ DynamoDB = (*dynamodb.Client)(nil)
@@ -31,6 +32,8 @@ type Store struct {
 	table    string
 	now      func() time.Time
 	pageSize int32
+	// view, when set (WithClaimsView), answers ListClaims.
+	view *ClaimsView
 }
 
 // Option configures a Store.

@@ -25,8 +25,9 @@ type Store interface {
 	ReleaseDisruption(ctx context.Context, nodePool, claim string) error
 	// Mark reads a state-table high-water mark (the provisioner's last complete snapshot).
 	Mark(ctx context.Context, name string) (time.Time, error)
-	// ClaimsInLifecycle lists the claims in one lifecycle state (an eventually consistent index).
-	ClaimsInLifecycle(ctx context.Context, l state.Lifecycle) ([]state.Claim, error)
+	// ClaimReplacements returns the claims launched to replace a claim (Claim.Replaces names it), each
+	// read by key.
+	ClaimReplacements(ctx context.Context, replaced string) ([]state.Claim, error)
 }
 
 // Actions changes Nodes and pods; *kube.Actions satisfies it. Every method is idempotent, and a 429 from a

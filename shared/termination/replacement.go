@@ -3,7 +3,6 @@ package termination
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/nodewright/nodewright/shared/state"
@@ -52,18 +51,20 @@ func (s *Service) gate(ctx context.Context, claim state.Claim, deadline *time.Ti
 	if mark.Before(*claim.DrainingAt) {
 		return true, "waiting for a provisioning run to place its pods", nil
 	}
-	// Only claims not initialized yet can hold the drain. The lifecycle index is read in lifecycle order,
-	// so a claim that moves on between two reads is found in the later state rather than missed.
-	for _, l := range []state.Lifecycle{state.Pending, state.Launched, state.Registered} {
-		claims, err := s.deps.Store.ClaimsInLifecycle(ctx, l)
-		if err != nil {
-			return false, "", err
-		}
-		for _, c := range claims {
-			if c.InitializedAt == nil && slices.Contains(c.Replaces, claim.Name) {
-				return true, fmt.Sprintf("waiting for replacement %s (%s) to initialize", c.Name, c.Lifecycle), nil
-			}
+	// Only claims not initialized yet can hold the drain. They are found by key (the markers their
+	// creation left) and read strongly consistent, one by one: no read of every claim.
+	replacements, err := s.deps.Store.ClaimReplacements(ctx, claim.Name)
+	if err != nil {
+		return false, "", err
+	}
+	for _, c := range replacements {
+		if c.InitializedAt == nil && holdsDrain[c.Lifecycle] {
+			return true, fmt.Sprintf("waiting for replacement %s (%s) to initialize", c.Name, c.Lifecycle), nil
 		}
 	}
 	return false, "", nil
 }
+
+// holdsDrain are the lifecycle states in which a replacement holds the drain it replaces: on its way to
+// initialized. One draining, terminating or deleted never will.
+var holdsDrain = map[state.Lifecycle]bool{state.Pending: true, state.Launched: true, state.Registered: true}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -56,10 +57,10 @@ func (f *claimStore) ReleaseDisruption(context.Context, string, string) error { 
 
 func (f *claimStore) Mark(context.Context, string) (time.Time, error) { return f.mark, f.err }
 
-func (f *claimStore) ClaimsInLifecycle(_ context.Context, l state.Lifecycle) ([]state.Claim, error) {
+func (f *claimStore) ClaimReplacements(_ context.Context, replaced string) ([]state.Claim, error) {
 	var out []state.Claim
 	for _, c := range f.claims {
-		if c.Lifecycle == l {
+		if slices.Contains(c.Replaces, replaced) {
 			out = append(out, c)
 		}
 	}
