@@ -8,7 +8,9 @@ import (
 
 // Config is the benchmark cluster's NodePools and EC2NodeClass, as an administrator of a large cluster
 // writes them: an on-demand general pool, a spot pool and a system pool over the same c/m/r types of
-// generation 5 and later, limits far above the tiers, consolidation on. Subnets, security groups and the
+// generation 5 and later, limits far above the tiers, consolidation on (Karpenter's default
+// consolidateAfter of 0s for the general and spot pools, so a cold disruption run has candidates).
+// Subnets, security groups and the
 // AMI are found by the sandbox's discovery tags (sandbox.BuildAWS creates them).
 const Config = `apiVersion: karpenter.sh/v1
 kind: NodePool
@@ -31,7 +33,7 @@ spec:
     cpu: "200000"
   disruption:
     consolidationPolicy: WhenEmptyOrUnderutilized
-    consolidateAfter: 5m
+    consolidateAfter: 0s
 ---
 apiVersion: karpenter.sh/v1
 kind: NodePool
@@ -54,7 +56,7 @@ spec:
     cpu: "200000"
   disruption:
     consolidationPolicy: WhenEmptyOrUnderutilized
-    consolidateAfter: 5m
+    consolidateAfter: 0s
 ---
 apiVersion: karpenter.sh/v1
 kind: NodePool

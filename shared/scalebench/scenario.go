@@ -32,6 +32,12 @@ func NewScenario(fn string, env *Env, l *Loaded) (Scenario, error) {
 		return &provisionerScenario{world: w}, nil
 	case sizing.Lifecycle:
 		return &lifecycleScenario{world: w}, nil
+	case sizing.Disruption:
+		return &disruptionScenario{world: w}, nil
+	case sizing.Termination:
+		return &terminationScenario{world: w}, nil
+	case sizing.Interruption:
+		return &interruptionScenario{world: w}, nil
 	}
 	return nil, fmt.Errorf("no scenario for function %q", fn)
 }

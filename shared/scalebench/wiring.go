@@ -169,7 +169,8 @@ func wireTermination(p parts, payload Payload) (invocation, error) {
 		Events: kube.NewRecorder(p.client, kube.RecorderOptions{Instance: "termination"}), Queue: messages, Visibility: messages, Now: time.Now})
 	return func(ctx context.Context, runID string) (string, error) {
 		resp, stats := s.Handle(ctx, sqsEvent(payload.Messages, "termination"))
-		return fmt.Sprintf("%+v; %d failures", stats, len(resp.BatchItemFailures)), nil
+		return fmt.Sprintf("evictions %v, pods drained %v, drained %v, terminated %d, redriven %d; %d batch failures", stats.Evictions,
+			stats.PodsDrained, stats.Drained, len(stats.Terminated), stats.Redriven, len(resp.BatchItemFailures)), nil
 	}, nil
 }
 
@@ -183,7 +184,8 @@ func wireInterruption(p parts, payload Payload) (invocation, error) {
 		Log: p.log, Now: time.Now})
 	return func(ctx context.Context, runID string) (string, error) {
 		resp, stats := s.Handle(ctx, sqsEvent(payload.Messages, "interruption"))
-		return fmt.Sprintf("%+v; %d failures", stats, len(resp.BatchItemFailures)), nil
+		return fmt.Sprintf("received %v, acknowledged %d, failed %d, retries %d, disrupted %d; %d batch failures", stats.Received,
+			stats.Acknowledged, stats.Failed, stats.Retries, len(stats.Disrupted), len(resp.BatchItemFailures)), nil
 	}, nil
 }
 
