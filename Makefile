@@ -18,7 +18,7 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 # jsii (the CDK runtime) warns loudly on Node 20; it works, and the warning drowns test output.
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: help build test lint synth kube-bin moto demo bench-karpenter clean
+.PHONY: help build test lint synth kube-bin moto demo bench-karpenter bench-scale clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -68,6 +68,14 @@ BENCH_RUNS   ?= 3
 
 bench-karpenter: ## compare cost and solve time with Karpenter's own scheduler (own module; downloads Karpenter; not in CI)
 	cd shared/scheduling/karpentercompare && $(GO) run . -pods=$(BENCH_PODS) -scales=$(BENCH_SCALES) -runs=$(BENCH_RUNS)
+
+SCALE_TIERS ?= 1000,2000,5000
+SCALE_RUNS  ?= 3
+
+bench-scale: kube-bin moto ## measure every function at 1,000/2,000/5,000 nodes (SCALE_TIERS, SCALE_RUNS) into .bench/scale.json (not in CI)
+	@mkdir -p .bench
+	$(GO) build -o .bench/scalebench ./cmd/scalebench
+	SCALE_TIERS=$(SCALE_TIERS) SCALE_RUNS=$(SCALE_RUNS) .bench/scalebench -out .bench/scale.json
 
 clean: ## remove build outputs (keeps the control plane cache)
 	rm -rf dist cdk.out .test

@@ -75,6 +75,13 @@ type Queues struct {
 	Provisioning, Interruption, Termination, DisruptionWake string
 }
 
+// BuildAWS is buildAWS for harnesses beside the sandbox (the scale bench): the same account set-up, with
+// config as the NodePools and EC2NodeClasses. Subnets and the security group are tagged
+// karpenter.sh/discovery: sandbox and the AMI SampleAMITag, whatever cluster is.
+func BuildAWS(ctx context.Context, cfg aws.Config, cluster, table, config string) (Queues, error) {
+	return buildAWS(ctx, cfg, cluster, table, config)
+}
+
 // buildAWS creates what the CDK app and the administrator's account provide: the VPC, tagged subnets and
 // security group, a tagged AMI, the node role, the state table holding the configuration, and the queues.
 func buildAWS(ctx context.Context, cfg aws.Config, cluster, table, config string) (Queues, error) {
