@@ -71,6 +71,11 @@ func (p parts) storedPrices(prices *pricing.Provider) pricing.Loaders {
 // scenario's payload. Start-up work the function does at init (the provisioner's catalog) is done here.
 func wire(ctx context.Context, fn string, p parts, payload Payload) (invocation, error) {
 	switch fn {
+	case sizing.Provisioner, sizing.Lifecycle, sizing.Disruption:
+		// As their main.go: a warm function keeps a view of the claims.
+		p.store = state.New(state.NewClient(p.cfg), Table, state.WithClaimsView())
+	}
+	switch fn {
 	case sizing.Provisioner:
 		return wireProvisioner(ctx, p)
 	case sizing.Lifecycle:
@@ -118,7 +123,7 @@ func wireLifecycle(p parts) (invocation, error) {
 	e := ec2.NewFromConfig(p.cfg)
 	launcher := instance.New(e, Cluster)
 	r := lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{
-		Store: p.store, Nodes: p.client.CoreV1().Nodes(), NodeActions: kube.NewActions(p.client), Instances: launcher,
+		Store: p.store, Nodes: kube.NewNodeView(p.client, kube.SnapshotOptions{}), NodeActions: kube.NewActions(p.client), Instances: launcher,
 		GoneReasons: launcher, Unavailable: p.store, Events: kube.NewRecorder(p.client, kube.RecorderOptions{Instance: "lifecycle"}),
 		Prices: prices, Terminations: termination.NewSender(sqs.NewFromConfig(p.cfg), p.queues.Queues.Termination),
 		Templates: launchtemplate.New(e, Cluster, time.Now), Profiles: nodeclass.NewProfiles(iam.NewFromConfig(p.cfg), Cluster, p.cfg.Region),
