@@ -197,7 +197,9 @@ func Start(ctx context.Context, opts Options) (*Sandbox, error) {
 	if s.Queues, err = buildAWS(ctx, s.AWS, Cluster, Table, opts.Config); err != nil {
 		return nil, err
 	}
-	s.Store = state.New(state.NewClient(s.AWS), Table)
+	// The functions share one store; like the provisioner's, disruption's and lifecycle's mains, it reads
+	// claims through a ClaimsView, so a read queries only the shards that changed.
+	s.Store = state.New(state.NewClient(s.AWS), Table, state.WithClaimsView())
 	if err := s.routeInterruptions(ctx); err != nil {
 		return nil, err
 	}
