@@ -117,7 +117,7 @@ type fetched struct {
 func streamList[T any, PT protoItem[T]](ctx context.Context, r listRequest, trim func([]T)) ([]T, string, error) {
 	items := make([]T, 0, r.capacity)
 	start := 0
-	rv, err := streamInto[T, PT](ctx, r, func() PT {
+	rv, _, err := streamInto[T, PT](ctx, r, func() PT {
 		var zero T
 		items = append(items, zero)
 		return PT(&items[len(items)-1])
@@ -137,8 +137,9 @@ func streamList[T any, PT protoItem[T]](ctx context.Context, r listRequest, trim
 
 // streamInto reads every page of the list, pipelining requests with decoding: next gives the object each
 // item is decoded into, restart forgets what was decoded (an expired continuation restarts the list
-// unpaginated) and pageDone is called after each page.
-func streamInto[T any, PT protoItem[T]](ctx context.Context, r listRequest, next func() PT, restart, pageDone func()) (string, error) {
+// unpaginated) and pageDone is called after each page. It returns the list's revision and the bytes of
+// the responses it decoded.
+func streamInto[T any, PT protoItem[T]](ctx context.Context, r listRequest, next func() PT, restart, pageDone func()) (rv string, read int64, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	opts := r.base
@@ -151,21 +152,23 @@ func streamInto[T any, PT protoItem[T]](ctx context.Context, r listRequest, next
 			full.Limit = 0
 			page = <-r.fetch(ctx, full)
 			if page.err != nil {
-				return "", fmt.Errorf("listing %s again after its continuation expired: %w", r.what, mapError(page.err))
+				return "", read, fmt.Errorf("listing %s again after its continuation expired: %w", r.what, mapError(page.err))
 			}
 			restart()
+			read = int64(page.buf.Len())
 			meta, err := decodeInto[T, PT](page.buf.Bytes(), next)
 			bodyBuffers.Put(page.buf)
 			if err != nil {
-				return "", fmt.Errorf("decoding %s: %w", r.what, err)
+				return "", read, fmt.Errorf("decoding %s: %w", r.what, err)
 			}
 			pageDone()
-			return meta.ResourceVersion, nil
+			return meta.ResourceVersion, read, nil
 		}
 		if page.err != nil {
-			return "", fmt.Errorf("listing %s: %w", r.what, mapError(page.err))
+			return "", read, fmt.Errorf("listing %s: %w", r.what, mapError(page.err))
 		}
 		body := page.buf.Bytes()
+		read += int64(len(body))
 		meta, err := decodeListMeta(body)
 		if err == nil && meta.Continue != "" {
 			opts.Continue = meta.Continue
@@ -176,11 +179,11 @@ func streamInto[T any, PT protoItem[T]](ctx context.Context, r listRequest, next
 		}
 		bodyBuffers.Put(page.buf)
 		if err != nil {
-			return "", fmt.Errorf("decoding %s: %w", r.what, err)
+			return "", read, fmt.Errorf("decoding %s: %w", r.what, err)
 		}
 		pageDone()
 		if meta.Continue == "" {
-			return meta.ResourceVersion, nil
+			return meta.ResourceVersion, read, nil
 		}
 	}
 }

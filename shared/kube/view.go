@@ -23,8 +23,9 @@ type view[T any, PT object[T]] struct {
 	items map[string]PT
 	// sorted is items in namespace/name order (the API server's list order); nil after a change.
 	sorted []PT
-	// listTook is how long the last whole list took.
-	listTook time.Duration
+	// listTook and listBytes are how long the last whole list took and how large its responses were.
+	listTook  time.Duration
+	listBytes int64
 }
 
 func objectKey(o metav1.Object) string {

@@ -296,3 +296,30 @@ func TestAKindThatListsFastIsListedAgain(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ReadUnchanged, mode, "a kind that took WatchAfter to list is caught up instead")
 }
+
+// TestALargeKindIsWatchedHoweverFastItLists: a kind whose list is large (5,000 Nodes) is caught up with
+// a watch even when listing it was quick, so a five-second pass does not read it whole every time.
+func TestALargeKindIsWatchedHoweverFastItLists(t *testing.T) {
+	var lists atomic.Int64
+	probes := 0
+	src := source[corev1.Pod, *corev1.Pod]{
+		watchAfter: DefaultWatchAfter,
+		req:        listRequest{client: podListServer(t, &lists), resource: "pods", what: "pods", pageSize: 10},
+		trim:       TrimPod,
+	}
+	var v view[corev1.Pod, *corev1.Pod]
+	src.probe = func(context.Context, metav1.ListOptions) (string, error) {
+		probes++
+		return v.rv, nil
+	}
+	mode, err := v.refresh(context.Background(), src)
+	require.NoError(t, err)
+	assert.Equal(t, ReadListed, mode)
+	assert.Positive(t, v.listBytes, "the list's size is kept")
+	v.listTook, v.listBytes = 0, WatchAfterBytes
+	mode, err = v.refresh(context.Background(), src)
+	require.NoError(t, err)
+	assert.Equal(t, ReadUnchanged, mode)
+	assert.Equal(t, 1, probes)
+	assert.Equal(t, int64(1), lists.Load(), "listed once")
+}

@@ -35,8 +35,13 @@ var (
 
 // DefaultWatchAfter is how long a whole list of a kind must take before a warm view is caught up with a
 // watch instead: a catch-up waits for the API server's bookmark (about a second) when the kind did not
-// change, so a kind that lists faster than that is simply listed again.
+// change, so a small kind that lists faster than that is simply listed again (see also WatchAfterBytes).
 const DefaultWatchAfter = time.Second
+
+// WatchAfterBytes: a kind whose whole list is at least this large is caught up with a watch however fast
+// it lists. 5,000 Nodes are some 90 MB; read again on every five-second lifecycle pass, they would cost the
+// API server far more than a second's wait for a bookmark costs the pass.
+const WatchAfterBytes = 8 << 20
 
 // source reads one kind of object: whole lists over the REST client, a one-item probe and watches
 // through the typed client.
@@ -62,7 +67,7 @@ type source[T any, PT object[T]] struct {
 // history), a watch that ends short of it, or a revision that is not a number lists the kind whole again,
 // as a cold process does.
 func (v *view[T, PT]) refresh(ctx context.Context, src source[T, PT]) (ReadMode, error) {
-	if v.known() && v.listTook >= src.watchAfter {
+	if v.known() && (v.listTook >= src.watchAfter || v.listBytes >= WatchAfterBytes) {
 		target, err := src.probe(ctx, probeOptions(src.req.base))
 		if err != nil {
 			return "", fmt.Errorf("reading the revision of %s: %w", src.req.what, mapError(err))
@@ -95,7 +100,7 @@ func (v *view[T, PT]) relist(ctx context.Context, src source[T, PT]) error {
 	}
 	items := make([]PT, 0, len(v.items))
 	trimmed, start := 0, time.Now()
-	rv, err := streamInto[T, PT](ctx, src.req, func() PT {
+	rv, read, err := streamInto[T, PT](ctx, src.req, func() PT {
 		o := PT(new(T))
 		items = append(items, o)
 		return o
@@ -112,7 +117,7 @@ func (v *view[T, PT]) relist(ctx context.Context, src source[T, PT]) error {
 		return err
 	}
 	v.reset(items, rv)
-	v.listTook = time.Since(start)
+	v.listTook, v.listBytes = time.Since(start), read
 	return nil
 }
 
