@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -14,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 	"k8s.io/client-go/rest"
+
+	"github.com/nodewright/nodewright/shared/state"
 )
 
 // ByteCounter counts the response body bytes a client read from the API server.
@@ -106,14 +107,14 @@ func readUnits(params, result any) float64 {
 	perItem := func(items ...map[string]types.AttributeValue) float64 {
 		total := 0.0
 		for _, it := range items {
-			total += math.Max(1, math.Ceil(float64(ItemSize(it))/4096))
+			total += math.Max(1, math.Ceil(float64(state.ItemSize(it))/4096))
 		}
 		return total
 	}
 	summed := func(items []map[string]types.AttributeValue) float64 {
 		size := 0
 		for _, it := range items {
-			size += ItemSize(it)
+			size += state.ItemSize(it)
 		}
 		return math.Max(1, math.Ceil(float64(size)/4096))
 	}
@@ -158,73 +159,4 @@ func readUnits(params, result any) float64 {
 		return total
 	}
 	return 0
-}
-
-// ItemSize is a DynamoDB item's size as DynamoDB computes it for capacity: attribute names plus values
-// (strings and binaries by length, numbers by significant digits, 3 bytes of overhead per list or map
-// and 1 per element).
-func ItemSize(item map[string]types.AttributeValue) int {
-	size := 0
-	for name, v := range item {
-		size += len(name) + valueSize(v)
-	}
-	return size
-}
-
-func valueSize(v types.AttributeValue) int {
-	switch x := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(x.Value)
-	case *types.AttributeValueMemberN:
-		return numberSize(x.Value)
-	case *types.AttributeValueMemberB:
-		return len(x.Value)
-	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
-		return 1
-	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, s := range x.Value {
-			n += len(s)
-		}
-		return n
-	case *types.AttributeValueMemberNS:
-		n := 0
-		for _, s := range x.Value {
-			n += numberSize(s)
-		}
-		return n
-	case *types.AttributeValueMemberBS:
-		n := 0
-		for _, b := range x.Value {
-			n += len(b)
-		}
-		return n
-	case *types.AttributeValueMemberL:
-		n := 3
-		for _, e := range x.Value {
-			n += 1 + valueSize(e)
-		}
-		return n
-	case *types.AttributeValueMemberM:
-		n := 3
-		for k, e := range x.Value {
-			n += 1 + len(k) + valueSize(e)
-		}
-		return n
-	}
-	return 0
-}
-
-// numberSize is about one byte per two significant digits plus one.
-func numberSize(s string) int {
-	digits := 0
-	for _, r := range s {
-		if r >= '0' && r <= '9' {
-			digits++
-		}
-	}
-	if _, err := strconv.ParseFloat(s, 64); err != nil {
-		return len(s)
-	}
-	return (digits+1)/2 + 1
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/rest"
+
+	"github.com/nodewright/nodewright/shared/state"
 )
 
 func item(bytes int) map[string]types.AttributeValue {
@@ -21,9 +23,9 @@ func item(bytes int) map[string]types.AttributeValue {
 }
 
 func TestItemSizeCountsNamesAndValues(t *testing.T) {
-	assert.Equal(t, 4096, ItemSize(item(4096)))
-	assert.Equal(t, len("n")+2, ItemSize(map[string]types.AttributeValue{"n": &types.AttributeValueMemberN{Value: "12"}}))
-	assert.Equal(t, len("m")+3+1+len("a")+len("bc"), ItemSize(map[string]types.AttributeValue{"m": &types.AttributeValueMemberM{
+	assert.Equal(t, 4096, state.ItemSize(item(4096)))
+	assert.Equal(t, len("n")+2, state.ItemSize(map[string]types.AttributeValue{"n": &types.AttributeValueMemberN{Value: "12"}}))
+	assert.Equal(t, len("m")+3+1+len("a")+len("bc"), state.ItemSize(map[string]types.AttributeValue{"m": &types.AttributeValueMemberM{
 		Value: map[string]types.AttributeValue{"a": &types.AttributeValueMemberS{Value: "bc"}}}}))
 }
 

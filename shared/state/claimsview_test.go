@@ -217,5 +217,5 @@ func TestAWarmClaimsViewCostsAFractionOfAWholeRead(t *testing.T) {
 	size, err := marshalItem("x", "y", realisticClaim(0, s.now()))
 	require.NoError(t, err)
 	t.Logf("%d claims of %d bytes: whole read %.0f read units; warm view, nothing changed: %.0f (%.2f%%); one claim changed: %.0f (%.2f%%, %d items)",
-		claims, itemSize(size), wholeUnits, idle.ReadUnits, 100*idle.ReadUnits/wholeUnits, one.ReadUnits, 100*one.ReadUnits/wholeUnits, one.ItemsRead)
+		claims, ItemSize(size), wholeUnits, idle.ReadUnits, 100*idle.ReadUnits/wholeUnits, one.ReadUnits, 100*one.ReadUnits/wholeUnits, one.ItemsRead)
 }

@@ -64,7 +64,7 @@ func (t *claimTxn) update(i int, old, c Claim, item map[string]types.AttributeVa
 		}})
 		t.add(i, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(t.s.table), Item: item}})
 		t.shards[claimShard(c.Name)] = true
-		t.bytes += itemSize(item)
+		t.bytes += ItemSize(item)
 		return
 	}
 	cond, names, values := versioned()
@@ -79,7 +79,7 @@ func (t *claimTxn) touch(name string, deleted bool, item map[string]types.Attrib
 	if !deleted {
 		t.shards[claimShard(name)] = true
 	}
-	t.bytes += itemSize(item)
+	t.bytes += ItemSize(item)
 }
 
 // counters appends the increments of the change counters of the shards touched.

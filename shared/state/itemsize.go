@@ -6,9 +6,10 @@ import "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 // updates add later.
 const maxItemBytes = 350 * 1024
 
-// itemSize approximates DynamoDB's item size: attribute names plus values, as DynamoDB counts them
-// (UTF-8 lengths; numbers about their digit count; a few bytes of overhead per nested value).
-func itemSize(item map[string]types.AttributeValue) int {
+// ItemSize approximates DynamoDB's item size as it counts it for limits and capacity: attribute names
+// plus values (UTF-8 lengths; numbers about their digit count; 3 bytes of overhead per list or map and 1
+// per element). The scale harness bills read units with it too.
+func ItemSize(item map[string]types.AttributeValue) int {
 	n := 0
 	for k, v := range item {
 		n += len(k) + valueSize(v)

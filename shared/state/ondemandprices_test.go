@@ -35,8 +35,8 @@ func TestOnDemandPricesRoundTripAtRegionSize(t *testing.T) {
 
 	raw, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(pricesPartition, onDemandPricesSort)})
 	require.NoError(t, err)
-	t.Logf("1400 types: item of %d bytes", itemSize(raw.Item))
-	assert.Less(t, itemSize(raw.Item), 64*1024)
+	t.Logf("1400 types: item of %d bytes", ItemSize(raw.Item))
+	assert.Less(t, ItemSize(raw.Item), 64*1024)
 	ttl, err := numberAttr(raw.Item, TTLAttribute)
 	require.NoError(t, err)
 	assert.Equal(t, clk.Now().Add(OnDemandPricesTTL).Unix(), ttl)

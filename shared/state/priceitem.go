@@ -34,7 +34,7 @@ func (s *Store) putPriceItem(ctx context.Context, p priceItem) error {
 	item[attrEncoding] = str(spotPriceEncoding)
 	item[attrPrices] = &types.AttributeValueMemberB{Value: p.blob}
 	item[TTLAttribute] = num(now.Add(p.ttl).Unix())
-	if n := itemSize(item); n > maxItemBytes {
+	if n := ItemSize(item); n > maxItemBytes {
 		return fmt.Errorf("%s for %s (%d types) are %d bytes encoded, over %d: %w", p.what, p.region, p.types, n, maxItemBytes, ErrItemTooLarge)
 	}
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{

@@ -15,7 +15,7 @@ const readUnitBytes = 4096
 func readUnits(items []map[string]types.AttributeValue) float64 {
 	n := 0
 	for _, it := range items {
-		n += itemSize(it)
+		n += ItemSize(it)
 	}
 	return float64(max(1, (n+readUnitBytes-1)/readUnitBytes))
 }

@@ -52,7 +52,7 @@ func TestSpotPricesRoundTripAtRegionSize(t *testing.T) {
 
 	raw, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(pricesPartition, spotPricesSort)})
 	require.NoError(t, err)
-	size := itemSize(raw.Item)
+	size := ItemSize(raw.Item)
 	t.Logf("1263 types × 6 zones: item of %d bytes", size)
 	assert.Less(t, size, 100*1024, "one item, well under DynamoDB's 400 KB")
 	ttl, err := numberAttr(raw.Item, TTLAttribute)

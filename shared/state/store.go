@@ -82,7 +82,7 @@ func marshalItem(pk, sk string, v any) (map[string]types.AttributeValue, error) 
 	for k, av := range key(pk, sk) {
 		item[k] = av
 	}
-	if n := itemSize(item); n > maxItemBytes {
+	if n := ItemSize(item); n > maxItemBytes {
 		return nil, fmt.Errorf("%s/%s is %d bytes, over %d: %w", pk, sk, n, maxItemBytes, ErrItemTooLarge)
 	}
 	return item, nil
