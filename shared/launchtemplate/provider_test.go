@@ -273,6 +273,14 @@ func templateID(t *testing.T, api *countingEC2, name string) string {
 	return aws.ToString(out.LaunchTemplates[0].LaunchTemplateId)
 }
 
+func createTime(t *testing.T, api *countingEC2, name string) time.Time {
+	t.Helper()
+	out, err := api.DescribeLaunchTemplates(context.Background(), &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{name}})
+	require.NoError(t, err)
+	require.Len(t, out.LaunchTemplates, 1)
+	return aws.ToTime(out.LaunchTemplates[0].CreateTime)
+}
+
 // strictTags answers CreateTags on a launch template that no longer exists as EC2 does (moto tags any id).
 type strictTags struct{ *countingEC2 }
 
@@ -292,6 +300,10 @@ func TestEnsureMakesAgainATemplateAnotherInvocationDeleted(t *testing.T) {
 	name, err := p.Ensure(ctx, testTemplate(nil))
 	require.NoError(t, err)
 
+	// EC2 stamps the creation with its own clock, later than c's start by however long Ensure took.
+	if created := createTime(t, api, name); created.After(c.at) {
+		c.at = created
+	}
 	c.at = c.at.Add(MinUnusedAge)
 	deleted, err := New(api, "prod", c.now).DeleteUnused(ctx, nil) // the lifecycle, another process
 	require.NoError(t, err)
