@@ -65,9 +65,11 @@ func RunChild(ctx context.Context, in io.Reader, out io.Writer) error {
 	run := func(n int) (Measure, string, error) {
 		ctx, cancel := context.WithTimeout(ctx, size.Timeout)
 		defer cancel()
+		stopProfile := startProfile(spec.Function, n)
 		meter.Start()
 		detail, err := invoke(ctx, fmt.Sprintf("%s-%d", spec.RunID, n))
 		m, merr := meter.Stop()
+		stopProfile()
 		if err == nil {
 			err = merr
 		}
