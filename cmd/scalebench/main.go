@@ -59,6 +59,8 @@ func run(ctx context.Context, args []string) error {
 	out := fs.String("out", ".bench/scale.json", "where to write the results")
 	seed := fs.Uint64("seed", 1, "generator seed")
 	try := fs.Int("try-nodes", 0, "measure one small tier of this many nodes (30 pods each) instead of -tiers, to try the harness")
+	throughAPI := fs.Bool("load-through-api", false, "load Nodes, volumes and pods through the API server instead of straight into etcd (hours at 5,000 nodes)")
+	apiGOGC := fs.Int("apiserver-gogc", 0, "GOGC for kube-apiserver (0: Go's default), to hold the 5,000-node tier's watch cache in less memory")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -76,8 +78,12 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	results, err := scalebench.Run(ctx, scalebench.RunOptions{Tiers: ts, Functions: strings.Split(*functions, ","), Runs: *runs, Seed: *seed,
-		Out: *out, Log: os.Stderr, Child: []string{self, "child"}})
+	opts := scalebench.RunOptions{Tiers: ts, Functions: strings.Split(*functions, ","), Runs: *runs, Seed: *seed,
+		Out: *out, Log: os.Stderr, Child: []string{self, "child"}, ThroughAPI: *throughAPI}
+	if *apiGOGC > 0 {
+		opts.APIServerEnv = []string{"GOGC=" + strconv.Itoa(*apiGOGC)}
+	}
+	results, err := scalebench.Run(ctx, opts)
 	if len(results) > 0 {
 		fmt.Fprintf(os.Stderr, "wrote %d results to %s\n", len(results), *out)
 	}

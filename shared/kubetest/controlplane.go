@@ -27,6 +27,9 @@ type Options struct {
 	// garbage collection, namespaces). Its node-lifecycle controller stays off: the Nodes tests create have
 	// no kubelet and would be tainted unreachable.
 	ControllerManager bool
+	// APIServerEnv is added to kube-apiserver's environment (for example GOGC or GOMEMLIMIT, to hold a
+	// very large cluster's watch cache in less memory).
+	APIServerEnv []string
 }
 
 // ControlPlane is a running local control plane.
@@ -37,6 +40,9 @@ type ControlPlane struct {
 	Client kubernetes.Interface
 	// Kubeconfig is the path of a kubeconfig file with the same admin credentials.
 	Kubeconfig string
+	// EtcdURL is etcd's client URL, for loaders that write a large cluster straight into the API
+	// server's storage.
+	EtcdURL string
 
 	dir   string
 	pki   *pki
@@ -74,7 +80,8 @@ func (cp *ControlPlane) start(ctx context.Context, bins binaries, opts Options) 
 	if err != nil {
 		return err
 	}
-	if err := cp.startAPIServer(ctx, bins.apiserver, etcdURL, token); err != nil {
+	cp.EtcdURL = etcdURL
+	if err := cp.startAPIServer(ctx, bins.apiserver, etcdURL, token, opts.APIServerEnv); err != nil {
 		return err
 	}
 	return cp.Ensure(ctx, opts)
@@ -133,7 +140,7 @@ func (cp *ControlPlane) startEtcd(ctx context.Context, bin string) (string, erro
 	return clientURL, nil
 }
 
-func (cp *ControlPlane) startAPIServer(ctx context.Context, bin, etcdURL, token string) error {
+func (cp *ControlPlane) startAPIServer(ctx context.Context, bin, etcdURL, token string, env []string) error {
 	port, err := testenv.FreePort()
 	if err != nil {
 		return err
@@ -182,7 +189,7 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, bin, etcdURL, token 
 		return err
 	}
 	probe := &http.Client{Transport: transport, Timeout: 5 * time.Second}
-	if err := cp.run(ctx, "kube-apiserver", bin, args, func(ctx context.Context) error {
+	if err := cp.runWithEnv(ctx, "kube-apiserver", bin, args, env, func(ctx context.Context) error {
 		return httpGetOK(ctx, probe, host+"/readyz")
 	}); err != nil {
 		return err
@@ -222,7 +229,12 @@ func (cp *ControlPlane) startComponent(ctx context.Context, name, bin string, ex
 
 // run starts a process and waits until ready succeeds; on failure the error carries the process output.
 func (cp *ControlPlane) run(ctx context.Context, name, bin string, args []string, ready func(context.Context) error) error {
-	proc, err := testenv.StartProcess(name, bin, args, filepath.Join(cp.dir, name+".log"))
+	return cp.runWithEnv(ctx, name, bin, args, nil, ready)
+}
+
+// runWithEnv is run with env added to the process's environment.
+func (cp *ControlPlane) runWithEnv(ctx context.Context, name, bin string, args, env []string, ready func(context.Context) error) error {
+	proc, err := testenv.StartProcessWithEnv(name, bin, args, env, filepath.Join(cp.dir, name+".log"))
 	if err != nil {
 		return err
 	}

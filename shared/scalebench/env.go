@@ -35,9 +35,9 @@ type Env struct {
 	Client kubernetes.Interface
 }
 
-// StartEnv starts the control plane and moto and creates the deployment's AWS resources and
-// configuration (Config), as the sandbox does.
-func StartEnv(ctx context.Context) (*Env, error) {
+// StartEnv starts the control plane (apiServerEnv added to kube-apiserver's environment) and moto and
+// creates the deployment's AWS resources and configuration (Config), as the sandbox does.
+func StartEnv(ctx context.Context, apiServerEnv []string) (*Env, error) {
 	e := &Env{}
 	ok := false
 	defer func() {
@@ -49,7 +49,7 @@ func StartEnv(ctx context.Context) (*Env, error) {
 	if e.Moto, err = awstest.Start(ctx); err != nil {
 		return nil, fmt.Errorf("starting moto: %w", err)
 	}
-	if e.CP, err = kubetest.Start(ctx, kubetest.Options{}); err != nil {
+	if e.CP, err = kubetest.Start(ctx, kubetest.Options{APIServerEnv: apiServerEnv}); err != nil {
 		return nil, fmt.Errorf("starting the control plane: %w", err)
 	}
 	e.AWS = e.Moto.Config()

@@ -10,7 +10,6 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
@@ -145,44 +144,27 @@ func writePDB(ctx context.Context, c kubernetes.Interface, w Workload) error {
 	return nil
 }
 
-// writeVolume creates the bound PVC and EBS PV of a StatefulSet pod on a node in zone.
-func writeVolume(ctx context.Context, c kubernetes.Interface, namespace, claim, zone, volumeID string) error {
-	pvName := "pvc-" + volumeID[4:]
-	class := "gp3"
-	size := resource.MustParse("20Gi")
-	pvc, err := c.CoreV1().PersistentVolumeClaims(namespace).Create(ctx, &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: namespace, Annotations: map[string]string{
-			"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes",
-			"volume.beta.kubernetes.io/storage-provisioner": "ebs.csi.aws.com", "volume.kubernetes.io/selected-node": "",
-			"volume.kubernetes.io/storage-provisioner": "ebs.csi.aws.com"}, Finalizers: []string{"kubernetes.io/pvc-protection"}},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: &class,
-			VolumeName: pvName, Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}}},
-	}, metav1.CreateOptions{FieldManager: managerController})
+// writeVolume creates the bound PVC and EBS PV of a StatefulSet pod through the API: each created, then
+// its status posted (the API server assigns the PVC's uid, which the PV's claimRef then names).
+func writeVolume(ctx context.Context, c kubernetes.Interface, pvc *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume) error {
+	pvcStatus, pvStatus := pvc.Status, pv.Status
+	created, err := c.CoreV1().PersistentVolumeClaims(pvc.Namespace).Create(ctx, pvc, metav1.CreateOptions{FieldManager: managerController})
 	if err != nil {
-		return fmt.Errorf("creating PVC %s/%s: %w", namespace, claim, err)
+		return fmt.Errorf("creating PVC %s/%s: %w", pvc.Namespace, pvc.Name, err)
 	}
-	pvc.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, AccessModes: pvc.Spec.AccessModes, Capacity: corev1.ResourceList{corev1.ResourceStorage: size}}
-	if _, err := c.CoreV1().PersistentVolumeClaims(namespace).UpdateStatus(ctx, pvc, metav1.UpdateOptions{FieldManager: managerController}); err != nil {
-		return fmt.Errorf("binding PVC %s/%s: %w", namespace, claim, err)
+	created.Status = pvcStatus
+	if _, err := c.CoreV1().PersistentVolumeClaims(pvc.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{FieldManager: managerController}); err != nil {
+		return fmt.Errorf("binding PVC %s/%s: %w", pvc.Namespace, pvc.Name, err)
 	}
-	pv, err := c.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: pvName, Annotations: map[string]string{"pv.kubernetes.io/provisioned-by": "ebs.csi.aws.com",
-			"volume.kubernetes.io/provisioner-deletion-secret-name": "", "volume.kubernetes.io/provisioner-deletion-secret-namespace": ""},
-			Finalizers: []string{"kubernetes.io/pv-protection", "external-provisioner.volume.kubernetes.io/finalizer"}},
-		Spec: corev1.PersistentVolumeSpec{Capacity: corev1.ResourceList{corev1.ResourceStorage: size}, AccessModes: pvc.Spec.AccessModes,
-			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete, StorageClassName: class,
-			ClaimRef: &corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: namespace, Name: claim, UID: pvc.UID},
-			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "ebs.csi.aws.com", VolumeHandle: volumeID, FSType: "ext4",
-				VolumeAttributes: map[string]string{"storage.kubernetes.io/csiProvisionerIdentity": "1732000000000-7483-ebs.csi.aws.com"}}},
-			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
-				{Key: "topology.kubernetes.io/zone", Operator: corev1.NodeSelectorOpIn, Values: []string{zone}}}}}}}},
-	}, metav1.CreateOptions{FieldManager: "csi-provisioner"})
+	pv = pv.DeepCopy()
+	pv.Spec.ClaimRef.UID = created.UID
+	createdPV, err := c.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{FieldManager: "csi-provisioner"})
 	if err != nil {
-		return fmt.Errorf("creating PV %s: %w", pvName, err)
+		return fmt.Errorf("creating PV %s: %w", pv.Name, err)
 	}
-	pv.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumeBound}
-	if _, err := c.CoreV1().PersistentVolumes().UpdateStatus(ctx, pv, metav1.UpdateOptions{FieldManager: managerController}); err != nil {
-		return fmt.Errorf("binding PV %s: %w", pvName, err)
+	createdPV.Status = pvStatus
+	if _, err := c.CoreV1().PersistentVolumes().UpdateStatus(ctx, createdPV, metav1.UpdateOptions{FieldManager: managerController}); err != nil {
+		return fmt.Errorf("binding PV %s: %w", pv.Name, err)
 	}
 	return nil
 }

@@ -24,9 +24,10 @@ type Loaded struct {
 }
 
 // Load writes plan into env: an instance per node in moto, an initialized claim per node in the state
-// table, then namespaces, DaemonSets, PDBs, Nodes, volumes and pods in the API server. Progress lines go
-// to log.
-func Load(ctx context.Context, env *Env, plan *Plan, log io.Writer) (*Loaded, error) {
+// table, then namespaces, DaemonSets and PDBs through the API server, and Nodes, volumes and pods straight
+// into its storage (see storageWriter), or through the API when throughAPI is set. Progress lines go to
+// log.
+func Load(ctx context.Context, env *Env, plan *Plan, throughAPI bool, log io.Writer) (*Loaded, error) {
 	l := &Loaded{Plan: plan, Took: map[string]time.Duration{}}
 	var err error
 	if l.h, err = configHashes(); err != nil {
@@ -66,9 +67,14 @@ func Load(ctx context.Context, env *Env, plan *Plan, log io.Writer) (*Loaded, er
 	if err := phase("basics", func() error { return plan.writeBasics(ctx, env.Client) }); err != nil {
 		return nil, err
 	}
+	store := newStorageWriter(env.CP.EtcdURL)
 	if err := phase("nodes", func() error {
 		return parallel(ctx, len(plan.Nodes), writers, func(ctx context.Context, i int) error {
-			return writeNode(ctx, env.Client, plan.Node(i, l.Instances[i]))
+			n := plan.Node(i, l.Instances[i])
+			if throughAPI {
+				return writeNode(ctx, env.Client, n)
+			}
+			return store.putNode(ctx, n)
 		})
 	}); err != nil {
 		return nil, err
@@ -83,7 +89,11 @@ func Load(ctx context.Context, env *Env, plan *Plan, log io.Writer) (*Loaded, er
 		return parallel(ctx, len(vols), writers, func(ctx context.Context, i int) error {
 			pp := vols[i]
 			w := plan.Workloads[pp.Workload]
-			return writeVolume(ctx, env.Client, w.Namespace, "data-"+plan.PodName(pp), plan.Nodes[pp.Node].Zone, fmt.Sprintf("vol-%017x", i+1))
+			pvc, pv := Volume(w.Namespace, "data-"+plan.PodName(pp), plan.Nodes[pp.Node].Zone, fmt.Sprintf("vol-%017x", i+1), plan.Now.Add(-time.Hour))
+			if throughAPI {
+				return writeVolume(ctx, env.Client, pvc, pv)
+			}
+			return store.putVolume(ctx, pvc, pv)
 		})
 	}); err != nil {
 		return nil, err
@@ -92,7 +102,11 @@ func Load(ctx context.Context, env *Env, plan *Plan, log io.Writer) (*Loaded, er
 		return parallel(ctx, len(plan.Pods), writers, func(ctx context.Context, i int) error {
 			pp := plan.Pods[i]
 			inst := l.Instances[pp.Node]
-			return writePod(ctx, env.Client, plan.Pod(pp, inst.PrivateDNS, inst.PrivateIP))
+			pod := plan.Pod(pp, inst.PrivateDNS, inst.PrivateIP)
+			if throughAPI {
+				return writePod(ctx, env.Client, pod)
+			}
+			return store.putPod(ctx, pod)
 		})
 	}); err != nil {
 		return nil, err

@@ -109,7 +109,7 @@ func (p *Plan) Pod(pp PodPlan, nodeName, hostIP string) *corev1.Pod {
 	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.Namespace, UID: types.UID(uid(r)), Labels: labels, Annotations: annotations,
-			OwnerReferences: []metav1.OwnerReference{owner}, CreationTimestamp: metav1.NewTime(created)},
+			OwnerReferences: []metav1.OwnerReference{owner}, CreationTimestamp: metav1.NewTime(created), Generation: 1},
 		Spec: p.podSpec(r, w, pp, name, nodeName),
 	}
 	if w.Kind != "StatefulSet" {

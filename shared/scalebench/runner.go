@@ -25,6 +25,12 @@ type RunOptions struct {
 	Log io.Writer
 	// Child is the command that runs one child (this binary with the child subcommand).
 	Child []string
+	// ThroughAPI loads Nodes, volumes and pods through the API server (two writes each, as their
+	// controllers and kubelets make them) instead of straight into its storage: slower by two orders of
+	// magnitude, for checking that both give the functions the same cluster.
+	ThroughAPI bool
+	// APIServerEnv is added to kube-apiserver's environment (GOGC, GOMEMLIMIT).
+	APIServerEnv []string
 }
 
 // Run measures every function at every tier: per tier a fresh world, loaded once, then per function and
@@ -44,7 +50,7 @@ func Run(ctx context.Context, o RunOptions) ([]Result, error) {
 
 func runTier(ctx context.Context, o RunOptions, tier Tier, earlier []Result) ([]Result, error) {
 	fmt.Fprintf(o.Log, "tier %s: starting etcd, kube-apiserver and moto\n", tier)
-	env, err := StartEnv(ctx)
+	env, err := StartEnv(ctx, o.APIServerEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +60,7 @@ func runTier(ctx context.Context, o RunOptions, tier Tier, earlier []Result) ([]
 		return nil, err
 	}
 	fmt.Fprintf(o.Log, "tier %s: loading %d namespaces, %d workloads, %d Nodes, %d pods\n", tier, len(plan.Namespaces), len(plan.Workloads), len(plan.Nodes), len(plan.Pods))
-	loaded, err := Load(ctx, env, plan, o.Log)
+	loaded, err := Load(ctx, env, plan, o.ThroughAPI, o.Log)
 	if err != nil {
 		return nil, err
 	}

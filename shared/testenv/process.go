@@ -22,7 +22,15 @@ type Process struct {
 
 // StartProcess starts name with args. logPath, when set, also receives the full output.
 func StartProcess(name, path string, args []string, logPath string) (*Process, error) {
+	return StartProcessWithEnv(name, path, args, nil, logPath)
+}
+
+// StartProcessWithEnv is StartProcess with env added to this process's environment (later entries win).
+func StartProcessWithEnv(name, path string, args, env []string, logPath string) (*Process, error) {
 	cmd := exec.Command(path, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out := &tailBuffer{max: 16 << 10}
 	cmd.Stdout, cmd.Stderr = out, out
