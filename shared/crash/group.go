@@ -28,5 +28,8 @@ func (g *Group) Go(f func() error) {
 	})
 }
 
+// SetLimit bounds the group's goroutines running at once to n (Go then waits for a slot); n < 0 is no bound.
+func (g *Group) SetLimit(n int) { g.g.SetLimit(n) }
+
 // Wait waits for every goroutine and returns the first error (or recovered panic), if any.
 func (g *Group) Wait() error { return g.g.Wait() }

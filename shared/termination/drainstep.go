@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
+	"github.com/nodewright/nodewright/shared/crash"
 	"github.com/nodewright/nodewright/shared/drain"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/state"
@@ -90,7 +92,10 @@ func (s *Service) drain(ctx context.Context, claim state.Claim, in delivery) (ou
 	if plan.Drained {
 		return s.drained(ctx, claim, node, in, deadline, now)
 	}
-	t := s.apply(ctx, node, plan, in.req)
+	t, err := s.apply(ctx, node, plan, in.req)
+	if err != nil {
+		return outcome{}, err
+	}
 	if (!t.progressing() || len(t.failures) > 0) && (in.req.Attempt <= 1 || in.req.Attempt%10 == 0) {
 		err = s.decide(ctx, claim.Name, "DrainBlocked", in.req, blockedMessage(node.Name, t), blockedDetails(deadline, t))
 	}
@@ -137,62 +142,102 @@ func (s *Service) podsOn(ctx context.Context, node string) ([]*corev1.Pod, error
 // could not be evicted or deleted — refused by a budget, or any error for that one pod — is counted as
 // blocked, with a FailedDraining Event saying why; it never fails the delivery, which is re-driven
 // instead, so a drain stuck on one pod is never given up.
-func (s *Service) apply(ctx context.Context, node *corev1.Node, plan drain.Plan, req Request) tally {
+func (s *Service) apply(ctx context.Context, node *corev1.Node, plan drain.Plan, req Request) (tally, error) {
 	t := tally{codes: map[string]int{}}
+	var mu sync.Mutex
+	g, gctx := crash.WithContext(ctx)
+	g.SetLimit(evictionConcurrency)
 	for _, d := range plan.Decisions {
-		ref := kube.PodRef{Namespace: d.Pod.Namespace, Name: d.Pod.Name, UID: d.Pod.UID}
-		switch d.Action {
-		case drain.Evict:
-			res, err := s.deps.Actions.Evict(ctx, ref)
-			switch {
-			case kube.IsPDBMisconfigured(err):
-				t.blocked++
-				t.codes["500"]++
-				s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Type: corev1.EventTypeWarning, Reason: kube.ReasonFailedDraining,
-					Message: fmt.Sprintf("Failed to drain node, evicting pod %s: %v", ref, err)})
-			case err != nil:
-				// Whatever answered (a fail-closed admission webhook, a throttled or failing API server),
-				// the pod stays, so the drain is blocked on it and looks again later, like a budget's refusal.
-				t.blocked++
-				t.codes["error"]++
-				t.failures = append(t.failures, err.Error())
-				s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Type: corev1.EventTypeWarning, Reason: kube.ReasonFailedDraining,
-					Message: fmt.Sprintf("Failed to drain node, evicting pod %s: %v", ref, err)})
-			case res.Outcome == kube.Blocked:
-				t.blocked++
-				t.codes["429"]++
-				s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Type: corev1.EventTypeWarning, Reason: kube.ReasonFailedDraining,
-					Message: fmt.Sprintf("Failed to drain node, evicting pod %s violates a PDB: %s", ref, res.Reason)})
-			case res.Outcome == kube.Evicted:
-				t.evicted++
-				t.codes["200"]++
-				s.publish(ctx, kube.Event{Object: kube.PodObject(d.Pod), Reason: kube.ReasonEvicted,
-					Message: fmt.Sprintf("Evicted pod: node %s is being terminated (%s)", node.Name, req.Reason)})
-			default: // already gone
-				t.evicted++
-				t.codes["404"]++
-			}
-		case drain.Delete:
-			grace := d.GracePeriod
-			if err := s.deps.Actions.DeletePod(ctx, ref, kube.DeleteOptions{GracePeriod: &grace}); err != nil {
-				t.blocked++
-				t.failures = append(t.failures, err.Error())
-				s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Type: corev1.EventTypeWarning, Reason: kube.ReasonFailedDraining,
-					Message: fmt.Sprintf("Failed to drain node, deleting pod %s: %v", ref, err)})
-				continue
-			}
-			t.deleted++
-			s.publish(ctx, kube.Event{Object: kube.PodObject(d.Pod), Reason: kube.ReasonDisrupted,
-				Message: fmt.Sprintf("Deleting the pod to meet node %s's termination deadline, with a grace period of %s", node.Name, grace)})
-		case drain.Wait:
+		if d.Action == drain.Wait {
 			if d.Pod.DeletionTimestamp != nil {
 				t.terminating++
 			} else {
 				t.held++
 			}
+			continue
+		}
+		g.Go(func() error {
+			r := s.act(gctx, node, d, req)
+			mu.Lock()
+			defer mu.Unlock()
+			t.add(r)
+			return nil
+		})
+	}
+	err := g.Wait()
+	return t, err
+}
+
+// evictionConcurrency is how many evictions and deletions of one drain step are in flight at once: a
+// 110-pod Node's step is one round trip per 16 pods rather than one per pod, and the API server settles
+// concurrent evictions under one PodDisruptionBudget itself (an eviction the budget no longer allows is
+// refused with 429, and looked at again on the next step).
+const evictionConcurrency = 16
+
+// actResult is what one eviction or deletion came to.
+type actResult struct {
+	code    string // the eviction's answer as counted in tally.codes; "" for a deletion
+	evicted bool
+	deleted bool
+	failure string // an error for this pod (it counts as blocked)
+	blocked bool
+}
+
+// add counts one pod's result.
+func (t *tally) add(r actResult) {
+	if r.code != "" {
+		t.codes[r.code]++
+	}
+	switch {
+	case r.evicted:
+		t.evicted++
+	case r.deleted:
+		t.deleted++
+	case r.blocked:
+		t.blocked++
+		if r.failure != "" {
+			t.failures = append(t.failures, r.failure)
 		}
 	}
-	return t
+}
+
+// act evicts or deletes one pod of the plan, with Karpenter's Events.
+func (s *Service) act(ctx context.Context, node *corev1.Node, d drain.Decision, req Request) actResult {
+	ref := kube.PodRef{Namespace: d.Pod.Namespace, Name: d.Pod.Name, UID: d.Pod.UID}
+	if d.Action == drain.Delete {
+		grace := d.GracePeriod
+		if err := s.deps.Actions.DeletePod(ctx, ref, kube.DeleteOptions{GracePeriod: &grace}); err != nil {
+			s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Type: corev1.EventTypeWarning, Reason: kube.ReasonFailedDraining,
+				Message: fmt.Sprintf("Failed to drain node, deleting pod %s: %v", ref, err)})
+			return actResult{blocked: true, failure: err.Error()}
+		}
+		s.publish(ctx, kube.Event{Object: kube.PodObject(d.Pod), Reason: kube.ReasonDisrupted,
+			Message: fmt.Sprintf("Deleting the pod to meet node %s's termination deadline, with a grace period of %s", node.Name, grace)})
+		return actResult{deleted: true}
+	}
+	res, err := s.deps.Actions.Evict(ctx, ref)
+	switch {
+	case kube.IsPDBMisconfigured(err):
+		s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Type: corev1.EventTypeWarning, Reason: kube.ReasonFailedDraining,
+			Message: fmt.Sprintf("Failed to drain node, evicting pod %s: %v", ref, err)})
+		return actResult{code: "500", blocked: true}
+	case err != nil:
+		// Whatever answered (a fail-closed admission webhook, a throttled or failing API server), the
+		// pod stays, so the drain is blocked on it and looks again later, like a budget's refusal.
+		s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Type: corev1.EventTypeWarning, Reason: kube.ReasonFailedDraining,
+			Message: fmt.Sprintf("Failed to drain node, evicting pod %s: %v", ref, err)})
+		return actResult{code: "error", blocked: true, failure: err.Error()}
+	case res.Outcome == kube.Blocked:
+		s.publish(ctx, kube.Event{Object: kube.NodeObject(node), Type: corev1.EventTypeWarning, Reason: kube.ReasonFailedDraining,
+			Message: fmt.Sprintf("Failed to drain node, evicting pod %s violates a PDB: %s", ref, res.Reason)})
+		return actResult{code: "429", blocked: true}
+	case res.Outcome == kube.Evicted:
+		s.publish(ctx, kube.Event{Object: kube.PodObject(d.Pod), Reason: kube.ReasonEvicted,
+			Message: fmt.Sprintf("Evicted pod: node %s is being terminated (%s)", node.Name, req.Reason)})
+		return actResult{code: "200", evicted: true}
+	default: // already gone
+		return actResult{code: "404", evicted: true}
+	}
 }
 
 // publish writes an Event; Events are best effort, so a failure is dropped.
