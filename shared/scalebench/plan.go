@@ -135,6 +135,7 @@ func (p *Plan) planBurst(r *rand.Rand) {
 
 // planNodes draws the nodes' types, zones, capacity types and NodePools; node 0 is the big one.
 func (p *Plan) planNodes(r *rand.Rand) {
+	taken := map[string]bool{}
 	total := 0
 	for _, s := range shapes {
 		total += s.Weight
@@ -159,8 +160,14 @@ func (p *Plan) planNodes(r *rand.Rand) {
 		case x < 5:
 			pool = "system"
 		}
-		p.Nodes = append(p.Nodes, NodePlan{Index: i, Shape: s, Zone: Zones[r.IntN(len(Zones))], CapacityType: capacity,
-			NodePool: pool, Claim: pool + "-" + randomString(r, 5), Age: time.Duration(1+r.IntN(14*24*60)) * time.Minute})
+		zone := Zones[r.IntN(len(Zones))]
+		claim := pool + "-" + randomString(r, 5)
+		for taken[claim] { // a claim name is the claim's key: draw again, as the provisioner would
+			claim = pool + "-" + randomString(r, 5)
+		}
+		taken[claim] = true
+		p.Nodes = append(p.Nodes, NodePlan{Index: i, Shape: s, Zone: zone, CapacityType: capacity,
+			NodePool: pool, Claim: claim, Age: time.Duration(1+r.IntN(14*24*60)) * time.Minute})
 	}
 }
 

@@ -144,3 +144,19 @@ func TestParseTiers(t *testing.T) {
 	_, err = ParseTiers("3000")
 	assert.ErrorContains(t, err, "SCALE_TIERS")
 }
+
+// TestClaimNamesAreUniqueAtTheLargestTier: five random characters per claim collided at 5,000 nodes
+// (seed 1), and loading the tier stopped at the second claim of the name.
+func TestClaimNamesAreUniqueAtTheLargestTier(t *testing.T) {
+	tiers, err := ParseTiers("5000")
+	require.NoError(t, err)
+	p, err := NewPlan(1, tiers[0], planNow)
+	require.NoError(t, err)
+	seen := map[string]int{}
+	for i, n := range p.Nodes {
+		if j, ok := seen[n.Claim]; ok {
+			t.Fatalf("nodes %d and %d share the claim name %s", j, i, n.Claim)
+		}
+		seen[n.Claim] = i
+	}
+}
