@@ -94,6 +94,17 @@ func (f *fakeStore) ListClaims(context.Context) ([]state.Claim, error) {
 	defer f.mu.Unlock()
 	return append([]state.Claim(nil), f.claims...), nil
 }
+func (f *fakeStore) ClaimsInLifecycle(_ context.Context, l state.Lifecycle) ([]state.Claim, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []state.Claim
+	for _, c := range f.claims {
+		if c.Lifecycle == l {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
 func (f *fakeStore) GetClaim(_ context.Context, name string) (state.Claim, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -119,6 +130,7 @@ func (f *fakeStore) UpdateClaim(_ context.Context, name string, mutate func(*sta
 	}
 	return state.Claim{}, state.ErrNotFound
 }
+
 func (f *fakeStore) CreateClaim(_ context.Context, c state.Claim) (state.Claim, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
