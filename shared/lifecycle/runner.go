@@ -46,6 +46,8 @@ type Store interface {
 	CreateClaim(ctx context.Context, c state.Claim) (state.Claim, error)
 	GetClaim(ctx context.Context, name string) (state.Claim, error)
 	UpdateClaim(ctx context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error)
+	// PutClaim writes c if the stored claim is still old (its version); state.ErrConflict if not.
+	PutClaim(ctx context.Context, old, c state.Claim) (state.Claim, error)
 	RecordDecision(ctx context.Context, d state.Decision) error
 	// The absences of NodePools and the disruption ledger pace the removal of a missing NodePool's nodes.
 	NotePoolAbsent(ctx context.Context, nodePool string, at time.Time) (state.PoolAbsence, error)

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -131,6 +132,23 @@ func (f *fakeStore) UpdateClaim(_ context.Context, name string, mutate func(*sta
 	return state.Claim{}, state.ErrNotFound
 }
 
+// PutClaim writes c if the stored claim is still old, as DynamoDB's conditional write on the version
+// does; a fake writer may change a claim without its version, so the whole claim is compared.
+func (f *fakeStore) PutClaim(_ context.Context, old, c state.Claim) (state.Claim, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.claims {
+		if f.claims[i].Name == old.Name {
+			if !reflect.DeepEqual(f.claims[i], old) {
+				return state.Claim{}, state.ErrConflict
+			}
+			c.Version = old.Version + 1
+			f.claims[i] = c
+			return c, nil
+		}
+	}
+	return state.Claim{}, state.ErrNotFound
+}
 func (f *fakeStore) CreateClaim(_ context.Context, c state.Claim) (state.Claim, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
