@@ -80,7 +80,8 @@ func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 	// A warm invocation reads again only the claim shards that changed since the last one (state.ClaimsView).
 	store := state.New(state.NewClient(cfg), table, state.WithClaimsView())
 	launcher := instance.New(ec2Client, name)
-	r := lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{
+	// Between sweeps a pass reads only the joining claims and lists no instances (lifecycle.DefaultSweepEvery).
+	r := lifecycle.NewRunner(lifecycle.RunnerConfig{SweepEvery: lifecycle.DefaultSweepEvery}, lifecycle.RunnerDeps{
 		Store:        store,
 		Nodes:        kube.NewNodeView(client, kube.SnapshotOptions{}),
 		NodeActions:  kube.NewActions(client),

@@ -42,6 +42,25 @@ func (p *passState) move(ctx context.Context, name string, from state.Lifecycle,
 	return true, nil
 }
 
+// moveListed is move for a claim as the pass listed it: it writes the change conditionally on that very
+// version, without reading the claim again (a sweep lists the claims strongly consistent, so they are
+// current unless someone wrote since); when the version is not current any more (a write since, or a
+// list from the eventually consistent index that lags), it moves as move does, from a fresh read.
+func (p *passState) moveListed(ctx context.Context, listed state.Claim, from state.Lifecycle, mutate func(*state.Claim)) (bool, error) {
+	if listed.Lifecycle == from {
+		next := listed
+		mutate(&next)
+		_, err := p.r.deps.Store.PutClaim(ctx, listed, next)
+		if err == nil {
+			return true, nil
+		}
+		if !state.IsConflict(err) {
+			return false, fmt.Errorf("updating claim: %w", err)
+		}
+	}
+	return p.move(ctx, listed.Name, from, mutate)
+}
+
 // register brings each launched claim's Node, once it has joined, into the cluster, in an order that is
 // safe against a drain starting meanwhile: first the claim learns its Node (NodeName recorded, moved to
 // registered, a conditional write), then the Node gets Nodewright's finalizer, the NodePool's taints and
@@ -90,7 +109,7 @@ func (p *passState) registerOne(ctx context.Context, r toRegister) {
 			reason, msg, _ := strings.Cut(w, ": ")
 			p.event(ctx, node, corev1.EventTypeWarning, kube.Reason(reason), msg)
 		}
-		ok, err := p.move(ctx, c.Name, state.Launched, func(cur *state.Claim) {
+		ok, err := p.moveListed(ctx, c, state.Launched, func(cur *state.Claim) {
 			cur.Lifecycle, cur.NodeName = state.Registered, node.Name
 			if cur.ProviderID == "" {
 				cur.ProviderID = node.Spec.ProviderID
@@ -192,7 +211,7 @@ func (p *passState) initializeOne(ctx context.Context, in toInitialize) {
 		p.fail(subject, err)
 		return
 	}
-	ok, err := p.move(ctx, c.Name, state.Registered, func(cur *state.Claim) { cur.Lifecycle = state.Initialized })
+	ok, err := p.moveListed(ctx, c, state.Registered, func(cur *state.Claim) { cur.Lifecycle = state.Initialized })
 	if err != nil || !ok {
 		if err != nil {
 			p.fail(subject, err)

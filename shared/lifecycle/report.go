@@ -49,7 +49,7 @@ type RunReport struct {
 	// TemplatesDeleted and ProfilesDeleted name the launch templates and instance profiles deleted
 	// because no claim uses them any more.
 	TemplatesDeleted, ProfilesDeleted []string
-	// Usage is each NodePool's Nodes against its limits (last pass).
+	// Usage is each NodePool's Nodes against its limits (last sweeping pass).
 	Usage []PoolUsage
 }
 
@@ -64,7 +64,10 @@ func (r *RunReport) add(p RunReport) {
 	r.ClaimsDeleted += p.ClaimsDeleted
 	r.FinalizersRemoved += p.FinalizersRemoved
 	r.NodesLost += p.NodesLost
-	r.Joining, r.Deferred, r.Waiting, r.Skipped, r.Held, r.Usage = p.Joining, p.Deferred, p.Waiting, p.Skipped, p.Held, p.Usage
+	r.Joining, r.Deferred, r.Waiting, r.Skipped, r.Held = p.Joining, p.Deferred, p.Waiting, p.Skipped, p.Held
+	if p.Usage != nil { // a pass between sweeps does not sum the usage: the last sweep's stands
+		r.Usage = p.Usage
+	}
 	r.Errors = append(r.Errors, p.Errors...)
 	r.TemplatesDeleted = append(r.TemplatesDeleted, p.TemplatesDeleted...)
 	r.ProfilesDeleted = append(r.ProfilesDeleted, p.ProfilesDeleted...)

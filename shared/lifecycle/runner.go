@@ -28,6 +28,10 @@ const (
 	// DefaultSettleMargin is how much time RunUntilSettled leaves before the deadline: one more pass
 	// (three lists, a few patches and writes) and the lease release.
 	DefaultSettleMargin = 10 * time.Second
+	// DefaultSweepEvery is the lifecycle function's RunnerConfig.SweepEvery: shorter than its one-minute
+	// schedule, so an invocation's first pass sweeps (and so does every pass when nothing joins, one a
+	// minute), while the passes every few seconds in between only register and initialize.
+	DefaultSweepEvery = 50 * time.Second
 )
 
 // Store is the part of the state table a pass uses; *state.Store satisfies it.
@@ -36,9 +40,14 @@ type Store interface {
 	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (state.Lease, error)
 	ReleaseLease(ctx context.Context, l state.Lease) error
 	ListClaims(ctx context.Context) ([]state.Claim, error)
+	// ClaimsInLifecycle lists the claims in one state from an index (eventually consistent); a pass
+	// between sweeps reads only the joining ones with it.
+	ClaimsInLifecycle(ctx context.Context, l state.Lifecycle) ([]state.Claim, error)
 	CreateClaim(ctx context.Context, c state.Claim) (state.Claim, error)
 	GetClaim(ctx context.Context, name string) (state.Claim, error)
 	UpdateClaim(ctx context.Context, name string, mutate func(*state.Claim) error) (state.Claim, error)
+	// PutClaim writes c if the stored claim is still old (its version); state.ErrConflict if not.
+	PutClaim(ctx context.Context, old, c state.Claim) (state.Claim, error)
 	RecordDecision(ctx context.Context, d state.Decision) error
 	// The absences of NodePools and the disruption ledger pace the removal of a missing NodePool's nodes.
 	NotePoolAbsent(ctx context.Context, nodePool string, at time.Time) (state.PoolAbsence, error)
@@ -97,11 +106,13 @@ type RunnerConfig struct {
 	LeaseTTL time.Duration
 	// SettleMargin: see DefaultSettleMargin.
 	SettleMargin time.Duration
-	// SweepEvery is how often a pass lists the cluster's instances by tag (zero: every pass). Only a pass
-	// that lists them decides the repairs (leaked instances, adoption, ghost claims, released Nodes,
-	// housekeeping); the others register, initialize and hand over, which need no instance list. Where a
-	// tag-filtered DescribeInstances is slow (moto takes seconds at a few hundred instances) a pass every
-	// second or two must not list every time.
+	// SweepEvery is how often a pass sweeps (zero: every pass): lists the cluster's instances by tag and
+	// every live claim, and decides everything. The passes in between read only the joining claims and
+	// register and initialize their Nodes; the hand-overs, the finalizer upkeep, the NodePool usage and
+	// the repairs (leaked instances, adoption, ghost claims, released Nodes, housekeeping) wait for the
+	// next sweep. At 5,000 nodes a tag-filtered DescribeInstances is several pages of a thousand
+	// instances and the claim list thousands of items: a pass every few seconds while Nodes join must not
+	// read them every time. DefaultSweepEvery is the lifecycle function's.
 	SweepEvery time.Duration
 	// DeferMargin: see DefaultDeferMargin.
 	DeferMargin time.Duration
@@ -243,10 +254,10 @@ func (r *Runner) underLease(ctx context.Context, runID string, body func(*RunRep
 	return rep, err
 }
 
-// pass reads the world, registers and initializes Nodes, then repairs and deletes the launch templates
-// and instance profiles nothing uses any more. Registration and initialization
-// only need claims, configuration and Nodes, so they go ahead when the instance list fails; the repairs,
-// which terminate and delete, do not.
+// pass reads the world, registers and initializes Nodes, then, on a sweep, keeps finalizers, hands over,
+// repairs and deletes the launch templates and instance profiles nothing uses any more. Registration and
+// initialization only need the joining claims, configuration and Nodes, so they go ahead when the
+// instance list fails, and between sweeps; the repairs, which terminate and delete, do not.
 func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
 	rep.Passes++
 	now := r.deps.Now()
@@ -263,6 +274,11 @@ func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
 	}
 	p.register(ctx)
 	p.initialize(ctx)
+	if !sweep {
+		rep.Skipped = fmt.Sprintf("hand-overs and repairs: the pass sweeps every %s; between sweeps it reads only the joining claims", r.cfg.SweepEvery)
+		rep.Joining = p.joining()
+		return nil
+	}
 	p.keepFinalizers(ctx)
 	rep.Usage = Usage(w.nodes, w.claims, w.pools)
 	if p.late(ctx) {
@@ -281,11 +297,6 @@ func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
 		rep.Skipped = "repairs: the instance list could not be read; nothing is decided on partial data"
 		rep.Joining = p.joining()
 		return instErr
-	}
-	if !sweep {
-		rep.Skipped = fmt.Sprintf("repairs: the instances are listed every %s, not on this pass", r.cfg.SweepEvery)
-		rep.Joining = p.joining()
-		return nil
 	}
 	r.lastSweep.Store(now.UnixNano())
 	p.repair(ctx)

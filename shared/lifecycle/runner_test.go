@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -94,6 +95,17 @@ func (f *fakeStore) ListClaims(context.Context) ([]state.Claim, error) {
 	defer f.mu.Unlock()
 	return append([]state.Claim(nil), f.claims...), nil
 }
+func (f *fakeStore) ClaimsInLifecycle(_ context.Context, l state.Lifecycle) ([]state.Claim, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []state.Claim
+	for _, c := range f.claims {
+		if c.Lifecycle == l {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
 func (f *fakeStore) GetClaim(_ context.Context, name string) (state.Claim, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -113,6 +125,24 @@ func (f *fakeStore) UpdateClaim(_ context.Context, name string, mutate func(*sta
 			if err := mutate(&c); err != nil {
 				return state.Claim{}, err
 			}
+			f.claims[i] = c
+			return c, nil
+		}
+	}
+	return state.Claim{}, state.ErrNotFound
+}
+
+// PutClaim writes c if the stored claim is still old, as DynamoDB's conditional write on the version
+// does; a fake writer may change a claim without its version, so the whole claim is compared.
+func (f *fakeStore) PutClaim(_ context.Context, old, c state.Claim) (state.Claim, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.claims {
+		if f.claims[i].Name == old.Name {
+			if !reflect.DeepEqual(f.claims[i], old) {
+				return state.Claim{}, state.ErrConflict
+			}
+			c.Version = old.Version + 1
 			f.claims[i] = c
 			return c, nil
 		}

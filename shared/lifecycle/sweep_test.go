@@ -41,7 +41,7 @@ func TestSweepEveryListsInstancesOnlyOnSweepPasses(t *testing.T) {
 	rep, err = r.Run(context.Background(), "run-2")
 	require.NoError(t, err)
 	assert.Equal(t, 1, insts.lists, "within SweepEvery the instances are not listed")
-	assert.Equal(t, "repairs: the instances are listed every 30s, not on this pass", rep.Skipped)
+	assert.Equal(t, "hand-overs and repairs: the pass sweeps every 30s; between sweeps it reads only the joining claims", rep.Skipped)
 	assert.Equal(t, state.Initialized, store.claims[0].Lifecycle, "an unlisted instance is no ghost")
 
 	now = now.Add(21 * time.Second)

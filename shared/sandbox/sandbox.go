@@ -46,7 +46,8 @@ type Options struct {
 	// BootDelay is how long an instance runs before its Node joins (default 3 s; EC2 takes 30–60 s).
 	BootDelay time.Duration
 	// LifecycleEvery is the lifecycle function's pace while Nodes join (default 2 s); LifecycleSweepEvery
-	// how often its pass lists the instances by tag and decides the repairs (default 10 s: moto's
+	// how often its pass lists the instances by tag, reads every claim and decides the hand-overs and
+	// repairs, the passes in between only registering and initializing (default 10 s: moto's
 	// tag-filtered DescribeInstances takes seconds at a few hundred instances and serves one request at
 	// a time, so a list on every pass would stall the provisioner's launches during a burst).
 	LifecycleEvery, LifecycleSweepEvery time.Duration

@@ -122,7 +122,7 @@ func wireLifecycle(p parts) (invocation, error) {
 	}
 	e := ec2.NewFromConfig(p.cfg)
 	launcher := instance.New(e, Cluster)
-	r := lifecycle.NewRunner(lifecycle.RunnerConfig{}, lifecycle.RunnerDeps{
+	r := lifecycle.NewRunner(lifecycle.RunnerConfig{SweepEvery: lifecycle.DefaultSweepEvery}, lifecycle.RunnerDeps{ // as main.go
 		Store: p.store, Nodes: kube.NewNodeView(p.client, kube.SnapshotOptions{}), NodeActions: kube.NewActions(p.client), Instances: launcher,
 		GoneReasons: launcher, Unavailable: p.store, Events: kube.NewRecorder(p.client, kube.RecorderOptions{Instance: "lifecycle"}),
 		Prices: prices, Terminations: termination.NewSender(sqs.NewFromConfig(p.cfg), p.queues.Queues.Termination),
