@@ -97,13 +97,24 @@ def transactions_back_up_only_their_items():
 def queries_read_only_their_partition():
     """moto answers each page of a table query by sorting every item of the table and keeping those of
     the partition: reading 16 partitions of 300 claims on a table of 5,000 takes over a minute. A query
-    of the table itself (not an index) reads only its partition here; index queries are unchanged."""
+    of the table itself (not an index) reads only its partition here; an index query skips that sort of the
+whole table (its own sort orders the items it keeps)."""
     from moto.dynamodb.models.table import Table
 
     query = Table.query
 
     def partition_query(self, hash_key, *args, **kwargs):
-        if kwargs.get("index_name") or (len(args) > 6 and args[6]) or hash_key is None:
+        if kwargs.get("index_name") or (len(args) > 6 and args[6]):
+            # An index query sorts what matches by the index's keys and then the table's, which orders
+            # every item: the sort of the whole table that all_items does first changes nothing but costs
+            # half the query's time (0.18 s against 0.09 s at 10,000 items, measured in-process).
+            items = [it for part in self.items.values() for it in (part.values() if self.range_key_attr else [part])]
+            self.all_items = lambda: items
+            try:
+                return query(self, hash_key, *args, **kwargs)
+            finally:
+                del self.all_items
+        if hash_key is None:
             return query(self, hash_key, *args, **kwargs)
         part = self.items.get(hash_key)
         if part is None:
