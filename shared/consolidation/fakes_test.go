@@ -206,7 +206,7 @@ type fakeCluster struct {
 	mu    sync.Mutex
 	nodes []corev1.Node
 	pods  []corev1.Pod
-	pdbs  []policyv1.PodDisruptionBudget
+	pdbs  []*policyv1.PodDisruptionBudget
 	err   error
 	// reads counts snapshots; onRead runs before each (tests change the cluster between reads).
 	reads  int

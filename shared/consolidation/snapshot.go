@@ -7,10 +7,7 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	storagev1 "k8s.io/api/storage/v1"
 
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/disruption"
@@ -174,12 +171,12 @@ func (r *Runner) fill(w *world, pools []disruption.NodePool) {
 			in.PendingPods = append(in.PendingPods, p)
 		}
 	}
-	in.PDBs = pointers(snap.PDBs)
-	in.DaemonSets = pointers(snap.DaemonSets)
-	in.Namespaces = pointers(snap.Namespaces)
-	in.PersistentVolumeClaims = pointers(snap.PVCs)
-	in.PersistentVolumes = pointers(snap.PVs)
-	in.StorageClasses = pointers(snap.StorageClasses)
+	in.PDBs = snap.PDBs
+	in.DaemonSets = snap.DaemonSets
+	in.Namespaces = snap.Namespaces
+	in.PersistentVolumeClaims = snap.PVCs
+	in.PersistentVolumes = snap.PVs
+	in.StorageClasses = snap.StorageClasses
 	in.Unavailable = w.launches.Unavailable()
 	r.allowances(w)
 }
@@ -273,12 +270,4 @@ func firstOf(a, b string) string {
 		return a
 	}
 	return b
-}
-
-func pointers[T appsv1.DaemonSet | corev1.PersistentVolumeClaim | corev1.PersistentVolume | storagev1.StorageClass | corev1.Namespace | policyv1.PodDisruptionBudget](in []T) []*T {
-	out := make([]*T, len(in))
-	for i := range in {
-		out[i] = &in[i]
-	}
-	return out
 }

@@ -41,14 +41,14 @@ var (
 )
 
 // snapshot is what kube.Snapshotter lists: the whole cluster a solve or a disruption decision reads
-// (namespaces included: pod affinity namespaceSelectors match their labels). Nodes and pods are watched
-// too: a warm function reads only their changes.
+// (namespaces included: pod affinity namespaceSelectors match their labels). Every kind of it is watched
+// too: a warm function reads only the changes.
 var snapshot = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: watched},
-	{APIGroups: []string{""}, Resources: []string{"namespaces", "persistentvolumeclaims", "persistentvolumes"}, Verbs: list},
-	{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: list},
-	{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: list},
-	{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses", "csinodes"}, Verbs: list},
+	{APIGroups: []string{""}, Resources: []string{"namespaces", "persistentvolumeclaims", "persistentvolumes"}, Verbs: watched},
+	{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: watched},
+	{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: watched},
+	{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses", "csinodes"}, Verbs: watched},
 }
 
 // events is kube.Recorder's one write: it creates core/v1 Events and never updates them.

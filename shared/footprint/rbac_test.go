@@ -40,6 +40,27 @@ var requests = map[string]func(context.Context, kubernetes.Interface) error{
 	"watch pods": func(ctx context.Context, c kubernetes.Interface) error {
 		return watchErr(c.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{}))
 	},
+	"watch namespaces": func(ctx context.Context, c kubernetes.Interface) error {
+		return watchErr(c.CoreV1().Namespaces().Watch(ctx, metav1.ListOptions{}))
+	},
+	"watch persistentvolumeclaims": func(ctx context.Context, c kubernetes.Interface) error {
+		return watchErr(c.CoreV1().PersistentVolumeClaims("").Watch(ctx, metav1.ListOptions{}))
+	},
+	"watch persistentvolumes": func(ctx context.Context, c kubernetes.Interface) error {
+		return watchErr(c.CoreV1().PersistentVolumes().Watch(ctx, metav1.ListOptions{}))
+	},
+	"watch daemonsets": func(ctx context.Context, c kubernetes.Interface) error {
+		return watchErr(c.AppsV1().DaemonSets("").Watch(ctx, metav1.ListOptions{}))
+	},
+	"watch poddisruptionbudgets": func(ctx context.Context, c kubernetes.Interface) error {
+		return watchErr(c.PolicyV1().PodDisruptionBudgets("").Watch(ctx, metav1.ListOptions{}))
+	},
+	"watch storageclasses": func(ctx context.Context, c kubernetes.Interface) error {
+		return watchErr(c.StorageV1().StorageClasses().Watch(ctx, metav1.ListOptions{}))
+	},
+	"watch csinodes": func(ctx context.Context, c kubernetes.Interface) error {
+		return watchErr(c.StorageV1().CSINodes().Watch(ctx, metav1.ListOptions{}))
+	},
 	"patch node": func(ctx context.Context, c kubernetes.Interface) error {
 		_, err := c.CoreV1().Nodes().Patch(ctx, absent, types.MergePatchType, []byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{})
 		return err
@@ -126,13 +147,17 @@ var requests = map[string]func(context.Context, kubernetes.Interface) error{
 	},
 }
 
+// snapshotRequests are a kube.Snapshotter's: it lists and then watches each kind it reads.
+var snapshotRequests = []string{"list nodes", "watch nodes", "list pods", "watch pods", "list namespaces", "watch namespaces",
+	"list persistentvolumeclaims", "watch persistentvolumeclaims", "list persistentvolumes", "watch persistentvolumes",
+	"list daemonsets", "watch daemonsets", "list poddisruptionbudgets", "watch poddisruptionbudgets",
+	"list storageclasses", "watch storageclasses", "list csinodes", "watch csinodes"}
+
 // allowed is what each function's code does (found by reading every client call in its packages); every
 // other request of requests must be refused.
 var allowed = map[Function][]string{
-	Provisioner: {"list nodes", "watch nodes", "list pods", "watch pods", "get pod", "list namespaces", "list persistentvolumeclaims", "list persistentvolumes",
-		"list daemonsets", "list poddisruptionbudgets", "list storageclasses", "list csinodes", "create event"},
-	Disruption: {"list nodes", "watch nodes", "get node", "patch node", "list pods", "watch pods", "list namespaces", "list persistentvolumeclaims",
-		"list persistentvolumes", "list daemonsets", "list poddisruptionbudgets", "list storageclasses", "list csinodes", "create event"},
+	Provisioner:  append([]string{"get pod", "create event"}, snapshotRequests...),
+	Disruption:   append([]string{"get node", "patch node", "create event"}, snapshotRequests...),
 	Interruption: {"get node", "patch node", "create event"},
 	Lifecycle:    {"list nodes", "watch nodes", "get node", "patch node", "create event"},
 	Termination: {"list nodes", "get node", "patch node", "delete node", "list pods", "delete pod", "evict pod",
@@ -196,6 +221,10 @@ func TestFunctionsRunTheirOwnCodeUnderTheirOwnRole(t *testing.T) {
 		snap, err = s.Snapshot(ctx)
 		require.NoError(t, err, "%s catches its snapshot up", f)
 		assert.Equal(t, kube.ReadWatched, snap.NodesRead, "%s watches Nodes", f)
+		require.Len(t, snap.KindsRead, 7)
+		for k, mode := range snap.KindsRead {
+			assert.NotEqual(t, kube.ReadListed, mode, "%s watches %s", f, k)
+		}
 	}
 	nodes := kube.NewNodeView(functionClient(t, cp, Lifecycle), kube.SnapshotOptions{WatchAfter: -1})
 	for range 2 {

@@ -14,7 +14,9 @@
 //   - Snapshot (snapshot.go, listing.go): one consistent read of everything the scheduler and disruption
 //     logic need. Nodes are listed before pods; every list is paginated and read whole or not at all: any
 //     error returns ErrIncomplete and no data, so a caller can never decide on a partial cluster. Node
-//     and pod lists are streamed as protobuf and decoded while the next page is being fetched.
+//     and pod lists are streamed as protobuf and decoded while the next page is being fetched. A warm
+//     Snapshotter keeps every kind it reads as a view (view.go, viewread.go, kindview.go) and reads only
+//     what changed since its last snapshot.
 //   - Actions (actions.go, eviction.go): idempotent taint, untaint, label and cordon of Nodes; pod eviction
 //     through the Eviction API that reports a PodDisruptionBudget refusal as a Blocked result at once
 //     (client-go's Retry-After loop is switched off for it); pod and Node deletion. Gone objects are

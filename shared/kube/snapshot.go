@@ -35,22 +35,26 @@ type Snapshot struct {
 	// Pending points at the non-terminal pods not bound to a node yet (spec.nodeName empty), in
 	// namespace/name order. Whether one is provisionable (unschedulable, not a daemon, not being deleted) is
 	// the caller's decision.
-	Pending        []*corev1.Pod
-	DaemonSets     []appsv1.DaemonSet
-	PDBs           []policyv1.PodDisruptionBudget
-	PVCs           []corev1.PersistentVolumeClaim
-	PVs            []corev1.PersistentVolume
-	StorageClasses []storagev1.StorageClass
-	CSINodes       []storagev1.CSINode
+	Pending []*corev1.Pod
+	// The other kinds, each in namespace/name order and trimmed (see the Trim functions) unless
+	// SnapshotOptions.Untrimmed is set.
+	DaemonSets     []*appsv1.DaemonSet
+	PDBs           []*policyv1.PodDisruptionBudget
+	PVCs           []*corev1.PersistentVolumeClaim
+	PVs            []*corev1.PersistentVolume
+	StorageClasses []*storagev1.StorageClass
+	CSINodes       []*storagev1.CSINode
 	// Namespaces are every namespace of the cluster, whatever SnapshotOptions.Namespace says: their labels
 	// are what pod (anti-)affinity namespaceSelectors match.
-	Namespaces []corev1.Namespace
+	Namespaces []*corev1.Namespace
 	// NodesResourceVersion and PodsResourceVersion are the revisions the two lists were read at; the
 	// pods' is never older than the nodes'.
 	NodesResourceVersion, PodsResourceVersion string
 	// NodesRead and PodsRead say how the Nodes and the pods were brought up to date: listed whole, caught
 	// up with a watch, or unchanged since the previous snapshot.
 	NodesRead, PodsRead ReadMode
+	// KindsRead says the same of each other kind, by its resource name ("persistentvolumeclaims").
+	KindsRead map[string]ReadMode
 }
 
 // SnapshotOptions narrows and tunes a snapshot. The zero value reads the whole cluster.
@@ -79,6 +83,14 @@ type Snapshotter struct {
 	mu    sync.Mutex
 	nodes view[corev1.Node, *corev1.Node]
 	pods  view[corev1.Pod, *corev1.Pod]
+	// The views of the other kinds (see kind).
+	daemonSets     view[appsv1.DaemonSet, *appsv1.DaemonSet]
+	pdbs           view[policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudget]
+	pvcs           view[corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaim]
+	pvs            view[corev1.PersistentVolume, *corev1.PersistentVolume]
+	storageClasses view[storagev1.StorageClass, *storagev1.StorageClass]
+	csiNodes       view[storagev1.CSINode, *storagev1.CSINode]
+	namespaces     view[corev1.Namespace, *corev1.Namespace]
 	// intern shares equal maps and strings between the pods of the view; a whole list starts a new one.
 	intern *interner
 }
@@ -128,84 +140,79 @@ func (s *Snapshotter) read(ctx context.Context) (*Snapshot, error) {
 	}
 
 	g, ctx := crash.WithContext(ctx) // a list goroutine's panic comes back as the snapshot's error
-	ns := o.Namespace
 	g.Go(func() error { return s.readPods(ctx, snap) })
-	g.Go(func() (err error) {
-		snap.DaemonSets, err = listFlat(ctx, "daemonsets", o.PageSize,
-			func(ctx context.Context, opts metav1.ListOptions) ([]appsv1.DaemonSet, metav1.ListMeta, error) {
-				l, err := s.client.AppsV1().DaemonSets(ns).List(ctx, opts)
-				if err != nil {
-					return nil, metav1.ListMeta{}, err
-				}
-				return l.Items, l.ListMeta, nil
-			})
-		return err
+	// The other kinds are read while the pods are. When the pods are caught up with a watch, so is each of
+	// them, however small: their catch-ups wait for the API server's bookmarks at the same time as the
+	// pods' does, so they add no time, and a warm snapshot reads none of them whole.
+	watchAfter := o.WatchAfter
+	if s.pods.watches(defaultWatchAfter(o.WatchAfter)) {
+		watchAfter = -1
+	}
+	snap.KindsRead = make(map[string]ReadMode, 7)
+	var modes sync.Mutex
+	read := func(what string, r func() (ReadMode, error)) {
+		g.Go(func() error {
+			mode, err := r()
+			modes.Lock()
+			snap.KindsRead[what] = mode
+			modes.Unlock()
+			return err
+		})
+	}
+	apps, policy, storage, ns := s.client.AppsV1(), s.client.PolicyV1(), s.client.StorageV1(), o.Namespace
+	read("daemonsets", func() (mode ReadMode, err error) {
+		snap.DaemonSets, mode, err = kind[appsv1.DaemonSet, *appsv1.DaemonSet]{resource: "daemonsets", namespace: ns, rest: apps.RESTClient(),
+			list:  typedList(apps.DaemonSets(ns).List, func(l *appsv1.DaemonSetList) ([]appsv1.DaemonSet, metav1.ListMeta) { return l.Items, l.ListMeta }),
+			watch: apps.DaemonSets(ns).Watch, trim: s.trimDaemonSet}.read(ctx, &s.daemonSets, o.PageSize, watchAfter)
+		return mode, err
 	})
-	g.Go(func() (err error) {
-		snap.PDBs, err = listFlat(ctx, "poddisruptionbudgets", o.PageSize,
-			func(ctx context.Context, opts metav1.ListOptions) ([]policyv1.PodDisruptionBudget, metav1.ListMeta, error) {
-				l, err := s.client.PolicyV1().PodDisruptionBudgets(ns).List(ctx, opts)
-				if err != nil {
-					return nil, metav1.ListMeta{}, err
-				}
-				return l.Items, l.ListMeta, nil
-			})
-		return err
+	read("poddisruptionbudgets", func() (mode ReadMode, err error) {
+		snap.PDBs, mode, err = kind[policyv1.PodDisruptionBudget, *policyv1.PodDisruptionBudget]{resource: "poddisruptionbudgets", namespace: ns,
+			rest: policy.RESTClient(), list: typedList(policy.PodDisruptionBudgets(ns).List,
+				func(l *policyv1.PodDisruptionBudgetList) ([]policyv1.PodDisruptionBudget, metav1.ListMeta) {
+					return l.Items, l.ListMeta
+				}),
+			watch: policy.PodDisruptionBudgets(ns).Watch, trim: trimMeta[*policyv1.PodDisruptionBudget](s.opts)}.read(ctx, &s.pdbs, o.PageSize, watchAfter)
+		return mode, err
 	})
-	g.Go(func() (err error) {
-		snap.PVCs, err = listFlat(ctx, "persistentvolumeclaims", o.PageSize,
-			func(ctx context.Context, opts metav1.ListOptions) ([]corev1.PersistentVolumeClaim, metav1.ListMeta, error) {
-				l, err := core.PersistentVolumeClaims(ns).List(ctx, opts)
-				if err != nil {
-					return nil, metav1.ListMeta{}, err
-				}
-				return l.Items, l.ListMeta, nil
-			})
-		return err
+	read("persistentvolumeclaims", func() (mode ReadMode, err error) {
+		snap.PVCs, mode, err = kind[corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaim]{resource: "persistentvolumeclaims", namespace: ns,
+			rest: core.RESTClient(), list: typedList(core.PersistentVolumeClaims(ns).List,
+				func(l *corev1.PersistentVolumeClaimList) ([]corev1.PersistentVolumeClaim, metav1.ListMeta) {
+					return l.Items, l.ListMeta
+				}),
+			watch: core.PersistentVolumeClaims(ns).Watch, trim: trimMeta[*corev1.PersistentVolumeClaim](s.opts)}.read(ctx, &s.pvcs, o.PageSize, watchAfter)
+		return mode, err
 	})
-	g.Go(func() (err error) {
-		snap.PVs, err = listFlat(ctx, "persistentvolumes", o.PageSize,
-			func(ctx context.Context, opts metav1.ListOptions) ([]corev1.PersistentVolume, metav1.ListMeta, error) {
-				l, err := core.PersistentVolumes().List(ctx, opts)
-				if err != nil {
-					return nil, metav1.ListMeta{}, err
-				}
-				return l.Items, l.ListMeta, nil
-			})
-		return err
+	read("persistentvolumes", func() (mode ReadMode, err error) {
+		snap.PVs, mode, err = kind[corev1.PersistentVolume, *corev1.PersistentVolume]{resource: "persistentvolumes", rest: core.RESTClient(),
+			list: typedList(core.PersistentVolumes().List,
+				func(l *corev1.PersistentVolumeList) ([]corev1.PersistentVolume, metav1.ListMeta) {
+					return l.Items, l.ListMeta
+				}),
+			watch: core.PersistentVolumes().Watch, trim: trimMeta[*corev1.PersistentVolume](s.opts)}.read(ctx, &s.pvs, o.PageSize, watchAfter)
+		return mode, err
 	})
-	g.Go(func() (err error) {
-		snap.StorageClasses, err = listFlat(ctx, "storageclasses", o.PageSize,
-			func(ctx context.Context, opts metav1.ListOptions) ([]storagev1.StorageClass, metav1.ListMeta, error) {
-				l, err := s.client.StorageV1().StorageClasses().List(ctx, opts)
-				if err != nil {
-					return nil, metav1.ListMeta{}, err
-				}
-				return l.Items, l.ListMeta, nil
-			})
-		return err
+	read("storageclasses", func() (mode ReadMode, err error) {
+		snap.StorageClasses, mode, err = kind[storagev1.StorageClass, *storagev1.StorageClass]{resource: "storageclasses", rest: storage.RESTClient(),
+			list: typedList(storage.StorageClasses().List,
+				func(l *storagev1.StorageClassList) ([]storagev1.StorageClass, metav1.ListMeta) {
+					return l.Items, l.ListMeta
+				}),
+			watch: storage.StorageClasses().Watch, trim: trimMeta[*storagev1.StorageClass](s.opts)}.read(ctx, &s.storageClasses, o.PageSize, watchAfter)
+		return mode, err
 	})
-	g.Go(func() (err error) {
-		snap.CSINodes, err = listFlat(ctx, "csinodes", o.PageSize,
-			func(ctx context.Context, opts metav1.ListOptions) ([]storagev1.CSINode, metav1.ListMeta, error) {
-				l, err := s.client.StorageV1().CSINodes().List(ctx, opts)
-				if err != nil {
-					return nil, metav1.ListMeta{}, err
-				}
-				return l.Items, l.ListMeta, nil
-			})
-		return err
+	read("csinodes", func() (mode ReadMode, err error) {
+		snap.CSINodes, mode, err = kind[storagev1.CSINode, *storagev1.CSINode]{resource: "csinodes", rest: storage.RESTClient(),
+			list:  typedList(storage.CSINodes().List, func(l *storagev1.CSINodeList) ([]storagev1.CSINode, metav1.ListMeta) { return l.Items, l.ListMeta }),
+			watch: storage.CSINodes().Watch, trim: trimMeta[*storagev1.CSINode](s.opts)}.read(ctx, &s.csiNodes, o.PageSize, watchAfter)
+		return mode, err
 	})
-	g.Go(func() (err error) {
-		snap.Namespaces, err = listFlat(ctx, "namespaces", o.PageSize,
-			func(ctx context.Context, opts metav1.ListOptions) ([]corev1.Namespace, metav1.ListMeta, error) {
-				l, err := core.Namespaces().List(ctx, opts)
-				if err != nil {
-					return nil, metav1.ListMeta{}, err
-				}
-				return l.Items, l.ListMeta, nil
-			})
-		return err
+	read("namespaces", func() (mode ReadMode, err error) {
+		snap.Namespaces, mode, err = kind[corev1.Namespace, *corev1.Namespace]{resource: "namespaces", rest: core.RESTClient(),
+			list:  typedList(core.Namespaces().List, func(l *corev1.NamespaceList) ([]corev1.Namespace, metav1.ListMeta) { return l.Items, l.ListMeta }),
+			watch: core.Namespaces().Watch, trim: trimMeta[*corev1.Namespace](s.opts)}.read(ctx, &s.namespaces, o.PageSize, watchAfter)
+		return mode, err
 	})
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -325,13 +332,19 @@ func (s *Snapshotter) trimPod(p *corev1.Pod) {
 	}
 }
 
-// listFlat lists a kind whole, without selectors, as one slice.
-func listFlat[T any](ctx context.Context, what string, pageSize int64, list pageLister[T]) ([]T, error) {
-	pages, _, err := listAll(ctx, what, pageSize, metav1.ListOptions{}, list)
-	if err != nil {
-		return nil, err
+func (s *Snapshotter) trimDaemonSet(ds *appsv1.DaemonSet) {
+	if !s.opts.Untrimmed {
+		TrimDaemonSet(ds)
 	}
-	return flatten(pages), nil
+}
+
+// trimMeta trims an object of the other kinds (TrimMeta) unless o keeps them untrimmed.
+func trimMeta[PT metav1.Object](o SnapshotOptions) func(PT) {
+	return func(obj PT) {
+		if !o.Untrimmed {
+			TrimMeta(obj)
+		}
+	}
 }
 
 // splitPods sorts the pods into bound and pending, keeping their order.

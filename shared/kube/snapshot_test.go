@@ -53,6 +53,14 @@ func names[T any](items []T, name func(*T) string) []string {
 	return out
 }
 
+func objectNames[PT metav1.Object](items []PT) []string {
+	out := make([]string, 0, len(items))
+	for _, o := range items {
+		out = append(out, o.GetName())
+	}
+	return out
+}
+
 func podNames(pods []*corev1.Pod) []string {
 	out := make([]string, 0, len(pods))
 	for _, p := range pods {
@@ -179,12 +187,12 @@ func TestSnapshotReadsTheClusterWhole(t *testing.T) {
 				assert.Empty(t, p.ManagedFields, "managed fields are dropped")
 			}
 			assert.Equal(t, []string{"pdb-0", "pdb-1", "pdb-2"},
-				names(snap.PDBs, func(p *policyv1.PodDisruptionBudget) string { return p.Name }))
-			assert.Equal(t, []string{"agent"}, names(snap.DaemonSets, func(d *appsv1.DaemonSet) string { return d.Name }))
-			assert.Equal(t, []string{"data"}, names(snap.PVCs, func(p *corev1.PersistentVolumeClaim) string { return p.Name }))
-			assert.Contains(t, names(snap.PVs, func(p *corev1.PersistentVolume) string { return p.Name }), pv.Name)
-			assert.Contains(t, names(snap.StorageClasses, func(s *storagev1.StorageClass) string { return s.Name }), sc.Name)
-			assert.Contains(t, names(snap.CSINodes, func(s *storagev1.CSINode) string { return s.Name }), csi.Name)
+				objectNames(snap.PDBs))
+			assert.Equal(t, []string{"agent"}, objectNames(snap.DaemonSets))
+			assert.Equal(t, []string{"data"}, objectNames(snap.PVCs))
+			assert.Contains(t, objectNames(snap.PVs), pv.Name)
+			assert.Contains(t, objectNames(snap.StorageClasses), sc.Name)
+			assert.Contains(t, objectNames(snap.CSINodes), csi.Name)
 			var labels map[string]string
 			for _, n := range snap.Namespaces {
 				if n.Name == ns {

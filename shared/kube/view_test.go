@@ -61,7 +61,7 @@ func podKeys(snap *Snapshot) (bound, pending []string) {
 // creating, changing, finishing and deleting pods and relabelling Nodes, and checks each warm read costs a
 // small part of the cold one and sees exactly what a cold read of the same moment sees.
 func TestAWarmSnapshotReadsOnlyWhatChanged(t *testing.T) {
-	cp, _, ns := realCluster(t, kubetest.Options{})
+	cp, admin, ns := realCluster(t, kubetest.Options{ControllerManager: true})
 	ctx := context.Background()
 	var read atomic.Int64
 	cfg := rest.CopyConfig(cp.Config)
@@ -84,6 +84,8 @@ func TestAWarmSnapshotReadsOnlyWhatChanged(t *testing.T) {
 	for i := range 10 {
 		createPod(t, c, ns, bulkyPod(fmt.Sprintf("pending-%02d", i), ""), "")
 	}
+	kinds := seedKinds(t, c, ns, 30)
+	settle(t, admin, ns)
 	opts := SnapshotOptions{PageSize: 7, Namespace: ns, NodeSelector: sel, WatchAfter: -1}
 	s := NewSnapshotter(c, opts)
 
@@ -95,12 +97,24 @@ func TestAWarmSnapshotReadsOnlyWhatChanged(t *testing.T) {
 	assert.Equal(t, ReadListed, cold.PodsRead)
 	require.Len(t, cold.Bound, 40)
 	assert.Nil(t, cold.Bound[0].Spec.Containers[0].Env, "pods are trimmed")
+	require.Len(t, cold.KindsRead, 7)
+	for k, mode := range cold.KindsRead {
+		assert.Equal(t, ReadListed, mode, k)
+	}
+	assert.Len(t, cold.PVCs, 30)
+	assert.Subset(t, objectNames(cold.PVs), kinds.pvs)
+	assert.Empty(t, cold.PVCs[0].ManagedFields, "the other kinds are trimmed")
+	assert.Nil(t, cold.DaemonSets[0].Spec.Template.Spec.Containers[0].Env, "a DaemonSet's template is trimmed as a pod is")
 
 	read.Store(0)
 	warm, err := s.Snapshot(ctx)
 	require.NoError(t, err)
 	assert.NotEqual(t, ReadListed, warm.PodsRead, "a warm read with nothing changed lists nothing")
 	assert.NotEqual(t, ReadListed, warm.NodesRead)
+	for k, mode := range warm.KindsRead {
+		assert.NotEqual(t, ReadListed, mode, "a warm read with nothing changed lists no %s", k)
+	}
+	t.Logf("cold read %d bytes, warm read with nothing changed %d bytes", coldBytes, read.Load())
 	assert.Less(t, read.Load(), coldBytes/5, "a warm read costs a small part of a cold one (%d of %d bytes)", read.Load(), coldBytes)
 	wb, wp := podKeys(warm)
 	cb, cpend := podKeys(cold)
@@ -124,12 +138,16 @@ func TestAWarmSnapshotReadsOnlyWhatChanged(t *testing.T) {
 	_, err = c.CoreV1().Nodes().Patch(ctx, n0, "application/merge-patch+json", []byte(`{"metadata":{"labels":{"view-test":null}}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
 	n2 := node(ns + "-n2")
+	kinds.change(t, c, ns)
 
 	read.Store(0)
 	after, err := s.Snapshot(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, ReadWatched, after.PodsRead)
 	assert.Equal(t, ReadWatched, after.NodesRead)
+	for _, k := range []string{"persistentvolumeclaims", "persistentvolumes", "poddisruptionbudgets", "namespaces", "csinodes"} {
+		assert.Equal(t, ReadWatched, after.KindsRead[k], "%s changed and are caught up with a watch", k)
+	}
 	assert.Less(t, read.Load(), coldBytes/2, "the changes cost less than a cold read (%d of %d bytes)", read.Load(), coldBytes)
 
 	fresh, err := NewSnapshotter(c, opts).Snapshot(ctx)
@@ -157,6 +175,31 @@ func TestAWarmSnapshotReadsOnlyWhatChanged(t *testing.T) {
 		}
 	}
 	assert.GreaterOrEqual(t, after.PodsResourceVersion, after.NodesResourceVersion)
+
+	// The other kinds as a cold read of the same moment sees them, their changes trimmed.
+	assert.Equal(t, objectNames(fresh.PVCs), objectNames(after.PVCs))
+	for _, pvc := range after.PVCs {
+		if pvc.Name == "claim-00" { // kept by its protection finalizer until a controller takes it off
+			assert.NotNil(t, pvc.DeletionTimestamp, "a deleted claim is seen being deleted")
+		}
+	}
+	assert.Contains(t, objectNames(after.PVCs), "claim-99")
+	assert.Equal(t, ours(objectNames(fresh.PVs), ns), ours(objectNames(after.PVs), ns))
+	assert.Equal(t, objectNames(fresh.PDBs), objectNames(after.PDBs))
+	assert.Equal(t, ours(objectNames(fresh.CSINodes), ns), ours(objectNames(after.CSINodes), ns))
+	assert.Contains(t, objectNames(after.CSINodes), n2)
+	assert.Equal(t, ours(objectNames(fresh.Namespaces), ns), ours(objectNames(after.Namespaces), ns))
+	for _, pv := range after.PVs {
+		if pv.Name == kinds.pvs[1] {
+			assert.Equal(t, "changed", pv.Labels["state"], "changed volumes carry the change")
+			assert.Empty(t, pv.ManagedFields, "and are trimmed")
+		}
+	}
+	for _, n := range after.Namespaces {
+		if n.Name == ns {
+			assert.Equal(t, "payments", n.Labels["team"], "a relabelled namespace carries its labels")
+		}
+	}
 }
 
 // replay is a watch that replays events and then ends.

@@ -38,6 +38,14 @@ var (
 // change, so a small kind that lists faster than that is simply listed again (see also WatchAfterBytes).
 const DefaultWatchAfter = time.Second
 
+// defaultWatchAfter is SnapshotOptions.WatchAfter with 0 meaning DefaultWatchAfter.
+func defaultWatchAfter(d time.Duration) time.Duration {
+	if d == 0 {
+		return DefaultWatchAfter
+	}
+	return d
+}
+
 // WatchAfterBytes: a kind whose whole list is at least this large is caught up with a watch however fast
 // it lists. 5,000 Nodes are some 90 MB; read again on every five-second lifecycle pass, they would cost the
 // API server far more than a second's wait for a bookmark costs the pass.
@@ -67,7 +75,7 @@ type source[T any, PT object[T]] struct {
 // history), a watch that ends short of it, or a revision that is not a number lists the kind whole again,
 // as a cold process does.
 func (v *view[T, PT]) refresh(ctx context.Context, src source[T, PT]) (ReadMode, error) {
-	if v.known() && (v.listTook >= src.watchAfter || v.listBytes >= WatchAfterBytes) {
+	if v.watches(src.watchAfter) {
 		target, err := src.probe(ctx, probeOptions(src.req.base))
 		if err != nil {
 			return "", fmt.Errorf("reading the revision of %s: %w", src.req.what, mapError(err))
@@ -84,6 +92,12 @@ func (v *view[T, PT]) refresh(ctx context.Context, src source[T, PT]) (ReadMode,
 		}
 	}
 	return ReadListed, v.relist(ctx, src)
+}
+
+// watches says whether a refresh would catch the view up with a watch rather than list the kind whole
+// (watchAfter as source.watchAfter: 0 is not defaulted here).
+func (v *view[T, PT]) watches(watchAfter time.Duration) bool {
+	return v.known() && (v.listTook >= watchAfter || v.listBytes >= WatchAfterBytes)
 }
 
 func probeOptions(base metav1.ListOptions) metav1.ListOptions {
@@ -192,11 +206,8 @@ func (v *view[T, PT]) watchOnce(parent context.Context, src source[T, PT], want 
 func restSource[T any, PT object[T]](rc *rest.RESTClient, resource, namespace string, pageSize int64, watchAfter time.Duration, base metav1.ListOptions,
 	probe func(ctx context.Context, opts metav1.ListOptions) (string, error),
 	watchFn func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error), trim func(PT)) source[T, PT] {
-	if watchAfter == 0 {
-		watchAfter = DefaultWatchAfter
-	}
 	return source[T, PT]{
-		watchAfter: watchAfter,
+		watchAfter: defaultWatchAfter(watchAfter),
 		req:        listRequest{client: rc, resource: resource, namespace: namespace, what: resource, pageSize: pageSize, base: base},
 		probe:      probe, watch: watchFn, trim: trim,
 	}

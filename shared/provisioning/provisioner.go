@@ -10,10 +10,6 @@ import (
 	"sync"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
-
 	"github.com/nodewright/nodewright/shared/instancetypes"
 	"github.com/nodewright/nodewright/shared/launchtemplate"
 	"github.com/nodewright/nodewright/shared/runbudget"
@@ -219,9 +215,9 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 
 	start := p.deps.Now()
 	input := scheduling.Input{Pods: pods, Nodes: withoutDisrupted(existingNodes(snap, index), disrupted), InFlight: inFlight,
-		NodePools: pools, DaemonSets: pointers(snap.DaemonSets), Unavailable: unavailable,
-		PersistentVolumeClaims: pointers(snap.PVCs), PersistentVolumes: pointers(snap.PVs),
-		StorageClasses: pointers(snap.StorageClasses), Namespaces: pointers(snap.Namespaces)}
+		NodePools: pools, DaemonSets: snap.DaemonSets, Unavailable: unavailable,
+		PersistentVolumeClaims: snap.PVCs, PersistentVolumes: snap.PVs,
+		StorageClasses: snap.StorageClasses, Namespaces: snap.Namespaces}
 	plan, err := scheduling.Solve(input)
 	rep.SolveDuration = p.deps.Now().Sub(start)
 	if err != nil {
@@ -284,15 +280,6 @@ func (p *Provisioner) claimName(nodePool string) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return claimName(nodePool, p.deps.Rand)
-}
-
-// pointers points at each element of a snapshot list.
-func pointers[T appsv1.DaemonSet | corev1.PersistentVolumeClaim | corev1.PersistentVolume | storagev1.StorageClass | corev1.Namespace](in []T) []*T {
-	out := make([]*T, len(in))
-	for i := range in {
-		out[i] = &in[i]
-	}
-	return out
 }
 
 // Catalog returns the region's instance types, reading them on first use. A function calls it while its

@@ -38,7 +38,7 @@ func (s *Store) CreateClaims(ctx context.Context, cs []Claim) ([]Claim, error) {
 		return nil, fmt.Errorf("creating %d claims at once: at most %d: %w", len(cs), MaxClaimsPerWrite, ErrInvalid)
 	}
 	out := make([]Claim, len(cs))
-	t := s.newClaimTxn()
+	t := s.newOwnClaimTxn()
 	for i, c := range cs {
 		c, item, err := s.newClaimItem(c)
 		if err != nil {
@@ -66,7 +66,7 @@ func (s *Store) PutClaims(ctx context.Context, olds, news []Claim) ([]Claim, err
 		return nil, fmt.Errorf("updating %d claims at once: at most %d: %w", len(news), MaxClaimsPerWrite, ErrInvalid)
 	}
 	out := make([]Claim, len(news))
-	t := s.newClaimTxn()
+	t := s.newOwnClaimTxn()
 	for i := range news {
 		c, item, err := s.nextClaimItem(olds[i], news[i])
 		if err != nil {

@@ -30,6 +30,10 @@ type ClaimsView struct {
 	mu   sync.Mutex
 	kept [ClaimShards]keptShard
 	last ClaimsRead
+	// ownWrites, pendingMu and pending carry the store's own writes into the view (claimsviewown.go).
+	ownWrites sync.RWMutex
+	pendingMu sync.Mutex
+	pending   []ownWrite
 }
 
 // keptShard is what a view knows of one shard: its items as of the counter value changes.
@@ -52,7 +56,9 @@ type ClaimsRead struct {
 func (s *Store) NewClaimsView() *ClaimsView { return &ClaimsView{s: s} }
 
 // WithClaimsView makes the store's ListClaims read through a ClaimsView the store keeps: for a warm
-// function's store, whose later invocations then query only the shards that changed.
+// function's store, whose later invocations then query only the shards that changed. The store's own
+// claim writes are applied to that view as they commit, so they make it query nothing (see
+// claimsviewown.go).
 func WithClaimsView() Option { return func(s *Store) { s.view = &ClaimsView{s: s} } }
 
 // ListClaims returns every live claim, by name, as Store.ListClaims does, querying only the shards that
@@ -60,6 +66,9 @@ func WithClaimsView() Option { return func(s *Store) { s.view = &ClaimsView{s: s
 func (v *ClaimsView) ListClaims(ctx context.Context) ([]Claim, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	v.ownWrites.Lock()
+	defer v.ownWrites.Unlock()
+	v.applyOwnWrites()
 	legacyUnits, err := v.s.migrateLegacyClaims(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing claims: %w", err)

@@ -22,9 +22,20 @@ type claimTxn struct {
 	owner  []int
 	shards map[int]bool
 	bytes  int
+	// live is what the transaction does to the live claims, for the store's view (see liveWrite).
+	live []liveWrite
+	// own: the store's view learns of the transaction (not for the one a view's own read makes).
+	own bool
 }
 
 func (s *Store) newClaimTxn() *claimTxn { return &claimTxn{s: s, shards: map[int]bool{}} }
+
+// newOwnClaimTxn is a claim transaction the store's ClaimsView applies once it commits.
+func (s *Store) newOwnClaimTxn() *claimTxn {
+	t := s.newClaimTxn()
+	t.own = s.view != nil
+	return t
+}
 
 func (t *claimTxn) add(claim int, it types.TransactWriteItem) {
 	t.items = append(t.items, it)
@@ -64,6 +75,7 @@ func (t *claimTxn) update(i int, old, c Claim, item map[string]types.AttributeVa
 		}})
 		t.add(i, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(t.s.table), Item: item}})
 		t.shards[claimShard(c.Name)] = true
+		t.live = append(t.live, liveWrite{shard: claimShard(c.Name), name: c.Name})
 		t.bytes += ItemSize(item)
 		return
 	}
@@ -78,6 +90,7 @@ func (t *claimTxn) update(i int, old, c Claim, item map[string]types.AttributeVa
 func (t *claimTxn) touch(name string, deleted bool, item map[string]types.AttributeValue) {
 	if !deleted {
 		t.shards[claimShard(name)] = true
+		t.live = append(t.live, liveWrite{shard: claimShard(name), name: name, item: item})
 	}
 	t.bytes += ItemSize(item)
 }
@@ -114,6 +127,17 @@ func (t *claimTxn) run(ctx context.Context, op string, cs []Claim, domain error)
 		return fmt.Errorf("%s %d claims at once: %d bytes, over %d: %w", op, len(cs), t.bytes, maxTransactionBytes, ErrInvalid)
 	}
 	t.counters()
+	if t.own {
+		done := t.s.view.beginOwnWrite(t)
+		err := t.commit(ctx, op, cs, domain)
+		done(err == nil)
+		return err
+	}
+	return t.commit(ctx, op, cs, domain)
+}
+
+// commit runs the transaction (see run).
+func (t *claimTxn) commit(ctx context.Context, op string, cs []Claim, domain error) error {
 	var err error
 	for attempt := 0; attempt < claimTransactionAttempts; attempt++ {
 		_, err = t.s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: t.items})

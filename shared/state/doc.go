@@ -32,7 +32,8 @@
 // deleted claims leave the live shards so that no live path reads them: ListClaims reads the live shards
 // (concurrently), ListDeletedClaims the deleted ones, GetClaim both by key. Every claim write is one
 // TransactWriteItems that also moves its shard's counter, so a warm ClaimsView re-reads only the shards
-// that changed. Claims written in the single CLAIM partition of earlier releases are moved to their
+// that changed, and not for the writes of its own store, which it applies as they commit
+// (claimsviewown.go). Claims written in the single CLAIM partition of earlier releases are moved to their
 // shards by the first listing that finds them (claimmigration.go).
 //
 // Conflicts of optimistic locking are ErrConflict, a create that finds the item is ErrAlreadyExists; the
