@@ -430,7 +430,7 @@ func (f *fakeEvents) reasons(node string) []kube.Reason {
 
 // fixture is a runner over fakes: one NodePool "default" (amd64, SmallCatalog) with budget nodes.
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	clock   *fakeClock
 	store   *fakeStore
 	cluster *fakeCluster
@@ -456,7 +456,7 @@ spec:
       requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]
 `
 
-func newFixture(t *testing.T, budget string) *fixture {
+func newFixture(t testing.TB, budget string) *fixture {
 	f := &fixture{t: t, clock: &fakeClock{t: start}, cluster: &fakeCluster{}, terms: &fakeTerminations{}, events: &fakeEvents{},
 		catalog: schedulingtest.SmallCatalog()}
 	f.store = newFakeStore(f.clock.Now)
