@@ -282,7 +282,10 @@ func (r *Runner) Run(ctx context.Context, runID string) (Report, error) {
 
 // run reads the cluster whole once: advance and the first decision share that snapshot. Every later
 // read of the run (a validation, the next command's decision) brings the Snapshotter's views forward
-// and rebuilds the engine's input only where the cluster or the state changed (see read).
+// and rebuilds the engine's input only where the cluster or the state changed (see read). A taint that
+// advance lifts (or a command it rolls back) still shows in the shared snapshot: those nodes count as
+// disrupting for the first decision, which can only make it more cautious, and the validation sees them
+// as they are.
 func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 	// The first command is measured from the run's whole read, which it shares: a later command's
 	// catch-up reads take less, so the measure errs on the long side.
