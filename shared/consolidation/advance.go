@@ -25,13 +25,10 @@ import (
 //     terminating or deleted) and that no active command holds is lifted, as Karpenter does after a
 //     restart: a command that crashed between its taint and its record.
 //
-// The cluster is read before the state, so a taint seen was written before the claims were read: a
-// drain the termination flow starts (claim draining, then taint) is never mistaken for a stale taint.
-func (r *Runner) advance(ctx context.Context, rep *Report) error {
-	snap, err := r.deps.Cluster.Snapshot(ctx)
-	if err != nil {
-		return fmt.Errorf("reading the cluster: %w", err)
-	}
+// The cluster (snap, the run's first read) is read before the state, so a taint seen was written
+// before the claims were read: a drain the termination flow starts (claim draining, then taint) is
+// never mistaken for a stale taint.
+func (r *Runner) advance(ctx context.Context, snap *kube.Snapshot, rep *Report) error {
 	list, err := r.deps.Store.ListClaims(ctx)
 	if err != nil {
 		return fmt.Errorf("reading claims: %w", err)

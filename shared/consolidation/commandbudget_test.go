@@ -10,10 +10,10 @@ import (
 )
 
 // TestAnotherCommandStartsOnlyIfTheLastOneWouldFit: at 150,000 pods a command's reads take tens of
-// seconds. After the run's first read (45 s, advancing commands in progress), a command that took 90 s
-// (two reads of 45 s) leaves 65 s of a 200 s run; a fixed margin (validation delay and command margin,
-// 25 s here) started another, to be cut off by the deadline.
-// The runner now starts one only if the time left covers the measured command with headroom (135 s).
+// seconds. A first command that took 90 s (the run's whole read, which advance and its decision share,
+// and its validation's read, 45 s each) leaves 110 s of a 200 s run; a fixed margin (validation delay
+// and command margin, 25 s here) would start another, to be cut off by the deadline.
+// The runner starts one only if the time left covers the measured command with headroom (135 s).
 func TestAnotherCommandStartsOnlyIfTheLastOneWouldFit(t *testing.T) {
 	f := newFixture(t, "100%")
 	f.clock.t = time.Now() // the context's own timer must not fire during the test
@@ -25,7 +25,7 @@ func TestAnotherCommandStartsOnlyIfTheLastOneWouldFit(t *testing.T) {
 	rep, err := f.runner.Run(ctx, "run")
 	require.NoError(t, err)
 	require.Len(t, rep.Commands, 1)
-	assert.Equal(t, 3, f.cluster.reads, "the run's first read, one to decide and one to validate; none for a command that cannot fit")
+	assert.Equal(t, 2, f.cluster.reads, "the run's read (advance and the decision), the validation's; none for a command that cannot fit")
 	last, ok := f.runner.commands.Last()
 	require.True(t, ok)
 	assert.Equal(t, 90*time.Second, last)

@@ -10,7 +10,10 @@
 //     the back-off of replacements per NodePool and image (backoff.go); finish when the nodes are gone; lift stale
 //     karpenter.sh/disrupted taints); snapshot.go reads a complete snapshot into disruption.Input (or
 //     names what it could not read, and nothing is decided); the engine decides; after
-//     Config.ValidationDelay the command is re-checked with disruption.Validate on a fresh snapshot;
+//     Config.ValidationDelay the command is re-checked with disruption.Validate on a fresh snapshot.
+//     The cluster is read whole once per run (advance and the first decision share that read); a
+//     validation and a later command's decision bring it forward (reread.go: the Snapshotter's
+//     catch-up, and only the nodes whose Node or pods changed are rebuilt in the input);
 //     execute.go carries it out replacement first (ledger reservation, command record, taint, replacement
 //     claims launched through the provisioning launch path, or termination requests for a delete).
 //   - drift.go judges every managed node's claim on each read (provisioning.Launches.Drift: the NodePool and

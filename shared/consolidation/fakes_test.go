@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodewright/nodewright/shared/drift"
@@ -254,6 +256,7 @@ func (c *fakeCluster) Taint(_ context.Context, node string, t corev1.Taint) erro
 				}
 			}
 			c.nodes[i].Spec.Taints = append(c.nodes[i].Spec.Taints, t)
+			touch(&c.nodes[i].ObjectMeta)
 			return nil
 		}
 	}
@@ -265,10 +268,21 @@ func (c *fakeCluster) Untaint(_ context.Context, node string, t corev1.Taint) er
 	defer c.mu.Unlock()
 	for i := range c.nodes {
 		if c.nodes[i].Name == node {
-			c.nodes[i].Spec.Taints = slices.DeleteFunc(c.nodes[i].Spec.Taints, func(have corev1.Taint) bool { return have.MatchTaint(&t) })
+			kept := slices.DeleteFunc(c.nodes[i].Spec.Taints, func(have corev1.Taint) bool { return have.MatchTaint(&t) })
+			if len(kept) != len(c.nodes[i].Spec.Taints) {
+				touch(&c.nodes[i].ObjectMeta)
+			}
+			c.nodes[i].Spec.Taints = kept
 		}
 	}
 	return nil
+}
+
+// touch gives an object a new resourceVersion, as the API server does on every write: tests that
+// change an object between reads call it, so that the runner's later reads see the change.
+func touch(m *metav1.ObjectMeta) {
+	n, _ := strconv.Atoi(m.ResourceVersion)
+	m.ResourceVersion = strconv.Itoa(n + 1)
 }
 
 func (c *fakeCluster) tainted(node string) bool {
@@ -430,7 +444,7 @@ func (f *fakeEvents) reasons(node string) []kube.Reason {
 
 // fixture is a runner over fakes: one NodePool "default" (amd64, SmallCatalog) with budget nodes.
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	clock   *fakeClock
 	store   *fakeStore
 	cluster *fakeCluster
@@ -456,7 +470,7 @@ spec:
       requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]
 `
 
-func newFixture(t *testing.T, budget string) *fixture {
+func newFixture(t testing.TB, budget string) *fixture {
 	f := &fixture{t: t, clock: &fakeClock{t: start}, cluster: &fakeCluster{}, terms: &fakeTerminations{}, events: &fakeEvents{},
 		catalog: schedulingtest.SmallCatalog()}
 	f.store = newFakeStore(f.clock.Now)
@@ -495,6 +509,7 @@ func (f *fixture) node(name, itype string, cpus ...string) {
 	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
 	n.Spec.ProviderID = "aws:///" + zone + "/i-" + name
 	n.UID = types.UID("uid-" + name)
+	n.ResourceVersion = "1"
 	f.cluster.nodes = append(f.cluster.nodes, *n)
 	price := 0.0
 	for _, o := range it.Offerings {
@@ -517,6 +532,7 @@ func (f *fixture) pod(name, node, cpu string) *corev1.Pod {
 	p := schedulingtest.Pod(schedulingtest.PodOptions{Name: name, Owner: name, CPU: cpu, Memory: "256Mi", Labels: map[string]string{"app": name}})
 	p.Spec.NodeName = node
 	p.UID = types.UID("uid-" + name)
+	p.ResourceVersion = "1"
 	p.Status.Phase = corev1.PodRunning
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	f.cluster.pods = append(f.cluster.pods, *p)

@@ -12,7 +12,7 @@ import (
 )
 
 // decode reads, defaults and validates manifests, failing the test on any problem.
-func decode(t *testing.T, yaml string) apis.Objects {
+func decode(t testing.TB, yaml string) apis.Objects {
 	t.Helper()
 	objs, err := apis.Decode("test.yaml", []byte(yaml))
 	require.NoError(t, err)

@@ -1,8 +1,6 @@
 package consolidation
 
 import (
-	"hash/fnv"
-	"slices"
 	"sync"
 	"time"
 
@@ -36,9 +34,9 @@ type podMemo struct {
 // lastEvent returns the node's last pod event and records its current pod set; the caller holds mu.
 func (e *podEvents) lastEvent(n *corev1.Node, pods []*corev1.Pod, now time.Time) time.Time {
 	var last time.Time
-	uids := make([]string, 0, len(pods))
+	var fp uint64
 	for _, p := range pods {
-		uids = append(uids, string(p.UID)+"/"+p.Namespace+"/"+p.Name)
+		fp += podFingerprint(p)
 		if t := p.CreationTimestamp.Time; t.After(last) {
 			last = t
 		}
@@ -48,13 +46,6 @@ func (e *podEvents) lastEvent(n *corev1.Node, pods []*corev1.Pod, now time.Time)
 			}
 		}
 	}
-	slices.Sort(uids)
-	h := fnv.New64a()
-	for _, u := range uids {
-		_, _ = h.Write([]byte(u))
-		_, _ = h.Write([]byte{0})
-	}
-	fp := h.Sum64()
 	key := n.Name + "/" + string(n.UID)
 	m, known := e.seen[key]
 	switch {
@@ -68,6 +59,21 @@ func (e *podEvents) lastEvent(n *corev1.Node, pods []*corev1.Pod, now time.Time)
 		last = m.changedAt
 	}
 	return last
+}
+
+// podFingerprint is the FNV-1a hash of a pod's identity (UID, namespace, name, each ended by a zero
+// byte). lastEvent adds them up: the sum does not depend on the pods' order, so no sorted copy of the
+// set is built for each node and read, and nothing is allocated.
+func podFingerprint(p *corev1.Pod) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for _, s := range [...]string{string(p.UID), p.Namespace, p.Name} {
+		for i := 0; i < len(s); i++ {
+			h = (h ^ uint64(s[i])) * prime
+		}
+		h *= prime // the zero byte: h ^ 0 is h
+	}
+	return h
 }
 
 // forget drops nodes no longer in the cluster; the caller holds mu.

@@ -280,10 +280,24 @@ func (r *Runner) Run(ctx context.Context, runID string) (Report, error) {
 	return rep, err
 }
 
+// run reads the cluster whole once: advance and the first decision share that snapshot. Every later
+// read of the run (a validation, the next command's decision) brings the Snapshotter's views forward
+// and rebuilds the engine's input only where the cluster or the state changed (see read). A taint that
+// advance lifts (or a command it rolls back) still shows in the shared snapshot: those nodes count as
+// disrupting for the first decision, which can only make it more cautious, and the validation sees them
+// as they are.
 func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
-	if err := r.advance(ctx, rep); err != nil {
+	// The first command is measured from the run's whole read, which it shares: a later command's
+	// catch-up reads take less, so the measure errs on the long side.
+	began := r.deps.Now()
+	snap, err := r.deps.Cluster.Snapshot(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the cluster: %w", err)
+	}
+	if err := r.advance(ctx, snap, rep); err != nil {
 		return err
 	}
+	var last *world // the run's latest read, which the next one brings forward
 	for i := 1; i <= r.cfg.MaxCommands; i++ {
 		if !r.timeForCommand(ctx) {
 			if i == 1 {
@@ -291,8 +305,17 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 			}
 			return nil
 		}
-		began := r.deps.Now()
-		w := r.read(ctx)
+		if last != nil {
+			began = r.deps.Now()
+		}
+		var w *world
+		if last == nil {
+			w = r.read(ctx, snap, nil)
+			snap = nil // only the first decision shares advance's snapshot
+		} else {
+			w = r.read(ctx, nil, last)
+		}
+		last = w
 		rep.Errors = append(rep.Errors, w.problems...)
 		if _, ok := ctx.Deadline(); ok {
 			// The search stops with its best command so far while a validation and an execution still fit.
@@ -322,7 +345,8 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 		if !r.sleep(ctx, r.cfg.ValidationDelay) {
 			return nil
 		}
-		fresh := r.read(ctx)
+		fresh := r.read(ctx, nil, w)
+		last = fresh
 		r.commands.Observe(r.deps.Now().Sub(began))
 		if verr := disruption.Validate(cmd, fresh.input); verr != nil {
 			rep.FailedValidations++

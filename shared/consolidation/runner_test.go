@@ -3,6 +3,7 @@ package consolidation
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -201,7 +202,7 @@ func TestOverlappingExecutionsNeverExceedTheBudget(t *testing.T) {
 	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"} {
 		f.node(n, "medium")
 	}
-	w := f.runner.read(context.Background())
+	w := f.runner.read(context.Background(), nil, nil)
 	require.Empty(t, w.input.Incomplete)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -237,7 +238,9 @@ func TestLeaseHeldReturnsAtOnce(t *testing.T) {
 	assert.False(t, f.cluster.tainted("empty"))
 }
 
-// Whatever cannot be read, nothing is decided and the report says why.
+// Whatever cannot be read, nothing is decided and the report says why. The cluster is read whole once
+// per run (a failure there fails the run, as before); a later read that fails (here the validation's)
+// rejects the command.
 func TestIncompleteDataDecidesNothing(t *testing.T) {
 	for name, breakIt := range map[string]func(f *fixture){
 		"catalog":   func(f *fixture) { f.launch.prepareErr = errors.New("DescribeInstanceTypes: throttled") },
@@ -256,8 +259,9 @@ func TestIncompleteDataDecidesNothing(t *testing.T) {
 			breakIt(f)
 			rep := f.run()
 			assert.Empty(t, rep.Commands)
-			assert.Contains(t, rep.Skipped, "incomplete")
-			assert.Contains(t, rep.Skipped, name)
+			said := rep.Skipped + strings.Join(rep.Rejected, "; ")
+			assert.Contains(t, said, "incomplete")
+			assert.Contains(t, said, name)
 			assert.False(t, f.cluster.tainted("empty"))
 			assert.Empty(t, f.terms.claims())
 			assert.Zero(t, f.store.inFlight("default"))
@@ -272,7 +276,7 @@ func TestValidationFailureIsRecordedAndNothingIsDone(t *testing.T) {
 	f.node("busy", "medium", "3")
 	f.node("empty", "medium")
 	f.cluster.onRead = func(c *fakeCluster, read int) {
-		if read == 3 { // advance, decision, then the validation's fresh snapshot
+		if read == 2 { // the run's read (advance and the decision), then the validation's
 			p := c.pods[0].DeepCopy()
 			p.Name, p.UID, p.Spec.NodeName = "late", "uid-late", "empty"
 			c.pods = append(c.pods, *p)
@@ -379,7 +383,7 @@ func TestReplacementNodesCarryTheirLaunchTime(t *testing.T) {
 	c := f.store.claim("claim-r")
 	c.Replaces = []string{"claim-old"}
 	f.store.setClaim(c)
-	w := f.runner.read(context.Background())
+	w := f.runner.read(context.Background(), nil, nil)
 	require.Empty(t, w.input.Incomplete)
 	require.Len(t, w.input.Nodes, 1)
 	assert.Equal(t, *c.LaunchedAt, w.input.Nodes[0].ReplacementLaunchedAt)
@@ -392,14 +396,14 @@ func TestReplacementNodesCarryTheirLaunchTime(t *testing.T) {
 func TestPodRemovalIsDatedByTheRunThatSeesIt(t *testing.T) {
 	f := newFixture(t, "100%")
 	f.node("n", "medium", "1", "1")
-	w := f.runner.read(context.Background())
+	w := f.runner.read(context.Background(), nil, nil)
 	assert.Equal(t, f.clock.Now(), w.input.Nodes[0].LastPodEvent, "first sight")
 	f.clock.Advance(time.Minute)
-	w = f.runner.read(context.Background())
+	w = f.runner.read(context.Background(), nil, nil)
 	assert.Equal(t, start, w.input.Nodes[0].LastPodEvent, "nothing changed since first sight")
 	f.clock.Advance(time.Minute)
 	f.cluster.pods = f.cluster.pods[:1]
-	w = f.runner.read(context.Background())
+	w = f.runner.read(context.Background(), nil, nil)
 	assert.Equal(t, start.Add(2*time.Minute), w.input.Nodes[0].LastPodEvent)
 }
 

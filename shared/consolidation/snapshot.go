@@ -36,12 +36,21 @@ type world struct {
 	driftChanges []driftChange
 	drifted      map[string]int
 	expired      map[string]int
+	// reused counts the nodes whose entry was carried over from the previous read of the run (see
+	// fill); the others were built afresh.
+	reused int
 }
 
 // read takes a complete snapshot: state (claims, commands, configuration), cluster, catalog and
 // unavailable offerings. Whatever cannot be read is named in input.Incomplete, so Decide decides
 // nothing and Validate refuses (DESIGN decision 6).
-func (r *Runner) read(ctx context.Context) *world {
+//
+// snap, when set, is the cluster as the run read it first (advance's read, taken before this state);
+// otherwise the cluster is read after the state. The cluster read is then the Snapshotter bringing its
+// views forward (only what changed crosses the wire), and prev, the run's previous read, lends fill the
+// node entries whose Node and pods did not change: a validation or the next command's decision is
+// not a second whole read. Either way the input is complete and as current as the read.
+func (r *Runner) read(ctx context.Context, snap *kube.Snapshot, prev *world) *world {
 	w := &world{claimOf: map[string]state.Claim{}, reserved: map[string]bool{}, allowed: map[string]map[disruption.Reason]int{},
 		drifted: map[string]int{}, expired: map[string]int{}}
 	w.input.Now = r.deps.Now()
@@ -60,8 +69,10 @@ func (r *Runner) read(ctx context.Context) *world {
 		fail("NodePools", err)
 	}
 	w.problems = append(w.problems, problems...)
-	if w.snap, err = r.deps.Cluster.Snapshot(ctx); err != nil {
-		fail("cluster", err)
+	if w.snap = snap; snap == nil {
+		if w.snap, err = r.deps.Cluster.Snapshot(ctx); err != nil {
+			fail("cluster", err)
+		}
 	}
 	if w.launches, err = r.deps.Launcher.PrepareLaunches(ctx); err != nil {
 		fail("catalog", err)
@@ -71,7 +82,7 @@ func (r *Runner) read(ctx context.Context) *world {
 		return w
 	}
 	w.problems = append(w.problems, w.launches.Problems()...)
-	r.fill(w, pools)
+	r.fill(w, pools, prev)
 	return w
 }
 
@@ -100,8 +111,10 @@ func (r *Runner) readNodePools(ctx context.Context) ([]disruption.NodePool, []st
 	return out, problems, nil
 }
 
-// fill builds the engine's input from a complete read.
-func (r *Runner) fill(w *world, pools []disruption.NodePool) {
+// fill builds the engine's input from a complete read. A node whose Node and pods are what they were
+// in prev (the run's previous read; nil: none) keeps its pods and its last pod event from there
+// (sameNode); everything read from the claims and the configuration is judged afresh for every node.
+func (r *Runner) fill(w *world, pools []disruption.NodePool, prev *world) {
 	in, snap := &w.input, w.snap
 	sched := map[string]scheduling.NodePool{}
 	for _, p := range w.launches.NodePools() {
@@ -124,16 +137,29 @@ func (r *Runner) fill(w *world, pools []disruption.NodePool) {
 			w.reserved[d.Claim] = true
 		}
 	}
-	podsOf := map[string][]*corev1.Pod{}
-	for _, p := range snap.Bound {
-		podsOf[p.Spec.NodeName] = append(podsOf[p.Spec.NodeName], p)
+	podsOf := podsByNode(snap.Bound)
+	before := map[string]*disruption.Node{}
+	if prev != nil && prev.input.Incomplete == "" {
+		for i := range prev.input.Nodes {
+			before[prev.input.Nodes[i].Name()] = &prev.input.Nodes[i]
+		}
 	}
+	in.Nodes = make([]disruption.Node, 0, len(snap.Nodes))
 	r.pods.mu.Lock()
 	defer r.pods.mu.Unlock()
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(snap.Nodes))
 	for i := range snap.Nodes {
 		n := &snap.Nodes[i]
 		seen[n.Name] = true
+		pods := podsOf[n.Name]
+		var lastPodEvent time.Time
+		if old := before[n.Name]; old != nil && sameNode(old, n, pods) {
+			// The same pods: lastEvent would find the fingerprint it recorded and answer as before.
+			pods, lastPodEvent = old.Pods, old.LastPodEvent
+			w.reused++
+		} else {
+			lastPodEvent = r.pods.lastEvent(n, pods, in.Now)
+		}
 		pool := n.Labels[scheduling.LabelNodePool]
 		c, ok := claims.Of(n)
 		if ok {
@@ -143,9 +169,9 @@ func (r *Runner) fill(w *world, pools []disruption.NodePool) {
 			// price): it stays a destination, as an unmanaged Node. The lifecycle deals with ghosts.
 			pool = ""
 		}
-		node := disruption.Node{Node: n, Pods: podsOf[n.Name], NodePool: pool,
+		node := disruption.Node{Node: n, Pods: pods, NodePool: pool,
 			Initialized:  pool == "" || n.Labels[scheduling.LabelNodeInitalized] == "true",
-			LastPodEvent: r.pods.lastEvent(n, podsOf[n.Name], in.Now)}
+			LastPodEvent: lastPodEvent}
 		if pool != "" {
 			node.Claim = c.Name
 			node.InstanceType = firstOf(c.InstanceType, n.Labels[corev1.LabelInstanceTypeStable])

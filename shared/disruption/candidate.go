@@ -60,20 +60,7 @@ func findCandidates(in *Input, pools map[string]NodePool, pdb *pdbs) ([]*candida
 	var kept []Kept
 	for i := range in.Nodes {
 		n := &in.Nodes[i]
-		c, reason := newCandidate(in.Now, n, pools, pdb, in.Options.pods)
-		if reason == "" {
-			c.unconsolidatable = consolidationBlock(in.Now, c)
-			if c.podBlock != "" {
-				// Only Karpenter's eventual disruption gets here: drift of a claim with a
-				// terminationGracePeriod goes past pod-level blockers, since that period bounds the
-				// drain anyway. Consolidation never does.
-				c.unconsolidatable = fmt.Sprintf("%s (drift may take it: its claim has terminationGracePeriod %s)", c.podBlock,
-					c.node.TerminationGracePeriod)
-			}
-			if !c.consolidatable() && !c.drifted() {
-				reason = c.unconsolidatable
-			}
-		}
+		c, reason := judgeCandidate(in, n, pools, pdb)
 		if reason != "" {
 			kept = append(kept, Kept{Node: n.Name(), NodePool: n.NodePool, Reason: reason})
 			continue
@@ -83,6 +70,27 @@ func findCandidates(in *Input, pools map[string]NodePool, pdb *pdbs) ([]*candida
 	sortCandidates(out)
 	slices.SortFunc(kept, func(a, b Kept) int { return cmp.Compare(a.Node, b.Node) })
 	return out, kept
+}
+
+// judgeCandidate returns node n as a candidate, or the reason it is kept. It reads n, its pods, its
+// pool and the PDBs only, so a caller that needs a few nodes judged (Validate) judges just those.
+func judgeCandidate(in *Input, n *Node, pools map[string]NodePool, pdb *pdbs) (*candidate, string) {
+	c, reason := newCandidate(in.Now, n, pools, pdb, in.Options.pods)
+	if reason != "" {
+		return nil, reason
+	}
+	c.unconsolidatable = consolidationBlock(in.Now, c)
+	if c.podBlock != "" {
+		// Only Karpenter's eventual disruption gets here: drift of a claim with a
+		// terminationGracePeriod goes past pod-level blockers, since that period bounds the
+		// drain anyway. Consolidation never does.
+		c.unconsolidatable = fmt.Sprintf("%s (drift may take it: its claim has terminationGracePeriod %s)", c.podBlock,
+			c.node.TerminationGracePeriod)
+	}
+	if !c.consolidatable() && !c.drifted() {
+		return nil, c.unconsolidatable
+	}
+	return c, ""
 }
 
 // sortCandidates orders by price per unit of disruption cost, highest first (the node that saves

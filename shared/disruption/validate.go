@@ -42,24 +42,21 @@ func Validate(cmd Command, fresh Input) error {
 	if cmd.Reason == ReasonExpired || cmd.Reason == ReasonManual {
 		return e.validateForceful(cmd)
 	}
-	cands, kept := findCandidates(&fresh, e.pools, newPDBs(fresh.PDBs))
-	byName := map[string]*candidate{}
-	for _, c := range cands {
-		byName[c.name()] = c
-	}
-	why := map[string]string{}
-	for _, k := range kept {
-		why[k.Node] = k.Reason
-	}
+	// Only the command's nodes are judged as candidates (the rest of the cluster matters as
+	// destinations and budgets, below): the same answer as judging every node, for the few pods the
+	// command moves rather than every pod of the cluster.
+	pdb := newPDBs(fresh.PDBs)
 	var chosen []*candidate
 	perPool := map[string]int{}
 	for _, n := range cmd.Nodes {
-		c, ok := byName[n.Name]
-		switch {
-		case !ok && why[n.Name] != "":
-			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer a candidate: %s", n.Name, why[n.Name])}
-		case !ok:
+		node, ok := e.byName[n.Name]
+		if !ok {
 			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is gone", n.Name)}
+		}
+		c, why := judgeCandidate(&fresh, node, e.pools, pdb)
+		switch {
+		case why != "":
+			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer a candidate: %s", n.Name, why)}
 		case c.node.Claim != n.Claim:
 			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s now belongs to claim %s, not %s", n.Name, c.node.Claim, n.Claim)}
 		case cmd.Reason == ReasonEmpty && !c.empty():

@@ -2,7 +2,6 @@ package scheduling
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,6 +45,7 @@ func newNodeViews(nodes []ExistingNode) []*nodeView {
 	classes := map[string]int{}
 	views := make([]*nodeView, len(nodes))
 	var key []byte
+	var names []string // one buffer for every pod's sorted label names
 	for i, n := range nodes {
 		v := &nodeView{reqs: RequirementsFromLabels(n.Node.Labels)}
 		for _, p := range n.Pods {
@@ -59,7 +59,12 @@ func newNodeViews(nodes []ExistingNode) []*nodeView {
 			}
 			v.liveTerms = append(v.liveTerms, terms)
 			key = append(key[:0], p.Namespace...)
-			for _, k := range slices.Sorted(maps.Keys(p.Labels)) {
+			names = names[:0]
+			for k := range p.Labels {
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			for _, k := range names {
 				key = append(append(append(append(key, 0), k...), 0), p.Labels[k]...)
 			}
 			id, ok := classes[string(key)]

@@ -66,6 +66,8 @@ type solver struct {
 	res *reservationLedger
 	// views, when set (Prepared.Solve), are in.Nodes as setupTopology reads them, one per node.
 	views []*nodeView
+	// slotDomains caches, per topology key, the distinct domains of the slots (see noSlotAllows).
+	slotDomains map[string][]string
 }
 
 // Solve computes a plan. It returns an error only for malformed input (an unparsable NodePool
@@ -164,6 +166,9 @@ func (s *solver) placeOnExisting() {
 		cursor := 0
 		for _, pod := range c.pods[start:] {
 			placed := false
+			if s.noSlotAllows(st) {
+				cursor = len(s.slots)
+			}
 			for ; cursor < len(s.slots); cursor++ {
 				if s.slots[cursor].admits(c, st) && s.slotAllows(st, s.slots[cursor]) {
 					s.addToSlot(s.slots[cursor], c, st, pod)
@@ -244,6 +249,9 @@ func (s *solver) consume(c *podClass) {
 
 // place tries existing nodes, then open claims, then a new claim per NodePool in weight order.
 func (s *solver) place(c *podClass, st *classStep, pod *corev1.Pod, slotCursor, claimCursor *int) bool {
+	if s.noSlotAllows(st) {
+		*slotCursor = len(s.slots) // where the scan would end
+	}
 	for ; *slotCursor < len(s.slots); *slotCursor++ {
 		slot := s.slots[*slotCursor]
 		if slot.admits(c, st) && s.slotAllows(st, slot) {

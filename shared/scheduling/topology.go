@@ -138,6 +138,11 @@ type topoCheck struct {
 type topology struct {
 	groups map[string]*topoGroup
 	order  []*topoGroup
+	// inNamespace indexes the groups that select pods of listed namespaces only, per namespace;
+	// bySelector lists the groups with a namespaceSelector, which may select pods of any namespace.
+	// Both keep t.order's order (see selecting).
+	inNamespace map[string][]*topoGroup
+	bySelector  []*topoGroup
 	// source lists the domains a key can take (existing nodes, NodePools and their instance types)
 	// with their cheapest prices; domains and prices cache it per key.
 	source  func(key string) ([]string, map[string]float64)
@@ -155,7 +160,7 @@ type topology struct {
 
 func newTopology(source func(key string) ([]string, map[string]float64)) *topology {
 	return &topology{groups: map[string]*topoGroup{}, source: source, domains: map[string][]string{}, prices: map[string]map[string]float64{},
-		interned: map[string]*classTopology{}}
+		interned: map[string]*classTopology{}, inNamespace: map[string][]*topoGroup{}}
 }
 
 // groupsFor builds (or finds) the groups a pod owns: its hard spread constraints and required pod
@@ -267,7 +272,34 @@ func (t *topology) group(spec groupSpec) (*topoGroup, error) {
 	g.index = len(t.order)
 	t.groups[id] = g
 	t.order = append(t.order, g)
+	if g.nsSelector != nil {
+		t.bySelector = append(t.bySelector, g)
+	} else {
+		for ns := range g.namespaces {
+			t.inNamespace[ns] = append(t.inNamespace[ns], g)
+		}
+	}
 	return g, nil
+}
+
+// selecting returns the groups that select a pod of namespace with labels l, in t.order. Only the
+// groups that can select the namespace are tried: a cluster's groups are mostly one workload's spread
+// or affinity in its own namespace, and every class of pods is matched against them in every solve.
+func (t *topology) selecting(namespace string, l map[string]string) []*topoGroup {
+	var out []*topoGroup
+	listed, any := t.inNamespace[namespace], t.bySelector
+	for len(listed) > 0 || len(any) > 0 {
+		var g *topoGroup
+		if len(any) == 0 || (len(listed) > 0 && listed[0].index < any[0].index) {
+			g, listed = listed[0], listed[1:]
+		} else {
+			g, any = any[0], any[1:]
+		}
+		if g.matches(namespace, l) {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 func spreadSelector(pod *corev1.Pod, tsc corev1.TopologySpreadConstraint) (labels.Selector, error) {
@@ -301,12 +333,7 @@ func selectorFor(ls *metav1.LabelSelector, matchLabelKeys []string, podLabels ma
 // class (for counting, and for the inverse of other pods' anti-affinity).
 func (t *topology) classify(c *podClass, owned [][]*topoGroup) {
 	pod := c.pods[0]
-	var matching []*topoGroup
-	for _, g := range t.order {
-		if g.matches(pod.Namespace, pod.Labels) {
-			matching = append(matching, g)
-		}
-	}
+	matching := t.selecting(pod.Namespace, pod.Labels)
 	for i := range c.steps {
 		if len(owned[i]) == 0 && len(matching) == 0 {
 			continue

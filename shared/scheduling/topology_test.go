@@ -93,6 +93,26 @@ func TestTopology(t *testing.T) {
 			wantClaims: 1,
 		},
 		{
+			name: "zone spread that no existing node can meet skips them for a new claim",
+			in: scheduling.Input{Pods: webPods(2, PodOptions{Spread: spread(scheduling.LabelZone, 1, "web")}), NodePools: defaultPool,
+				Nodes: []scheduling.ExistingNode{
+					existingNode("n1", "us-west-2a", "4", Pod(PodOptions{Name: "old-1", CPU: "100m", Labels: map[string]string{"app": "web"}})),
+					existingNode("n2", "us-west-2a", "4", Pod(PodOptions{Name: "old-2", CPU: "100m", Labels: map[string]string{"app": "web"}})),
+					existingNode("n3", "us-west-2a", "4")}},
+			wantZones:  map[string]int{"us-west-2b": 2},
+			wantClaims: 1,
+		},
+		{
+			name: "zone spread lands on the existing node in the zone it needs",
+			in: scheduling.Input{Pods: webPods(2, PodOptions{Spread: spread(scheduling.LabelZone, 1, "web")}), NodePools: defaultPool,
+				Nodes: []scheduling.ExistingNode{
+					existingNode("n1", "us-west-2a", "4", Pod(PodOptions{Name: "old-1", CPU: "100m", Labels: map[string]string{"app": "web"}})),
+					existingNode("n2", "us-west-2a", "4", Pod(PodOptions{Name: "old-2", CPU: "100m", Labels: map[string]string{"app": "web"}})),
+					existingNode("n3", "us-west-2b", "4")}},
+			wantZones:    map[string]int{"us-west-2b": 2},
+			wantExisting: map[string][]string{"n3": {"default/web-0", "default/web-1"}},
+		},
+		{
 			name:       "a zone requirement limits the spread's domains (nodeAffinityPolicy Honor)",
 			in:         scheduling.Input{Pods: webPods(4, PodOptions{Spread: spread(scheduling.LabelZone, 1, "web"), NodeSelector: map[string]string{scheduling.LabelZone: "us-west-2b"}}), NodePools: defaultPool},
 			wantZones:  map[string]int{"us-west-2b": 4},

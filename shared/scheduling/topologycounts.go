@@ -87,13 +87,7 @@ func (t *topology) ownedGroups(pod *corev1.Pod) []*topoGroup {
 
 // matchingGroups are the groups whose selector selects the pod, in t.order.
 func (t *topology) matchingGroups(pod *corev1.Pod) []*topoGroup {
-	var out []*topoGroup
-	for _, g := range t.order {
-		if g.matches(pod.Namespace, pod.Labels) {
-			out = append(out, g)
-		}
-	}
-	return out
+	return t.selecting(pod.Namespace, pod.Labels)
 }
 
 // recordExistingMatching is recordExisting given the pod's matchingGroups and ownedGroups (not

@@ -86,8 +86,8 @@ func (keepTB) Cleanup(func()) {}
 // Metrics: decision-s is from the start of Run until the engine's decision is made (advance, the
 // complete read, Decide); run-s is the whole Run (with the validation read and the execution);
 // decide-s is Decide alone (Report.Evaluation); snapshot-s, claims-s, commands-s, config-s and
-// catalog-s sum each kind of read before the decision (the runner's advance and its read both read the
-// cluster, claims and commands); exec-*-s sum the execution's ledger reservations, taints and
+// catalog-s sum each kind of read before the decision (the run's one cluster read, which advance and
+// the decision share; advance and the decision's read both read claims and commands); exec-*-s sum the execution's ledger reservations, taints and
 // termination requests. The cluster is seeded once per test binary (not timed); after each run its
 // taints are lifted and moto is set up afresh (not timed), so every run sees the same cluster; the first
 // run finds the provisioner's catalog warm (seeding read it), later ones read it cold. Only the pods

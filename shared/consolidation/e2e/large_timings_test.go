@@ -65,7 +65,7 @@ type phase struct {
 }
 
 // phases sums the time of each kind of call before the first decision, named for the metrics:
-// snapshot (the API server: advance's and the read's), claims, commands and config (DynamoDB), catalog.
+// snapshot (the API server: the run's one read, shared by advance and the decision), claims, commands and config (DynamoDB), catalog.
 func (t *timings) phases() []phase {
 	t.mu.Lock()
 	defer t.mu.Unlock()
