@@ -35,6 +35,9 @@ type ChildResult struct {
 	ColdDetail, SteadyDetail string
 	// RSSResetFailed: the steady run's peak RSS includes the cold run's.
 	RSSResetFailed bool `json:"rssResetFailed,omitempty"`
+	// Error is what failed the cold or the steady run (a run that failed is measured up to its failure;
+	// after a failed cold run there is no steady one).
+	Error string `json:"error,omitempty"`
 }
 
 // RunChild is the child process: it reads a ChildSpec from in, wires the function's use case, runs it
@@ -76,10 +79,9 @@ func RunChild(ctx context.Context, in io.Reader, out io.Writer) error {
 		return m, detail, err
 	}
 	if res.Cold, res.ColdDetail, err = run(1); err != nil {
-		return fmt.Errorf("%s (cold): %w; %s", spec.Function, err, res.ColdDetail)
-	}
-	if res.Steady, res.SteadyDetail, err = run(2); err != nil {
-		return fmt.Errorf("%s (steady): %w; %s", spec.Function, err, res.SteadyDetail)
+		res.Error = fmt.Sprintf("%s (cold): %v; %s", spec.Function, err, res.ColdDetail)
+	} else if res.Steady, res.SteadyDetail, err = run(2); err != nil {
+		res.Error = fmt.Sprintf("%s (steady): %v; %s", spec.Function, err, res.SteadyDetail)
 	}
 	res.RSSResetFailed = meter.RSSResetFailed
 	fmt.Fprintf(os.Stderr, "%s cold: %s\n%s steady: %s\n", spec.Function, res.ColdDetail, spec.Function, res.SteadyDetail)

@@ -22,6 +22,9 @@ type Result struct {
 	Steady             Measure `json:"steady"`
 	// Runs is how many repetitions the medians are over.
 	Runs int `json:"runs"`
+	// Failed says what failed a repetition (the function ran out of its deadline or memory); the figures
+	// are then measured up to the failure, and no further repetition was made.
+	Failed string `json:"failed,omitempty"`
 }
 
 // median of each field over ms.
@@ -55,7 +58,13 @@ func NewResult(fn string, tier Tier, runs []ChildResult) Result {
 		cold[i], steady[i] = r.Cold, r.Steady
 	}
 	c := median(cold)
-	return Result{Function: fn, Nodes: tier.Nodes, Pods: tier.Pods, MemoryMB: runs[0].MemoryMB, PeakRSSMB: c.PeakRSSMB,
+	failed := ""
+	for _, r := range runs {
+		if r.Error != "" {
+			failed = r.Error
+		}
+	}
+	return Result{Failed: failed, Function: fn, Nodes: tier.Nodes, Pods: tier.Pods, MemoryMB: runs[0].MemoryMB, PeakRSSMB: c.PeakRSSMB,
 		PeakHeapMB: c.PeakHeapMB, Seconds: c.Seconds, APIServerBytesRead: c.APIServerBytesRead, DynamoReadUnits: c.DynamoReadUnits,
 		Steady: median(steady), Runs: len(runs)}
 }

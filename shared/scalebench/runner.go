@@ -103,6 +103,12 @@ func runFunction(ctx context.Context, o RunOptions, env *Env, l *Loaded, fn stri
 		if err := sc.Tidy(ctx, rep); err != nil {
 			return Result{}, fmt.Errorf("tidying: %w", err)
 		}
+		if res.Error != "" {
+			// The function failed within its deadline or memory: recorded as such, not repeated, and the
+			// tier goes on with the next function.
+			fmt.Fprintf(o.Log, "               FAILED: %s\n", res.Error)
+			break
+		}
 	}
 	if err := sc.Finish(ctx); err != nil {
 		return Result{}, fmt.Errorf("finishing: %w", err)
