@@ -2,7 +2,9 @@ package provisioning
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nodewright/nodewright/shared/crash"
 	"github.com/nodewright/nodewright/shared/kube"
@@ -37,7 +39,33 @@ type runInputs struct {
 // time. So when the snapshot shows a Node tainted karpenter.sh/disrupted, the claims are read again once
 // the snapshot is complete: every taint it shows was written after its replacement claims, which that
 // second (strongly consistent) read sees. Runs without a disrupted Node pay nothing for it.
+//
+// The reads end ReadReserve before the invocation's deadline: a cold read of a very large cluster from a
+// slow API server that ran to the deadline left the run no time to end (Lambda stops the invocation
+// there, and a FIFO batch it held stays invisible for the queue's visibility timeout), so it fails in
+// time instead, saying so.
 func (p *Provisioner) read(ctx context.Context) (runInputs, error) {
+	var in runInputs
+	parent := ctx
+	reserve := time.Duration(0)
+	if deadline, ok := ctx.Deadline(); ok {
+		reserve = min(ReadReserve, time.Until(deadline)/10)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-reserve))
+		defer cancel()
+	}
+	in, err := p.readWithin(ctx)
+	if err != nil && parent.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return in, fmt.Errorf("the cluster, the claims and the configuration could not all be read by %s before the run's deadline: %w", reserve.Round(time.Millisecond), err)
+	}
+	return in, err
+}
+
+// ReadReserve is how long before its deadline a run stops reading (a tenth of the time left when that is
+// less), to end cleanly: release the lease and answer its trigger.
+const ReadReserve = 5 * time.Second
+
+func (p *Provisioner) readWithin(ctx context.Context) (runInputs, error) {
 	var in runInputs
 	g, gctx := crash.WithContext(ctx) // a panic on one of these goroutines comes back as the read's error
 	g.Go(func() (err error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,4 +88,30 @@ func TestRunSeesTheReplacementOfEveryDisruptedNodeItSees(t *testing.T) {
 	assert.Equal(t, 1, rep.InFlight, "the replacement the disruption recorded")
 	assert.Empty(t, rep.Claims, "the replacement in flight takes the pods: no second launch")
 	assert.Empty(t, w.ec2.requests)
+}
+
+// deadlineCluster records the deadline of the context its snapshot is read under.
+type deadlineCluster struct {
+	revisionCluster
+	deadline time.Time
+}
+
+func (c *deadlineCluster) Snapshot(ctx context.Context) (*kube.Snapshot, error) {
+	c.deadline, _ = ctx.Deadline()
+	return c.revisionCluster.Snapshot(ctx)
+}
+
+// TestTheReadsEndBeforeTheInvocationsDeadline: at 150,000 pods on the scale harness the cold read ran
+// into the 60 s deadline and the run ended 10 s past it (Lambda would have stopped it there, its FIFO
+// batch invisible for minutes). The reads now end ReadReserve before the deadline.
+func TestTheReadsEndBeforeTheInvocationsDeadline(t *testing.T) {
+	cluster := &deadlineCluster{revisionCluster: revisionCluster{rv: "90"}}
+	w := newTestProvisioner(t, cluster)
+	deadline := time.Now().Add(time.Minute)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	_, err := w.p.Run(ctx, "run-1")
+	require.NoError(t, err)
+	require.False(t, cluster.deadline.IsZero(), "the snapshot is read under a deadline")
+	assert.False(t, cluster.deadline.After(deadline.Add(-ReadReserve)), "read by %s, the invocation ends at %s", cluster.deadline, deadline)
 }
