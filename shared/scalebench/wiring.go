@@ -106,8 +106,8 @@ func wireProvisioner(ctx context.Context, p parts) (invocation, error) {
 	return func(ctx context.Context, runID string) (string, error) {
 		out := prov.Handle(ctx, runID, provisioning.Trigger{}) // the backstop schedule
 		rep := out.Report
-		detail := fmt.Sprintf("lease %t, %d pending, %d in flight, %d claims launched, %d unschedulable, %d errors",
-			rep.Lease, rep.PendingPods, rep.InFlight, len(rep.Claims), len(rep.Unschedulable), len(rep.Errors))
+		detail := fmt.Sprintf("lease %t, %d pending, %d in flight, %d claims launched, %d unschedulable, %d errors%s",
+			rep.Lease, rep.PendingPods, rep.InFlight, len(rep.Claims), len(rep.Unschedulable), len(rep.Errors), firstError(rep.Errors))
 		if out.Err == nil && !rep.Lease {
 			return detail, fmt.Errorf("the provisioner lease was held elsewhere")
 		}
@@ -130,8 +130,8 @@ func wireLifecycle(p parts) (invocation, error) {
 		Now: time.Now})
 	return func(ctx context.Context, runID string) (string, error) {
 		rep, err := r.Run(ctx, runID) // one pass
-		detail := fmt.Sprintf("lease %t, registered %d, initialized %d, handed over %d, joining %d, deferred %d, errors %d %v",
-			rep.Lease, rep.Registered, rep.Initialized, rep.HandedOver, rep.Joining, rep.Deferred, len(rep.Errors), rep.Skipped)
+		detail := fmt.Sprintf("lease %t, registered %d, initialized %d, handed over %d, joining %d, deferred %d, errors %d%s %v",
+			rep.Lease, rep.Registered, rep.Initialized, rep.HandedOver, rep.Joining, rep.Deferred, len(rep.Errors), firstError(rep.Errors), rep.Skipped)
 		if err == nil && !rep.Lease {
 			return detail, fmt.Errorf("the lifecycle lease was held elsewhere")
 		}
@@ -158,7 +158,7 @@ func wireDisruption(p parts) (invocation, error) {
 		rep, err := r.Run(ctx, runID)
 		detail := fmt.Sprintf("lease %t, advanced %d, commands %d, rejected %d, eligible %v, budget-blocked %v, evaluation %s, skipped %q, errors %d",
 			rep.Lease, len(rep.Advanced), len(rep.Commands), len(rep.Rejected), rep.EligibleNodes, rep.BudgetBlocked, rep.Evaluation.Round(time.Millisecond),
-			rep.Skipped, len(rep.Errors))
+			rep.Skipped, len(rep.Errors)) + firstError(rep.Errors)
 		if err == nil && !rep.Lease {
 			return detail, fmt.Errorf("the disruption lease was held elsewhere")
 		}
@@ -204,4 +204,12 @@ func sqsEvent(bodies []string, queue string) events.SQSEvent {
 			EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:" + Cluster + "-" + queue, EventSource: "aws:sqs", AWSRegion: "us-east-1"})
 	}
 	return ev
+}
+
+// firstError is ` (first: <error>)` for a report's errors, so a run's log line says what went wrong.
+func firstError(errs []string) string {
+	if len(errs) == 0 {
+		return ""
+	}
+	return " (first: " + errs[0] + ")"
 }
