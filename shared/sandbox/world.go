@@ -51,23 +51,7 @@ spec:
     consolidationPolicy: WhenEmptyOrUnderutilized
     consolidateAfter: 1m
 ---
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata:
-  name: default
-spec:
-  amiFamily: AL2023
-  role: KarpenterNodeRole-sandbox
-  amiSelectorTerms:
-    - tags:
-        nodewright.sh/sandbox-ami: "true"
-  subnetSelectorTerms:
-    - tags:
-        karpenter.sh/discovery: sandbox
-  securityGroupSelectorTerms:
-    - tags:
-        karpenter.sh/discovery: sandbox
-`
+` + SampleNodeClass
 
 // Queues are the URLs of the sandbox's queues, as the CDK app creates them: the three work queues and
 // the disruption function's wake queue.
@@ -153,6 +137,27 @@ func publishImage(ctx context.Context, e *ec2.Client, name string) (string, erro
 
 // SampleAMITag is the tag the sample EC2NodeClass selects its AMIs by.
 const SampleAMITag = "nodewright.sh/sandbox-ami"
+
+// SampleNodeClass is the sandbox's EC2NodeClass "default": the AMI, subnets and security groups that
+// BuildAWS tags, with Karpenter's sample node role. SampleConfig ends with it; other worlds built with
+// BuildAWS (the scale harness) use it beside NodePools of their own.
+const SampleNodeClass = `apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: default
+spec:
+  amiFamily: AL2023
+  role: KarpenterNodeRole-sandbox
+  amiSelectorTerms:
+    - tags:
+        nodewright.sh/sandbox-ami: "true"
+  subnetSelectorTerms:
+    - tags:
+        karpenter.sh/discovery: sandbox
+  securityGroupSelectorTerms:
+    - tags:
+        karpenter.sh/discovery: sandbox
+`
 
 // storeConfig creates the state table and applies the configuration to it, as `cdk deploy` does.
 func storeConfig(ctx context.Context, cfg aws.Config, table, config string) error {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/sandbox"
 )
 
 // Config is the benchmark cluster's NodePools and EC2NodeClass, as an administrator of a large cluster
@@ -81,23 +82,7 @@ spec:
     consolidationPolicy: WhenEmpty
     consolidateAfter: 10m
 ---
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata:
-  name: default
-spec:
-  amiFamily: AL2023
-  role: KarpenterNodeRole-sandbox
-  amiSelectorTerms:
-    - tags:
-        nodewright.sh/sandbox-ami: "true"
-  subnetSelectorTerms:
-    - tags:
-        karpenter.sh/discovery: sandbox
-  securityGroupSelectorTerms:
-    - tags:
-        karpenter.sh/discovery: sandbox
-`
+` + sandbox.SampleNodeClass
 
 // hashes are what a claim launched from Config records: each NodePool's template hash and the
 // EC2NodeClass's hash, computed as `nodewright apply` stores them, so no loaded claim looks drifted.

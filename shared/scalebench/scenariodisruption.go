@@ -75,17 +75,23 @@ func (w world) backInService(ctx context.Context, name string) error {
 // liftTaints removes the taint key (and the exclude-from-load-balancers label a drain adds) from every
 // Node that has it.
 func (w world) liftTaints(ctx context.Context, key string) error {
-	nodes, err := w.env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
-	}
 	var tainted []string
-	for _, n := range nodes.Items {
-		for _, t := range n.Spec.Taints {
-			if t.Key == key {
-				tainted = append(tainted, n.Name)
-				break
+	opts := metav1.ListOptions{Limit: 500}
+	for {
+		nodes, err := w.env.Client.CoreV1().Nodes().List(ctx, opts)
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes.Items {
+			for _, t := range n.Spec.Taints {
+				if t.Key == key {
+					tainted = append(tainted, n.Name)
+					break
+				}
 			}
+		}
+		if opts.Continue = nodes.Continue; opts.Continue == "" {
+			break
 		}
 	}
 	return parallel(ctx, len(tainted), writers, func(ctx context.Context, i int) error {
