@@ -227,8 +227,9 @@ func (r listRequest) fetchBody(ctx context.Context, opts metav1.ListOptions) (_ 
 	return buf, nil
 }
 
-// bodySizes keeps the size of the last full page read of each resource (by resource and page size), so
-// the next page of that kind is read into a buffer of about the right size.
+// bodySizes keeps the size of the largest page read of each resource (by resource and page size), so
+// the next page of that kind is read into a buffer large enough for it (a list's last page is smaller,
+// so the latest size would undersize the next list's pages).
 var bodySizes sync.Map
 
 type bodySizeKey struct {

@@ -18,8 +18,8 @@ import (
 
 // DefaultPageSize is how many objects one list request asks for: 15 round trips for 30,000 pods (the next
 // page is fetched while one is decoded), and responses of about 17 MB for pods of 8.4 KB, of which two
-// are held at once. Pages of 5,000 held two 42 MB responses, each read into buffers of 64 MB, which was a
-// tenth of the provisioner's 1 GB at 30,000 pods.
+// are held at once. Pages of 5,000 held two 42 MB responses, each read into buffers of 64 MB: an eighth of
+// the provisioner's 1 GB at 30,000 pods.
 const DefaultPageSize = 2000
 
 // nonTerminalPods selects pods that still hold (or will hold) node resources: terminal pods (Succeeded,
