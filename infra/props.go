@@ -30,6 +30,10 @@ type StackProps struct {
 	SpotToSpotConsolidation bool
 	// FunctionsDir holds the functions' bootstraps as `make build` writes them (<dir>/<fn>/bootstrap).
 	FunctionsDir string
+	// PendingPodWebhook deploys the pending-pod webhook (context value pendingPodWebhook, default true).
+	// Without it pending pods are found by the provisioner's one-minute backstop: for regions without
+	// Function URLs and clusters whose control-plane egress cannot reach one.
+	PendingPodWebhook bool
 	// AlarmTopicArn is the SNS topic the alarms notify; empty leaves them without actions.
 	AlarmTopicArn string
 	// ClusterPods is the cluster's expected size in pods (context value clusterPods, default
@@ -80,6 +84,11 @@ func stackPropsFromContext(app awscdk.App) (StackProps, error) {
 		return p, err
 	}
 	if p.SpotToSpotConsolidation, err = boolContext("spotToSpotConsolidation", app.Node().TryGetContext(jsii.String("spotToSpotConsolidation"))); err != nil {
+		return p, err
+	}
+	if v := app.Node().TryGetContext(jsii.String("pendingPodWebhook")); v == nil {
+		p.PendingPodWebhook = true
+	} else if p.PendingPodWebhook, err = boolContext("pendingPodWebhook", v); err != nil {
 		return p, err
 	}
 	if p.AlarmTopicArn, err = alarmTopicArn(str("alarmTopicArn", ""), p.Env); err != nil {

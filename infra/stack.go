@@ -12,9 +12,10 @@ import (
 // NodewrightStack holds everything one cluster's Nodewright needs. Each concern is its own construct.
 type NodewrightStack struct {
 	awscdk.Stack
-	State   *StateTable
-	Queues  *Queues
-	Config  *ConfigDeployment
+	State  *StateTable
+	Queues *Queues
+	Config *ConfigDeployment
+	// Webhook is nil when the deployment has none (StackProps.PendingPodWebhook).
 	Webhook *Webhook
 
 	Provisioner  *Provisioner
@@ -37,7 +38,9 @@ func NewNodewrightStack(scope constructs.Construct, id string, props StackProps)
 	s.State = NewStateTable(stack, "State")
 	s.Queues = NewQueues(stack, "Queues")
 	s.Config = NewConfigDeployment(stack, "Config", s.State.Table, props.Config)
-	s.Webhook = NewWebhook(stack, "Webhook", props.ClusterName, props.FunctionsDir, sizeOf(props.Sizes, sizing.Webhook), s.Queues.Provisioning)
+	if props.PendingPodWebhook {
+		s.Webhook = NewWebhook(stack, "Webhook", props.ClusterName, props.FunctionsDir, sizeOf(props.Sizes, sizing.Webhook), s.Queues.Provisioning)
+	}
 
 	worker := WorkerProps{ClusterName: props.ClusterName, FunctionsDir: props.FunctionsDir, Table: s.State.Table, Sizes: props.Sizes}
 	s.Provisioner = NewProvisioner(stack, "Provisioner", worker, s.Queues.Provisioning, props.Nodes)
@@ -60,10 +63,13 @@ func NewNodewrightStack(scope constructs.Construct, id string, props StackProps)
 	})
 
 	watched := Watched{ClusterName: props.ClusterName, Queues: s.Queues, Functions: []NamedFunction{
-		{"Webhook", s.Webhook.Function.Function}, {"Provisioner", s.Provisioner.Function.Function},
+		{"Provisioner", s.Provisioner.Function.Function},
 		{"Lifecycle", s.Lifecycle.Function.Function}, {"Interruption", s.Interruption.Function.Function},
 		{"Termination", s.Termination.Function.Function}, {"Disruption", s.Disruption.Function.Function},
 	}}
+	if s.Webhook != nil {
+		watched.Functions = append([]NamedFunction{{"Webhook", s.Webhook.Function.Function}}, watched.Functions...)
+	}
 	s.Alarms = NewAlarms(stack, "Alarms", watched, props.AlarmTopicArn)
 	s.Dashboard = NewDashboard(stack, "Dashboard", watched, s.Alarms.All)
 
@@ -71,8 +77,10 @@ func NewNodewrightStack(scope constructs.Construct, id string, props StackProps)
 	output(stack, "ProvisioningQueueUrl", s.Queues.Provisioning.QueueUrl())
 	output(stack, "InterruptionQueueUrl", s.Queues.Interruption.QueueUrl())
 	output(stack, "TerminationQueueUrl", s.Queues.Termination.QueueUrl())
-	output(stack, "WebhookFunctionUrl", s.Webhook.URL.Url())
-	output(stack, "WebhookTokenSecretArn", s.Webhook.Token.SecretArn())
+	if s.Webhook != nil {
+		output(stack, "WebhookFunctionUrl", s.Webhook.URL.Url())
+		output(stack, "WebhookTokenSecretArn", s.Webhook.Token.SecretArn())
+	}
 	return s
 }
 

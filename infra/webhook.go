@@ -15,11 +15,11 @@ import (
 
 // WebhookReservedConcurrency caps (and guarantees) the webhook's concurrent executions. A throttled call
 // fails open and the API server logs it, so the cap sits above what a burst can ask for: kube-scheduler
-// marks pods Unschedulable through its client's rate limit (KubeSchedulerConfiguration clientConnection:
-// qps 50, burst 100), so at most ~100 calls arrive in a second and ~50/s after. Each call takes a few
-// milliseconds against a healthy SQS and, when SQS hangs, at most ~1.2 s (token read 400 ms + enqueue
-// 800 ms, see shared/podwebhook). 100 executions carry the whole burst, or the sustained rate at the
-// worst-case latency (50/s × 1.2 s = 60), without a throttle. The account needs this much concurrency
+// writes its FailedScheduling Events through its client's rate limit (KubeSchedulerConfiguration
+// clientConnection: qps 50, burst 100), so at most ~100 calls arrive in a second and ~50/s after. Each
+// call takes a few milliseconds against a healthy SQS and, when SQS hangs, at most its answer budget
+// (850 ms, see shared/podwebhook). 100 executions carry the whole burst, or the sustained rate at the
+// worst-case latency (50/s × 0.85 s ≈ 43), without a throttle. The account needs this much concurrency
 // free beyond the 100 Lambda keeps unreserved.
 const WebhookReservedConcurrency = 100
 

@@ -24,8 +24,11 @@ func runManifests(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	webhookURL := fset.String("webhook-url", "", "the webhook's full https `URL`, secret path token included")
 	caFile := fset.String("ca-bundle", "", "PEM `FILE` of the CA that signs the webhook's certificate (local sandbox only)")
+	noWebhook := fset.Bool("no-webhook", false, "print the footprint without the webhook, for a deployment with pendingPodWebhook=false "+
+		"(pending pods are then found by the provisioner's one-minute backstop)")
 	fset.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: nodewright manifests --webhook-url https://<function-url-host>/webhook/<token> [--ca-bundle FILE]")
+		fmt.Fprintln(stderr, "       nodewright manifests --no-webhook")
 		fset.PrintDefaults()
 	}
 	if err := fset.Parse(args); err != nil {
@@ -34,9 +37,13 @@ func runManifests(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if *webhookURL == "" || fset.NArg() > 0 {
+	if (*webhookURL == "") == !*noWebhook || (*noWebhook && *caFile != "") || fset.NArg() > 0 {
 		fset.Usage()
 		return 2
+	}
+	objs := footprint.RBAC()
+	if *noWebhook {
+		return printManifests(objs, stdout, stderr)
 	}
 	var ca []byte
 	if *caFile != "" {
@@ -55,7 +62,12 @@ func runManifests(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nodewright manifests:", err)
 		return 1
 	}
-	for i, obj := range append(footprint.RBAC(), vwc) {
+	return printManifests(append(objs, vwc), stdout, stderr)
+}
+
+// printManifests writes objs as multi-document YAML.
+func printManifests(objs []any, stdout, stderr io.Writer) int {
+	for i, obj := range objs {
 		out, err := yaml.Marshal(obj)
 		if err != nil {
 			fmt.Fprintln(stderr, "nodewright manifests:", err)

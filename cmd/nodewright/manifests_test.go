@@ -40,10 +40,24 @@ func TestManifestsPrintsTheFootprint(t *testing.T) {
 	w := vwc.Webhooks[0]
 	assert.Equal(t, "https://abc.lambda-url.us-east-1.on.aws/webhook/tok", *w.ClientConfig.URL)
 	assert.Equal(t, admissionregistrationv1.Ignore, *w.FailurePolicy)
-	assert.Equal(t, []string{"pods/status"}, w.Rules[0].Resources)
+	assert.Equal(t, []string{"events"}, w.Rules[0].Resources)
+	assert.Equal(t, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, w.Rules[0].Operations)
+	assert.EqualValues(t, 1, *w.TimeoutSeconds)
 	assert.Len(t, w.MatchConditions, 2)
 
 	assert.Equal(t, 1, dispatch([]string{"manifests", "--webhook-url", "http://insecure/webhook/tok"}, strings.NewReader(""), &out, &errOut))
 	assert.Contains(t, errOut.String(), "must be an https URL")
 	assert.Equal(t, 2, dispatch([]string{"manifests"}, strings.NewReader(""), &out, &errOut))
+	assert.Equal(t, 2, dispatch([]string{"manifests", "--no-webhook", "--webhook-url", "https://abc.lambda-url.us-east-1.on.aws/webhook/tok"},
+		strings.NewReader(""), &out, &errOut), "one or the other")
+}
+
+// TestManifestsWithoutTheWebhook: a deployment with pendingPodWebhook=false (no Function URL in the region,
+// or routed egress without a way out) applies the RBAC alone.
+func TestManifestsWithoutTheWebhook(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, dispatch([]string{"manifests", "--no-webhook"}, strings.NewReader(""), &out, &errOut), errOut.String())
+	docs := strings.Split(out.String(), "\n---\n")
+	require.Len(t, docs, 2*len(footprint.Functions()))
+	assert.NotContains(t, out.String(), "ValidatingWebhookConfiguration")
 }

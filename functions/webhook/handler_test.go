@@ -58,7 +58,7 @@ func invoke(t *testing.T, tokens podwebhook.Tokens, q *recordingQueue, payload [
 }
 
 func TestFunctionURLSample(t *testing.T) {
-	payload, err := os.ReadFile("../../events/functionurl-admission-unschedulable.json")
+	payload, err := os.ReadFile("../../events/functionurl-admission-failedscheduling.json")
 	require.NoError(t, err)
 	q := &recordingQueue{}
 	tokens := tokensFromMoto(t)

@@ -17,8 +17,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/nodewright/nodewright/shared/kubetest"
 	"github.com/nodewright/nodewright/shared/podwebhook"
@@ -51,24 +53,28 @@ func (q *recordingQueue) count() int {
 	return len(q.sent)
 }
 
-// TestAPIServerCallsTheWebhookOnlyForUnschedulablePods registers the webhook with the real API server
-// (so its CEL match conditions are compiled and run by it) and lets kube-scheduler mark a pod
-// Unschedulable: the API server calls the intake over HTTPS for that pod and for no other status update.
-func TestAPIServerCallsTheWebhookOnlyForUnschedulablePods(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cp := kubetest.Shared(t, kubetest.Options{Scheduler: true})
-	c := cp.Client
-	ns := cp.Namespace(t)
+// hookUnderTest is the intake served over HTTPS and registered with the real API server.
+type hookUnderTest struct {
+	queue  *recordingQueue
+	calls  atomic.Int32
+	bodies chan []byte
+}
 
-	queue := &recordingQueue{}
-	var calls atomic.Int32
-	intake := &podwebhook.Intake{Cluster: "local", QueueURL: "local", Tokens: fixedToken("s3cr3t-path-token"), Queue: queue,
+// registerWebhook serves an intake over HTTPS, registers the webhook configuration pointing at it with the
+// real API server (so its CEL match conditions are compiled and run by it), and waits until the API server
+// calls it.
+func registerWebhook(ctx context.Context, t *testing.T, c kubernetes.Interface, ns string) *hookUnderTest {
+	h := &hookUnderTest{queue: &recordingQueue{}, bodies: make(chan []byte, 100)}
+	intake := &podwebhook.Intake{Cluster: "local", QueueURL: "local", Tokens: fixedToken("s3cr3t-path-token"), Queue: h.queue,
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: time.Now}
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		res := intake.Handle(r.Context(), r.URL.Path, body)
-		calls.Add(1)
+		h.calls.Add(1)
+		select {
+		case h.bodies <- body:
+		default:
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(res.Status)
 		_, _ = w.Write(res.Body)
@@ -82,47 +88,102 @@ func TestAPIServerCallsTheWebhookOnlyForUnschedulablePods(t *testing.T) {
 	t.Cleanup(func() {
 		_ = c.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), WebhookConfigName, metav1.DeleteOptions{})
 	})
-	require.NoError(t, AwaitWebhook(ctx, c, ns, func() int { return int(calls.Load()) }, time.Minute))
+	require.NoError(t, AwaitWebhook(ctx, c, ns, func() int { return int(h.calls.Load()) }, time.Minute))
+	return h
+}
+
+func podRequesting(name, cpu string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Name: "c", Image: "nginx", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}}}
+}
+
+// TestMarkingAPodUnschedulableNeverCallsTheWebhook: the status update that marks a pod
+// PodScheduled=False/Unschedulable is made inside kube-scheduler's scheduling loop, so the webhook must not
+// be on it. (The first registration, on pods/status, was called for exactly this update.)
+func TestMarkingAPodUnschedulableNeverCallsTheWebhook(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp := kubetest.Shared(t, kubetest.Options{})
+	c := cp.Client
+	ns := cp.Namespace(t)
+	h := registerWebhook(ctx, t, c, ns)
+
+	pod := podRequesting("marked", "1")
+	pod.Spec.SchedulerName = "no-such-scheduler" // nothing else touches it
+	pod, err := c.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	require.NoError(t, err)
+	before := h.calls.Load()
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+		Reason: corev1.PodReasonUnschedulable, Message: "0/3 nodes are available: 3 Insufficient cpu.", LastTransitionTime: metav1.Now()}}
+	_, err = c.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	// A FailedScheduling Event created after the update is the webhook's next call: had the update called
+	// it, that call would have come first (the API server calls admission webhooks before it answers).
+	_, err = c.EventsV1().Events(ns).Create(ctx, &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: "marked-"},
+		EventTime: metav1.NowMicro(), ReportingController: "test-scheduler", ReportingInstance: "test-scheduler-1",
+		Action: "Scheduling", Reason: "FailedScheduling", Type: corev1.EventTypeWarning, Note: "0/3 nodes are available",
+		Regarding: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: pod.Name, UID: pod.UID}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	assert.EqualValues(t, before+1, h.calls.Load(), "one call, for the Event; none for the status update")
+	require.Equal(t, 1, h.queue.count())
+	assert.Contains(t, h.queue.sent[0], string(pod.UID))
+}
+
+// TestAPIServerCallsTheWebhookOnlyForFailedSchedulingEvents lets the real kube-scheduler fail a pod: the
+// API server calls the intake over HTTPS for its FailedScheduling Event, and for no other Event
+// (kube-scheduler's Scheduled Events, a core v1 Event about a Node).
+func TestAPIServerCallsTheWebhookOnlyForFailedSchedulingEvents(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp := kubetest.Shared(t, kubetest.Options{Scheduler: true})
+	c := cp.Client
+	ns := cp.Namespace(t)
+	h := registerWebhook(ctx, t, c, ns)
 
 	node := kubetest.ReadyNode(t, c, ns+"-node", nil)
-	pod := func(name, cpu string) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
-			Name: "c", Image: "nginx", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}}}
-	}
-	_, err = c.CoreV1().Pods(ns).Create(ctx, pod("fits", "100m"), metav1.CreateOptions{})
+	_, err := c.CoreV1().Pods(ns).Create(ctx, podRequesting("fits", "100m"), metav1.CreateOptions{})
 	require.NoError(t, err)
-	// The scheduler may see the pod before the new node reaches its cache, and then rightly marks it
-	// Unschedulable for a moment (and the webhook rightly enqueues it). Count only what comes after it is
-	// bound.
+	// The scheduler may see the pod before the new node reaches its cache, and then rightly fails it for
+	// a moment (and the webhook rightly enqueues it). Count only what comes after it is bound.
 	var fits *corev1.Pod
 	require.Eventually(t, func() bool {
 		fits, err = c.CoreV1().Pods(ns).Get(ctx, "fits", metav1.GetOptions{})
 		return err == nil && fits.Spec.NodeName != ""
 	}, time.Minute, 50*time.Millisecond, "kube-scheduler binds the pod that fits")
 	assert.Equal(t, node, fits.Spec.NodeName)
-	queue.mu.Lock()
-	before, probeCalls := len(queue.sent), calls.Load()
-	queue.mu.Unlock()
+	h.queue.mu.Lock()
+	before, callsBefore := len(h.queue.sent), h.calls.Load()
+	h.queue.mu.Unlock()
 
-	_, err = c.CoreV1().Pods(ns).Create(ctx, pod("too-big", "64"), metav1.CreateOptions{})
+	tooBig, err := c.CoreV1().Pods(ns).Create(ctx, podRequesting("too-big", "64"), metav1.CreateOptions{})
 	require.NoError(t, err)
-	for queue.count() == before {
+	for h.queue.count() == before {
 		select {
 		case <-ctx.Done():
-			t.Fatal("the API server never called the webhook for the unschedulable pod")
+			t.Fatal("the API server never called the webhook for the pod kube-scheduler could not place")
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	// A status update of a bound pod (what a kubelet sends) is filtered out by the match conditions.
-	fits.Status.Phase = corev1.PodRunning
-	_, err = c.CoreV1().Pods(ns).UpdateStatus(ctx, fits, metav1.UpdateOptions{})
+	// Events the match conditions filter out: a core v1 Event about a Node, and a pod's Scheduled Event.
+	_, err = c.CoreV1().Events(metav1.NamespaceDefault).Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: ns + "-node-"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: node}, Reason: "FailedScheduling", Message: "not a pod",
+		Type: corev1.EventTypeWarning}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	time.Sleep(time.Second)
+	_, err = c.CoreV1().Events(ns).Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: "fits-"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "fits", UID: fits.UID}, Reason: "Scheduled",
+		Message: "assigned", Type: corev1.EventTypeNormal}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	// A core v1 FailedScheduling Event about a pod (another scheduler's) is let through: after it, the
+	// webhook has been called for it, so the calls above that were filtered out have all been decided.
+	_, err = c.CoreV1().Events(ns).Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: "too-big-"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "too-big", UID: tooBig.UID}, Reason: "FailedScheduling",
+		Message: "0/1 nodes are available", Type: corev1.EventTypeWarning}, metav1.CreateOptions{})
+	require.NoError(t, err)
 
-	queue.mu.Lock()
-	defer queue.mu.Unlock()
-	for _, m := range queue.sent[before:] {
-		assert.Contains(t, m, `"name":"too-big"`, "only the unschedulable pod is enqueued")
+	h.queue.mu.Lock()
+	defer h.queue.mu.Unlock()
+	for _, m := range h.queue.sent[before:] {
+		assert.Contains(t, m, `"name":"too-big"`, "only the pod that could not be placed is enqueued")
 	}
-	assert.EqualValues(t, len(queue.sent)-before, calls.Load()-probeCalls, "the API server called the webhook for nothing else")
+	assert.EqualValues(t, len(h.queue.sent)-before, h.calls.Load()-callsBefore, "the API server called the webhook for nothing else")
 }

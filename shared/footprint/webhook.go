@@ -12,16 +12,33 @@ import (
 const (
 	WebhookConfigName = "nodewright-pending-pods"
 	WebhookName       = "pending-pods.nodewright.sh"
-	// WebhookTimeoutSeconds is short: the webhook always allows, so the API server should never wait long.
-	WebhookTimeoutSeconds = 2
+	// WebhookTimeoutSeconds is short: the webhook always allows, so the API server should never wait long
+	// for it. It delays only the Event's write, which kube-scheduler makes from its event goroutine.
+	WebhookTimeoutSeconds = 1
 )
 
-// Match conditions (CEL, evaluated by the API server) so that only updates that leave a pod unbound and
-// marked Unschedulable by kube-scheduler reach the webhook — a tiny fraction of pods/status traffic.
+// The webhook is called for the creation of kube-scheduler's FailedScheduling Events, never for pod
+// updates. kube-scheduler writes the PodScheduled=False status update inside its scheduling loop (when
+// SchedulerAsyncAPICalls is off, as on current EKS versions), so a webhook on pods/status would make every
+// pod wait for each unschedulable pod's round trip. Its Events go out from a separate goroutine and client
+// (client-go's event broadcaster): the loop never waits for them.
+//
+// The broadcaster creates an Event the first time a pod fails and again only when the pod's
+// resourceVersion has changed since (its status was updated); repeats of the same failure become PATCHes
+// of the Event's series, which are not CREATEs and never reach the webhook. So the webhook is called
+// about twice per pending pod, and once more whenever the scheduler's message about the pod changes.
+
+// eventGroups are the two APIs an Event can be created through: kube-scheduler uses events.k8s.io/v1,
+// other writers the core API. Both are registered so that neither is missed whatever the match policy.
+var eventGroups = []string{"", "events.k8s.io"}
+
+// Match conditions (CEL, evaluated by the API server) let through only FailedScheduling Events about a
+// pod, whichever API created them: events.k8s.io/v1 names the pod in regarding, core v1 in
+// involvedObject.
 var matchConditions = []admissionregistrationv1.MatchCondition{
-	{Name: "pod-not-bound", Expression: `!has(object.spec.nodeName) || object.spec.nodeName == ""`},
-	{Name: "pod-unschedulable", Expression: `has(object.status.conditions) && object.status.conditions.exists(c, ` +
-		`c.type == "PodScheduled" && c.status == "False" && has(c.reason) && c.reason == "Unschedulable")`},
+	{Name: "failed-scheduling", Expression: `has(object.reason) && object.reason == "FailedScheduling"`},
+	{Name: "regarding-a-pod", Expression: `(has(object.regarding) && has(object.regarding.kind) && object.regarding.kind == "Pod") || ` +
+		`(has(object.involvedObject) && has(object.involvedObject.kind) && object.involvedObject.kind == "Pod")`},
 }
 
 // WebhookOptions says where the webhook is.
@@ -33,9 +50,9 @@ type WebhookOptions struct {
 	CABundle []byte
 }
 
-// ValidatingWebhookConfiguration returns the webhook registration: pods/status UPDATEs only, failurePolicy
-// Ignore (the cluster never depends on Nodewright), sideEffects NoneOnDryRun (the webhook enqueues only
-// for real updates), and the match conditions above.
+// ValidatingWebhookConfiguration returns the webhook registration: Event CREATEs only, filtered by the
+// match conditions above; failurePolicy Ignore (the cluster never depends on Nodewright), sideEffects
+// NoneOnDryRun (the webhook enqueues only for real creations).
 func ValidatingWebhookConfiguration(o WebhookOptions) (*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
 	u, err := url.Parse(o.URL)
 	if err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
@@ -63,9 +80,9 @@ func ValidatingWebhookConfiguration(o WebhookOptions) (*admissionregistrationv1.
 			MatchPolicy:             &equivalent,
 			TimeoutSeconds:          &timeout,
 			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
-				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"},
-					Resources: []string{"pods/status"}, Scope: &scope},
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule: admissionregistrationv1.Rule{APIGroups: eventGroups, APIVersions: []string{"v1"},
+					Resources: []string{"events"}, Scope: &scope},
 			}},
 			MatchConditions: matchConditions,
 		}},

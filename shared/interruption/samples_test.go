@@ -173,7 +173,7 @@ func TestLooksLikeInterruptionSample(t *testing.T) {
 	assert.True(t, looksLikeInterruptionSample("spot.json", []byte(`{"source": "aws.ec2"}`)))
 	assert.True(t, looksLikeInterruptionSample("batch.json", []byte(`{"eventSource": "aws:sqs", "body": "{\"source\":\"aws.health\"}"}`)))
 	assert.False(t, looksLikeInterruptionSample("provisioner-sqs-batch.json", []byte(`{"eventSource": "aws:sqs", "body": "{\"cluster\":\"demo\"}"}`)))
-	assert.False(t, looksLikeInterruptionSample("admission-pod-unschedulable.json", []byte(`{"kind": "AdmissionReview"}`)))
+	assert.False(t, looksLikeInterruptionSample("admission-event-failedscheduling.json", []byte(`{"kind": "AdmissionReview"}`)))
 	assert.False(t, looksLikeInterruptionSample("lifecycle-instance-running.json", []byte(`{"source": "aws.ec2"}`)), "another function's sample")
 }
 

@@ -36,11 +36,15 @@ type Tokens interface {
 	Valid(ctx context.Context, presented string) bool
 }
 
-// EnqueueTimeout bounds the SQS call, the SDK's retries included. The API server waits at most
-// footprint.WebhookTimeoutSeconds (2 s) and, when that passes, fails open and logs the error with the
-// webhook's full URL — path token included. So the answer must leave well before: this bound plus the
-// token check's (400 ms) leaves more than half the API server's timeout for the network and Lambda.
-const EnqueueTimeout = 800 * time.Millisecond
+// AnswerBudget bounds a request's handling, the SQS call and its retries included. The API server waits
+// at most footprint.WebhookTimeoutSeconds (1 s) and, when that passes, fails open and logs the error with
+// the webhook's full URL — path token included. So the answer must leave well before, with room for the
+// network: the enqueue gets what the token check (cached, or up to 400 ms when the secret is read again)
+// left of this budget.
+const AnswerBudget = 850 * time.Millisecond
+
+// FailedScheduling is the reason kube-scheduler gives the Event it writes when it cannot place a pod.
+const FailedScheduling = "FailedScheduling"
 
 // Intake handles webhook requests for one cluster.
 type Intake struct {
@@ -53,7 +57,8 @@ type Intake struct {
 	Now    func() time.Time
 }
 
-// PodRef is the provisioning queue's message: which pod became unschedulable, and when it was seen.
+// PodRef is the provisioning queue's message: which pod kube-scheduler could not place, and when the
+// webhook saw its Event. ResourceVersion is the pod's as the Event names it (it may be empty).
 type PodRef struct {
 	Cluster         string    `json:"cluster"`
 	Namespace       string    `json:"namespace"`
@@ -70,9 +75,12 @@ type Response struct {
 }
 
 // Handle answers one webhook request: 401 without the token, 413 for a body over MaxBodyBytes, 400 for a
-// body that is not a pod AdmissionReview (the API server's failurePolicy Ignore lets the pod through), and
-// otherwise 200 allowed — after enqueuing the pod when it is pending for lack of a node.
+// body that is not an Event AdmissionReview (the API server's failurePolicy Ignore lets the Event
+// through), and otherwise 200 allowed — after enqueuing the pod when the Event says kube-scheduler could
+// not place it.
 func (in *Intake) Handle(ctx context.Context, path string, body []byte) Response {
+	ctx, cancel := context.WithTimeout(ctx, AnswerBudget) // the wall clock, not Now (which tests fix)
+	defer cancel()
 	if !in.authorized(ctx, path) {
 		// Never the path: it is, or is close to, a token.
 		in.Log.WarnContext(ctx, "refused a webhook request without a valid path token")
@@ -81,12 +89,12 @@ func (in *Intake) Handle(ctx context.Context, path string, body []byte) Response
 	if len(body) > MaxBodyBytes {
 		return text(http.StatusRequestEntityTooLarge, "request body too large")
 	}
-	review, err := kube.DecodePodReview(bytes.NewReader(body), MaxBodyBytes)
+	review, err := kube.DecodeEventReview(bytes.NewReader(body), MaxBodyBytes)
 	if err != nil {
 		in.Log.WarnContext(ctx, "rejected admission review", "reason", err.Error())
 		return text(http.StatusBadRequest, "malformed AdmissionReview") // never echo internals
 	}
-	if pod := review.Pod; Unschedulable(pod) && !review.DryRun { // sideEffects: NoneOnDryRun
+	if pod, ok := PendingPod(review); ok && !review.DryRun { // sideEffects: NoneOnDryRun
 		if err := in.enqueue(ctx, pod); err != nil {
 			in.Log.ErrorContext(ctx, "enqueue failed; the backstop will find the pod", "pod", pod.Namespace+"/"+pod.Name, "error", err.Error())
 		}
@@ -103,38 +111,36 @@ func (in *Intake) authorized(ctx context.Context, path string) bool {
 	return in.Tokens != nil && in.Tokens.Valid(ctx, path[strings.LastIndex(path, "/")+1:])
 }
 
-// Unschedulable reports whether kube-scheduler has marked the pod PodScheduled=False/Unschedulable and
-// it is still unbound and not finished: the pods a node launch can help.
-func Unschedulable(pod *corev1.Pod) bool {
-	if pod == nil || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil ||
-		pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		return false
+// PendingPod returns the pod an Event is about when the Event says kube-scheduler could not place it: a
+// FailedScheduling Event regarding a pod. Whether the pod is still pending is the provisioner's to judge:
+// it reads the cluster before it decides anything.
+func PendingPod(review *kube.EventReview) (corev1.ObjectReference, bool) {
+	r := review.Regarding
+	if review.Reason != FailedScheduling || r.Kind != "Pod" || r.Name == "" || r.Namespace == "" {
+		return corev1.ObjectReference{}, false
 	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled {
-			return c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
-		}
-	}
-	return false
+	return r, true
 }
 
-func (in *Intake) enqueue(ctx context.Context, pod *corev1.Pod) error {
+// enqueue sends the pod's wake-up. Its deduplication id is the pod's uid alone, so SQS keeps one wake-up
+// per pod for five minutes however many Events the pod gets (one per change of the scheduler's
+// message); a pod still pending after that is found by the provisioner's next run or its one-minute
+// backstop.
+func (in *Intake) enqueue(ctx context.Context, pod corev1.ObjectReference) error {
 	ref := PodRef{Cluster: in.Cluster, Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID),
 		ResourceVersion: pod.ResourceVersion, ObservedAt: in.Now().UTC()}
 	if ref.UID == "" {
-		return errors.New("pod has no uid")
+		return errors.New("the Event names no pod uid")
 	}
 	body, err := json.Marshal(ref)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, EnqueueTimeout)
-	defer cancel()
 	_, err = in.Queue.SendMessage(ctx, &sqs.SendMessageInput{
 		QueueUrl:               aws.String(in.QueueURL),
 		MessageBody:            aws.String(string(body)),
 		MessageGroupId:         aws.String(provisioningqueue.PodGroup(in.Cluster, ref.UID)),
-		MessageDeduplicationId: aws.String(ref.UID + "-" + ref.ResourceVersion),
+		MessageDeduplicationId: aws.String(ref.UID),
 	})
 	if err != nil {
 		return fmt.Errorf("sending %s/%s to the provisioning queue: %w", pod.Namespace, pod.Name, err)

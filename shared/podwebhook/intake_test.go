@@ -33,21 +33,20 @@ const token = "3f9c2d7e61b04a8fa5d2c1e0b7a94f62"
 
 var observed = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
-// sample is the AdmissionReview kube-apiserver sends when kube-scheduler marks a pod Unschedulable.
+// sample is the AdmissionReview kube-apiserver sends when kube-scheduler creates a FailedScheduling Event.
 func sample(t testing.TB) []byte {
 	t.Helper()
-	b, err := os.ReadFile("../../events/admission-pod-unschedulable.json")
+	b, err := os.ReadFile("../../events/admission-event-failedscheduling.json")
 	require.NoError(t, err)
 	return b
 }
 
-// withPodScheduled rewrites the sample's PodScheduled condition.
-func withPodScheduled(t testing.TB, status, reason string) []byte {
+// withEvent rewrites the sample's Event: change edits its object.
+func withEvent(t testing.TB, change func(obj map[string]any)) []byte {
 	t.Helper()
 	var review map[string]any
 	require.NoError(t, json.Unmarshal(sample(t), &review))
-	obj := review["request"].(map[string]any)["object"].(map[string]any)
-	obj["status"].(map[string]any)["conditions"] = []any{map[string]any{"type": "PodScheduled", "status": status, "reason": reason}}
+	change(review["request"].(map[string]any)["object"].(map[string]any))
 	out, err := json.Marshal(review)
 	require.NoError(t, err)
 	return out
@@ -86,10 +85,16 @@ func receiveAll(t *testing.T, client *sqs.Client, url string) []sqstypes.Message
 	return out.Messages
 }
 
-func TestUnschedulablePodIsEnqueuedOnceAndAllowed(t *testing.T) {
+// TestAPodsEventsAreCoalescedIntoOneWakeUp: kube-scheduler creates a new Event for a pod each time its
+// message about the pod changes (the pod's resourceVersion in regarding changes with it), and the API
+// server may call again for the same creation; the pod gets one wake-up.
+func TestAPodsEventsAreCoalescedIntoOneWakeUp(t *testing.T) {
 	in, client, url := newIntake(t)
-	for i := 0; i < 3; i++ { // the API server may call again for the same update
-		res := in.Handle(context.Background(), "/webhook/"+token, sample(t))
+	for i := 0; i < 3; i++ {
+		body := withEvent(t, func(obj map[string]any) {
+			obj["regarding"].(map[string]any)["resourceVersion"] = fmt.Sprint(482913 + i)
+		})
+		res := in.Handle(context.Background(), "/webhook/"+token, body)
 		require.Equal(t, http.StatusOK, res.Status, string(res.Body))
 		var review struct {
 			APIVersion string `json:"apiVersion"`
@@ -104,7 +109,7 @@ func TestUnschedulablePodIsEnqueuedOnceAndAllowed(t *testing.T) {
 		assert.Equal(t, "6b7c1d2e-4f3a-4e8b-9c1d-0a2b3c4d5e6f", review.Response.UID)
 	}
 	msgs := receiveAll(t, client, url)
-	require.Len(t, msgs, 1, "the FIFO queue deduplicates by pod uid and resourceVersion")
+	require.Len(t, msgs, 1, "the FIFO queue deduplicates by pod uid")
 	assert.Equal(t, "demo/pod/0f9e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f", msgs[0].Attributes["MessageGroupId"],
 		"the pod's own group: a stuck batch holds back no other pod")
 	var ref PodRef
@@ -125,8 +130,15 @@ func TestRequestsThatEnqueueNothing(t *testing.T) {
 		{"no token", "/webhook", sample, http.StatusUnauthorized},
 		{"wrong token", "/webhook/" + strings.Repeat("0", len(token)), sample, http.StatusUnauthorized},
 		{"token prefix only", "/webhook/" + token[:10], sample, http.StatusUnauthorized},
-		{"scheduled pod", "/webhook/" + token, func(t testing.TB) []byte { return withPodScheduled(t, "True", "") }, http.StatusOK},
-		{"gated pod", "/webhook/" + token, func(t testing.TB) []byte { return withPodScheduled(t, "False", "SchedulingGated") }, http.StatusOK},
+		{"another reason", "/webhook/" + token, func(t testing.TB) []byte {
+			return withEvent(t, func(obj map[string]any) { obj["reason"] = "Scheduled" })
+		}, http.StatusOK},
+		{"regarding a Node", "/webhook/" + token, func(t testing.TB) []byte {
+			return withEvent(t, func(obj map[string]any) { obj["regarding"].(map[string]any)["kind"] = "Node" })
+		}, http.StatusOK},
+		{"regarding no namespace", "/webhook/" + token, func(t testing.TB) []byte {
+			return withEvent(t, func(obj map[string]any) { delete(obj["regarding"].(map[string]any), "namespace") })
+		}, http.StatusOK},
 		{"dry run", "/webhook/" + token, func(t testing.TB) []byte {
 			return []byte(strings.Replace(string(sample(t)), `"dryRun": false`, `"dryRun": true`, 1))
 		}, http.StatusOK},
@@ -157,7 +169,7 @@ func TestQueueFailureStillAllows(t *testing.T) {
 
 // BenchmarkHandle measures one webhook request end to end against moto — the token checked against the
 // Secrets Manager source (cached, as in a warm function), the pod enqueued on SQS — and reports the
-// latency percentiles (target: p99 ≤ 50 ms, far inside EnqueueTimeout).
+// latency percentiles (target: p99 ≤ 50 ms, far inside AnswerBudget).
 func BenchmarkHandle(b *testing.B) {
 	in, _, _ := newIntake(b)
 	body := sample(b)
@@ -172,13 +184,13 @@ func BenchmarkHandle(b *testing.B) {
 	reportPercentiles(b, lat)
 }
 
-// BenchmarkEnqueue measures the SQS call alone — the part EnqueueTimeout bounds — against moto, each
+// BenchmarkEnqueue measures the SQS call alone — the part AnswerBudget bounds — against moto, each
 // iteration a new pod (no FIFO deduplication shortcut).
 func BenchmarkEnqueue(b *testing.B) {
 	in, _, _ := newIntake(b)
-	review, err := kube.DecodePodReview(bytes.NewReader(sample(b)), MaxBodyBytes)
+	review, err := kube.DecodeEventReview(bytes.NewReader(sample(b)), MaxBodyBytes)
 	require.NoError(b, err)
-	pod := review.Pod.DeepCopy()
+	pod := review.Regarding
 	var lat []time.Duration
 	for i := 0; b.Loop(); i++ {
 		pod.UID = types.UID(fmt.Sprintf("bench-%d", i))

@@ -43,9 +43,10 @@ const (
 // The schedule always runs once (it is the backstop for anything a message could not say).
 //
 // A queue batch is satisfied only by completed runs whose snapshots show each pod it names as the pod
-// is now (bound, gone, or at a resourceVersion the snapshot's pod list had reached) — not merely by a
-// run that started after the message was sent: the webhook is called before the API server stores the
-// pod's Unschedulable status, so a snapshot begun after the message may still show the pod without it.
+// is now (bound, gone, or marked PodScheduled=False at a resourceVersion the snapshot's pod list had
+// reached) — not merely by a run that started after the message was sent: kube-scheduler writes the
+// FailedScheduling Event that calls the webhook before it stores the pod's Unschedulable status, so a
+// snapshot begun after the message may still show the pod without it.
 // Messages that name no pod (replacement requests) are satisfied by a complete snapshot begun after they
 // were sent. Until the batch is satisfied Handle runs again (waiting while another run holds the lease),
 // up to MaxRunsPerBatch times and as long as the time left covers another run (timeForAnotherRun); then it gives up with
@@ -132,6 +133,10 @@ func (p *Provisioner) satisfied(ctx context.Context, t Trigger) (bool, time.Time
 			return false, mark
 		case k.UID != "" && string(pod.UID) != k.UID, pod.Spec.NodeName != "":
 			continue // another pod of that name, or bound
+		case !markedNotScheduled(pod):
+			// kube-scheduler writes its FailedScheduling Event before it stores the pod's PodScheduled=False
+			// status: until that lands, no snapshot can show the pod as pending.
+			return false, mark
 		}
 		v, err := strconv.ParseUint(pod.ResourceVersion, 10, 64)
 		if err != nil || v > rv {
@@ -139,6 +144,17 @@ func (p *Provisioner) satisfied(ctx context.Context, t Trigger) (bool, time.Time
 		}
 	}
 	return true, mark
+}
+
+// markedNotScheduled reports whether kube-scheduler has stored its verdict on the pod: a PodScheduled
+// condition that is False (Unschedulable, or SchedulerError when it will retry).
+func markedNotScheduled(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return c.Status == corev1.ConditionFalse
+		}
+	}
+	return false
 }
 
 // timeForAnotherRun reports whether the invocation leaves time for another whole run: the last run's

@@ -148,6 +148,28 @@ func TestABatchIsSatisfiedOnlyByASnapshotThatShowsItsPods(t *testing.T) {
 	assert.False(t, out.Coalesced, "a pod that cannot be read never satisfies")
 }
 
+// TestABatchWaitsForThePodsStatusThatFollowsItsEvent: kube-scheduler writes the FailedScheduling Event
+// (which calls the webhook) before it stores the pod's PodScheduled=False status. A snapshot that has
+// reached the pod's revision but not that status cannot show the pod pending, so it does not satisfy the
+// batch; once the status is stored and a snapshot reaches it, it does.
+func TestABatchWaitsForThePodsStatusThatFollowsItsEvent(t *testing.T) {
+	cluster := &revisionCluster{rv: "120"}
+	w := newTestProvisioner(t, cluster)
+	unmarked := pendingAt("web-0", "uid-web-0", 100)
+	unmarked.Status.Conditions = nil
+	pods := &podsNow{pods: map[string]*corev1.Pod{"shop/web-0": unmarked}}
+	w.p.deps.Pods = pods
+	w.p.cfg.LaunchMargin = 100 * time.Millisecond
+
+	out := w.p.Handle(context.Background(), "run-1", triggerOf(t, podBatch(t, 1, "web-0")))
+	require.NoError(t, out.Err)
+	assert.True(t, out.Unsatisfied, "the pod's status has not been stored yet")
+
+	pods.pods["shop/web-0"] = pendingAt("web-0", "uid-web-0", 110)
+	out = w.p.Handle(context.Background(), "run-2", triggerOf(t, podBatch(t, 1, "web-0")))
+	assert.False(t, out.Unsatisfied, "stored at 110, and the snapshot at 120 shows it")
+}
+
 // visibilityRecorder records the visibility changes asked for.
 type visibilityRecorder struct{ handles map[string]int32 }
 

@@ -93,7 +93,8 @@ type BurstReport struct {
 	// LaunchesIssuedAfterSeconds that is the scheduler's pace, not Nodewright's (-1: no pod was marked).
 	LastUnschedulableAfterSeconds float64 `json:"lastUnschedulableAfterSeconds"`
 	// WebhookHandlerSeconds is the pending-pod webhook's handler time per request (WebhookRequests of
-	// them): kube-scheduler's status update that marks a pod Unschedulable waits for it.
+	// them): the API server's write of kube-scheduler's FailedScheduling Event waits for it (the
+	// scheduling loop does not).
 	WebhookHandlerSeconds Percentiles `json:"webhookHandlerSeconds"`
 	WebhookRequests       int         `json:"webhookRequests"`
 	// ProvisionerInvocations and Solves count the provisioner's work.

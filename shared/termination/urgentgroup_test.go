@@ -36,7 +36,7 @@ func TestUrgentWakeUpIsDeliveredWhileAWakeUpBatchIsStuck(t *testing.T) {
 	require.NoError(t, err)
 	url := aws.ToString(q.QueueUrl)
 
-	review, err := os.ReadFile("../../events/admission-pod-unschedulable.json")
+	review, err := os.ReadFile("../../events/admission-event-failedscheduling.json")
 	require.NoError(t, err)
 	intake := &podwebhook.Intake{Cluster: testCluster, QueueURL: url, Tokens: anyToken{}, Queue: client,
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: time.Now}
