@@ -56,6 +56,10 @@ var scenarios = map[string]scenario{
 		rep, err := sb.Burst(ctx, sandbox.BurstOptions{Replicas: int32(replicas)})
 		return rep, err == nil && rep.Worked(), err
 	},
+	"detection": func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (any, bool, error) {
+		rep, err := sb.Detection(ctx, sandbox.DetectionOptions{Pods: replicas})
+		return rep, err == nil && rep.Worked(), err
+	},
 	"spot-interruption": func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (any, bool, error) {
 		rep, err := sb.SpotInterruption(ctx, sandbox.ScaleUpOptions{Replicas: int32(replicas)})
 		return rep, err == nil && rep.PodsLost == 0 && rep.DuplicateEventsActedOn == 0 && rep.InterruptedNodeGoneAfterSeconds >= 0 &&
@@ -65,7 +69,7 @@ var scenarios = map[string]scenario{
 
 // defaultReplicas is each scenario's --replicas when the flag is not given; scenarios not listed take
 // defaultScenarioReplicas.
-var defaultReplicas = map[string]int{"burst": sandbox.DefaultBurstReplicas}
+var defaultReplicas = map[string]int{"burst": sandbox.DefaultBurstReplicas, "detection": sandbox.DefaultDetectionPods}
 
 const defaultScenarioReplicas = 30
 
@@ -93,8 +97,8 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	name := fset.String("scenario", "all", "scenario to run: "+strings.Join(scenarioNames(), ", ")+" or all")
 	report := fset.String("report", "", "write the JSON report to `FILE` (one object per scenario with --scenario all)")
 	logFile := fset.String("log", "", "write the functions' JSON logs to `FILE`")
-	replicas := fset.Int("replicas", 0, fmt.Sprintf("replicas of the scenario's deployment (default %d; burst %d)",
-		defaultScenarioReplicas, sandbox.DefaultBurstReplicas))
+	replicas := fset.Int("replicas", 0, fmt.Sprintf("replicas of the scenario's deployment (default %d; burst %d; detection: pods per pass, %d)",
+		defaultScenarioReplicas, sandbox.DefaultBurstReplicas, sandbox.DefaultDetectionPods))
 	boot := fset.Duration("boot-delay", 3*time.Second, "how long an instance runs before its Node joins")
 	seed := fset.Uint64("seed", 0, "the chaos scenario's fault seed (0: drawn at random; the report gives it)")
 	if err := fset.Parse(args); err != nil {

@@ -14,7 +14,7 @@ func TestDemoRejectsBadArguments(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"demo", "--scenario", "scale-down"}, `unknown scenario "scale-down" (have burst, chaos, coexistence, consolidation, drift, expiry, scale-up, spot-interruption)`},
+		{[]string{"demo", "--scenario", "scale-down"}, `unknown scenario "scale-down" (have burst, chaos, coexistence, consolidation, detection, drift, expiry, scale-up, spot-interruption)`},
 		{[]string{"demo", "--replicas", "0"}, "--replicas must be at least 1"},
 		{[]string{"demo", "--scenario", "scale-up", "extra"}, "unexpected arguments [extra]"},
 	}

@@ -47,6 +47,7 @@ type ControlPlane struct {
 	dir   string
 	pki   *pki
 	procs map[string]*testenv.Process
+	ports map[string]int // each component's secure port
 }
 
 // Start starts etcd and kube-apiserver, then the components opts asks for, and waits until each is ready.
@@ -59,7 +60,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp := &ControlPlane{dir: dir, procs: map[string]*testenv.Process{}}
+	cp := &ControlPlane{dir: dir, procs: map[string]*testenv.Process{}, ports: map[string]int{}}
 	if err := cp.start(ctx, bins, opts); err != nil {
 		cp.Stop()
 		return nil, err
@@ -218,6 +219,7 @@ func (cp *ControlPlane) startComponent(ctx context.Context, name, bin string, ex
 		// on the client-side rate limiter: the ReplicaSet controller would create 20 pods a second.
 		"--kube-api-qps=500", "--kube-api-burst=1000",
 	}, extra...)
+	cp.ports[name] = port
 	// The component serves a self-signed certificate of its own; the probe only asks whether it is up.
 	probe := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // loopback health probe

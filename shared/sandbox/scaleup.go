@@ -172,23 +172,7 @@ func (s *Sandbox) provisioningQueueEmpty(ctx context.Context) bool {
 }
 
 func (s *Sandbox) finishScaleUp(ctx context.Context, rep ScaleUpReport, pods []podTimes, before Stats, errsBefore, webhookBefore int) (ScaleUpReport, error) {
-	launchAt := map[string]time.Time{} // instance id → CreateFleet call
-	for _, l := range s.Launches() {
-		for _, id := range l.InstanceIDs {
-			launchAt[id] = l.At
-		}
-	}
-	nodeInstance := map[string]string{}
-	nodes, err := s.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return rep, err
-	}
-	for _, n := range nodes.Items {
-		if i := strings.LastIndex(n.Spec.ProviderID, "/"); i >= 0 {
-			nodeInstance[n.Name] = n.Spec.ProviderID[i+1:]
-		}
-	}
-	var toLaunch, toBound []time.Duration
+	var toBound []time.Duration
 	for _, p := range pods {
 		if !p.Deleted.IsZero() {
 			continue
@@ -203,11 +187,12 @@ func (s *Sandbox) finishScaleUp(ctx context.Context, rep ScaleUpReport, pods []p
 			continue
 		}
 		toBound = append(toBound, p.Bound.Sub(p.Unschedulable))
-		if at, ok := launchAt[nodeInstance[p.Node]]; ok {
-			toLaunch = append(toLaunch, max(at.Sub(p.Unschedulable), 0))
-		}
 	}
-	rep.PendingToLaunchSeconds, rep.PendingToBoundSeconds = percentiles(toLaunch), percentiles(toBound)
+	rep.PendingToBoundSeconds = percentiles(toBound)
+	var err error
+	if rep.PendingToLaunchSeconds, err = s.pendingToLaunch(ctx, pods); err != nil {
+		return rep, err
+	}
 	hooks := s.WebhookLatencies()[webhookBefore:]
 	rep.WebhookHandlerSeconds, rep.WebhookRequests = percentiles(hooks), len(hooks)
 	after := s.Stats()
@@ -236,6 +221,37 @@ func (s *Sandbox) finishScaleUp(ctx context.Context, rep ScaleUpReport, pods []p
 		rep.PendingToLaunchSeconds.P50, rep.PendingToLaunchSeconds.P99, rep.PendingToBoundSeconds.P50, rep.PendingToBoundSeconds.P99,
 		rep.Solves, rep.CoalescedTriggers, rep.LeakedInstances)
 	return rep, nil
+}
+
+// pendingToLaunch is, for each pod marked Unschedulable and then bound, the time from its mark to the
+// CreateFleet call that launched the node it was bound to.
+func (s *Sandbox) pendingToLaunch(ctx context.Context, pods []podTimes) (Percentiles, error) {
+	launchAt := map[string]time.Time{} // instance id → CreateFleet call
+	for _, l := range s.Launches() {
+		for _, id := range l.InstanceIDs {
+			launchAt[id] = l.At
+		}
+	}
+	nodeInstance := map[string]string{}
+	nodes, err := s.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return Percentiles{}, err
+	}
+	for _, n := range nodes.Items {
+		if i := strings.LastIndex(n.Spec.ProviderID, "/"); i >= 0 {
+			nodeInstance[n.Name] = n.Spec.ProviderID[i+1:]
+		}
+	}
+	var toLaunch []time.Duration
+	for _, p := range pods {
+		if !p.Deleted.IsZero() || p.Unschedulable.IsZero() || p.Bound.IsZero() {
+			continue
+		}
+		if at, ok := launchAt[nodeInstance[p.Node]]; ok {
+			toLaunch = append(toLaunch, max(at.Sub(p.Unschedulable), 0))
+		}
+	}
+	return percentiles(toLaunch), nil
 }
 
 // inflate is Karpenter's classic demo workload: pause containers that only request resources.

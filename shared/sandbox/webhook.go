@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -31,6 +33,8 @@ type webhook struct {
 	mu        sync.Mutex
 	durations []time.Duration
 	requests  int
+	// delay is added to every answer, standing in for a slower network path to the Function URL.
+	delay atomic.Int64
 }
 
 // webhookSecretName is the name of the secret standing in for the stack's generated token secret.
@@ -57,6 +61,9 @@ func startWebhook(intake *podwebhook.Intake, token string) *webhook {
 		if err != nil {
 			http.Error(rw, "reading body", http.StatusBadRequest)
 			return
+		}
+		if d := time.Duration(w.delay.Load()); d > 0 {
+			time.Sleep(d)
 		}
 		res := intake.Handle(awscalls.WithFunction(r.Context(), "webhook"), r.URL.Path, body)
 		rw.Header().Set("Content-Type", "application/json")
@@ -90,6 +97,30 @@ func (w *webhook) register(ctx context.Context, c kubernetes.Interface) error {
 	w.mu.Lock()
 	w.durations = nil
 	w.mu.Unlock()
+	return nil
+}
+
+// unregister deletes the webhook configuration and waits until the API server has stopped calling the
+// webhook: a dry-run FailedScheduling Event no longer reaches it.
+func (w *webhook) unregister(ctx context.Context, c kubernetes.Interface) error {
+	if err := c.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, footprint.WebhookConfigName,
+		metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing the webhook: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for quiet := 0; quiet < 3; {
+		before := w.count()
+		if err := footprint.SendProbe(ctx, c, metav1.NamespaceDefault); err != nil {
+			return fmt.Errorf("probing for the removed webhook: %w", err)
+		}
+		if w.count() == before {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	return nil
 }
 

@@ -1,0 +1,32 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDetectionFindsPendingPodsThroughTheirEvents runs the detection scenario small: kube-scheduler's
+// FailedScheduling Events reach the webhook, Nodewright launches for the pods, every pod binds. The
+// scheduler's rates are the report's to give (on a quiet machine), not this test's to judge.
+func TestDetectionFindsPendingPodsThroughTheirEvents(t *testing.T) {
+	sb := start(t)
+	rep, err := sb.Detection(context.Background(), DetectionOptions{Pods: 40, Timeout: 2 * time.Minute})
+	if err != nil || !rep.Worked() {
+		dump(t, sb)
+	}
+	require.NoError(t, err)
+	out, _ := json.Marshal(rep)
+	t.Log(string(out))
+	assert.True(t, rep.Worked(), "every pod bound, nothing leaked, no component error")
+	assert.Zero(t, rep.LaunchesWithout, "pods no NodePool serves launch nothing")
+	assert.Positive(t, rep.PodsMarked, "kube-scheduler failed pods (under load a late one may bind to a node that already joined)")
+	assert.Positive(t, rep.WebhookRequests, "the webhook was called for the pods' Events")
+	assert.Positive(t, rep.PendingToLaunchSeconds.N, "launches are matched to the pods they were for")
+	assert.Positive(t, rep.SchedulerAttemptsPerSecond.Without)
+	assert.Positive(t, rep.SchedulerAttemptsPerSecond.WithDetection)
+}

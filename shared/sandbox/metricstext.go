@@ -1,0 +1,33 @@
+package sandbox
+
+import (
+	"bufio"
+	"strconv"
+	"strings"
+)
+
+// sumCounter adds up every sample of the metric name in Prometheus text exposition (one per label set),
+// and says whether there was any.
+func sumCounter(text, name string) (float64, bool) {
+	var sum float64
+	found := false
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || (rest != "" && rest[0] != '{' && rest[0] != ' ') {
+			continue // another metric whose name starts with this one
+		}
+		fields := strings.Fields(rest[strings.LastIndex(rest, "}")+1:])
+		if len(fields) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			continue
+		}
+		sum, found = sum+v, true
+	}
+	return sum, found
+}
