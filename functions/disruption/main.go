@@ -5,8 +5,8 @@
 //
 // Environment: NODEWRIGHT_CLUSTER_NAME, NODEWRIGHT_STATE_TABLE and NODEWRIGHT_TERMINATION_QUEUE_URL
 // (required: disrupted nodes are drained by the termination flow); NODEWRIGHT_CLUSTER_ENDPOINT,
-// NODEWRIGHT_CLUSTER_CA, NODEWRIGHT_SERVICE_CIDR and NODEWRIGHT_KUBERNETES_VERSION (read from EKS
-// DescribeCluster when unset; replacements join the cluster with them);
+// NODEWRIGHT_CLUSTER_CA, NODEWRIGHT_SERVICE_CIDR, NODEWRIGHT_IP_FAMILY and NODEWRIGHT_KUBERNETES_VERSION
+// (read from EKS DescribeCluster when unset; replacements join the cluster with them);
 // NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION ("true" allows replacing spot nodes with cheaper spot nodes,
 // Karpenter's SpotToSpotConsolidation feature gate; default false); NODEWRIGHT_DISRUPTION_VALIDATION_DELAY
 // (a Go duration, default 15s: the wait before a decision is re-checked on a fresh snapshot).

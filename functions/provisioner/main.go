@@ -2,8 +2,8 @@
 // references from the webhook) and by a one-minute backstop schedule.
 //
 // Environment: NODEWRIGHT_CLUSTER_NAME and NODEWRIGHT_STATE_TABLE (required); NODEWRIGHT_CLUSTER_ENDPOINT,
-// NODEWRIGHT_CLUSTER_CA, NODEWRIGHT_SERVICE_CIDR and NODEWRIGHT_KUBERNETES_VERSION (read from EKS
-// DescribeCluster when unset).
+// NODEWRIGHT_CLUSTER_CA, NODEWRIGHT_SERVICE_CIDR, NODEWRIGHT_IP_FAMILY and NODEWRIGHT_KUBERNETES_VERSION
+// (read from EKS DescribeCluster when unset).
 package main
 
 import (

@@ -26,9 +26,19 @@ type Cluster struct {
 	CA string
 	// Version is the Kubernetes minor, e.g. "1.34".
 	Version string
-	// ServiceCIDR is the cluster's IPv4 service range (empty when EKS does not report one).
+	// IPFamily is the cluster's IP family as EKS reports it in kubernetesNetworkConfig.ipFamily: IPv4 or
+	// IPv6; empty means the family of ServiceCIDR (IPv4 when that is empty too).
+	IPFamily string
+	// ServiceCIDR is the cluster's service range in its IP family: serviceIpv4Cidr, or serviceIpv6Cidr on
+	// an IPv6 cluster (empty when EKS does not report one).
 	ServiceCIDR string
 }
+
+// The IP families EKS reports in kubernetesNetworkConfig.ipFamily.
+const (
+	IPv4 = "ipv4"
+	IPv6 = "ipv6"
+)
 
 // ErrClusterNotReady is returned for a cluster that exists but is not ACTIVE (creating, updating…).
 var ErrClusterNotReady = errors.New("cluster is not active")
@@ -56,8 +66,12 @@ func DescribeCluster(ctx context.Context, api EKSAPI, name string) (Cluster, err
 	if c.CertificateAuthority != nil {
 		cluster.CA = aws.ToString(c.CertificateAuthority.Data)
 	}
-	if c.KubernetesNetworkConfig != nil {
-		cluster.ServiceCIDR = aws.ToString(c.KubernetesNetworkConfig.ServiceIpv4Cidr)
+	if n := c.KubernetesNetworkConfig; n != nil {
+		cluster.IPFamily = string(n.IpFamily)
+		cluster.ServiceCIDR = aws.ToString(n.ServiceIpv4Cidr)
+		if n.IpFamily == ekstypes.IpFamilyIpv6 {
+			cluster.ServiceCIDR = aws.ToString(n.ServiceIpv6Cidr)
+		}
 	}
 	if cluster.Endpoint == "" || cluster.CA == "" {
 		return Cluster{}, fmt.Errorf("EKS cluster %s has no endpoint or certificate authority yet: %w", name, ErrClusterNotReady)
@@ -65,13 +79,36 @@ func DescribeCluster(ctx context.Context, api EKSAPI, name string) (Cluster, err
 	return cluster, nil
 }
 
-// DNSIP is the cluster DNS service address EKS uses: the tenth address of the service range.
+// Family is the cluster's IP family: IPFamily when set, else the family of ServiceCIDR (IPv4 when it is
+// empty or not a range).
+func (c Cluster) Family() string {
+	if c.IPFamily != "" {
+		return c.IPFamily
+	}
+	if prefix, err := netip.ParsePrefix(c.ServiceCIDR); err == nil && prefix.Addr().Is6() {
+		return IPv6
+	}
+	return IPv4
+}
+
+// DNSIP is the cluster DNS service address EKS gives kube-dns: the service range's base address plus 10
+// (0xa), in the cluster's IP family — 10.100.0.10 for 10.100.0.0/16, fd12:3456::a for fd12:3456::/108.
 func (c Cluster) DNSIP() (string, error) {
 	prefix, err := netip.ParsePrefix(c.ServiceCIDR)
-	if err != nil || !prefix.Addr().Is4() {
-		return "", fmt.Errorf("service CIDR %q is not an IPv4 range", c.ServiceCIDR)
+	if err != nil {
+		return "", fmt.Errorf("service CIDR %q is not a range", c.ServiceCIDR)
 	}
-	a := prefix.Masked().Addr().As4()
-	a[3] += 10
-	return netip.AddrFrom4(a).String(), nil
+	switch family := c.Family(); {
+	case family != IPv4 && family != IPv6:
+		return "", fmt.Errorf("IP family %q is neither %s nor %s", family, IPv4, IPv6)
+	case (family == IPv6) != prefix.Addr().Is6() || prefix.Addr().Is4In6():
+		return "", fmt.Errorf("service CIDR %q is not an %s range", c.ServiceCIDR, family)
+	}
+	if prefix.Bits() > prefix.Addr().BitLen()-4 {
+		return "", fmt.Errorf("service CIDR %q is too small to hold the DNS address", c.ServiceCIDR)
+	}
+	b := prefix.Masked().Addr().AsSlice()
+	b[len(b)-1] += 10
+	addr, _ := netip.AddrFromSlice(b)
+	return addr.String(), nil
 }

@@ -11,16 +11,20 @@ import (
 // The environment every function reads to reach its cluster (the CDK app sets the name; the rest may be
 // set to spare a DescribeCluster call at start).
 const (
-	EnvClusterName       = "NODEWRIGHT_CLUSTER_NAME"
-	EnvClusterEndpoint   = "NODEWRIGHT_CLUSTER_ENDPOINT"
-	EnvClusterCA         = "NODEWRIGHT_CLUSTER_CA"
-	EnvServiceCIDR       = "NODEWRIGHT_SERVICE_CIDR"
+	EnvClusterName     = "NODEWRIGHT_CLUSTER_NAME"
+	EnvClusterEndpoint = "NODEWRIGHT_CLUSTER_ENDPOINT"
+	EnvClusterCA       = "NODEWRIGHT_CLUSTER_CA"
+	EnvServiceCIDR     = "NODEWRIGHT_SERVICE_CIDR"
+	// EnvIPFamily is "ipv4" or "ipv6" (EKS kubernetesNetworkConfig.ipFamily); unset, the family of the
+	// service CIDR.
+	EnvIPFamily          = "NODEWRIGHT_IP_FAMILY"
 	EnvKubernetesVersion = "NODEWRIGHT_KUBERNETES_VERSION"
 )
 
 // Need says which cluster details a function needs beyond the endpoint and CA.
 type Need struct {
-	// Nodes: the service CIDR and the Kubernetes version, which launching nodes requires.
+	// Nodes: the service CIDR (in the cluster's IP family) and the Kubernetes version, which launching
+	// nodes requires.
 	Nodes bool
 }
 
@@ -28,7 +32,7 @@ type Need struct {
 // values set in the environment win.
 func ClusterFromEnv(ctx context.Context, getenv func(string) string, api EKSAPI, need Need) (Cluster, error) {
 	c := Cluster{Name: getenv(EnvClusterName), Endpoint: getenv(EnvClusterEndpoint), CA: getenv(EnvClusterCA),
-		ServiceCIDR: getenv(EnvServiceCIDR), Version: getenv(EnvKubernetesVersion)}
+		IPFamily: getenv(EnvIPFamily), ServiceCIDR: getenv(EnvServiceCIDR), Version: getenv(EnvKubernetesVersion)}
 	if c.Name == "" {
 		return Cluster{}, fmt.Errorf("%s is required", EnvClusterName)
 	}
@@ -48,7 +52,8 @@ func (c Cluster) Fill(described Cluster) Cluster {
 		dst *string
 		src string
 	}{
-		{&c.Endpoint, described.Endpoint}, {&c.CA, described.CA}, {&c.ServiceCIDR, described.ServiceCIDR}, {&c.Version, described.Version},
+		{&c.Endpoint, described.Endpoint}, {&c.CA, described.CA}, {&c.IPFamily, described.IPFamily},
+		{&c.ServiceCIDR, described.ServiceCIDR}, {&c.Version, described.Version},
 	} {
 		if *f.dst == "" {
 			*f.dst = f.src

@@ -10,7 +10,8 @@ import (
 // al2UserData is a MIME document: the node class's user data parts, then a shell part that calls the EKS
 // AMI's /etc/eks/bootstrap.sh with the cluster details and the kubelet's labels, taints and settings as
 // --kubelet-extra-args. bootstrap.sh must not be given flags with an equals sign, so its own options are
-// written as separate words.
+// written as separate words. On an IPv6 cluster it is also given --ip-family ipv6 and the IPv6 service
+// range (--service-ipv6-cidr), so the kubelet registers the instance's IPv6 address as its node IP.
 func al2UserData(o Options) (string, error) {
 	if err := o.validate(false); err != nil {
 		return "", err
@@ -29,6 +30,12 @@ func al2UserData(o Options) (string, error) {
 	fmt.Fprintf(&b, "/etc/eks/bootstrap.sh '%s' --apiserver-endpoint '%s'", o.Cluster.Name, o.Cluster.Endpoint)
 	if o.Cluster.CABundle != "" {
 		fmt.Fprintf(&b, " --b64-cluster-ca '%s'", o.Cluster.CABundle)
+	}
+	if o.Cluster.IPv6() {
+		b.WriteString(" \\\n  --ip-family ipv6")
+		if o.Cluster.ServiceCIDR != "" {
+			fmt.Fprintf(&b, " \\\n  --service-ipv6-cidr '%s'", o.Cluster.ServiceCIDR)
+		}
 	}
 	if len(k.ClusterDNS) > 0 {
 		fmt.Fprintf(&b, " \\\n  --dns-cluster-ip '%s'", k.ClusterDNS[0])

@@ -41,10 +41,11 @@ func (t Template) options() Options {
 
 // Data is the launch template data for t: AMI, base64 user data, instance profile, security groups (in a
 // network interface when the node class sets associatePublicIPAddress, ipPrefixCount or
-// connectionTracking), CPU options (nested virtualization), block devices
-// (the node class's, else the family's defaults), metadata options (the node class's, defaulted, with
-// instance tags in metadata disabled), detailed monitoring, the targeted capacity reservation if any, and
-// tags on the instance, its volumes and its network interfaces.
+// connectionTracking, or the cluster is IPv6: then the interface has a primary IPv6 address), CPU
+// options (nested virtualization), block devices (the node class's, else the family's defaults),
+// metadata options (the node class's, defaulted, with instance tags in metadata disabled), detailed
+// monitoring, the targeted capacity reservation if any, and tags on the instance, its volumes and its
+// network interfaces.
 func Data(t Template) (*ec2types.RequestLaunchTemplateData, error) {
 	nc := t.NodeClass
 	if nc == nil {
@@ -87,14 +88,23 @@ func Data(t Template) (*ec2types.RequestLaunchTemplateData, error) {
 	if c := nc.Spec.CPUOptions; c != nil && c.NestedVirtualization != nil {
 		data.CpuOptions = &ec2types.LaunchTemplateCpuOptionsRequest{NestedVirtualization: ec2types.NestedVirtualizationSpecification(*c.NestedVirtualization)}
 	}
-	if nc.Spec.AssociatePublicIPAddress != nil || nc.Spec.IPPrefixCount != nil || nc.Spec.ConnectionTracking != nil {
-		data.NetworkInterfaces = []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{{
+	ipv6 := o.Cluster.IPv6()
+	if ipv6 || nc.Spec.AssociatePublicIPAddress != nil || nc.Spec.IPPrefixCount != nil || nc.Spec.ConnectionTracking != nil {
+		ni := ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{
 			DeviceIndex:                     aws.Int32(0),
 			AssociatePublicIpAddress:        nc.Spec.AssociatePublicIPAddress,
 			Ipv4PrefixCount:                 nc.Spec.IPPrefixCount,
 			Groups:                          groups,
 			ConnectionTrackingSpecification: connectionTracking(nc.Spec.ConnectionTracking),
-		}}
+		}
+		if ipv6 {
+			// As Karpenter: the node's interface gets an IPv6 address, made its primary one (the address
+			// the kubelet registers, whatever the subnet's auto-assign setting), and ipPrefixCount counts
+			// IPv6 prefixes for the pods.
+			ni.Ipv4PrefixCount, ni.Ipv6PrefixCount = nil, nc.Spec.IPPrefixCount
+			ni.Ipv6AddressCount, ni.PrimaryIpv6 = aws.Int32(1), aws.Bool(true)
+		}
+		data.NetworkInterfaces = []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{ni}
 	} else {
 		data.SecurityGroupIds = groups
 	}

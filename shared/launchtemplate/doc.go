@@ -10,6 +10,10 @@
 // (the nodewright.sh/last-used tag, at most every StampEvery), and DeleteUnused removes the cluster's
 // templates that have not been made or marked for MinUnusedAge and that the caller does not keep.
 //
+// On an IPv6 cluster (Cluster.IPFamily, or an IPv6 service range) the user data carries the IPv6 service
+// range and DNS address (AL2 adds --ip-family ipv6 and --service-ipv6-cidr) and the template gives the
+// node's interface a primary IPv6 address, as Karpenter does.
+//
 // Every node registers with the taint karpenter.sh/unregistered:NoExecute (plus the NodePool's taints and
 // startup taints) and the claim's labels; the lifecycle code removes the unregistered taint once the node
 // has joined, as Karpenter does.

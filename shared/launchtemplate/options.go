@@ -22,10 +22,44 @@ type Cluster struct {
 	Endpoint string // https URL of the API server
 	// CABundle is the cluster certificate authority as EKS DescribeCluster returns it: base64 of the PEM.
 	CABundle string
-	// ServiceCIDR is the Kubernetes service address range (nodeadm's cluster.cidr); required for AL2023.
+	// IPFamily is the cluster's IP family, IPv4 or IPv6 (EKS kubernetesNetworkConfig.ipFamily); empty
+	// means the family of ServiceCIDR, else of DNSIP, else IPv4.
+	IPFamily string
+	// ServiceCIDR is the Kubernetes service address range in the cluster's IP family (nodeadm's
+	// cluster.cidr, bootstrap.sh's --service-ipv6-cidr on IPv6); required for AL2023.
 	ServiceCIDR string
 	// DNSIP is the cluster DNS service address, used when the kubelet configuration sets no clusterDNS.
 	DNSIP string
+}
+
+// The cluster IP families, as EKS names them.
+const (
+	IPv4 = "ipv4"
+	IPv6 = "ipv6"
+)
+
+// family is c's IP family: IPFamily, else the family of ServiceCIDR or DNSIP, else IPv4.
+func (c Cluster) family() string {
+	if c.IPFamily != "" {
+		return c.IPFamily
+	}
+	if _, n, err := net.ParseCIDR(c.ServiceCIDR); err == nil {
+		return familyOf(n.IP)
+	}
+	if ip := net.ParseIP(c.DNSIP); ip != nil {
+		return familyOf(ip)
+	}
+	return IPv4
+}
+
+// IPv6 reports whether c is an IPv6 cluster.
+func (c Cluster) IPv6() bool { return c.family() == IPv6 }
+
+func familyOf(ip net.IP) string {
+	if ip.To4() != nil {
+		return IPv4
+	}
+	return IPv6
 }
 
 // Options are the inputs of a node's user data. They are plain values: no clients.
@@ -192,13 +226,26 @@ func (o Options) validate(needAll bool) error {
 			return fmt.Errorf("cluster CA bundle is not base64: %w", err)
 		}
 	}
-	if needAll {
-		if _, _, err := net.ParseCIDR(c.ServiceCIDR); err != nil {
+	if c.IPFamily != "" && c.IPFamily != IPv4 && c.IPFamily != IPv6 {
+		return fmt.Errorf("cluster IP family %q is neither %s nor %s", c.IPFamily, IPv4, IPv6)
+	}
+	if needAll || c.ServiceCIDR != "" {
+		_, n, err := net.ParseCIDR(c.ServiceCIDR)
+		if err != nil {
 			return fmt.Errorf("cluster service CIDR %q: %w", c.ServiceCIDR, err)
 		}
+		if familyOf(n.IP) != c.family() {
+			return fmt.Errorf("cluster service CIDR %q is not an %s range", c.ServiceCIDR, c.family())
+		}
 	}
-	if c.DNSIP != "" && net.ParseIP(c.DNSIP) == nil {
-		return fmt.Errorf("cluster DNS IP %q is not an IP address", c.DNSIP)
+	if c.DNSIP != "" {
+		ip := net.ParseIP(c.DNSIP)
+		if ip == nil {
+			return fmt.Errorf("cluster DNS IP %q is not an IP address", c.DNSIP)
+		}
+		if familyOf(ip) != c.family() {
+			return fmt.Errorf("cluster DNS IP %q is not an %s address", c.DNSIP, c.family())
+		}
 	}
 	for k, v := range o.Labels {
 		if errs := validation.IsQualifiedName(k); len(errs) > 0 {

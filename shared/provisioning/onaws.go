@@ -41,10 +41,10 @@ type AWSParts struct {
 
 // NewOnAWS wires a Provisioner as the deployed functions run it — functions/provisioner for pending pods,
 // functions/disruption for replacements — so both launch through one path: EC2 for the catalog, fleets
-// and launch templates, SSM and IAM for node classes, the cluster's join data in the launch templates,
-// the wall clock, and claim-name suffixes drawn from a crypto-seeded source.
+// and launch templates, SSM and IAM for node classes, the cluster's join data in its IP family (NodeJoin)
+// in the launch templates, the wall clock, and claim-name suffixes drawn from a crypto-seeded source.
 func NewOnAWS(p AWSParts) (*Provisioner, error) {
-	dns, err := p.Cluster.DNSIP()
+	join, err := NodeJoin(p.Cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -61,8 +61,7 @@ func NewOnAWS(p AWSParts) (*Provisioner, error) {
 	name := p.Cluster.Name
 	snapshots := kube.NewSnapshotter(p.Client, kube.SnapshotOptions{})
 	return New(Config{
-		Cluster: launchtemplate.Cluster{Name: name, Endpoint: p.Cluster.Endpoint, CABundle: p.Cluster.CA,
-			ServiceCIDR: p.Cluster.ServiceCIDR, DNSIP: dns},
+		Cluster:           join,
 		KubernetesVersion: p.Cluster.Version,
 	}, Dependencies{
 		Store:      p.Store,

@@ -38,6 +38,13 @@ func newProvisioner(t *testing.T, w awsWorld, cp *kubetest.ControlPlane, ns stri
 // the provisioner is built.
 func newProvisionerDeps(t testing.TB, w awsWorld, cp *kubetest.ControlPlane, ns string, change func(*provisioning.Dependencies)) *provisioning.Provisioner {
 	t.Helper()
+	return newProvisionerJoining(t, w, cp, ns, launchtemplate.Cluster{Name: cluster, Endpoint: "https://demo.example.com", CABundle: testCA,
+		ServiceCIDR: "10.100.0.0/16", DNSIP: "10.100.0.10"}, change)
+}
+
+// newProvisionerJoining is newProvisionerDeps with the nodes told to join the cluster as join says.
+func newProvisionerJoining(t testing.TB, w awsWorld, cp *kubetest.ControlPlane, ns string, join launchtemplate.Cluster, change func(*provisioning.Dependencies)) *provisioning.Provisioner {
+	t.Helper()
 	client, err := kube.NewClientset(cp.Config)
 	require.NoError(t, err)
 	prices, err := pricing.NewProvider(region)
@@ -46,11 +53,7 @@ func newProvisionerDeps(t testing.TB, w awsWorld, cp *kubetest.ControlPlane, ns 
 	// IAM proof (the world's set-up calls are not).
 	cfg := awscalls.Instrument(w.cfg, awscalls.Deployment{Cluster: cluster, Account: awstest.AccountID, Table: "state", Manifests: config}, "provisioner")
 	ec2c := ec2.NewFromConfig(cfg)
-	pcfg := provisioning.Config{
-		Cluster: launchtemplate.Cluster{Name: cluster, Endpoint: "https://demo.example.com", CABundle: testCA,
-			ServiceCIDR: "10.100.0.0/16", DNSIP: "10.100.0.10"},
-		KubernetesVersion: "1.34",
-	}
+	pcfg := provisioning.Config{Cluster: join, KubernetesVersion: "1.34"}
 	deps := provisioning.Dependencies{
 		Store:       state.New(state.NewClient(cfg), "state"),
 		Cluster:     kube.NewSnapshotter(client, kube.SnapshotOptions{Namespace: ns}),
