@@ -60,20 +60,21 @@ type DetectionReport struct {
 	WebhookDelaySeconds float64 `json:"webhookDelaySeconds"`
 	// SchedulerAttemptsPerSecond: kube-scheduler's scheduling attempts (its
 	// scheduler_schedule_attempts_total counter) over the time from the first pod's creation to the
-	// moment every pod had been tried, in the pass without detection registered and the pass with it.
-	// Pods are created by 16 writers at once, so the scheduler has a queue to work through.
+	// moment every pod had been tried, in the pass without detection registered and the pass with it
+	// (the same pods). Pods are created by 16 writers at once, so the scheduler has a queue to work
+	// through.
 	SchedulerAttemptsPerSecond SchedulerRates `json:"schedulerAttemptsPerSecond"`
 	SchedulerAttemptsRatio     float64        `json:"schedulerAttemptsRatio"`
-	// PendingToLaunchSeconds: in the pass with detection, from a pod's Unschedulable mark to the
-	// CreateFleet call for the node it was bound to.
+	// PendingToLaunchSeconds: in the third pass, from a pod's Unschedulable mark to the CreateFleet call
+	// for the node it was bound to.
 	PendingToLaunchSeconds Percentiles `json:"pendingToLaunchSeconds"`
-	// WebhookCallsPerPendingPod: the webhook's requests in the pass with detection over the pods
-	// kube-scheduler failed in it.
+	// WebhookCallsPerPendingPod: the webhook's requests in the third pass over the pods kube-scheduler
+	// failed in it (nodes join during it, and the scheduler fails the pods that still do not fit again).
 	WebhookCallsPerPendingPod float64 `json:"webhookCallsPerPendingPod"`
 	WebhookRequests           int     `json:"webhookRequests"`
 	PodsMarked                int     `json:"podsMarked"`
 	PodsBound                 int     `json:"podsBound"`
-	// LaunchesWithout counts CreateFleet calls in the pass without detection: its pods ask for a label no
+	// LaunchesWithout counts CreateFleet calls in the first two passes: their pods ask for a label no
 	// NodePool offers, so it must be zero.
 	LaunchesWithout int `json:"launchesWithout"`
 	Capacity
@@ -84,34 +85,44 @@ type DetectionReport struct {
 	TargetsMet map[string]bool `json:"targetsMet"`
 }
 
-// Worked says whether the loop completed: every pod of the pass with detection bound, nothing leaked,
-// no component error.
+// Worked says whether the loop completed: every pod of the third pass bound, nothing leaked, no
+// component error.
 func (r DetectionReport) Worked() bool {
 	return r.PodsBound == r.Pods && r.LeakedInstances == 0 && len(r.Leaks) == 0 && len(r.Errors) == 0
 }
 
-// Detection runs the detection scenario. kube-scheduler works through the same number of pods it cannot
-// place twice: first with no webhook registered (pods asking for a label no NodePool offers, so nothing
-// launches), then with the webhook registered and slowed by WebhookDelay (pods Nodewright launches nodes
-// for). Detection that sat on the scheduler's loop would slow the second pass by the delay per pod.
+// unserved is the node selector of the pods of the first two passes: a label no NodePool offers, so
+// nothing launches for them and kube-scheduler's work is the same in both.
+var unserved = map[string]string{"nodewright.sh/detection-scenario": "unserved"}
+
+// Detection runs the detection scenario in three passes of o.Pods pods each.
+//
+//  1. No webhook registered; pods no NodePool can serve (nothing launches, so no node joins and the
+//     scheduler's work is only to fail each pod).
+//  2. The same pods with the webhook registered and each answer delayed by WebhookDelay: detection that
+//     sat on the scheduler's loop would slow this pass by the delay per pod.
+//  3. With the webhook still registered and delayed, pods Nodewright launches nodes for: pending → launch
+//     and the webhook's calls per pending pod, as nodes join and the scheduler fails the rest again.
+//
+// The first two give the scheduler's attempt rates; the sandbox's components share the machine's CPUs
+// with kube-scheduler, so run it on a quiet machine.
 func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionReport, error) {
 	o.defaults()
 	rep := DetectionReport{Scenario: "detection", Pods: o.Pods, WebhookDelaySeconds: o.WebhookDelay.Seconds()}
 	start := time.Now()
 	errsBefore := len(s.Errors())
+	launches := len(s.Launches())
 
 	if err := s.hook.unregister(ctx, s.Client); err != nil {
 		return rep, err
 	}
 	s.Timeline.Printf("scenario", "pass 1: no detection registered; %d pods no NodePool can serve", o.Pods)
-	launches := len(s.Launches())
-	without, err := s.schedulerPass(ctx, "detection-without", o, map[string]string{"nodewright.sh/detection-scenario": "unserved"})
+	without, err := s.schedulerPass(ctx, "detection-without", o, unserved)
 	if err != nil {
 		return rep, err
 	}
-	rep.SchedulerAttemptsPerSecond.Without = without.rate
-	rep.LaunchesWithout = len(s.Launches()) - launches
 	without.watch.close()
+	rep.SchedulerAttemptsPerSecond.Without = without.rate
 	if err := s.deletePods(ctx, "detection-without"); err != nil {
 		return rep, err
 	}
@@ -121,24 +132,34 @@ func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionR
 	if err := s.hook.register(ctx, s.Client); err != nil {
 		return rep, err
 	}
-	s.Timeline.Printf("scenario", "pass 2: detection registered, each answer delayed %s; %d pods Nodewright launches for", o.WebhookDelay, o.Pods)
-	hooksBefore := s.hook.count()
-	with, err := s.schedulerPass(ctx, "detection-with", o, nil)
+	s.Timeline.Printf("scenario", "pass 2: detection registered, each answer delayed %s; the same %d pods", o.WebhookDelay, o.Pods)
+	with, err := s.schedulerPass(ctx, "detection-with", o, unserved)
 	if err != nil {
 		return rep, err
 	}
-	defer with.watch.close()
+	with.watch.close()
 	rep.SchedulerAttemptsPerSecond.WithDetection = with.rate
 	if without.rate > 0 {
 		rep.SchedulerAttemptsRatio = round3(with.rate / without.rate)
 	}
+	rep.LaunchesWithout = len(s.Launches()) - launches
+	if err := s.deletePods(ctx, "detection-with"); err != nil {
+		return rep, err
+	}
 
+	s.Timeline.Printf("scenario", "pass 3: detection registered, each answer delayed %s; %d pods Nodewright launches for", o.WebhookDelay, o.Pods)
+	hooksBefore := s.hook.count()
+	launch, err := s.schedulerPass(ctx, "detection-launch", o, nil)
+	if err != nil {
+		return rep, err
+	}
+	defer launch.watch.close()
 	deadline := time.Now().Add(o.Timeout)
-	for bound(with.watch.snapshot()) < o.Pods && time.Now().Before(deadline) && ctx.Err() == nil {
+	for bound(launch.watch.snapshot()) < o.Pods && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(250 * time.Millisecond)
 	}
 	s.settle(ctx)
-	pods := with.watch.snapshot()
+	pods := launch.watch.snapshot()
 	rep.WebhookRequests = s.hook.count() - hooksBefore
 	for _, p := range pods {
 		if !p.Unschedulable.IsZero() {
