@@ -89,18 +89,20 @@ func runPreflight(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // printFindings writes one line per item and a verdict; the exit code is 1 when any item will not work.
 func printFindings(w io.Writer, findings []finding) int {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	failed := 0
+	count := map[verdict]int{}
 	for _, f := range findings {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Item, f.Verdict, f.line())
-		if f.Verdict == willNotWork {
-			failed++
-		}
+		count[f.Verdict]++
 	}
 	tw.Flush()
-	if failed > 0 {
-		fmt.Fprintf(w, "\nNodewright will not work as configured: %d item(s) above say what to change.\n", failed)
+	var unchecked string
+	if n := count[notChecked]; n > 0 {
+		unchecked = fmt.Sprintf(" %d item(s) could not be checked.", n)
+	}
+	if n := count[willNotWork]; n > 0 {
+		fmt.Fprintf(w, "\nNodewright will not work as configured: %d item(s) will not work, each saying what to change.%s\n", n, unchecked)
 		return 1
 	}
-	fmt.Fprintln(w, "\nNodewright can work as configured.")
+	fmt.Fprintf(w, "\nNodewright can work as configured.%s\n", unchecked)
 	return 0
 }

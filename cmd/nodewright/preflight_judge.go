@@ -235,14 +235,15 @@ const backstopNote = "pending pods are then found only by the one-minute backsto
 
 func judgeEgress(c clusterFacts, s preflightSettings) finding {
 	f := finding{Item: "control-plane egress"}
+	mode := c.EgressMode
+	if mode == "" {
+		mode = "not reported (AWS_MANAGED)"
+	}
 	switch {
-	case c.EgressMode == "" || c.EgressMode == string(ekstypes.ControlPlaneEgressModeTypeAwsManaged):
-		f.Verdict, f.Detail = works, orDash(c.EgressMode)+": EKS routes the webhook calls to the Function URL"
-		if c.EgressMode == "" {
-			f.Detail = "not reported (AWS_MANAGED): EKS routes the webhook calls to the Function URL"
-		}
 	case !s.PendingPodWebhook:
-		f.Verdict, f.Detail = works, c.EgressMode+": no webhook is deployed (pendingPodWebhook=false); "+backstopNote
+		f.Verdict, f.Detail = works, mode+": no webhook is deployed (pendingPodWebhook=false); "+backstopNote
+	case c.EgressMode == "" || c.EgressMode == string(ekstypes.ControlPlaneEgressModeTypeAwsManaged):
+		f.Verdict, f.Detail = works, mode+": EKS routes the webhook calls to the Function URL"
 	case c.EgressMode == string(ekstypes.ControlPlaneEgressModeTypeCustomerRouted):
 		f.Verdict, f.Set = warning, []string{ctxWebhook + "=false"}
 		f.Detail = "CUSTOMER_ROUTED: webhook calls leave through the cluster's subnets and need a route to the internet " +

@@ -82,6 +82,8 @@ func TestPreflightJudgesEachItem(t *testing.T) {
 		{"CUSTOMER_ROUTED egress without the webhook", func(c *clusterFacts, _ *accountFacts, s *preflightSettings) {
 			c.EgressMode, s.PendingPodWebhook = "CUSTOMER_ROUTED", false
 		}, "control-plane egress", works, "no webhook is deployed", nil},
+		{"CUSTOMER_ISOLATED egress with the webhook", func(c *clusterFacts, _ *accountFacts, _ *preflightSettings) { c.EgressMode = "CUSTOMER_ISOLATED" },
+			"control-plane egress", warning, "no route to the Function URL", []string{"pendingPodWebhook=false"}},
 		{"no Function URLs in the region", func(_ *clusterFacts, a *accountFacts, _ *preflightSettings) { a.Region = "eu-central-2" },
 			"Function URLs", willNotWork, "eu-central-2 has no Lambda Function URLs", []string{"pendingPodWebhook=false"}},
 		{"no Function URLs, no webhook", func(_ *clusterFacts, a *accountFacts, s *preflightSettings) {

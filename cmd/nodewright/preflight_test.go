@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -73,6 +74,9 @@ func (g *motoGaps) GetAccountSettings(context.Context, *lambda.GetAccountSetting
 	return &lambda.GetAccountSettingsOutput{AccountLimit: &lambdatypes.AccountLimit{UnreservedConcurrentExecutions: aws.Int32(g.unreserved)}}, nil
 }
 
+// columnGap is the padding tabwriter puts between columns.
+var columnGap = regexp.MustCompile(` {2,}`)
+
 // motoNetwork is a VPC in moto with two subnets, the control plane's security group and a group for the
 // functions that the control plane's accepts on 443.
 type motoNetwork struct {
@@ -130,12 +134,12 @@ func preflightOnMoto(t *testing.T, moto *awstest.Moto, gaps *motoGaps) func(args
 	}
 }
 
-// itemLine is the output line of one item.
+// itemLine is the output line of one item, its columns joined by " | ".
 func itemLine(t *testing.T, out, item string) string {
 	t.Helper()
 	for _, l := range strings.Split(out, "\n") {
 		if strings.HasPrefix(l, item+"  ") {
-			return l
+			return columnGap.ReplaceAllString(l, " | ")
 		}
 	}
 	t.Fatalf("no line for %q in:\n%s", item, out)
@@ -170,7 +174,7 @@ func TestPreflightPrivateClusterNeedsTheVPCSettings(t *testing.T) {
 	assert.Contains(t, endpoint, "will not work")
 	assert.Contains(t, endpoint, "private endpoint access only")
 	assert.Contains(t, endpoint, "; set -c vpcSubnetIds="+n.subnetA+","+n.subnetB+" -c vpcSecurityGroupIds="+n.controlPlaneSG)
-	assert.Contains(t, out, "Nodewright will not work as configured: 1 item(s)")
+	assert.Contains(t, out, "Nodewright will not work as configured: 1 item(s) will not work, each saying what to change.\n")
 	assert.Contains(t, itemLine(t, out, "IP family"), "works")
 	assert.Contains(t, itemLine(t, out, "Kubernetes version"), "works")
 	assert.Contains(t, itemLine(t, out, "spot service-linked role"), "AWSServiceRoleForEC2Spot exists")
@@ -182,7 +186,7 @@ func TestPreflightPrivateClusterNeedsTheVPCSettings(t *testing.T) {
 	assert.Contains(t, itemLine(t, out, "VPC settings"), "2 subnets and 1 security groups in the cluster's VPC "+n.vpc)
 	assert.NotContains(t, out, "will not work")
 	assert.NotContains(t, out, string(warning), "no item has a condition to meet")
-	assert.Contains(t, out, "Nodewright can work as configured.")
+	assert.Contains(t, out, "Nodewright can work as configured.\n", "every item was checked")
 }
 
 // TestPreflightChecksTheVPCSettingsAgainstEC2: subnets of another VPC, an unknown security group, and a
@@ -220,7 +224,7 @@ func TestPreflightChecksTheVPCSettingsAgainstEC2(t *testing.T) {
 	require.NoError(t, err)
 	code, out, _ = run("--cluster", "prod", "-c", "vpcSubnetIds="+n.subnetA, "-c", "vpcSecurityGroupIds="+aws.ToString(loose.GroupId))
 	assert.Equal(t, 0, code, out)
-	assert.Contains(t, itemLine(t, out, "VPC settings"), "warning  no rule of the cluster's security groups names "+aws.ToString(loose.GroupId)+" on 443")
+	assert.Contains(t, itemLine(t, out, "VPC settings"), "warning | no rule of the cluster's security groups names "+aws.ToString(loose.GroupId)+" on 443")
 }
 
 // TestPreflightReportsAMissingCluster: a cluster the region does not have is an error naming it.
@@ -231,4 +235,29 @@ func TestPreflightReportsAMissingCluster(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
 	assert.Contains(t, errOut, "nodewright preflight: EKS cluster nowhere: not found (region us-east-1)")
+}
+
+// TestPreflightRegionWithoutFunctionURLsNeedsNoWebhook: in a region without Function URLs the webhook's URL
+// cannot be created, so the deploy works only with pendingPodWebhook=false, which preflight names; with it,
+// the deployment passes and relies on the one-minute backstop.
+func TestPreflightRegionWithoutFunctionURLsNeedsNoWebhook(t *testing.T) {
+	moto := awstest.Shared(t)
+	_, err := eks.NewFromConfig(moto.ConfigFor("eu-central-2")).CreateCluster(context.Background(), &eks.CreateClusterInput{
+		Name: aws.String("zurich"), Version: aws.String("1.32"), RoleArn: aws.String("arn:aws:iam::" + awstest.AccountID + ":role/eks-cluster"),
+		ResourcesVpcConfig: &ekstypes.VpcConfigRequest{SubnetIds: []string{"subnet-0aaaaaaaaaaaaaaaa"}, EndpointPublicAccess: aws.Bool(true)},
+	})
+	require.NoError(t, err)
+	run := preflightOnMoto(t, moto, &motoGaps{authMode: ekstypes.AuthenticationModeApi, egressMode: ekstypes.ControlPlaneEgressModeTypeCustomerRouted, unreserved: 1000})
+
+	code, out, _ := run("--cluster", "zurich", "--region", "eu-central-2")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, itemLine(t, out, "Function URLs"), "will not work | eu-central-2 has no Lambda Function URLs")
+	assert.Contains(t, itemLine(t, out, "Function URLs"), "; set -c pendingPodWebhook=false")
+	assert.Contains(t, itemLine(t, out, "control-plane egress"), "warning | CUSTOMER_ROUTED")
+
+	code, out, _ = run("--cluster", "zurich", "--region", "eu-central-2", "-c", "pendingPodWebhook=false")
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, itemLine(t, out, "Function URLs"), "works")
+	assert.Contains(t, itemLine(t, out, "control-plane egress"), "works | CUSTOMER_ROUTED: no webhook is deployed")
+	assert.Contains(t, itemLine(t, out, "Lambda concurrency"), "the stack reserves 28")
 }
