@@ -17,7 +17,9 @@ func init() {
 const preflightUsage = "Usage: nodewright preflight --cluster NAME --region REGION [--endpoint-url URL] [-c key=value ...]"
 
 // runPreflight reads the cluster (eks:DescribeCluster: endpoint access, authentication mode, IP family,
-// version, control-plane egress) and the account (Function URLs in the region, unreserved Lambda
+// version, control-plane egress), the subnets and security groups the VPC settings name (their VPC, their
+// default route, whether the control plane accepts the groups on 443) and the account (Function URLs in
+// the region, unreserved Lambda
 // concurrency, the spot service-linked role, the stack's access entries once deployed) and judges them
 // against the deployment's context values: one line per item, works / warning / will not work / not
 // checked, with the -c value that fixes it when one does. Exit 1 when any item will not work, 2 for bad

@@ -44,6 +44,7 @@ func judge(c clusterFacts, a accountFacts, s preflightSettings) []finding {
 		judgeStatus(c),
 		judgeEndpoint(c, s),
 		judgeVPCSettings(c, a.VPC, s),
+		judgeSubnetEgress(a.VPC, s),
 		judgeAuthentication(c),
 		judgeIPFamily(c),
 		judgeVersion(c),

@@ -34,6 +34,7 @@ type (
 	preflightEC2 interface {
 		DescribeSubnets(context.Context, *ec2.DescribeSubnetsInput, ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error)
 		DescribeSecurityGroups(context.Context, *ec2.DescribeSecurityGroupsInput, ...func(*ec2.Options)) (*ec2.DescribeSecurityGroupsOutput, error)
+		DescribeRouteTables(context.Context, *ec2.DescribeRouteTablesInput, ...func(*ec2.Options)) (*ec2.DescribeRouteTablesOutput, error)
 	}
 )
 
@@ -147,6 +148,9 @@ type vpcFacts struct {
 	// AcceptedOn443 are the settings' groups that a control-plane security group's ingress lets in on 443.
 	AcceptedOn443 map[string]bool
 	Err           error
+	// SubnetEgress is how each subnet's default route leaves the VPC; EgressErr a failed read.
+	SubnetEgress map[string]subnetEgress
+	EgressErr    error
 }
 
 const spotServiceLinkedRole = "AWSServiceRoleForEC2Spot"
@@ -227,8 +231,15 @@ func readVPC(ctx context.Context, api preflightEC2, c clusterFacts, s preflightS
 			v.Err = fmt.Errorf("ec2:DescribeSubnets: %w", err)
 			return v
 		}
+		vpc := c.VpcID
 		for _, sn := range out.Subnets {
 			v.SubnetVPC[aws.ToString(sn.SubnetId)] = aws.ToString(sn.VpcId)
+			if vpc == "" {
+				vpc = aws.ToString(sn.VpcId)
+			}
+		}
+		if vpc != "" {
+			v.SubnetEgress, v.EgressErr = readSubnetEgress(ctx, api, vpc, s.SubnetIDs)
 		}
 	}
 	ids := append(append([]string{}, s.SecurityGroupIDs...), c.ControlPlaneSecurityGroups...)

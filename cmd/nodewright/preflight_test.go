@@ -77,10 +77,10 @@ func (g *motoGaps) GetAccountSettings(context.Context, *lambda.GetAccountSetting
 // columnGap is the padding tabwriter puts between columns.
 var columnGap = regexp.MustCompile(` {2,}`)
 
-// motoNetwork is a VPC in moto with two subnets, the control plane's security group and a group for the
-// functions that the control plane's accepts on 443.
+// motoNetwork is a VPC in moto with two subnets routed out through a NAT gateway, the control plane's
+// security group and a group for the functions that the control plane's accepts on 443.
 type motoNetwork struct {
-	vpc, subnetA, subnetB, controlPlaneSG, functionsSG string
+	vpc, subnetA, subnetB, controlPlaneSG, functionsSG, mainRouteTable string
 }
 
 func newMotoNetwork(t *testing.T, moto *awstest.Moto) motoNetwork {
@@ -104,6 +104,19 @@ func newMotoNetwork(t *testing.T, moto *awstest.Moto) motoNetwork {
 		require.NoError(t, err)
 		*g.to = aws.ToString(out.GroupId)
 	}
+	// A NAT gateway in the first subnet is the VPC's way out (the main route table's default route).
+	eip, err := api.AllocateAddress(ctx, &ec2.AllocateAddressInput{Domain: ec2types.DomainTypeVpc})
+	require.NoError(t, err)
+	nat, err := api.CreateNatGateway(ctx, &ec2.CreateNatGatewayInput{SubnetId: aws.String(n.subnetA), AllocationId: eip.AllocationId})
+	require.NoError(t, err)
+	tables, err := api.DescribeRouteTables(ctx, &ec2.DescribeRouteTablesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("vpc-id"), Values: []string{n.vpc}}, {Name: aws.String("association.main"), Values: []string{"true"}}}})
+	require.NoError(t, err)
+	require.Len(t, tables.RouteTables, 1)
+	n.mainRouteTable = aws.ToString(tables.RouteTables[0].RouteTableId)
+	_, err = api.CreateRoute(ctx, &ec2.CreateRouteInput{RouteTableId: aws.String(n.mainRouteTable), DestinationCidrBlock: aws.String("0.0.0.0/0"),
+		NatGatewayId: nat.NatGateway.NatGatewayId})
+	require.NoError(t, err)
 	_, err = api.AuthorizeSecurityGroupIngress(ctx, &ec2.AuthorizeSecurityGroupIngressInput{GroupId: aws.String(n.controlPlaneSG),
 		IpPermissions: []ec2types.IpPermission{{IpProtocol: aws.String("tcp"), FromPort: aws.Int32(443), ToPort: aws.Int32(443),
 			UserIdGroupPairs: []ec2types.UserIdGroupPair{{GroupId: aws.String(n.functionsSG)}}}}})
@@ -260,4 +273,53 @@ func TestPreflightRegionWithoutFunctionURLsNeedsNoWebhook(t *testing.T) {
 	assert.Contains(t, itemLine(t, out, "Function URLs"), "works")
 	assert.Contains(t, itemLine(t, out, "control-plane egress"), "works | CUSTOMER_ROUTED: no webhook is deployed")
 	assert.Contains(t, itemLine(t, out, "Lambda concurrency"), "the stack reserves 28")
+}
+
+// TestPreflightSubnetsNeedAWayOut: functions in a subnet whose route table has no NAT route (isolated, or
+// public: Lambda gives no public address) cannot reach the AWS APIs; preflight names vpcEndpoints and
+// isolatedVPC, and passes once both are set. The subnet's own table wins over the VPC's main one.
+func TestPreflightSubnetsNeedAWayOut(t *testing.T) {
+	moto := awstest.Shared(t)
+	ctx := context.Background()
+	n := newMotoNetwork(t, moto)
+	api := ec2.NewFromConfig(moto.Config())
+	isolated, err := api.CreateRouteTable(ctx, &ec2.CreateRouteTableInput{VpcId: aws.String(n.vpc)})
+	require.NoError(t, err)
+	_, err = api.AssociateRouteTable(ctx, &ec2.AssociateRouteTableInput{RouteTableId: isolated.RouteTable.RouteTableId, SubnetId: aws.String(n.subnetB)})
+	require.NoError(t, err)
+	_, err = eks.NewFromConfig(moto.Config()).CreateCluster(ctx, &eks.CreateClusterInput{
+		Name: aws.String("prod"), Version: aws.String("1.34"), RoleArn: aws.String("arn:aws:iam::" + awstest.AccountID + ":role/eks-cluster"),
+		ResourcesVpcConfig: &ekstypes.VpcConfigRequest{SubnetIds: []string{n.subnetA, n.subnetB}, SecurityGroupIds: []string{n.controlPlaneSG},
+			EndpointPublicAccess: aws.Bool(false), EndpointPrivateAccess: aws.Bool(true)},
+	})
+	require.NoError(t, err)
+	run := preflightOnMoto(t, moto, &motoGaps{authMode: ekstypes.AuthenticationModeApi, vpcID: n.vpc, clusterSG: n.controlPlaneSG, unreserved: 1000})
+	inVPC := []string{"--cluster", "prod", "-c", "vpcSubnetIds=" + n.subnetA + "," + n.subnetB, "-c", "vpcSecurityGroupIds=" + n.functionsSG}
+
+	code, out, _ := run(inVPC...)
+	assert.Equal(t, 1, code, out)
+	line := itemLine(t, out, "subnet egress")
+	assert.Contains(t, line, "will not work | the functions in "+n.subnetB+" (no default route) cannot reach EC2, SQS, DynamoDB")
+	assert.Contains(t, line, "; set -c vpcEndpoints=true -c isolatedVPC=true")
+
+	code, out, _ = run(append(inVPC, "-c", "vpcEndpoints=true")...)
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, itemLine(t, out, "subnet egress"), "warning | the VPC endpoints serve "+n.subnetB+" (no default route), but the Pricing API has none")
+
+	code, out, _ = run(append(inVPC, "-c", "vpcEndpoints=true", "-c", "isolatedVPC=true")...)
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, itemLine(t, out, "subnet egress"), "works | isolated: "+n.subnetB+" (no default route) use the VPC endpoints")
+
+	// A public subnet: its default route is an internet gateway, which takes Lambda's interfaces nowhere.
+	igw, err := api.CreateInternetGateway(ctx, &ec2.CreateInternetGatewayInput{})
+	require.NoError(t, err)
+	_, err = api.AttachInternetGateway(ctx, &ec2.AttachInternetGatewayInput{InternetGatewayId: igw.InternetGateway.InternetGatewayId, VpcId: aws.String(n.vpc)})
+	require.NoError(t, err)
+	_, err = api.CreateRoute(ctx, &ec2.CreateRouteInput{RouteTableId: isolated.RouteTable.RouteTableId, DestinationCidrBlock: aws.String("0.0.0.0/0"),
+		GatewayId: igw.InternetGateway.InternetGatewayId})
+	require.NoError(t, err)
+	code, out, _ = run(inVPC...)
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, itemLine(t, out, "subnet egress"), n.subnetB+" (internet gateway only) cannot reach")
+	assert.NotContains(t, itemLine(t, out, "subnet egress"), n.subnetA, "the NAT-routed subnet has a way out")
 }
