@@ -72,7 +72,8 @@ func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 	if err != nil {
 		return nil, priceRefresh{}, err
 	}
-	prices, err := pricing.NewProvider(cfg.Region)
+	// In an isolated VPC (NODEWRIGHT_ISOLATED_VPC) the shipped table prices and the Pricing API is never called.
+	prices, err := pricing.NewProviderFromEnv(cfg.Region, os.Getenv)
 	if err != nil {
 		return nil, priceRefresh{}, err
 	}
