@@ -36,6 +36,10 @@ type StackProps struct {
 	// sizing.DefaultClusterPods); Sizes is each function's memory and timeout for it (sizing.For).
 	ClusterPods int
 	Sizes       map[string]sizing.Size
+	// VPC places the functions that call the API server in the cluster's VPC, with the endpoints they
+	// need and the isolated mode (context values vpcSubnetIds, vpcSecurityGroupIds, vpcEndpoints, vpcId,
+	// isolatedVPC; see vpc.go).
+	VPC VPCPlacement
 }
 
 // clusterNamePattern is EKS's rule for cluster names.
@@ -86,6 +90,9 @@ func stackPropsFromContext(app awscdk.App) (StackProps, error) {
 		return p, err
 	}
 	if p.ClusterPods, p.Sizes, err = clusterSizes(app.Node().TryGetContext(jsii.String("clusterPods"))); err != nil {
+		return p, err
+	}
+	if p.VPC, err = vpcPlacementFromContext(func(key string) interface{} { return app.Node().TryGetContext(jsii.String(key)) }); err != nil {
 		return p, err
 	}
 	if p.FunctionsDir = str("functionsDir", ""); p.FunctionsDir == "" {
