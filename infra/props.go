@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
@@ -94,6 +95,11 @@ func stackPropsFromContext(app awscdk.App) (StackProps, error) {
 	}
 	if p.VPC, err = vpcPlacementFromContext(func(key string) interface{} { return app.Node().TryGetContext(jsii.String(key)) }); err != nil {
 		return p, err
+	}
+	if p.VPC.Isolated && len(p.Nodes.Roles) > 0 {
+		return p, fmt.Errorf("context value isolatedVPC=true: the EC2NodeClasses name spec.role (%s), whose instance profile Nodewright "+
+			"creates through the IAM API, which has no VPC endpoint: name an existing spec.instanceProfile in each EC2NodeClass instead",
+			strings.Join(p.Nodes.Roles, ", "))
 	}
 	if p.FunctionsDir = str("functionsDir", ""); p.FunctionsDir == "" {
 		p.FunctionsDir = "dist"

@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/stretchr/testify/assert"
@@ -175,7 +178,7 @@ func TestStackVPCModes(t *testing.T) {
 
 	t.Run("endpoints and isolated mode", func(t *testing.T) {
 		template, annotations := synthWith(t, map[string]interface{}{"vpcSubnetIds": testSubnets, "vpcSecurityGroupIds": testGroups,
-			"vpcEndpoints": "true", "vpcId": testVPC, "isolatedVPC": "true"})
+			"vpcEndpoints": "true", "vpcId": testVPC, "isolatedVPC": "true", "manifests": withInstanceProfile(t)})
 		cfn := toCfn(t, template)
 
 		endpoints := cfn.ofType("AWS::EC2::VPCEndpoint")
@@ -218,6 +221,36 @@ func TestStackVPCModes(t *testing.T) {
 
 		noNagFindings(t, annotations)
 	})
+}
+
+// withInstanceProfile is the sample manifests with the node class naming an instance profile instead of a
+// role, as an isolated VPC needs.
+func withInstanceProfile(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("manifests", "default.yaml"))
+	require.NoError(t, err)
+	out := strings.Replace(string(b), "role: KarpenterNodeRole-demo", "instanceProfile: KarpenterNodeInstanceProfile-demo", 1)
+	require.NotEqual(t, string(b), out, "the sample names a role")
+	path := filepath.Join(t.TempDir(), "manifests.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(out), 0o600))
+	return path
+}
+
+// TestIsolatedVPCRefusesNodeRoles: a node class with spec.role needs IAM, which an isolated VPC cannot
+// reach, so the synth fails naming the setting and the fix.
+func TestIsolatedVPCRefusesNodeRoles(t *testing.T) {
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]interface{}{"clusterName": "unit", "manifests": "manifests",
+		"isolatedVPC": "true"}})
+	_, err := stackPropsFromContext(app)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "context value isolatedVPC=true: the EC2NodeClasses name spec.role (KarpenterNodeRole-demo)")
+	assert.Contains(t, err.Error(), "name an existing spec.instanceProfile in each EC2NodeClass instead")
+
+	app = awscdk.NewApp(&awscdk.AppProps{Context: &map[string]interface{}{"clusterName": "unit", "manifests": withInstanceProfile(t),
+		"isolatedVPC": "true"}})
+	props, err := stackPropsFromContext(app)
+	require.NoError(t, err)
+	assert.True(t, props.VPC.Isolated)
 }
 
 // noNagFindings fails on every unsuppressed cdk-nag AwsSolutions error or warning.

@@ -118,7 +118,7 @@ func build(ctx context.Context, s settings) (*consolidation.Runner, error) {
 	// prices (the stored on-demand and spot tables, as the provisioner loads them; the shipped on-demand
 	// table until one is stored) and claim-first launches.
 	p, err := provisioning.NewOnAWS(provisioning.AWSParts{Config: cfg, Cluster: cluster, Client: client, Store: store,
-		Prices: prices, SpotPrices: storedPrices(store, prices, time.Now), Events: recorder})
+		Prices: prices, SpotPrices: storedPrices(store, prices, time.Now), Events: recorder, Isolated: prices.Isolated()})
 	if err != nil {
 		return nil, err
 	}

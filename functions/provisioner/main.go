@@ -83,7 +83,8 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 		})
 	}()
 	p, err := provisioning.NewOnAWS(provisioning.AWSParts{Config: cfg, Cluster: cluster, Client: client, Store: store,
-		Prices: prices, SpotPrices: stored.loaders(), Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: "provisioner"})})
+		Prices: prices, SpotPrices: stored.loaders(), Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: "provisioner"}),
+		Isolated: prices.Isolated()})
 	if err != nil {
 		return nil, err
 	}
