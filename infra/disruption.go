@@ -37,7 +37,7 @@ var disruptionTimeout = awscdk.Duration_Seconds(jsii.Number(180))
 func NewDisruption(scope constructs.Construct, id string, p WorkerProps, q DisruptionQueues, nodes NodeIdentities, spotToSpot bool) *Disruption {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	fn := newWorker(c, "Handler", p, workerSpec{
-		name: "disruption", timeout: disruptionTimeout, reserved: singleWriterConcurrency,
+		name: "disruption", timeout: disruptionTimeout, reserved: singleWriterConcurrency, prices: true,
 		stateAccess: stateAccess(stateRead, stateWrite, []string{"dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}, claimCreate, claimView),
 		extraEnv: map[string]*string{
 			"NODEWRIGHT_TERMINATION_QUEUE_URL":      q.Termination.QueueUrl(),

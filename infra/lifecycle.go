@@ -30,7 +30,7 @@ var lifecycleEC2Reads = []string{
 func NewLifecycle(scope constructs.Construct, id string, p WorkerProps, terminations awssqs.Queue) *Lifecycle {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	fn := newWorker(c, "Handler", p, workerSpec{
-		name: "lifecycle", timeout: awscdk.Duration_Seconds(jsii.Number(60)), reserved: lifecycleConcurrency,
+		name: "lifecycle", timeout: awscdk.Duration_Seconds(jsii.Number(60)), reserved: lifecycleConcurrency, prices: true,
 		stateAccess: stateAccess(stateRead, stateWrite, claimCreate, claimView),
 		extraEnv:    map[string]*string{"NODEWRIGHT_TERMINATION_QUEUE_URL": terminations.QueueUrl()},
 	})
@@ -38,7 +38,9 @@ func NewLifecycle(scope constructs.Construct, id string, p WorkerProps, terminat
 	everyMinute(fn, "Nodewright node lifecycle for cluster "+p.ClusterName)
 	onInstanceRunning(fn, "Nodewright node lifecycle for cluster "+p.ClusterName+": an instance is running, its Node will join")
 	allow(fn.Role, "EC2Reads", lifecycleEC2Reads, []string{"*"}, nil)
-	allow(fn.Role, "Prices", []string{"pricing:GetProducts"}, []string{"*"}, nil)
+	if !p.VPC.Isolated { // an isolated function never calls the Pricing API
+		allow(fn.Role, "Prices", []string{"pricing:GetProducts"}, []string{"*"}, nil)
+	}
 	allowHousekeeping(fn.Role, p.ClusterName)
 	suppressWildcards(fn.Role, "EC2 Describe* calls and pricing:GetProducts have no resource-level permissions in IAM; "+
 		"the statement lists each read action instead of ec2:Describe*.", "Resource::*")

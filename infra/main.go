@@ -10,6 +10,11 @@
 //	alarmTopicArn    SNS topic (same region) the alarms notify (optional; without it they have no actions)
 //	account          AWS account to deploy into (default: CDK_DEFAULT_ACCOUNT; empty = environment-agnostic)
 //	region           AWS region (default: CDK_DEFAULT_REGION)
+//	vpcSubnetIds, vpcSecurityGroupIds  comma-separated (both or neither): run every function that calls the
+//	                 API server in these subnets with these security groups (private or CIDR-restricted endpoints)
+//	vpcEndpoints     true: create the interface endpoints those functions need in subnets without NAT (needs vpcId)
+//	vpcId            the VPC of vpcSubnetIds (only with vpcEndpoints)
+//	isolatedVPC      true: the functions never call the Pricing API and price with the shipped table
 //
 // cdk-nag's AwsSolutions checks run on every synth; a finding fails the synth unless it is suppressed
 // with a written reason next to the resource.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
@@ -40,6 +41,10 @@ type StackProps struct {
 	// sizing.DefaultClusterPods); Sizes is each function's memory and timeout for it (sizing.For).
 	ClusterPods int
 	Sizes       map[string]sizing.Size
+	// VPC places the functions that call the API server in the cluster's VPC, with the endpoints they
+	// need and the isolated mode (context values vpcSubnetIds, vpcSecurityGroupIds, vpcEndpoints, vpcId,
+	// isolatedVPC; see vpc.go).
+	VPC VPCPlacement
 }
 
 // clusterNamePattern is EKS's rule for cluster names.
@@ -96,6 +101,14 @@ func stackPropsFromContext(app awscdk.App) (StackProps, error) {
 	}
 	if p.ClusterPods, p.Sizes, err = clusterSizes(app.Node().TryGetContext(jsii.String("clusterPods"))); err != nil {
 		return p, err
+	}
+	if p.VPC, err = vpcPlacementFromContext(func(key string) interface{} { return app.Node().TryGetContext(jsii.String(key)) }); err != nil {
+		return p, err
+	}
+	if p.VPC.Isolated && len(p.Nodes.Roles) > 0 {
+		return p, fmt.Errorf("context value isolatedVPC=true: the EC2NodeClasses name spec.role (%s), whose instance profile Nodewright "+
+			"creates through the IAM API, which has no VPC endpoint: name an existing spec.instanceProfile in each EC2NodeClass instead",
+			strings.Join(p.Nodes.Roles, ", "))
 	}
 	if p.FunctionsDir = str("functionsDir", ""); p.FunctionsDir == "" {
 		p.FunctionsDir = "dist"

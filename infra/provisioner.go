@@ -34,7 +34,7 @@ func NewProvisioner(scope constructs.Construct, id string, p WorkerProps, queue 
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	timeout := awscdk.Duration_Seconds(jsii.Number(60))
 	fn := newWorker(c, "Handler", p, workerSpec{
-		name: "provisioner", timeout: timeout, reserved: singleWriterConcurrency,
+		name: "provisioner", timeout: timeout, reserved: singleWriterConcurrency, prices: true,
 		// BatchWriteItem: the decision records of pods that cannot be provisioned (state.RecordDecisions).
 		stateAccess: stateAccess(stateRead, stateWrite, []string{"dynamodb:BatchWriteItem"}, claimCreate, claimView),
 	})

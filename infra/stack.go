@@ -17,6 +17,8 @@ type NodewrightStack struct {
 	Config *ConfigDeployment
 	// Webhook is nil when the deployment has none (StackProps.PendingPodWebhook).
 	Webhook *Webhook
+	// Endpoints are the VPC endpoints (nil unless the context asks for them).
+	Endpoints *VPCEndpoints
 
 	Provisioner  *Provisioner
 	Lifecycle    *Lifecycle
@@ -42,7 +44,12 @@ func NewNodewrightStack(scope constructs.Construct, id string, props StackProps)
 		s.Webhook = NewWebhook(stack, "Webhook", props.ClusterName, props.FunctionsDir, sizeOf(props.Sizes, sizing.Webhook), s.Queues.Provisioning)
 	}
 
-	worker := WorkerProps{ClusterName: props.ClusterName, FunctionsDir: props.FunctionsDir, Table: s.State.Table, Sizes: props.Sizes}
+	worker := WorkerProps{ClusterName: props.ClusterName, FunctionsDir: props.FunctionsDir, Table: s.State.Table, Sizes: props.Sizes,
+		VPC: props.VPC}
+	if props.VPC.Endpoints {
+		s.Endpoints = NewVPCEndpoints(stack, "Endpoints", props.VPC)
+		worker.Endpoints = s.Endpoints
+	}
 	s.Provisioner = NewProvisioner(stack, "Provisioner", worker, s.Queues.Provisioning, props.Nodes)
 	s.Lifecycle = NewLifecycle(stack, "Lifecycle", worker, s.Queues.Termination)
 	s.Interruption = NewInterruption(stack, "Interruption", worker, InterruptionQueues{

@@ -16,6 +16,10 @@ type WorkerProps struct {
 	Table        awsdynamodb.ITable
 	// Sizes is each function's memory for the cluster's size (StackProps.Sizes); nil is the default tier.
 	Sizes map[string]sizing.Size
+	// VPC places every worker (each calls the API server) in the cluster's VPC when it names subnets;
+	// Endpoints are the VPC endpoints the workers reach AWS through (nil: none created).
+	VPC       VPCPlacement
+	Endpoints *VPCEndpoints
 }
 
 // sizeOf is fn's size in sizes, or in the default tier when sizes does not name it.
@@ -37,10 +41,17 @@ type workerSpec struct {
 	reserved    float64
 	extraEnv    map[string]*string
 	stateAccess []string // DynamoDB actions on the state table and its indexes
+	// prices is whether the function prices instances (it then learns whether it runs in an isolated VPC).
+	prices bool
 }
 
+// EnvIsolatedVPC is the variable that tells a pricing function it runs without internet access
+// (pricing.EnvIsolatedVPC; not imported, so the CDK app does not build the functions' dependencies).
+const EnvIsolatedVPC = "NODEWRIGHT_ISOLATED_VPC"
+
 // newWorker creates a GoFunction sized by p.Sizes for spec.name, with NODEWRIGHT_CLUSTER_NAME and NODEWRIGHT_STATE_TABLE (plus
-// spec.extraEnv), the state-table actions of spec, and eks:DescribeCluster on the cluster.
+// spec.extraEnv, the endpoints' settings, and EnvIsolatedVPC for a pricing function in an isolated VPC),
+// the state-table actions of spec, and eks:DescribeCluster on the cluster, placed in p.VPC.
 func newWorker(scope constructs.Construct, id string, p WorkerProps, spec workerSpec) *GoFunction {
 	env := map[string]*string{
 		"NODEWRIGHT_CLUSTER_NAME": jsii.String(p.ClusterName),
@@ -49,11 +60,18 @@ func newWorker(scope constructs.Construct, id string, p WorkerProps, spec worker
 	for k, v := range spec.extraEnv {
 		env[k] = v
 	}
+	for k, v := range p.Endpoints.env() {
+		env[k] = v
+	}
+	if spec.prices && p.VPC.Isolated {
+		env[EnvIsolatedVPC] = jsii.String("true")
+	}
 	fn := NewGoFunction(scope, id, GoFunctionProps{
 		Name: spec.name, FunctionsDir: p.FunctionsDir, Environment: env,
 		Timeout: spec.timeout, MemoryMB: float64(sizeOf(p.Sizes, spec.name).MemoryMB), ReservedConcurrency: spec.reserved,
 	})
 	allowState(fn.Role, p.Table, spec.stateAccess...)
 	allowDescribeCluster(fn.Role, p.ClusterName)
+	placeInVPC(fn, p.VPC)
 	return fn
 }

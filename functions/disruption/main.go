@@ -105,18 +105,20 @@ func build(ctx context.Context, s settings) (*consolidation.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	prices, err := pricing.NewProvider(cfg.Region)
+	// In an isolated VPC (NODEWRIGHT_ISOLATED_VPC) the shipped table prices and the Pricing API is never called.
+	prices, err := pricing.NewProviderFromEnv(cfg.Region, os.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	// A warm invocation reads again only the claim shards that changed since the last one (state.ClaimsView).
-	store := state.New(state.NewClient(cfg), s.table, state.WithClaimsView())
+	// Launch and disruption decisions of an isolated function say what priced them (state.WithPriceNote).
+	store := state.New(state.NewClient(cfg), s.table, state.WithClaimsView(), state.WithPriceNote(prices.DecisionNote()))
 	recorder := kube.NewRecorder(client, kube.RecorderOptions{Instance: "disruption"})
 	// Replacements go through a provisioner's launch path: the same catalog, node classes, templates,
 	// prices (the stored on-demand and spot tables, as the provisioner loads them; the shipped on-demand
 	// table until one is stored) and claim-first launches.
 	p, err := provisioning.NewOnAWS(provisioning.AWSParts{Config: cfg, Cluster: cluster, Client: client, Store: store,
-		Prices: prices, SpotPrices: storedPrices(store, prices, time.Now), Events: recorder})
+		Prices: prices, SpotPrices: storedPrices(store, prices, time.Now), Events: recorder, Isolated: prices.Isolated()})
 	if err != nil {
 		return nil, err
 	}

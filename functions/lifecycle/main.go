@@ -72,7 +72,8 @@ func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 	if err != nil {
 		return nil, priceRefresh{}, err
 	}
-	prices, err := pricing.NewProvider(cfg.Region)
+	// In an isolated VPC (NODEWRIGHT_ISOLATED_VPC) the shipped table prices and the Pricing API is never called.
+	prices, err := pricing.NewProviderFromEnv(cfg.Region, os.Getenv)
 	if err != nil {
 		return nil, priceRefresh{}, err
 	}
@@ -80,6 +81,12 @@ func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 	// A warm invocation reads again only the claim shards that changed since the last one (state.ClaimsView).
 	store := state.New(state.NewClient(cfg), table, state.WithClaimsView())
 	launcher := instance.New(ec2Client, name)
+	// In an isolated VPC IAM cannot be reached, and no node class has a profile Nodewright made (the CDK
+	// app refuses spec.role there): nothing to clean up.
+	var profiles lifecycle.UnusedProfiles
+	if !prices.Isolated() {
+		profiles = nodeclass.NewProfiles(iam.NewFromConfig(cfg), name, cfg.Region)
+	}
 	// Between sweeps a pass reads only the joining claims and lists no instances (lifecycle.DefaultSweepEvery).
 	r := lifecycle.NewRunner(lifecycle.RunnerConfig{SweepEvery: lifecycle.DefaultSweepEvery}, lifecycle.RunnerDeps{
 		Store:        store,
@@ -92,7 +99,7 @@ func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 		Prices:       prices,
 		Terminations: termination.NewSender(sqs.NewFromConfig(cfg), queue),
 		Templates:    launchtemplate.New(ec2Client, name, time.Now),
-		Profiles:     nodeclass.NewProfiles(iam.NewFromConfig(cfg), name, cfg.Region),
+		Profiles:     profiles,
 		Now:          time.Now,
 	})
 	// On-demand prices come from the Pricing API (endpoint by pricing.EndpointRegion) every 12 hours and

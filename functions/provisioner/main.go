@@ -60,12 +60,14 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 	if err != nil {
 		return nil, err
 	}
-	prices, err := pricing.NewProvider(cfg.Region)
+	// In an isolated VPC (NODEWRIGHT_ISOLATED_VPC) the shipped table prices and the Pricing API is never called.
+	prices, err := pricing.NewProviderFromEnv(cfg.Region, os.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	// A warm invocation reads again only the claim shards that changed since the last one (state.ClaimsView).
-	store := state.New(state.NewClient(cfg), table, state.WithClaimsView())
+	// Launch and disruption decisions of an isolated function say what priced them (state.WithPriceNote).
+	store := state.New(state.NewClient(cfg), table, state.WithClaimsView(), state.WithPriceNote(prices.DecisionNote()))
 	// Prices are the tables the lifecycle function stores — on-demand from the Pricing API, spot from
 	// EC2 — loaded in the background off Lambda's start-up budget and then by runs at most once a minute,
 	// on-demand first (spot is floored at a share of it). Until an on-demand table is stored, or when it
@@ -81,7 +83,8 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 		})
 	}()
 	p, err := provisioning.NewOnAWS(provisioning.AWSParts{Config: cfg, Cluster: cluster, Client: client, Store: store,
-		Prices: prices, SpotPrices: stored.loaders(), Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: "provisioner"})})
+		Prices: prices, SpotPrices: stored.loaders(), Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: "provisioner"}),
+		Isolated: prices.Isolated()})
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,8 @@
 // instance profile, into the status Karpenter reports (status.subnets, securityGroups, amis,
 // instanceProfile and the *Ready conditions). It is an AWS adapter: EC2 (DescribeSubnets,
 // DescribeSecurityGroups, DescribeImages), SSM (the public AMI parameters behind aliases) and IAM (the
-// instance profile made for a role).
+// instance profile made for a role). In an isolated VPC, where IAM cannot be reached, Resolver.WithoutIAM
+// takes a named instance profile as named and leaves a class with a role unresolved.
 //
 // Resolution never fails because something is missing: a selector that matches nothing gives a condition
 // with status False and a reason, so the operator sees why the class is not Ready. It fails only when an

@@ -28,8 +28,15 @@ func InstanceProfileName(cluster, region, nodeClass string) string {
 
 // instanceProfile makes sure the class has an instance profile: the one it names must exist; for a role,
 // the managed profile is created and given that role (replacing another role if the class changed it).
-// errNotResolvable says what is missing.
+// errNotResolvable says what is missing. Without IAM (WithoutIAM) a named profile is taken as it is.
 func (r *Resolver) instanceProfile(ctx context.Context, nc *apis.EC2NodeClass) (string, error) {
+	switch {
+	case r.noIAM && nc.Spec.InstanceProfile != nil:
+		return *nc.Spec.InstanceProfile, nil
+	case r.noIAM:
+		return "", errNotResolvable{fmt.Errorf("spec.role %s needs an instance profile created through the IAM API, which has no VPC "+
+			"endpoint and cannot be reached from an isolated VPC: name an existing spec.instanceProfile instead", nc.Spec.Role)}
+	}
 	if nc.Spec.InstanceProfile != nil {
 		name := *nc.Spec.InstanceProfile
 		if _, err := r.iam.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(name)}); err != nil {

@@ -47,11 +47,22 @@ type Resolver struct {
 	iam             IAMAPI
 	cluster, region string
 	now             func() time.Time
+	// noIAM is set by WithoutIAM.
+	noIAM bool
 }
 
 // New returns a resolver. now is the clock used for AMI deprecation and condition times.
 func New(ec2API EC2API, ssmAPI SSMAPI, iamAPI IAMAPI, cluster, region string, now func() time.Time) *Resolver {
 	return &Resolver{ec2: ec2API, ssm: ssmAPI, iam: iamAPI, cluster: cluster, region: region, now: now}
+}
+
+// WithoutIAM makes r resolve node classes without calling IAM, for functions in a VPC without internet
+// access: IAM has no VPC endpoint. A class's spec.instanceProfile is then taken as named, as Karpenter
+// does, and a class with spec.role, whose profile would have to be created, does not resolve (its
+// InstanceProfileReady condition says why). It returns r.
+func (r *Resolver) WithoutIAM() *Resolver {
+	r.noIAM = true
+	return r
 }
 
 // ConditionTypeReady is the summary condition: every other condition is True.

@@ -7,6 +7,8 @@
 // minute). Until a table is stored, or when the API fails, prices come from the shipped table
 // (data/on-demand.json: every commercial region, each with its source and date; a region it does not cover
 // starts from us-east-1's, labelled "fallback"). OnDemandSourceInfo says which source prices decisions.
+// A provider isolated from the internet (EnvIsolatedVPC, NewProviderFromEnv) never calls the Pricing API
+// and keeps the shipped table, and its OnDemandSourceInfo and DecisionNote say so.
 //
 // Spot prices per zone come from EC2's DescribeSpotPriceHistory: the lifecycle function reads EC2
 // (RefreshSpot) and stores the table it read (SpotTable); the provisioner loads the stored table

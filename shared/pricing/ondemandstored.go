@@ -47,6 +47,9 @@ func (s *StoredOnDemand) Load(ctx context.Context) (bool, error) {
 }
 
 func (s *StoredOnDemand) load(ctx context.Context) (bool, error) {
+	if s.prices.Isolated() { // it keeps the shipped table: nothing to read
+		return false, nil
+	}
 	op, err := s.reader.OnDemandPrices(ctx)
 	if state.IsNotFound(err) {
 		return false, nil

@@ -60,7 +60,8 @@ func (p *Provider) OnDemandTable() OnDemandTable {
 // LoadOnDemand replaces the provider's on-demand prices with t's when t is for the provider's region, is
 // a complete and sane table (see MinOnDemandShare) and was observed after the prices held; it reports
 // whether it did. A table for another region is ErrWrongRegion, an incomplete or insane one
-// ErrImplausiblePrices; either leaves the prices held.
+// ErrImplausiblePrices; either leaves the prices held. An isolated provider (Isolate) keeps the shipped
+// table and loads nothing.
 func (p *Provider) LoadOnDemand(t OnDemandTable) (bool, error) {
 	if t.Region != p.region {
 		return false, fmt.Errorf("loading on-demand prices for %q into %s's provider: %w", t.Region, p.region, ErrWrongRegion)
@@ -77,7 +78,7 @@ func (p *Provider) LoadOnDemand(t OnDemandTable) (bool, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !t.ObservedAt.After(p.onDemandUpdated) {
+	if p.isolated || !t.ObservedAt.After(p.onDemandUpdated) {
 		return false, nil
 	}
 	p.onDemand = prices

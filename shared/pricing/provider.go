@@ -28,6 +28,9 @@ type OnDemandSource interface {
 // ErrNoPrices is returned when a region has no on-demand prices at all.
 var ErrNoPrices = errors.New("no on-demand prices for region")
 
+// ErrIsolated is returned when an isolated provider (Isolate) is asked to read the Pricing API.
+var ErrIsolated = errors.New(IsolatedNote)
+
 type spotKey struct{ instanceType, zone string }
 
 // Provider answers price questions for one region.
@@ -41,6 +44,8 @@ type Provider struct {
 	knownTypes      int // types in the shipped table for the region (or the smallest covered region's)
 	spot            map[spotKey]float64
 	spotUpdated     time.Time
+	// isolated keeps the shipped on-demand table: no Pricing API, no stored table (Isolate).
+	isolated bool
 }
 
 // FallbackRegion's shipped prices stand in for a region the table does not cover until the Pricing API
@@ -116,6 +121,9 @@ func (p *Provider) Price(instanceType, zone, capacityType string) (float64, bool
 func (p *Provider) OnDemandSourceInfo() string {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
+	if p.isolated {
+		return p.onDemandSource + "; " + IsolatedNote
+	}
 	return p.onDemandSource
 }
 
@@ -124,6 +132,9 @@ func (p *Provider) OnDemandSourceInfo() string {
 // error is returned for the caller to log: stale prices beat no prices, and a partial table never
 // replaces a complete one.
 func (p *Provider) RefreshOnDemand(ctx context.Context, src OnDemandSource, now time.Time) error {
+	if p.Isolated() {
+		return fmt.Errorf("refreshing on-demand prices for %s: %w", p.region, ErrIsolated)
+	}
 	prices, err := src.OnDemandPrices(ctx, p.region)
 	if err != nil {
 		return fmt.Errorf("refreshing on-demand prices for %s (keeping %s): %w", p.region, p.OnDemandSourceInfo(), err)

@@ -37,6 +37,9 @@ type AWSParts struct {
 	// NodeClassCacheAge is how long the warm function keeps an EC2NodeClass's resolution (zero:
 	// nodeclass.DefaultCacheAge).
 	NodeClassCacheAge time.Duration
+	// Isolated is set for a function in a VPC without internet access: node classes resolve without IAM,
+	// which has no VPC endpoint (nodeclass.Resolver.WithoutIAM).
+	Isolated bool
 }
 
 // NewOnAWS wires a Provisioner as the deployed functions run it — functions/provisioner for pending pods,
@@ -60,23 +63,26 @@ func NewOnAWS(p AWSParts) (*Provisioner, error) {
 	})
 	name := p.Cluster.Name
 	snapshots := kube.NewSnapshotter(p.Client, kube.SnapshotOptions{})
+	resolver := nodeclass.New(ec2Client, ssm.NewFromConfig(p.Config), iam.NewFromConfig(p.Config), name, p.Config.Region, time.Now)
+	if p.Isolated {
+		resolver.WithoutIAM()
+	}
 	return New(Config{
 		Cluster:           join,
 		KubernetesVersion: p.Cluster.Version,
 	}, Dependencies{
-		Store:      p.Store,
-		Cluster:    snapshots,
-		Pods:       snapshots,
-		Visibility: sqs.NewFromConfig(p.Config),
-		NodeClasses: nodeclass.NewCache(nodeclass.New(ec2Client, ssm.NewFromConfig(p.Config), iam.NewFromConfig(p.Config), name,
-			p.Config.Region, time.Now), p.NodeClassCacheAge, time.Now),
-		Catalog:    ec2Client,
-		Prices:     p.Prices,
-		Templates:  launchtemplate.New(ec2Client, name, time.Now),
-		Launcher:   instance.New(ec2Client, name),
-		Events:     p.Events,
-		Now:        time.Now,
-		Rand:       rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))),
-		SpotPrices: p.SpotPrices,
+		Store:       p.Store,
+		Cluster:     snapshots,
+		Pods:        snapshots,
+		Visibility:  sqs.NewFromConfig(p.Config),
+		NodeClasses: nodeclass.NewCache(resolver, p.NodeClassCacheAge, time.Now),
+		Catalog:     ec2Client,
+		Prices:      p.Prices,
+		Templates:   launchtemplate.New(ec2Client, name, time.Now),
+		Launcher:    instance.New(ec2Client, name),
+		Events:      p.Events,
+		Now:         time.Now,
+		Rand:        rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))),
+		SpotPrices:  p.SpotPrices,
 	}), nil
 }

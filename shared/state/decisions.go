@@ -65,6 +65,9 @@ func (s *Store) decisionItem(d Decision) (map[string]types.AttributeValue, error
 	for k, v := range d.Details {
 		details[k], d.Truncated = truncate(v, maxDecisionText, d.Truncated)
 	}
+	if s.priceNote != "" && restsOnPrices(details) {
+		details[DetailPrices] = s.priceNote
+	}
 	d.Details = details
 	if len(d.Details) == 0 {
 		d.Details = nil

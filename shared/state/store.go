@@ -34,6 +34,8 @@ type Store struct {
 	pageSize int32
 	// view, when set (WithClaimsView), answers ListClaims.
 	view *ClaimsView
+	// priceNote, when set (WithPriceNote), is added to the decisions that rest on prices.
+	priceNote string
 }
 
 // Option configures a Store.
