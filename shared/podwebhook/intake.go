@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	corev1 "k8s.io/api/core/v1"
 
@@ -55,6 +54,8 @@ type Intake struct {
 	Queue  Queue
 	Log    *slog.Logger
 	Now    func() time.Time
+
+	coalesce coalescer
 }
 
 // PodRef is the provisioning queue's message: which pod kube-scheduler could not place, and when the
@@ -124,25 +125,23 @@ func PendingPod(review *kube.EventReview) (corev1.ObjectReference, bool) {
 
 // enqueue sends the pod's wake-up. Its deduplication id is the pod's uid alone, so SQS keeps one wake-up
 // per pod for five minutes however many Events the pod gets (one per change of the scheduler's
-// message); a pod still pending after that is found by the provisioner's next run or its one-minute
-// backstop.
+// message), and the intake does not even send a pod it sent within that window (coalescer); a pod still
+// pending after that is found by the provisioner's next run or its one-minute backstop.
 func (in *Intake) enqueue(ctx context.Context, pod corev1.ObjectReference) error {
 	ref := PodRef{Cluster: in.Cluster, Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID),
 		ResourceVersion: pod.ResourceVersion, ObservedAt: in.Now().UTC()}
 	if ref.UID == "" {
 		return errors.New("the Event names no pod uid")
 	}
+	if in.coalesce.seen(ref.UID, time.Now()) {
+		return nil
+	}
 	body, err := json.Marshal(ref)
 	if err != nil {
 		return err
 	}
-	_, err = in.Queue.SendMessage(ctx, &sqs.SendMessageInput{
-		QueueUrl:               aws.String(in.QueueURL),
-		MessageBody:            aws.String(string(body)),
-		MessageGroupId:         aws.String(provisioningqueue.PodGroup(in.Cluster, ref.UID)),
-		MessageDeduplicationId: aws.String(ref.UID),
-	})
-	if err != nil {
+	if err := in.send(ctx, &queued{uid: ref.UID, body: string(body), group: provisioningqueue.PodGroup(in.Cluster, ref.UID),
+		done: make(chan error, 1)}); err != nil {
 		return fmt.Errorf("sending %s/%s to the provisioning queue: %w", pod.Namespace, pod.Name, err)
 	}
 	return nil
