@@ -186,6 +186,21 @@ func TestAPIServerCallsTheWebhookOnlyForFailedSchedulingEvents(t *testing.T) {
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "fits", UID: fits.UID}, Reason: "Scheduled",
 		Message: "assigned", Type: corev1.EventTypeNormal}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	// Autoscalers' own FailedScheduling Events about the pod: Nodewright's (as its Recorder writes them)
+	// and Karpenter's.
+	for _, component := range []string{"nodewright", "nodewright-provisioner", "karpenter"} {
+		_, err = c.CoreV1().Events(ns).Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: "too-big-"},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "too-big", UID: tooBig.UID}, Reason: "FailedScheduling",
+			Message: "Failed to schedule pod, no NodePool offers it", Type: corev1.EventTypeWarning,
+			Source: corev1.EventSource{Component: component}, ReportingController: component, ReportingInstance: component + "-1",
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	_, err = c.EventsV1().Events(ns).Create(ctx, &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: "too-big-"},
+		EventTime: metav1.NowMicro(), ReportingController: "karpenter", ReportingInstance: "karpenter-1",
+		Action: "Scheduling", Reason: "FailedScheduling", Type: corev1.EventTypeWarning, Note: "no NodePool offers it",
+		Regarding: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: "too-big", UID: tooBig.UID}}, metav1.CreateOptions{})
+	require.NoError(t, err)
 	// A core v1 FailedScheduling Event about a pod (another scheduler's) is let through: after it, the
 	// webhook has been called for it, so the calls above that were filtered out have all been decided.
 	_, err = c.CoreV1().Events(ns).Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: "too-big-"},

@@ -34,11 +34,18 @@ var eventGroups = []string{"", "events.k8s.io"}
 
 // Match conditions (CEL, evaluated by the API server) let through only FailedScheduling Events about a
 // pod, whichever API created them: events.k8s.io/v1 names the pod in regarding, core v1 in
-// involvedObject.
+// involvedObject. Autoscalers' own FailedScheduling Events are left out: Nodewright writes one for each
+// pod it cannot provision (as Karpenter does, beside which it may run), and reacting to it would wake the
+// provisioner for the pod it has just judged. kube-scheduler's Event about the same pod is the signal.
 var matchConditions = []admissionregistrationv1.MatchCondition{
 	{Name: "failed-scheduling", Expression: `has(object.reason) && object.reason == "FailedScheduling"`},
 	{Name: "regarding-a-pod", Expression: `(has(object.regarding) && has(object.regarding.kind) && object.regarding.kind == "Pod") || ` +
 		`(has(object.involvedObject) && has(object.involvedObject.kind) && object.involvedObject.kind == "Pod")`},
+	{Name: "not-an-autoscalers", Expression: `!([` +
+		`has(object.reportingController) ? object.reportingController : "", ` +
+		`has(object.reportingComponent) ? object.reportingComponent : "", ` +
+		`has(object.source) && has(object.source.component) ? object.source.component : ""` +
+		`].exists(c, c == "nodewright" || c.startsWith("nodewright-") || c == "karpenter"))`},
 }
 
 // WebhookOptions says where the webhook is.

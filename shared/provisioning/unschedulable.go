@@ -89,7 +89,8 @@ const maxRecordBudget = 5 * time.Second
 // verdict is new: a summary record per reason (how many pods, a sample of their names), a decision record
 // and a FailedScheduling Event for each of the newest maxPodRecords. It runs after the launches, so
 // thousands of such pods never delay capacity for the others, and writes concurrently within a budget
-// taken from the run's deadline (recordBudget); what does not fit is recorded by a later run.
+// taken from the run's deadline (recordBudget), its Events included; what does not fit is recorded by a
+// later run.
 func (p *Provisioner) recordUnschedulable(ctx context.Context, runID string, failures []scheduling.PodFailure, rep *Report) {
 	for _, f := range failures {
 		rep.Unschedulable = append(rep.Unschedulable, UnschedulablePod{Pod: f.PodName, Reason: f.Reason})
@@ -116,8 +117,13 @@ func (p *Provisioner) recordUnschedulable(ctx context.Context, runID string, fai
 		p.failures.forget(due)
 		rep.Errors = append(rep.Errors, fmt.Sprintf("recording why %d pods cannot be provisioned: %v", len(due), err))
 	}
+	// The Events share the budget: a run never waits past it for them (a client's rate limit can hold
+	// each write); the pods it did not reach are told by a later run.
 	for _, f := range own {
-		p.explain(ctx, f, rep)
+		if wctx.Err() != nil {
+			break
+		}
+		p.explain(wctx, f, rep)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/scheduling"
 	"github.com/nodewright/nodewright/shared/state"
 )
@@ -120,4 +121,36 @@ func TestRecordBudgetEndsBeforeTheDeadline(t *testing.T) {
 	ctx, cancel := context.WithDeadline(context.Background(), now.Add(DefaultLaunchMargin/2+2*time.Second))
 	defer cancel()
 	assert.Equal(t, 2*time.Second, p.recordBudget(ctx), "half a launch margin is left before the deadline")
+}
+
+// waitingEvents blocks each Publish until its context ends, as a client whose rate limiter is spent does.
+type waitingEvents struct{ calls int }
+
+func (e *waitingEvents) Publish(ctx context.Context, _ kube.Event) (bool, error) {
+	e.calls++
+	<-ctx.Done()
+	return false, ctx.Err()
+}
+
+// TestEventsForUnschedulablePodsStayInsideTheRecordBudget: the FailedScheduling Events a run writes for
+// pods it cannot provision share the record budget. Before, they were written on the run's own context:
+// behind a spent client rate limit a run of 500 such pods waited out its deadline and reported an error per
+// pod.
+func TestEventsForUnschedulablePodsStayInsideTheRecordBudget(t *testing.T) {
+	w := newTestProvisioner(t, fakeCluster{})
+	events := &waitingEvents{}
+	w.p.deps.Events = events
+	w.p.cfg.LaunchMargin = time.Second
+	var failures []scheduling.PodFailure
+	for i := range 20 {
+		failures = append(failures, scheduling.PodFailure{PodName: fmt.Sprintf("shop/web-%d", i), Reason: "no NodePool offers the label",
+			Pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: fmt.Sprintf("web-%d", i), UID: k8stypes.UID(fmt.Sprint("uid-", i))}}})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var rep Report
+	w.p.recordUnschedulable(ctx, "run-1", failures, &rep)
+	assert.Empty(t, rep.Errors, "an Event cut off by the budget is not a failure")
+	assert.Equal(t, 1, events.calls, "the pods after the budget ran out are told by a later run")
+	assert.NoError(t, ctx.Err(), "the run's own deadline was not reached")
 }
