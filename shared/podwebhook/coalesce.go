@@ -28,19 +28,22 @@ const (
 	recentFor = 5 * time.Minute
 	// maxRecent bounds that memory; past it, forgotten pods are only sent again (and deduplicated by SQS).
 	maxRecent = 20000
+	// maxInFlight bounds the SQS calls one process has in flight at once; the pods that arrive meanwhile
+	// wait for the next free call.
+	maxInFlight = 4
 )
 
 // coalescer coalesces the intake's enqueues. A pod this process enqueued within recentFor is not sent
-// again. A pod whose enqueue finds no send in flight is sent at once; pods that arrive while one is in
-// flight wait and go together, up to maxBatch in one SendMessageBatch, when it returns. In Lambda an
-// execution environment serves one request at a time, so each pod is sent alone and nothing waits; where
-// one process serves many requests at once, a burst of Events costs a tenth of the SQS calls. The zero
-// value is ready.
+// again. A pod whose enqueue finds fewer than maxInFlight sends in flight is sent at once; pods that
+// arrive while they are all in flight wait and go together, up to maxBatch in one SendMessageBatch, with
+// the next call that returns. In Lambda an execution environment serves one request at a time, so each
+// pod is sent alone and nothing waits; where one process serves many requests at once, a burst of Events
+// costs about a tenth of the SQS calls. The zero value is ready.
 type coalescer struct {
-	mu      sync.Mutex
-	busy    bool
-	waiting []*queued
-	recent  map[string]time.Time // pod uid → when it was enqueued
+	mu       sync.Mutex
+	inFlight int
+	waiting  []*queued
+	recent   map[string]time.Time // pod uid → when it was enqueued
 }
 
 // queued is one pod's message and where its outcome goes.
@@ -80,12 +83,12 @@ func (c *coalescer) remember(now time.Time, uids ...string) {
 	}
 }
 
-// send enqueues q: at once when nothing is in flight, else with the next batch. It returns the send's
-// error, or ctx's when ctx ends first (the pod may still be sent).
+// send enqueues q: at once when a call is free, else with the next batch. It returns the send's error,
+// or ctx's when ctx ends first (the pod may still be sent).
 func (in *Intake) send(ctx context.Context, q *queued) error {
 	c := &in.coalesce
 	c.mu.Lock()
-	if c.busy {
+	if c.inFlight >= maxInFlight {
 		c.waiting = append(c.waiting, q)
 		c.mu.Unlock()
 		select {
@@ -95,20 +98,20 @@ func (in *Intake) send(ctx context.Context, q *queued) error {
 			return fmt.Errorf("waiting to be sent with other pods: %w", ctx.Err())
 		}
 	}
-	c.busy = true
+	c.inFlight++
 	c.mu.Unlock()
 	in.sendBatch(ctx, []*queued{q})
 	in.sendWaiting(ctx)
 	return <-q.done
 }
 
-// sendWaiting sends what arrived while a send was in flight, a batch at a time, on its own goroutine (the
-// request that made the last send has its answer); with nothing waiting, the coalescer is idle again.
+// sendWaiting hands the call that just returned to what waits, a batch at a time, on its own goroutine
+// (the request that made the call has its answer); with nothing waiting, the call is free again.
 func (in *Intake) sendWaiting(ctx context.Context) {
 	c := &in.coalesce
 	c.mu.Lock()
 	if len(c.waiting) == 0 {
-		c.busy = false
+		c.inFlight--
 		c.mu.Unlock()
 		return
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// gatedQueue holds its first SendMessage until released, and records every call.
+// gatedQueue holds every SendMessage until released, and records every call.
 type gatedQueue struct {
 	release chan struct{}
 	mu      sync.Mutex
@@ -28,12 +28,9 @@ type gatedQueue struct {
 
 func (q *gatedQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
 	q.mu.Lock()
-	first := len(q.singles) == 0 && len(q.batches) == 0
 	q.singles = append(q.singles, aws.ToString(in.MessageDeduplicationId))
 	q.mu.Unlock()
-	if first {
-		<-q.release
-	}
+	<-q.release
 	return &sqs.SendMessageOutput{}, nil
 }
 
@@ -66,8 +63,8 @@ func eventFor(t testing.TB, uid string) []byte {
 	})
 }
 
-// TestABurstOfEventsSharesSQSCalls: while one enqueue is in flight, the pods of the requests that arrive
-// wait and go out ten to a SendMessageBatch; every request is answered with its pod sent.
+// TestABurstOfEventsSharesSQSCalls: while maxInFlight enqueues are in flight, the pods of the requests
+// that arrive wait and go out ten to a SendMessageBatch; every request is answered with its pod sent.
 func TestABurstOfEventsSharesSQSCalls(t *testing.T) {
 	q := &gatedQueue{release: make(chan struct{}), failIDs: map[string]bool{"uid-7": true}}
 	in := &Intake{Cluster: "demo", QueueURL: "q", Tokens: fixedTokens{token}, Queue: q,
@@ -79,18 +76,20 @@ func TestABurstOfEventsSharesSQSCalls(t *testing.T) {
 		defer wg.Done()
 		answers[i] = in.Handle(context.Background(), "/webhook/"+token, eventFor(t, fmt.Sprint("uid-", i))).Status
 	}
-	wg.Add(1)
-	go handle(0)
-	require.Eventually(t, func() bool { return q.calls() == 1 }, 10*time.Second, time.Millisecond, "the first pod is sent at once")
-	for i := 1; i < 26; i++ {
+	for i := range maxInFlight {
+		wg.Add(1)
+		go handle(i)
+	}
+	require.Eventually(t, func() bool { return q.calls() == maxInFlight }, 10*time.Second, time.Millisecond, "the first pods are sent at once")
+	for i := maxInFlight; i < 26; i++ {
 		wg.Add(1)
 		go handle(i)
 	}
 	require.Eventually(t, func() bool {
 		in.coalesce.mu.Lock()
 		defer in.coalesce.mu.Unlock()
-		return len(in.coalesce.waiting) == 25
-	}, 10*time.Second, time.Millisecond, "the others wait for the send in flight")
+		return len(in.coalesce.waiting) == 26-maxInFlight
+	}, 10*time.Second, time.Millisecond, "the others wait for a call to return")
 	close(q.release)
 	wg.Wait()
 
@@ -99,24 +98,30 @@ func TestABurstOfEventsSharesSQSCalls(t *testing.T) {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	assert.Equal(t, []string{"uid-0"}, q.singles)
-	require.Len(t, q.batches, 3, "25 waiting pods in batches of ten")
+	assert.Len(t, q.singles, maxInFlight)
+	require.Len(t, q.batches, 3, "22 waiting pods in batches of at most ten")
 	sent := 0
 	for _, b := range q.batches {
 		assert.LessOrEqual(t, len(b), maxBatch)
 		sent += len(b)
 	}
-	assert.Equal(t, 25, sent)
+	assert.Equal(t, 26-maxInFlight, sent)
 	assert.True(t, in.coalesce.seen("uid-3", time.Now()), "a sent pod is remembered")
 	assert.False(t, in.coalesce.seen("uid-7", time.Now()), "a pod SQS refused is not")
-	assert.False(t, in.coalesce.busy, "idle again")
+	q.mu.Unlock()
+	assert.Eventually(t, func() bool {
+		in.coalesce.mu.Lock()
+		defer in.coalesce.mu.Unlock()
+		return in.coalesce.inFlight == 0
+	}, 10*time.Second, time.Millisecond, "every call free again once the last batch has returned")
+	q.mu.Lock()
 }
 
 // TestAPodSentRecentlyIsNotSentAgain: the second Event about a pod (after its status changed) costs no SQS
 // call within the deduplication window.
 func TestAPodSentRecentlyIsNotSentAgain(t *testing.T) {
 	q := &gatedQueue{release: make(chan struct{})}
-	close(q.release)
+	close(q.release) // nothing is held
 	in := &Intake{Cluster: "demo", QueueURL: "q", Tokens: fixedTokens{token}, Queue: q,
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: func() time.Time { return observed }}
 	for i := 0; i < 3; i++ {
