@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSendsStillDeduplicateAsSQSDoes: motoserver.py lets a send read only the queue's
-// ContentBasedDeduplication setting instead of every attribute; FIFO deduplication must stay SQS's — by
-// id, and by body where the queue deduplicates on content — single and batched, and the queue's
-// attributes must still count its messages.
+// TestSendsStillDeduplicateAsSQSDoes: motoserver.py lets message calls skip the queue's message counts;
+// FIFO deduplication must stay SQS's — by id, and by body where the queue deduplicates on content —
+// single and batched, receives and deletes must work, and the queue's attributes must still count its
+// messages.
 func TestSendsStillDeduplicateAsSQSDoes(t *testing.T) {
 	ctx := context.Background()
 	q := sqs.NewFromConfig(Shared(t).Config())
@@ -51,4 +51,17 @@ func TestSendsStillDeduplicateAsSQSDoes(t *testing.T) {
 	}
 	assert.Equal(t, "5 false", count(byID.QueueUrl), "one for the id \"same\", one for each of d0…d3")
 	assert.Equal(t, "1 true", count(byBody.QueueUrl), "one for the body")
+
+	// Receives and deletes still work on the queue, and the counts follow them.
+	got, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: byID.QueueUrl, MaxNumberOfMessages: 10})
+	require.NoError(t, err)
+	assert.Len(t, got.Messages, 5, "one group each")
+	_, err = q.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: byID.QueueUrl, ReceiptHandle: got.Messages[0].ReceiptHandle})
+	require.NoError(t, err)
+	attrs, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: byID.QueueUrl,
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+	require.NoError(t, err)
+	assert.Equal(t, "0", attrs.Attributes["ApproximateNumberOfMessages"])
+	assert.Equal(t, "4", attrs.Attributes["ApproximateNumberOfMessagesNotVisible"])
 }
