@@ -43,7 +43,7 @@ func TestManifestsPrintsTheFootprint(t *testing.T) {
 	assert.Equal(t, []string{"events"}, w.Rules[0].Resources)
 	assert.Equal(t, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, w.Rules[0].Operations)
 	assert.EqualValues(t, 1, *w.TimeoutSeconds)
-	assert.Len(t, w.MatchConditions, 2)
+	assert.Len(t, w.MatchConditions, 3)
 
 	assert.Equal(t, 1, dispatch([]string{"manifests", "--webhook-url", "http://insecure/webhook/tok"}, strings.NewReader(""), &out, &errOut))
 	assert.Contains(t, errOut.String(), "must be an https URL")
