@@ -92,6 +92,9 @@ const maxRecordBudget = 5 * time.Second
 // taken from the run's deadline (recordBudget), its Events included; what does not fit is recorded by a
 // later run.
 func (p *Provisioner) recordUnschedulable(ctx context.Context, runID string, failures []scheduling.PodFailure, rep *Report) {
+	if len(failures) == 0 {
+		return
+	}
 	for _, f := range failures {
 		rep.Unschedulable = append(rep.Unschedulable, UnschedulablePod{Pod: f.PodName, Reason: f.Reason})
 	}
