@@ -34,7 +34,7 @@ func (f *fakeRunner) Handle(_ context.Context, runID string, t provisioning.Trig
 		return provisioning.Outcome{Trigger: t, Coalesced: true}
 	}
 	f.runs = append(f.runs, runID)
-	return provisioning.Outcome{Trigger: t, Report: f.rep, Err: f.err, Runs: 1, Unsatisfied: f.unsatisfied}
+	return provisioning.Outcome{Trigger: t, Report: f.rep, Launched: f.rep.Claims, Err: f.err, Runs: 1, Unsatisfied: f.unsatisfied}
 }
 
 func TestAnUnsatisfiedBatchIsHandedBack(t *testing.T) {

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/nodewright/nodewright/shared/metrics"
@@ -22,6 +24,18 @@ func writeRunMetrics(w io.Writer, cluster string, out provisioning.Outcome, at t
 			"provisioner_coalesced_triggers": float64(out.Trigger.Messages)}}, at)
 	}
 	rep := out.Report
+	// Every run of the invocation launched what it launched, whatever the last one found (Handle runs
+	// again after a run that launched; that last run usually launches nothing).
+	created := map[string]int{}
+	for _, c := range out.Launched {
+		created[c.NodePool]++
+	}
+	for _, pool := range slices.Sorted(maps.Keys(created)) {
+		if err := metrics.Write(w, metrics.Record{Dimensions: map[string]string{"ClusterName": cluster, "NodePool": pool},
+			Values: map[string]float64{"nodeclaims_created": float64(created[pool])}}, at); err != nil {
+			return fmt.Errorf("nodepool %s: %w", pool, err)
+		}
+	}
 	if out.Err != nil || !rep.Lease {
 		return nil
 	}
@@ -39,16 +53,6 @@ func writeRunMetrics(w io.Writer, cluster string, out provisioning.Outcome, at t
 		"provisioner_launches_never_succeed":    float64(never),
 	}, Units: map[string]string{"scheduler_scheduling_duration_seconds": "Seconds"}}, at); err != nil {
 		return err
-	}
-	created := map[string]int{}
-	for _, c := range rep.Claims {
-		created[c.NodePool]++
-	}
-	for pool, n := range created {
-		if err := metrics.Write(w, metrics.Record{Dimensions: map[string]string{"ClusterName": cluster, "NodePool": pool},
-			Values: map[string]float64{"nodeclaims_created": float64(n)}}, at); err != nil {
-			return fmt.Errorf("nodepool %s: %w", pool, err)
-		}
 	}
 	return writeLaunchFailures(w, cluster, rep.LaunchFailures, at)
 }

@@ -22,18 +22,25 @@ func records(t *testing.T, out provisioning.Outcome) []map[string]any {
 }
 
 func TestRunMetrics(t *testing.T) {
-	run := provisioning.Outcome{Report: provisioning.Report{Lease: true, PendingPods: 30, InFlight: 1, SolveDuration: 14 * time.Millisecond,
-		Claims:        []provisioning.LaunchedClaim{{NodePool: "default"}, {NodePool: "default"}, {NodePool: "gpu"}},
-		Unschedulable: []provisioning.UnschedulablePod{{Pod: "ns/p"}}}}
+	// Three runs: the first launched two claims, the second one, the last (the report) nothing.
+	run := provisioning.Outcome{Report: provisioning.Report{Lease: true, PendingPods: 30, InFlight: 3, SolveDuration: 14 * time.Millisecond,
+		Unschedulable: []provisioning.UnschedulablePod{{Pod: "ns/p"}}},
+		Launched: []provisioning.LaunchedClaim{{NodePool: "default"}, {NodePool: "default"}, {NodePool: "gpu"}}, Runs: 3}
 	recs := records(t, run)
-	require.Len(t, recs, 3, "one run record and one per NodePool that launched")
-	assert.EqualValues(t, 30, recs[0]["provisioner_pending_pods"])
-	assert.InDelta(t, 0.014, recs[0]["scheduler_scheduling_duration_seconds"], 1e-9)
+	require.Len(t, recs, 3, "one record per NodePool that launched and one for the run")
 	created := map[string]any{}
-	for _, r := range recs[1:] {
-		created[r["NodePool"].(string)] = r["nodeclaims_created"]
+	var runRec map[string]any
+	for _, r := range recs {
+		if pool, ok := r["NodePool"].(string); ok {
+			created[pool] = r["nodeclaims_created"]
+		} else {
+			runRec = r
+		}
 	}
-	assert.EqualValues(t, map[string]any{"default": 2.0, "gpu": 1.0}, created)
+	assert.EqualValues(t, map[string]any{"default": 2.0, "gpu": 1.0}, created, "every run's launches count, not only the last run's")
+	require.NotNil(t, runRec)
+	assert.EqualValues(t, 30, runRec["provisioner_pending_pods"])
+	assert.InDelta(t, 0.014, runRec["scheduler_scheduling_duration_seconds"], 1e-9)
 
 	coalesced := records(t, provisioning.Outcome{Coalesced: true, Trigger: provisioning.Trigger{Messages: 10}})
 	require.Len(t, coalesced, 1)

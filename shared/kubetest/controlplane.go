@@ -321,3 +321,13 @@ current-context: local
 }
 
 var errNoBinaries = errors.New("control plane binaries not found")
+
+// PIDs are the process ids of the components running, by name (etcd, kube-apiserver, kube-scheduler,
+// kube-controller-manager).
+func (cp *ControlPlane) PIDs() map[string]int {
+	out := map[string]int{}
+	for name, p := range cp.procs {
+		out[name] = p.PID()
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package nodeclass
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -93,10 +94,41 @@ func (r *Resolver) Resolve(ctx context.Context, nc *apis.EC2NodeClass, k8sVersio
 			Message: message, LastTransitionTime: now, ObservedGeneration: nc.Generation})
 	}
 
-	subnets, err := r.subnets(ctx, nc.Spec.SubnetSelectorTerms)
-	if err != nil {
-		return res, err
+	// The four lookups are independent (capacity reservations follow the subnets' zones): they go out
+	// together, so a cold resolution costs one round trip of the slowest, not the sum of four. Errors are
+	// judged in the order the lookups were made one after another before.
+	var look lookups
+	var wg sync.WaitGroup
+	wg.Add(4)
+	go func() {
+		defer wg.Done()
+		look.subnets, look.subnetsErr = r.subnets(ctx, nc.Spec.SubnetSelectorTerms)
+		if look.subnetsErr == nil && len(nc.Spec.CapacityReservationSelectorTerms) > 0 {
+			zones := map[string]bool{}
+			for _, s := range look.subnets {
+				zones[s.Zone] = true
+			}
+			look.reservations, look.reservationsErr = r.capacityReservations(ctx, nc.Spec.CapacityReservationSelectorTerms, zones)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		look.groups, look.groupsErr = r.securityGroups(ctx, nc.Spec.SecurityGroupSelectorTerms)
+	}()
+	go func() {
+		defer wg.Done()
+		look.amis, look.amisErr = r.amis(ctx, nc, k8sVersion)
+	}()
+	go func() {
+		defer wg.Done()
+		look.profile, look.profileErr = r.instanceProfile(ctx, nc)
+	}()
+	wg.Wait()
+
+	if look.subnetsErr != nil {
+		return res, look.subnetsErr
 	}
+	subnets := look.subnets
 	res.Subnets = subnets
 	for _, s := range subnets {
 		res.Status.Subnets = append(res.Status.Subnets, apis.SubnetStatus{ID: s.ID, Zone: s.Zone, ZoneID: s.ZoneID})
@@ -108,13 +140,10 @@ func (r *Resolver) Resolve(ctx context.Context, nc *apis.EC2NodeClass, k8sVersio
 	}
 
 	if len(nc.Spec.CapacityReservationSelectorTerms) > 0 {
-		zones := map[string]bool{}
-		for _, s := range subnets {
-			zones[s.Zone] = true
+		if look.reservationsErr != nil {
+			return res, look.reservationsErr
 		}
-		if res.CapacityReservations, err = r.capacityReservations(ctx, nc.Spec.CapacityReservationSelectorTerms, zones); err != nil {
-			return res, err
-		}
+		res.CapacityReservations = look.reservations
 		for _, cr := range res.CapacityReservations {
 			res.Status.CapacityReservations = append(res.Status.CapacityReservations, cr.CapacityReservationStatus)
 		}
@@ -123,17 +152,17 @@ func (r *Resolver) Resolve(ctx context.Context, nc *apis.EC2NodeClass, k8sVersio
 			fmt.Sprintf("%d active capacity reservations", len(res.CapacityReservations)))
 	}
 
-	if res.Status.SecurityGroups, err = r.securityGroups(ctx, nc.Spec.SecurityGroupSelectorTerms); err != nil {
-		return res, err
+	if look.groupsErr != nil {
+		return res, look.groupsErr
 	}
+	res.Status.SecurityGroups = look.groups
 	if len(res.Status.SecurityGroups) == 0 {
 		cond(apis.ConditionTypeSecurityGroupsReady, false, "SecurityGroupsNotFound", "securityGroupSelectorTerms match no security group")
 	} else {
 		cond(apis.ConditionTypeSecurityGroupsReady, true, "SecurityGroupsReady", "")
 	}
 
-	amis, err := r.amis(ctx, nc, k8sVersion)
-	switch {
+	switch amis, err := look.amis, look.amisErr; {
 	case isNotResolvable(err):
 		cond(apis.ConditionTypeAMIsReady, false, "AMINotSupported", err.Error())
 	case err != nil:
@@ -145,8 +174,7 @@ func (r *Resolver) Resolve(ctx context.Context, nc *apis.EC2NodeClass, k8sVersio
 		cond(apis.ConditionTypeAMIsReady, true, "AMIsReady", "")
 	}
 
-	profile, err := r.instanceProfile(ctx, nc)
-	switch {
+	switch profile, err := look.profile, look.profileErr; {
 	case isNotResolvable(err):
 		cond(apis.ConditionTypeInstanceProfileReady, false, "InstanceProfileNotReady", err.Error())
 	case err != nil:
@@ -170,4 +198,18 @@ func (r *Resolver) Resolve(ctx context.Context, nc *apis.EC2NodeClass, k8sVersio
 		cond(ConditionTypeReady, false, "NotReady", fmt.Sprintf("not ready: %v", notReady))
 	}
 	return res, nil
+}
+
+// lookups are the answers of a resolution's lookups, made together.
+type lookups struct {
+	subnets         []Subnet
+	subnetsErr      error
+	reservations    []CapacityReservation
+	reservationsErr error
+	groups          []apis.SecurityGroupStatus
+	groupsErr       error
+	amis            []apis.AMIStatus
+	amisErr         error
+	profile         string
+	profileErr      error
 }

@@ -3,6 +3,7 @@ package provisioning
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -17,29 +18,62 @@ type EventPublisher interface {
 
 var _ EventPublisher = (*kube.Recorder)(nil)
 
-// nominate tells each pod of a launched claim where it is going, as Karpenter's Nominated event does.
-func (p *Provisioner) nominate(ctx context.Context, claim string, pods []*corev1.Pod, rep *Report) {
-	for _, pod := range pods {
-		p.publish(ctx, kube.Event{Object: kube.PodObject(pod), Reason: kube.ReasonNominated,
-			Message: fmt.Sprintf("Pod should schedule on: nodeclaim/%s", claim)}, rep)
+// nominations are the Nominated Events of launched claims, as Karpenter publishes them: each pod of a
+// claim is told where it is going.
+func nominations(launched []launchedPlan) []kube.Event {
+	var out []kube.Event
+	for _, l := range launched {
+		for _, pod := range l.plan.Pods {
+			out = append(out, kube.Event{Object: kube.PodObject(pod), Reason: kube.ReasonNominated,
+				Message: fmt.Sprintf("Pod should schedule on: nodeclaim/%s", l.claim.Name)})
+		}
 	}
+	return out
 }
 
-// explain tells a pod no NodePool can take it why, with the solver's precise reason.
-func (p *Provisioner) explain(ctx context.Context, f scheduling.PodFailure, rep *Report) {
+// explanation tells a pod no NodePool can take it why, with the solver's precise reason; ok is false for
+// a failure that names no pod.
+func explanation(f scheduling.PodFailure) (kube.Event, bool) {
 	if f.Pod == nil {
-		return
+		return kube.Event{}, false
 	}
-	p.publish(ctx, kube.Event{Object: kube.PodObject(f.Pod), Type: corev1.EventTypeWarning,
-		Reason: kube.ReasonFailedScheduling, Message: "Failed to schedule pod, " + f.Reason}, rep)
+	return kube.Event{Object: kube.PodObject(f.Pod), Type: corev1.EventTypeWarning,
+		Reason: kube.ReasonFailedScheduling, Message: "Failed to schedule pod, " + f.Reason}, true
 }
 
-func (p *Provisioner) publish(ctx context.Context, e kube.Event, rep *Report) {
-	if p.deps.Events == nil {
+// maxEventWrites bounds the Events a run writes at once. One after another, the fifty a Recorder lets
+// through in a burst held the run (and the lease every later pod waits for) for fifty API server round
+// trips.
+const maxEventWrites = 8
+
+// publishAll publishes evs, maxEventWrites at a time, until ctx ends; the publisher drops duplicates and
+// what its rate limit does not allow, so the writes made are bounded however many Events are asked for.
+// A write cut off by ctx is not a failure (a later run tells the pod); other failures are in rep.Errors.
+func (p *Provisioner) publishAll(ctx context.Context, evs []kube.Event, rep *Report) {
+	if p.deps.Events == nil || len(evs) == 0 {
 		return
 	}
-	if _, err := p.deps.Events.Publish(ctx, e); err != nil && ctx.Err() == nil {
-		// An Event cut off by the budget its caller gave it is not a failure: a later run tells the pod.
-		rep.Errors = append(rep.Errors, err.Error())
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxEventWrites)
+	for _, e := range evs {
+		select {
+		case <-ctx.Done():
+		case slots <- struct{}{}:
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			if _, err := p.deps.Events.Publish(ctx, e); err != nil && ctx.Err() == nil {
+				mu.Lock()
+				rep.Errors = append(rep.Errors, err.Error())
+				mu.Unlock()
+			}
+		}()
 	}
+	wg.Wait()
 }

@@ -2,12 +2,16 @@ package provisioning
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/nodewright/nodewright/shared/kube"
 )
@@ -48,4 +52,56 @@ func TestRunPublishesNominatedAndFailedScheduling(t *testing.T) {
 	assert.Equal(t, corev1.EventTypeWarning, arm.Type)
 	assert.Contains(t, arm.Message, "Failed to schedule pod, ")
 	assert.Contains(t, arm.Message, rep.Unschedulable[0].Reason)
+}
+
+// gatheredEvents answers a Publish only once want of them are in flight together; one that waits longer
+// than a minute for the others fails. Events written one after another never gather.
+type gatheredEvents struct {
+	recordedEvents
+	want          int
+	mu            sync.Mutex
+	waiting, most int
+	gathered      bool
+	all           chan struct{}
+}
+
+func (g *gatheredEvents) Publish(ctx context.Context, e kube.Event) (bool, error) {
+	g.mu.Lock()
+	g.waiting++
+	g.most = max(g.most, g.waiting)
+	if g.waiting == g.want && !g.gathered {
+		g.gathered = true
+		close(g.all)
+	}
+	g.mu.Unlock()
+	defer func() { g.mu.Lock(); g.waiting--; g.mu.Unlock() }()
+	select {
+	case <-g.all:
+		return g.recordedEvents.Publish(ctx, e)
+	case <-time.After(time.Minute):
+		return false, errors.New("the run's other Events never came while this one waited")
+	}
+}
+
+// TestARunWritesItsNominationsAtOnce: the Nominated Events of a launch go out maxEventWrites at a time.
+// One after another, fifty of them held the lease, and every pod marked meanwhile waited, for fifty API
+// server round trips (seen in the detection scenario: a second of each run). Fails on the sequential
+// writes: the first waits for the others, which are never made.
+func TestARunWritesItsNominationsAtOnce(t *testing.T) {
+	var pods []corev1.Pod
+	for i := range 2 * maxEventWrites {
+		p := pod(fmt.Sprint("web-", i), nil)
+		p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("100m") // one node for all
+		pods = append(pods, p)
+	}
+	w := newTestProvisioner(t, fakeCluster{snap: pendingSnapshot(pods...)})
+	rec := &gatheredEvents{want: maxEventWrites, all: make(chan struct{})}
+	w.p.deps.Events = rec
+
+	rep, err := w.p.Run(context.Background(), "run-1")
+	require.NoError(t, err)
+	require.Len(t, rep.Claims, 1)
+	assert.Empty(t, rep.Errors)
+	assert.Len(t, rec.events, len(pods), "every pod is told where it goes")
+	assert.Equal(t, maxEventWrites, rec.most, "the writes were in flight together, and no more than the bound")
 }

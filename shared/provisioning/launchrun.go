@@ -36,8 +36,9 @@ func (p *Provisioner) runLaunches(ctx context.Context, claims []scheduling.Claim
 	if !canBatch {
 		size = 1
 	}
-	var mu sync.Mutex // guards rep and crashed
-	var crashed any   // the first launch goroutine's panic
+	var mu sync.Mutex            // guards rep, crashed and nominated
+	var crashed any              // the first launch goroutine's panic
+	var nominated []launchedPlan // told where their pods go once every batch is done
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, MaxConcurrentLaunches)
 	for _, batch := range groupClaims(claims, size) {
@@ -69,9 +70,13 @@ func (p *Provisioner) runLaunches(ctx context.Context, claims []scheduling.Claim
 			mu.Lock()
 			defer mu.Unlock()
 			for _, l := range launched {
-				rep.Claims = append(rep.Claims, *l.claim)
-				p.nominate(ctx, l.claim.Name, l.plan.Pods, rep)
+				c := *l.claim
+				for _, pod := range l.plan.Pods {
+					c.PodUIDs = append(c.PodUIDs, pod.UID)
+				}
+				rep.Claims = append(rep.Claims, c)
 			}
+			nominated = append(nominated, launched...)
 			for _, err := range errs {
 				if err == nil {
 					continue
@@ -93,6 +98,7 @@ func (p *Provisioner) runLaunches(ctx context.Context, claims []scheduling.Claim
 		// by the next run, which need not wait for the lease to expire.
 		panic(crashed)
 	}
+	p.publishAll(ctx, nominations(nominated), rep)
 }
 
 // batchSize is the most claims one CreateFleet launches: instance.MaxBatchSize, and no more than the

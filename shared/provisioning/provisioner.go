@@ -177,6 +177,7 @@ func (p *Provisioner) runAfter(ctx context.Context, runID string, quiet time.Dur
 func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error {
 	snapshotAt := p.deps.Now()
 	in, err := p.read(ctx)
+	rep.ReadDuration = p.deps.Now().Sub(snapshotAt)
 	if err != nil {
 		return err
 	}
@@ -230,6 +231,8 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 		byPool[pool.Name] = pool
 	}
 	byNode := claimsByNode(claims)
+	launchStart := p.deps.Now()
+	defer func() { rep.LaunchDuration = p.deps.Now().Sub(launchStart) }()
 	p.runLaunches(ctx, plan.NewClaims, func(cp scheduling.ClaimPlan) claimLaunch {
 		pool := byPool[cp.NodePool]
 		return claimLaunch{store: p.deps.Store, templates: p.deps.Templates, launcher: p.deps.Launcher,

@@ -1,6 +1,10 @@
 package provisioning
 
-import "time"
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
 
 // Report is what one provisioning run did, for the handler's log line and the tests.
 type Report struct {
@@ -27,8 +31,10 @@ type Report struct {
 	BackingOff []string
 	// Errors are problems that did not stop the run: invalid configuration items, node classes that are
 	// not ready, launches that failed.
-	Errors        []string
-	SolveDuration time.Duration
+	Errors []string
+	// ReadDuration, SolveDuration and LaunchDuration are the run's three phases: reading the cluster,
+	// the claims and the configuration; solving; launching (claims written, CreateFleet, claims updated).
+	ReadDuration, SolveDuration, LaunchDuration time.Duration
 }
 
 // LaunchedClaim is one claim launched by the run.
@@ -36,6 +42,8 @@ type LaunchedClaim struct {
 	Name, NodePool, InstanceID, InstanceType, Zone, CapacityType string
 	Price                                                        float64
 	Pods                                                         int
+	// PodUIDs are the pods the claim was launched for (kube-scheduler may still bind them elsewhere).
+	PodUIDs []types.UID
 }
 
 // UnschedulablePod is a pod the scheduler could not place, with its reason.

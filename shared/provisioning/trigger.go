@@ -103,7 +103,9 @@ type Outcome struct {
 	// included).
 	Report Report
 	Runs   int
-	Err    error
+	// Launched are the claims every run of the invocation launched (Report has the last run's).
+	Launched []LaunchedClaim
+	Err      error
 	// Panics are the runs of this invocation that panicked (each a *crash.PanicError with its stack),
 	// including those a later run got past: a panic is a defect, and must be seen even when the batch
 	// ends well.

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/scheduling"
 	"github.com/nodewright/nodewright/shared/state"
 )
@@ -122,12 +123,13 @@ func (p *Provisioner) recordUnschedulable(ctx context.Context, runID string, fai
 	}
 	// The Events share the budget: a run never waits past it for them (a client's rate limit can hold
 	// each write); the pods it did not reach are told by a later run.
+	var evs []kube.Event
 	for _, f := range own {
-		if wctx.Err() != nil {
-			break
+		if e, ok := explanation(f); ok {
+			evs = append(evs, e)
 		}
-		p.explain(wctx, f, rep)
 	}
+	p.publishAll(wctx, evs, rep)
 }
 
 // recordBudget is how long recordUnschedulable may write: maxRecordBudget, or less when the run's

@@ -49,8 +49,8 @@ const (
 // snapshot begun after the message may still show the pod without it.
 // Messages that name no pod (replacement requests) are satisfied by a complete snapshot begun after they
 // were sent. Until the batch is satisfied Handle runs again (waiting while another run holds the lease),
-// up to MaxRunsPerBatch times and as long as the time left covers another run (timeForAnotherRun); then it gives up with
-// Unsatisfied set. A failed run, or a lease, mark or pod that cannot be read, never satisfies: a spare
+// and after a run that launched (launchedInBurst), up to MaxRunsPerBatch times and as long as the time left
+// covers another run (timeForAnotherRun); an unsatisfied batch then gives up with Unsatisfied set. A failed run, or a lease, mark or pod that cannot be read, never satisfies: a spare
 // run costs a solve, a missed one costs a pod.
 //
 // A queue run lets a burst of pending pods finish arriving before its snapshot: kube-scheduler marks a
@@ -71,6 +71,7 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outco
 	for {
 		out.Runs++
 		out.Report, out.Err = p.runAfter(ctx, fmt.Sprintf("%s#%d", runID, out.Runs), quiet)
+		out.Launched = append(out.Launched, out.Report.Claims...)
 		if pe := (*crash.PanicError)(nil); errors.As(out.Err, &pe) {
 			out.Panics = append(out.Panics, out.Err)
 		}
@@ -80,12 +81,15 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outco
 		// A failed run (an API server or AWS error past the clients' retries) satisfies nothing: it is
 		// run again like an unsatisfied one, and the batch handed back if none succeeds, rather than
 		// leaving its pods to the backstop a minute later.
+		satisfied := false
 		if out.Err == nil {
-			if ok, _ := p.satisfied(ctx, t); ok {
-				return out
-			}
+			satisfied, _ = p.satisfied(ctx, t)
 		}
-		if out.Runs >= MaxRunsPerBatch || !p.timeForAnotherRun(ctx) {
+		moreRuns := out.Runs < MaxRunsPerBatch && p.timeForAnotherRun(ctx)
+		switch {
+		case satisfied && (!launchedInBurst(out.Report) || !moreRuns):
+			return out
+		case !satisfied && !moreRuns:
 			out.Unsatisfied = true
 			return out
 		}
@@ -100,6 +104,13 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outco
 		}
 	}
 }
+
+// launchedInBurst reports whether a run launched capacity: pods are arriving, and kube-scheduler marks a
+// burst's pods over seconds (a thousand take ten to twenty). Handle then runs again at once, even when its
+// own batch is satisfied: the pods marked since the run's snapshot would otherwise wait until their own
+// messages came through the queue, behind every message of the burst that earlier runs already served.
+// The run that launches nothing ends the chain.
+func launchedInBurst(rep Report) bool { return rep.Lease && len(rep.Claims) > 0 }
 
 // satisfied reports whether completed runs already saw what t is about (see Handle), and the snapshot
 // mark it read.
@@ -124,26 +135,49 @@ func (p *Provisioner) satisfied(ctx context.Context, t Trigger) (bool, time.Time
 	if rv == 0 { // no pod reader, or no revision recorded yet: judge the pods by when they were sent
 		return seenByTime(t.NewestSent), mark
 	}
-	for _, k := range t.Pods {
-		pod, err := p.deps.Pods.Pod(ctx, k.Namespace, k.Name)
-		switch {
-		case apierrors.IsNotFound(err):
-			continue // gone
-		case err != nil:
-			return false, mark
-		case k.UID != "" && string(pod.UID) != k.UID, pod.Spec.NodeName != "":
-			continue // another pod of that name, or bound
-		case !markedNotScheduled(pod):
-			// kube-scheduler writes its FailedScheduling Event before it stores the pod's PodScheduled=False
-			// status: until that lands, no snapshot can show the pod as pending.
-			return false, mark
-		}
-		v, err := strconv.ParseUint(pod.ResourceVersion, 10, 64)
-		if err != nil || v > rv {
-			return false, mark
-		}
+	return p.podsSeen(ctx, t.Pods, rv), mark
+}
+
+// maxPodReads bounds the pod reads one batch's check makes at once: a queue batch names at most ten pods,
+// and reading them one after another held the queue consumer for ten API server round trips per batch
+// while a burst's runs waited behind it.
+const maxPodReads = 10
+
+// podsSeen reports whether a snapshot whose pods were listed at revision rv shows each pod of keys as it
+// is now: gone, bound, replaced by another pod of that name, or marked PodScheduled=False at a revision
+// rv had reached. The pods are read at once (maxPodReads); the first that was not seen ends the check.
+func (p *Provisioner) podsSeen(ctx context.Context, keys []PodKey, rv uint64) bool {
+	g, gctx := crash.WithContext(ctx) // the first pod not seen cancels the other reads
+	g.SetLimit(maxPodReads)
+	notSeen := errors.New("not seen")
+	for _, k := range keys {
+		g.Go(func() error {
+			if !p.podSeen(gctx, k, rv) {
+				return notSeen
+			}
+			return nil
+		})
 	}
-	return true, mark
+	return g.Wait() == nil
+}
+
+// podSeen is podsSeen for one pod.
+func (p *Provisioner) podSeen(ctx context.Context, k PodKey, rv uint64) bool {
+	pod, err := p.deps.Pods.Pod(ctx, k.Namespace, k.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return true // gone
+	case err != nil:
+		return false
+	case k.UID != "" && string(pod.UID) != k.UID, pod.Spec.NodeName != "":
+		return true // another pod of that name, or bound
+	case !markedNotScheduled(pod):
+		// kube-scheduler writes its FailedScheduling Event before it stores the pod's PodScheduled=False
+		// status: until that lands, no snapshot can show the pod as pending.
+		return false
+	}
+	v, err := strconv.ParseUint(pod.ResourceVersion, 10, 64)
+	return err == nil && v <= rv
 }
 
 // markedNotScheduled reports whether kube-scheduler has stored its verdict on the pod: a PodScheduled

@@ -24,6 +24,10 @@ type DetectionOptions struct {
 	WebhookDelay time.Duration
 	// Timeout bounds each wait: every pod marked, every pod bound (default 5 minutes).
 	Timeout time.Duration
+	// Pairs is how many times the two scheduler passes (without detection, then with it) alternate
+	// (default 3): the rates are medians over the pairs, since everything else the sandbox runs shares the
+	// machine's two cores with kube-scheduler.
+	Pairs int
 }
 
 // DefaultDetectionPods is the detection scenario's default pod count.
@@ -45,6 +49,9 @@ func (o *DetectionOptions) defaults() {
 	if o.Timeout <= 0 {
 		o.Timeout = 5 * time.Minute
 	}
+	if o.Pairs <= 0 {
+		o.Pairs = 3
+	}
 }
 
 // SchedulerRates are kube-scheduler's scheduling attempts per second in each pass.
@@ -63,22 +70,36 @@ type DetectionReport struct {
 	// moment every pod had been tried, in the pass without detection registered and the pass with it
 	// (the same pods). Pods are created by 16 writers at once, so the scheduler has a queue to work
 	// through.
+	// The rates are the medians over the pairs of passes, the ratio the median of the pairs' ratios.
 	SchedulerAttemptsPerSecond SchedulerRates `json:"schedulerAttemptsPerSecond"`
 	SchedulerAttemptsRatio     float64        `json:"schedulerAttemptsRatio"`
+	// ControlPlaneSeparated: during the pairs the control plane had CPU 0 to itself, and moto and the
+	// functions the other CPUs (separateControlPlane); false on a one-CPU machine.
+	ControlPlaneSeparated bool `json:"controlPlaneSeparated"`
+	// SchedulerAttemptsPerSecondByPair are the rates of each pair, in the order they ran.
+	SchedulerAttemptsPerSecondByPair []SchedulerRates `json:"schedulerAttemptsPerSecondByPair"`
 	// SchedulerAttemptsPerSecondIfOnTheLoop is the most kube-scheduler could make if each failure waited
 	// for the webhook's delayed answer inside its loop (1 / WebhookDelay), as a webhook on pods/status
 	// made it: the measured rate with detection is compared with it.
 	SchedulerAttemptsPerSecondIfOnTheLoop float64 `json:"schedulerAttemptsPerSecondIfOnTheLoop"`
-	// PendingToLaunchSeconds: in the third pass, from a pod's Unschedulable mark to the CreateFleet call
-	// for the node it was bound to.
+	// PendingToWakeUpSeconds: in the launch pass, from a pod's Unschedulable mark to the webhook's answer
+	// for its Event, which has sent the pod's wake-up to the provisioning queue (zero when the answer came
+	// first: kube-scheduler writes the Event before it stores the status). It is detection's own share of
+	// pending → launch; the rest is the provisioner's runs.
+	PendingToWakeUpSeconds Percentiles `json:"pendingToWakeUpSeconds"`
+	// PendingToLaunchSeconds: in the launch pass, from a pod's Unschedulable mark to the CreateFleet call
+	// of the claim a provisioner run launched for it (see pendingToLaunch).
 	PendingToLaunchSeconds Percentiles `json:"pendingToLaunchSeconds"`
-	// WebhookCallsPerPendingPod: the webhook's requests in the third pass over the pods kube-scheduler
+	// PendingToBoundNodeLaunchSeconds is the same to the CreateFleet of the node kube-scheduler bound the
+	// pod to: later than its own claim's when the scheduler put it on a node launched for other pods.
+	PendingToBoundNodeLaunchSeconds Percentiles `json:"pendingToBoundNodeLaunchSeconds"`
+	// WebhookCallsPerPendingPod: the webhook's requests in the launch pass over the pods kube-scheduler
 	// failed in it (nodes join during it, and the scheduler fails the pods that still do not fit again).
 	WebhookCallsPerPendingPod float64 `json:"webhookCallsPerPendingPod"`
 	WebhookRequests           int     `json:"webhookRequests"`
 	PodsMarked                int     `json:"podsMarked"`
 	PodsBound                 int     `json:"podsBound"`
-	// LaunchesWithout counts CreateFleet calls in the first two passes: their pods ask for a label no
+	// LaunchesWithout counts CreateFleet calls in the scheduler passes: their pods ask for a label no
 	// NodePool offers, so it must be zero.
 	LaunchesWithout int `json:"launchesWithout"`
 	Capacity
@@ -99,17 +120,19 @@ func (r DetectionReport) Worked() bool {
 // nothing launches for them and kube-scheduler's work is the same in both.
 var unserved = map[string]string{"nodewright.sh/detection-scenario": "unserved"}
 
-// Detection runs the detection scenario in three passes of o.Pods pods each.
+// Detection runs the detection scenario: Pairs pairs of scheduler passes, then a launch pass, o.Pods pods
+// each.
 //
-//  1. No webhook registered; pods no NodePool can serve (nothing launches, so no node joins and the
-//     scheduler's work is only to fail each pod).
-//  2. The same pods with the webhook registered and each answer delayed by WebhookDelay: detection that
-//     sat on the scheduler's loop would slow this pass by the delay per pod.
-//  3. With the webhook still registered and delayed, pods Nodewright launches nodes for: pending → launch
-//     and the webhook's calls per pending pod, as nodes join and the scheduler fails the rest again.
+//   - Without: no webhook registered; pods no NodePool can serve (nothing launches, so no node joins and
+//     the scheduler's work is only to fail each pod).
+//   - With: the same pods with the webhook registered and each answer delayed by WebhookDelay: detection
+//     that sat on the scheduler's loop would slow this pass by the delay per pod.
+//   - Launch: with the webhook still registered and delayed, pods Nodewright launches nodes for: pending →
+//     wake-up, pending → launch and the webhook's calls per pending pod, as nodes join and the scheduler
+//     fails the rest again.
 //
-// The first two give the scheduler's attempt rates; the sandbox's components share the machine's CPUs
-// with kube-scheduler, so run it on a quiet machine.
+// The pairs give the scheduler's attempt rates; the sandbox's components share the machine's CPUs with
+// kube-scheduler, so run it on a quiet machine.
 func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionReport, error) {
 	o.defaults()
 	rep := DetectionReport{Scenario: "detection", Pods: o.Pods, WebhookDelaySeconds: o.WebhookDelay.Seconds(),
@@ -117,45 +140,33 @@ func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionR
 	start := time.Now()
 	errsBefore := len(s.Errors())
 	launches := len(s.Launches())
-
-	if err := s.hook.unregister(ctx, s.Client); err != nil {
-		return rep, err
-	}
-	s.Timeline.Printf("scenario", "pass 1: no detection registered; %d pods no NodePool can serve", o.Pods)
-	without, err := s.schedulerPass(ctx, "detection-without", o, unserved)
-	if err != nil {
-		return rep, err
-	}
-	without.watch.close()
-	rep.SchedulerAttemptsPerSecond.Without = without.rate
-	if err := s.deletePods(ctx, "detection-without"); err != nil {
-		return rep, err
-	}
-
-	s.hook.delay.Store(int64(o.WebhookDelay))
 	defer s.hook.delay.Store(0)
-	if err := s.hook.register(ctx, s.Client); err != nil {
-		return rep, err
-	}
-	s.Timeline.Printf("scenario", "pass 2: detection registered, each answer delayed %s; the same %d pods", o.WebhookDelay, o.Pods)
-	with, err := s.schedulerPass(ctx, "detection-with", o, unserved)
+
+	restore, separated, err := s.separateControlPlane()
 	if err != nil {
 		return rep, err
 	}
-	with.watch.close()
-	rep.SchedulerAttemptsPerSecond.WithDetection = with.rate
-	if without.rate > 0 {
-		rep.SchedulerAttemptsRatio = round3(with.rate / without.rate)
+	rep.ControlPlaneSeparated = separated
+	var without, with, ratios []float64
+	for i := range o.Pairs {
+		rates, err := s.schedulerPair(ctx, o, i)
+		if err != nil {
+			restore()
+			return rep, err
+		}
+		rep.SchedulerAttemptsPerSecondByPair = append(rep.SchedulerAttemptsPerSecondByPair, rates)
+		without, with = append(without, rates.Without), append(with, rates.WithDetection)
+		if rates.Without > 0 {
+			ratios = append(ratios, rates.WithDetection/rates.Without)
+		}
 	}
+	restore()
+	rep.SchedulerAttemptsPerSecond = SchedulerRates{Without: round3(median(without)), WithDetection: round3(median(with))}
+	rep.SchedulerAttemptsRatio = round3(median(ratios))
 	rep.LaunchesWithout = len(s.Launches()) - launches
-	if err := s.deletePods(ctx, "detection-with"); err != nil {
-		return rep, err
-	}
-	// The third pass starts from a quiet system, as a burst would: the wake-ups of the second pass's pods
-	// (which no run can serve) are worked through first.
-	s.awaitProvisioningQueueEmpty(ctx, 2*time.Minute)
 
-	s.Timeline.Printf("scenario", "pass 3: detection registered, each answer delayed %s; %d pods Nodewright launches for", o.WebhookDelay, o.Pods)
+	s.hook.delay.Store(int64(o.WebhookDelay)) // the last pair left the webhook registered
+	s.Timeline.Printf("scenario", "launch pass: detection registered, each answer delayed %s; %d pods Nodewright launches for", o.WebhookDelay, o.Pods)
 	hooksBefore := s.hook.count()
 	launch, err := s.schedulerPass(ctx, "detection-launch", o, nil)
 	if err != nil {
@@ -178,7 +189,8 @@ func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionR
 	if rep.PodsMarked > 0 {
 		rep.WebhookCallsPerPendingPod = round3(float64(rep.WebhookRequests) / float64(rep.PodsMarked))
 	}
-	if rep.PendingToLaunchSeconds, err = s.pendingToLaunch(ctx, pods); err != nil {
+	rep.PendingToWakeUpSeconds = s.pendingToWakeUp(pods)
+	if rep.PendingToLaunchSeconds, rep.PendingToBoundNodeLaunchSeconds, err = s.launchLatencies(ctx, pods); err != nil {
 		return rep, err
 	}
 	if rep.Capacity, err = s.capacity(ctx); err != nil {
@@ -196,10 +208,51 @@ func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionR
 		"everyPodBound":                rep.PodsBound == rep.Pods,
 		"noLeakedInstances":            rep.LeakedInstances == 0 && len(rep.Leaks) == 0,
 	}
-	s.Timeline.Printf("scenario", "done: scheduler %.1f attempts/s with detection, %.1f without (ratio %.3f); pending→launch p50 %.3fs p99 %.3fs; %.2f webhook calls per pending pod; %d/%d bound; leaked %d",
-		rep.SchedulerAttemptsPerSecond.WithDetection, rep.SchedulerAttemptsPerSecond.Without, rep.SchedulerAttemptsRatio,
+	s.Timeline.Printf("scenario", "done: scheduler %.1f attempts/s with detection, %.1f without (median ratio %.3f over %d pairs); pending→wake-up p50 %.3fs p99 %.3fs; pending→launch p50 %.3fs p99 %.3fs; %.2f webhook calls per pending pod; %d/%d bound; leaked %d",
+		rep.SchedulerAttemptsPerSecond.WithDetection, rep.SchedulerAttemptsPerSecond.Without, rep.SchedulerAttemptsRatio, o.Pairs,
+		rep.PendingToWakeUpSeconds.P50, rep.PendingToWakeUpSeconds.P99,
 		rep.PendingToLaunchSeconds.P50, rep.PendingToLaunchSeconds.P99, rep.WebhookCallsPerPendingPod, rep.PodsBound, rep.Pods, rep.LeakedInstances)
 	return rep, nil
+}
+
+// schedulerPair runs pair i of the scheduler passes, without detection and then with it, on pods no
+// NodePool serves, and then waits until the wake-ups of the second
+// pass are worked through, so the next pass (or the launch pass) starts from a quiet system.
+func (s *Sandbox) schedulerPair(ctx context.Context, o DetectionOptions, i int) (SchedulerRates, error) {
+	var rates SchedulerRates
+	if err := s.hook.unregister(ctx, s.Client); err != nil {
+		return rates, err
+	}
+	s.hook.delay.Store(0)
+	s.Timeline.Printf("scenario", "pair %d, without: no detection registered; %d pods no NodePool can serve", i+1, o.Pods)
+	ns := fmt.Sprintf("detection-without-%d", i+1)
+	without, err := s.schedulerPass(ctx, ns, o, unserved)
+	if err != nil {
+		return rates, err
+	}
+	without.watch.close()
+	rates.Without = without.rate
+	if err := s.deletePods(ctx, ns); err != nil {
+		return rates, err
+	}
+
+	s.hook.delay.Store(int64(o.WebhookDelay))
+	if err := s.hook.register(ctx, s.Client); err != nil {
+		return rates, err
+	}
+	s.Timeline.Printf("scenario", "pair %d, with: detection registered, each answer delayed %s; the same %d pods", i+1, o.WebhookDelay, o.Pods)
+	ns = fmt.Sprintf("detection-with-%d", i+1)
+	with, err := s.schedulerPass(ctx, ns, o, unserved)
+	if err != nil {
+		return rates, err
+	}
+	with.watch.close()
+	rates.WithDetection = with.rate
+	if err := s.deletePods(ctx, ns); err != nil {
+		return rates, err
+	}
+	s.awaitProvisioningQueueEmpty(ctx, 2*time.Minute)
+	return rates, nil
 }
 
 // pass is one pass of the detection scenario: its pods' watch and the scheduler's attempt rate.
@@ -325,4 +378,19 @@ func bound(pods []podTimes) int {
 		}
 	}
 	return n
+}
+
+// pendingToWakeUp is, for each pod marked Unschedulable, the time from its mark to the webhook's first
+// answer for an Event about it (zero when the answer came first).
+func (s *Sandbox) pendingToWakeUp(pods []podTimes) Percentiles {
+	var ds []time.Duration
+	for _, p := range pods {
+		if p.Unschedulable.IsZero() {
+			continue
+		}
+		if at, ok := s.hook.answeredAt(p.UID); ok {
+			ds = append(ds, max(at.Sub(p.Unschedulable), 0))
+		}
+	}
+	return percentiles(ds)
 }

@@ -15,7 +15,7 @@ import (
 // scheduler's rates are the report's to give (on a quiet machine), not this test's to judge.
 func TestDetectionFindsPendingPodsThroughTheirEvents(t *testing.T) {
 	sb := start(t)
-	rep, err := sb.Detection(context.Background(), DetectionOptions{Pods: 40, Timeout: 2 * time.Minute})
+	rep, err := sb.Detection(context.Background(), DetectionOptions{Pods: 40, Timeout: 2 * time.Minute, Pairs: 1})
 	if err != nil || !rep.Worked() {
 		dump(t, sb)
 	}
@@ -27,6 +27,8 @@ func TestDetectionFindsPendingPodsThroughTheirEvents(t *testing.T) {
 	assert.Positive(t, rep.PodsMarked, "kube-scheduler failed pods (under load a late one may bind to a node that already joined)")
 	assert.Positive(t, rep.WebhookRequests, "the webhook was called for the pods' Events")
 	assert.Positive(t, rep.PendingToLaunchSeconds.N, "launches are matched to the pods they were for")
+	assert.Positive(t, rep.PendingToWakeUpSeconds.N, "the webhook's answers are matched to the pods its Events were about")
+	assert.Len(t, rep.SchedulerAttemptsPerSecondByPair, 1)
 	assert.Positive(t, rep.SchedulerAttemptsPerSecond.Without)
 	assert.Positive(t, rep.SchedulerAttemptsPerSecond.WithDetection)
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/provisioning"
@@ -44,6 +46,7 @@ func (s *Sandbox) provision(ctx context.Context, t provisioning.Trigger) provisi
 		what = fmt.Sprintf("batch of %d", t.Messages)
 	}
 	rep := out.Report
+	s.noteLaunchedFor(out.Launched)
 	s.leaseNotReleased("provisioner", rep.LeaseNotReleased)
 	for _, p := range out.Panics {
 		if p != out.Err { // the last run's error is reported below
@@ -70,8 +73,8 @@ func (s *Sandbox) provision(ctx context.Context, t provisioning.Trigger) provisi
 	case rep.PendingPods == 0:
 		s.Log.Info("nothing pending", "trigger", what)
 	default:
-		s.Timeline.Printf("provisioner", "%s: %d pending pods, %d in flight; solved in %.1f ms; launched %d, unschedulable %d",
-			what, rep.PendingPods, rep.InFlight, float64(rep.SolveDuration.Microseconds())/1000, len(rep.Claims), len(rep.Unschedulable))
+		s.Timeline.Printf("provisioner", "%s: %d pending pods, %d in flight; read in %.1f ms, solved in %.1f ms, launched in %.1f ms (the last run); launched %d, unschedulable %d",
+			what, rep.PendingPods, rep.InFlight, ms(rep.ReadDuration), ms(rep.SolveDuration), ms(rep.LaunchDuration), len(out.Launched), len(rep.Unschedulable))
 		for _, u := range rep.Unschedulable {
 			s.Timeline.Printf("provisioner", "cannot provision %s: %s", u.Pod, u.Reason)
 		}
@@ -110,4 +113,28 @@ func (s *Sandbox) lifecyclePass(ctx context.Context) {
 	for _, e := range rep.Errors {
 		s.fail(fmt.Errorf("lifecycle: %s", e))
 	}
+}
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// noteLaunchedFor records, for each pod of each launched claim, the claim's instance.
+func (s *Sandbox) noteLaunchedFor(claims []provisioning.LaunchedClaim) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.launchedFor == nil {
+		s.launchedFor = map[types.UID]string{}
+	}
+	for _, c := range claims {
+		for _, uid := range c.PodUIDs {
+			s.launchedFor[uid] = c.InstanceID
+		}
+	}
+}
+
+// launchedInstanceFor is the instance of the claim a provisioner run launched for the pod ("" for none).
+func (s *Sandbox) launchedInstanceFor(uid types.UID) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.launchedFor[uid]
 }

@@ -16,6 +16,7 @@ import (
 // podTimes is when the watcher first saw a pod in each state.
 type podTimes struct {
 	Name          string
+	UID           types.UID
 	Unschedulable time.Time // PodScheduled=False/Unschedulable
 	Bound         time.Time // spec.nodeName set
 	Running       time.Time
@@ -66,7 +67,7 @@ func (w *podWatch) observe(obj any, deleted bool) {
 	defer w.mu.Unlock()
 	t := w.pods[p.UID]
 	if t == nil {
-		t = &podTimes{Name: p.Name}
+		t = &podTimes{Name: p.Name, UID: p.UID}
 		w.pods[p.UID] = t
 	}
 	if deleted && t.Deleted.IsZero() {

@@ -30,6 +30,19 @@ func percentiles(ds []time.Duration) Percentiles {
 	return Percentiles{P50: rank(0.5), P99: rank(0.99), N: len(s)}
 }
 
+// median of vs (the mean of the middle two for an even count); zero for none.
+func median(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), vs...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
 // Capacity is what the cluster's claims add up to.
 type Capacity struct {
 	Nodes             int            `json:"nodesLaunched"`

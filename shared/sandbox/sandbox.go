@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nodewright/nodewright/shared/awscalls"
@@ -104,6 +105,10 @@ const (
 	Table   = "nodewright-sandbox"
 )
 
+// ProvisioningPollers is how many provisioning-queue batches the sandbox's event source hands the
+// provisioner at once: the deployed event source's maximum concurrency (infra's queuePollers).
+const ProvisioningPollers = 2
+
 // Sandbox is a running sandbox. Close stops everything it started.
 type Sandbox struct {
 	opts Options
@@ -146,6 +151,8 @@ type Sandbox struct {
 	faultErrs      []error // errors of injected faults the functions reported
 	chaos          bool    // the chaos scenario has the fault layer armed
 	disruptionRuns []DisruptionRun
+	// launchedFor is, for each pod a provisioner run launched a claim for, that claim's instance.
+	launchedFor map[types.UID]string
 }
 
 // Stats count what the functions did.
@@ -267,10 +274,15 @@ func (s *Sandbox) wire(ctx context.Context) error {
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.runCtx, s.cancel = runCtx, cancel
-	s.goRun(func() {
-		(&eventSource{name: "provisioner", queueURL: s.Queues.Provisioning, sqs: s.SQS, handle: s.provisionerHandler,
-			timeout: s.opts.FunctionTimeout, idle: 50 * time.Millisecond, onError: s.fail}).run(runCtx)
-	})
+	// Lambda's event source polls the provisioning queue with up to ProvisioningPollers batches at once,
+	// as infra deploys it: while one invocation holds the lease and launches, the other checks its batch
+	// against the last run and takes the lease next.
+	for range ProvisioningPollers {
+		s.goRun(func() {
+			(&eventSource{name: "provisioner", queueURL: s.Queues.Provisioning, sqs: s.SQS, handle: s.provisionerHandler,
+				timeout: s.opts.FunctionTimeout, idle: 50 * time.Millisecond, onError: s.fail}).run(runCtx)
+		})
+	}
 	s.goRun(func() { s.every(runCtx, s.opts.BackstopEvery, s.backstop) })
 	s.goRun(func() { s.every(runCtx, s.opts.LifecycleEvery, s.lifecyclePass) })
 	s.goRun(func() { s.agent.run(runCtx, 250*time.Millisecond) })

@@ -224,8 +224,17 @@ func (s *Sandbox) finishScaleUp(ctx context.Context, rep ScaleUpReport, pods []p
 }
 
 // pendingToLaunch is, for each pod marked Unschedulable and then bound, the time from its mark to the
-// CreateFleet call that launched the node it was bound to.
+// CreateFleet call that launched the claim a provisioner run launched for it. A pod no run launched a
+// claim for (it fit on capacity already launched) counts the CreateFleet of the node it was bound to,
+// which is zero when that node was launched before the mark.
 func (s *Sandbox) pendingToLaunch(ctx context.Context, pods []podTimes) (Percentiles, error) {
+	planned, _, err := s.launchLatencies(ctx, pods)
+	return planned, err
+}
+
+// launchLatencies is pendingToLaunch (planned) and the same from each pod's mark to the CreateFleet of
+// the node kube-scheduler bound it to (boundNode), which may be a later node launched for other pods.
+func (s *Sandbox) launchLatencies(ctx context.Context, pods []podTimes) (planned, boundNode Percentiles, err error) {
 	launchAt := map[string]time.Time{} // instance id → CreateFleet call
 	for _, l := range s.Launches() {
 		for _, id := range l.InstanceIDs {
@@ -235,23 +244,30 @@ func (s *Sandbox) pendingToLaunch(ctx context.Context, pods []podTimes) (Percent
 	nodeInstance := map[string]string{}
 	nodes, err := s.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return Percentiles{}, err
+		return Percentiles{}, Percentiles{}, err
 	}
 	for _, n := range nodes.Items {
 		if i := strings.LastIndex(n.Spec.ProviderID, "/"); i >= 0 {
 			nodeInstance[n.Name] = n.Spec.ProviderID[i+1:]
 		}
 	}
-	var toLaunch []time.Duration
+	var toPlanned, toBound []time.Duration
 	for _, p := range pods {
 		if !p.Deleted.IsZero() || p.Unschedulable.IsZero() || p.Bound.IsZero() {
 			continue
 		}
-		if at, ok := launchAt[nodeInstance[p.Node]]; ok {
-			toLaunch = append(toLaunch, max(at.Sub(p.Unschedulable), 0))
+		at, bound := launchAt[nodeInstance[p.Node]]
+		if bound {
+			toBound = append(toBound, max(at.Sub(p.Unschedulable), 0))
+		}
+		if planned, ok := launchAt[s.launchedInstanceFor(p.UID)]; ok {
+			at, bound = planned, true
+		}
+		if bound {
+			toPlanned = append(toPlanned, max(at.Sub(p.Unschedulable), 0))
 		}
 	}
-	return percentiles(toLaunch), nil
+	return percentiles(toPlanned), percentiles(toBound), nil
 }
 
 // inflate is Karpenter's classic demo workload: pause containers that only request resources.

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nodewright/nodewright/shared/awscalls"
@@ -33,6 +35,8 @@ type webhook struct {
 	mu        sync.Mutex
 	durations []time.Duration
 	requests  int
+	// answered is when the webhook first answered for an Event about each object (by uid).
+	answered map[types.UID]time.Time
 	// delay is added to every answer, standing in for a slower network path to the Function URL.
 	delay atomic.Int64
 }
@@ -54,7 +58,7 @@ func webhookTokens(ctx context.Context, cfg aws.Config, token string, log *slog.
 
 // startWebhook serves intake at https://127.0.0.1:<port>/<token>.
 func startWebhook(intake *podwebhook.Intake, token string) *webhook {
-	w := &webhook{}
+	w := &webhook{answered: map[types.UID]time.Time{}}
 	w.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		body, err := io.ReadAll(io.LimitReader(r.Body, podwebhook.MaxBodyBytes+1))
@@ -69,9 +73,14 @@ func startWebhook(intake *podwebhook.Intake, token string) *webhook {
 		rw.Header().Set("Content-Type", "application/json")
 		rw.WriteHeader(res.Status)
 		_, _ = rw.Write(res.Body)
+		answered := time.Now()
+		uid := regardingUID(body)
 		w.mu.Lock()
-		w.durations = append(w.durations, time.Since(start))
+		w.durations = append(w.durations, answered.Sub(start))
 		w.requests++
+		if _, seen := w.answered[uid]; uid != "" && !seen && res.Status == http.StatusOK {
+			w.answered[uid] = answered
+		}
 		w.mu.Unlock()
 	}))
 	w.srv.StartTLS()
@@ -139,3 +148,31 @@ func (w *webhook) latencies() []time.Duration {
 }
 
 func (w *webhook) close() { w.srv.Close() }
+
+// answeredAt is when the webhook first answered for an Event about the object uid.
+func (w *webhook) answeredAt(uid types.UID) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	at, ok := w.answered[uid]
+	return at, ok
+}
+
+// regardingUID is the uid of the object the reviewed Event is about ("" when the body says none): the
+// regarding of an events.k8s.io Event, the involvedObject of a core one.
+func regardingUID(body []byte) types.UID {
+	var review struct {
+		Request struct {
+			Object struct {
+				Regarding      struct{ UID types.UID } `json:"regarding"`
+				InvolvedObject struct{ UID types.UID } `json:"involvedObject"`
+			} `json:"object"`
+		} `json:"request"`
+	}
+	if json.Unmarshal(body, &review) != nil {
+		return ""
+	}
+	if o := review.Request.Object; o.Regarding.UID != "" {
+		return o.Regarding.UID
+	}
+	return review.Request.Object.InvolvedObject.UID
+}

@@ -43,7 +43,7 @@ func TestConcurrentTriggersLaunchOnce(t *testing.T) {
 		if o.Report.Lease {
 			holders++
 		}
-		launched += len(o.Report.Claims)
+		launched += len(o.Launched)
 	}
 	assert.GreaterOrEqual(t, holders, 1)
 	require.Positive(t, launched)
