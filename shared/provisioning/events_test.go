@@ -2,11 +2,9 @@ package provisioning
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,33 +52,19 @@ func TestRunPublishesNominatedAndFailedScheduling(t *testing.T) {
 	assert.Contains(t, arm.Message, rep.Unschedulable[0].Reason)
 }
 
-// gatheredEvents answers a Publish only once want of them are in flight together; one that waits longer
-// than a minute for the others fails. Events written one after another never gather.
+// gatheredEvents answers a Publish only once its gate has gathered maxEventWrites of them.
 type gatheredEvents struct {
 	recordedEvents
-	want          int
-	mu            sync.Mutex
-	waiting, most int
-	gathered      bool
-	all           chan struct{}
+	gate *gate
 }
 
 func (g *gatheredEvents) Publish(ctx context.Context, e kube.Event) (bool, error) {
-	g.mu.Lock()
-	g.waiting++
-	g.most = max(g.most, g.waiting)
-	if g.waiting == g.want && !g.gathered {
-		g.gathered = true
-		close(g.all)
+	leave, err := g.gate.pass(ctx)
+	defer leave()
+	if err != nil {
+		return false, err
 	}
-	g.mu.Unlock()
-	defer func() { g.mu.Lock(); g.waiting--; g.mu.Unlock() }()
-	select {
-	case <-g.all:
-		return g.recordedEvents.Publish(ctx, e)
-	case <-time.After(time.Minute):
-		return false, errors.New("the run's other Events never came while this one waited")
-	}
+	return g.recordedEvents.Publish(ctx, e)
 }
 
 // TestARunWritesItsNominationsAtOnce: the Nominated Events of a launch go out maxEventWrites at a time.
@@ -95,7 +79,7 @@ func TestARunWritesItsNominationsAtOnce(t *testing.T) {
 		pods = append(pods, p)
 	}
 	w := newTestProvisioner(t, fakeCluster{snap: pendingSnapshot(pods...)})
-	rec := &gatheredEvents{want: maxEventWrites, all: make(chan struct{})}
+	rec := &gatheredEvents{gate: newGate(maxEventWrites)}
 	w.p.deps.Events = rec
 
 	rep, err := w.p.Run(context.Background(), "run-1")
@@ -103,5 +87,5 @@ func TestARunWritesItsNominationsAtOnce(t *testing.T) {
 	require.Len(t, rep.Claims, 1)
 	assert.Empty(t, rep.Errors)
 	assert.Len(t, rec.events, len(pods), "every pod is told where it goes")
-	assert.Equal(t, maxEventWrites, rec.most, "the writes were in flight together, and no more than the bound")
+	assert.Equal(t, maxEventWrites, rec.gate.maxInFlight(), "the writes were in flight together, and no more than the bound")
 }

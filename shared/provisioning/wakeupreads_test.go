@@ -2,8 +2,6 @@ package provisioning
 
 import (
 	"context"
-	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,36 +10,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// gatheredPods answers a pod read only once want reads are in flight together; a read that waits longer
-// than a minute for the others fails. Reads made one after another never gather.
+// gatheredPods answers a pod read only once its gate has gathered every read of the batch.
 type gatheredPods struct {
 	podsNow
-	want     int
-	mu       sync.Mutex
-	waiting  int
-	most     int
-	gathered bool
-	all      chan struct{}
+	gate *gate
 }
 
 func (g *gatheredPods) Pod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
-	g.mu.Lock()
-	g.waiting++
-	g.most = max(g.most, g.waiting)
-	if g.waiting == g.want && !g.gathered {
-		g.gathered = true
-		close(g.all)
+	leave, err := g.gate.pass(ctx)
+	defer leave()
+	if err != nil {
+		return nil, err
 	}
-	g.mu.Unlock()
-	defer func() { g.mu.Lock(); g.waiting--; g.mu.Unlock() }()
-	select {
-	case <-g.all:
-		return g.podsNow.Pod(ctx, ns, name)
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(time.Minute):
-		return nil, errors.New("the other reads of the batch never came while this one waited")
-	}
+	return g.podsNow.Pod(ctx, ns, name)
 }
 
 // TestABatchReadsItsPodsAtOnce: whether a queue batch is already satisfied is decided by reading each pod
@@ -52,7 +33,7 @@ func TestABatchReadsItsPodsAtOnce(t *testing.T) {
 	cluster := &revisionCluster{rv: "120"}
 	w := newTestProvisioner(t, cluster)
 	names := []string{"web-0", "web-1", "web-2", "web-3", "web-4", "web-5", "web-6", "web-7", "web-8", "web-9"}
-	pods := &gatheredPods{podsNow: podsNow{pods: map[string]*corev1.Pod{}}, want: len(names), all: make(chan struct{})}
+	pods := &gatheredPods{podsNow: podsNow{pods: map[string]*corev1.Pod{}}, gate: newGate(len(names))}
 	for _, n := range names {
 		pods.pods["shop/"+n] = pendingAt(n, "uid-"+n, 100)
 	}
@@ -67,5 +48,5 @@ func TestABatchReadsItsPodsAtOnce(t *testing.T) {
 	out = w.p.Handle(context.Background(), "run-2", triggerOf(t, podBatch(t, 1, names...)))
 	assert.True(t, out.Coalesced, "every pod is marked at 100 and the last snapshot is at 120: no run")
 	assert.Equal(t, before, cluster.runs())
-	assert.Equal(t, len(names), pods.most, "the ten reads were in flight together")
+	assert.Equal(t, len(names), pods.gate.maxInFlight(), "the ten reads were in flight together")
 }

@@ -110,13 +110,13 @@ type DetectionReport struct {
 	TargetsMet map[string]bool `json:"targetsMet"`
 }
 
-// Worked says whether the loop completed: every pod of the third pass bound, nothing leaked, no
+// Worked says whether the loop completed: every pod of the launch pass bound, nothing leaked, no
 // component error.
 func (r DetectionReport) Worked() bool {
 	return r.PodsBound == r.Pods && r.LeakedInstances == 0 && len(r.Leaks) == 0 && len(r.Errors) == 0
 }
 
-// unserved is the node selector of the pods of the first two passes: a label no NodePool offers, so
+// unserved is the node selector of the pods of the scheduler passes: a label no NodePool offers, so
 // nothing launches for them and kube-scheduler's work is the same in both.
 var unserved = map[string]string{"nodewright.sh/detection-scenario": "unserved"}
 
