@@ -51,7 +51,9 @@ func handler(p runner, observe func(provisioning.Outcome), log *slog.Logger) fun
 		rep := out.Report
 		attrs := []any{"trigger", kind, "messages", trigger.Messages, "coalesced", out.Coalesced, "lease", rep.Lease,
 			"pendingPods", rep.PendingPods, "inFlight", rep.InFlight, "launched", len(out.Launched),
-			"unschedulable", len(rep.Unschedulable), "skipped", len(rep.Skipped), "solveMillis", rep.SolveDuration.Milliseconds()}
+			"unschedulable", len(rep.Unschedulable), "skipped", len(rep.Skipped),
+			"readMillis", rep.ReadDuration.Milliseconds(), "solveMillis", rep.SolveDuration.Milliseconds(),
+			"launchMillis", rep.LaunchDuration.Milliseconds()}
 		if rep.LeaseNotReleased != "" {
 			attrs = append(attrs, "leaseNotReleased", rep.LeaseNotReleased)
 		}

@@ -3,7 +3,6 @@ package nodeclass
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -12,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/crash"
 )
 
 // EC2API is the part of EC2 resolution reads; *ec2.Client satisfies it.
@@ -97,33 +97,36 @@ func (r *Resolver) Resolve(ctx context.Context, nc *apis.EC2NodeClass, k8sVersio
 	// The four lookups are independent (capacity reservations follow the subnets' zones): they go out
 	// together, so a cold resolution costs one round trip of the slowest, not the sum of four. Errors are
 	// judged in the order the lookups were made one after another before.
+	// A lookup's error is judged below, not by the group: one failing does not cancel the others. A
+	// panic in one comes back as the resolution's error.
 	var look lookups
-	var wg sync.WaitGroup
-	wg.Add(4)
-	go func() {
-		defer wg.Done()
-		look.subnets, look.subnetsErr = r.subnets(ctx, nc.Spec.SubnetSelectorTerms)
+	g, gctx := crash.WithContext(ctx)
+	g.Go(func() error {
+		look.subnets, look.subnetsErr = r.subnets(gctx, nc.Spec.SubnetSelectorTerms)
 		if look.subnetsErr == nil && len(nc.Spec.CapacityReservationSelectorTerms) > 0 {
 			zones := map[string]bool{}
 			for _, s := range look.subnets {
 				zones[s.Zone] = true
 			}
-			look.reservations, look.reservationsErr = r.capacityReservations(ctx, nc.Spec.CapacityReservationSelectorTerms, zones)
+			look.reservations, look.reservationsErr = r.capacityReservations(gctx, nc.Spec.CapacityReservationSelectorTerms, zones)
 		}
-	}()
-	go func() {
-		defer wg.Done()
-		look.groups, look.groupsErr = r.securityGroups(ctx, nc.Spec.SecurityGroupSelectorTerms)
-	}()
-	go func() {
-		defer wg.Done()
-		look.amis, look.amisErr = r.amis(ctx, nc, k8sVersion)
-	}()
-	go func() {
-		defer wg.Done()
-		look.profile, look.profileErr = r.instanceProfile(ctx, nc)
-	}()
-	wg.Wait()
+		return nil
+	})
+	g.Go(func() error {
+		look.groups, look.groupsErr = r.securityGroups(gctx, nc.Spec.SecurityGroupSelectorTerms)
+		return nil
+	})
+	g.Go(func() error {
+		look.amis, look.amisErr = r.amis(gctx, nc, k8sVersion)
+		return nil
+	})
+	g.Go(func() error {
+		look.profile, look.profileErr = r.instanceProfile(gctx, nc)
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return res, err
+	}
 
 	if look.subnetsErr != nil {
 		return res, look.subnetsErr

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodewright/nodewright/shared/crash"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/scheduling"
 )
@@ -49,31 +50,31 @@ const maxEventWrites = 8
 // publishAll publishes evs, maxEventWrites at a time, until ctx ends; the publisher drops duplicates and
 // what its rate limit does not allow, so the writes made are bounded however many Events are asked for.
 // A write cut off by ctx is not a failure (a later run tells the pod); other failures are in rep.Errors.
+// A publisher's panic is raised again on the run's goroutine, where the lease's holder recovers it.
 func (p *Provisioner) publishAll(ctx context.Context, evs []kube.Event, rep *Report) {
 	if p.deps.Events == nil || len(evs) == 0 {
 		return
 	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, maxEventWrites)
+	var mu sync.Mutex // guards rep
+	g, gctx := crash.WithContext(ctx)
+	g.SetLimit(maxEventWrites)
 	for _, e := range evs {
-		select {
-		case <-ctx.Done():
-		case slots <- struct{}{}:
-		}
-		if ctx.Err() != nil {
+		if gctx.Err() != nil {
 			break
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			if _, err := p.deps.Events.Publish(ctx, e); err != nil && ctx.Err() == nil {
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				return nil // the budget ended while this write waited for a slot
+			}
+			if _, err := p.deps.Events.Publish(gctx, e); err != nil && gctx.Err() == nil {
 				mu.Lock()
 				rep.Errors = append(rep.Errors, err.Error())
 				mu.Unlock()
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	if err := g.Wait(); err != nil {
+		panic(err)
+	}
 }

@@ -48,10 +48,11 @@ const (
 // FailedScheduling Event that calls the webhook before it stores the pod's Unschedulable status, so a
 // snapshot begun after the message may still show the pod without it.
 // Messages that name no pod (replacement requests) are satisfied by a complete snapshot begun after they
-// were sent. Until the batch is satisfied Handle runs again (waiting while another run holds the lease),
-// and after a run that launched (launchedInBurst), up to MaxRunsPerBatch times and as long as the time left
-// covers another run (timeForAnotherRun); an unsatisfied batch then gives up with Unsatisfied set. A failed run, or a lease, mark or pod that cannot be read, never satisfies: a spare
-// run costs a solve, a missed one costs a pod.
+// were sent. Handle runs again until the batch is satisfied (waiting while another run holds the lease)
+// and after a run that launched (launchedInBurst), up to MaxRunsPerBatch times and as long as the time
+// left covers another run (timeForAnotherRun); an unsatisfied batch then gives up with Unsatisfied set.
+// A failed run, or a lease, mark or pod that cannot be read, never satisfies: a spare run costs a solve,
+// a missed one costs a pod.
 //
 // A queue run lets a burst of pending pods finish arriving before its snapshot: kube-scheduler marks a
 // scaled-up deployment's pods one by one as the ReplicaSet creates them, and one solve over all of them

@@ -9,35 +9,39 @@ import (
 )
 
 // separateControlPlane gives the control plane (etcd, kube-apiserver, kube-scheduler,
-// kube-controller-manager) CPU 0 to itself and puts moto and this process (the functions, the webhook,
-// the node agent) on the other CPUs, so a measurement of kube-scheduler is not a measurement of how much
-// CPU the emulated cloud took from it: in a cluster, AWS and Lambda run elsewhere. The returned function
-// gives every process all CPUs again. On a machine with one CPU nothing is pinned and ok is false.
+// kube-controller-manager) the first CPU this process may use to itself and puts moto and this process
+// (the functions, the webhook, the node agent) on the others, so a measurement of kube-scheduler is not a
+// measurement of how much CPU the emulated cloud took from it: in a cluster, AWS and Lambda run
+// elsewhere. The returned function gives every process back the CPUs it had. With fewer than two CPUs
+// nothing is pinned and ok is false.
 func (s *Sandbox) separateControlPlane() (restore func(), ok bool, err error) {
-	n := testenv.CPUs()
-	if n < 2 {
-		return func() {}, false, nil
+	cpus, err := testenv.Affinity(os.Getpid())
+	if err != nil || len(cpus) < 2 {
+		return func() {}, false, err
 	}
-	var rest []int
-	for c := 1; c < n; c++ {
-		rest = append(rest, c)
-	}
+	control, rest := cpus[:1], cpus[1:]
 	plan := map[int][]int{os.Getpid(): rest}
 	if s.Moto != nil {
 		plan[s.Moto.PID()] = rest
 	}
 	for _, pid := range s.CP.PIDs() {
-		plan[pid] = []int{0}
+		plan[pid] = control
 	}
 	pids := make([]int, 0, len(plan))
 	for pid := range plan {
 		pids = append(pids, pid)
 	}
 	sort.Ints(pids)
+	had := map[int][]int{}
+	for _, pid := range pids {
+		if had[pid], err = testenv.Affinity(pid); err != nil {
+			return func() {}, false, fmt.Errorf("separating the control plane's CPU: %w", err)
+		}
+	}
 	restore = func() {
 		for _, pid := range pids {
-			if err := testenv.PinCPUs(pid, nil); err != nil {
-				s.Log.Warn("giving a process all CPUs again", "pid", pid, "error", err)
+			if err := testenv.PinCPUs(pid, had[pid]); err != nil {
+				s.Log.Warn("giving a process its CPUs back", "pid", pid, "error", err)
 			}
 		}
 	}

@@ -73,7 +73,7 @@ type DetectionReport struct {
 	// The rates are the medians over the pairs of passes, the ratio the median of the pairs' ratios.
 	SchedulerAttemptsPerSecond SchedulerRates `json:"schedulerAttemptsPerSecond"`
 	SchedulerAttemptsRatio     float64        `json:"schedulerAttemptsRatio"`
-	// ControlPlaneSeparated: during the pairs the control plane had CPU 0 to itself, and moto and the
+	// ControlPlaneSeparated: during the pairs the control plane had a CPU to itself, and moto and the
 	// functions the other CPUs (separateControlPlane); false on a one-CPU machine.
 	ControlPlaneSeparated bool `json:"controlPlaneSeparated"`
 	// SchedulerAttemptsPerSecondByPair are the rates of each pair, in the order they ran.

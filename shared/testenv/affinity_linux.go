@@ -1,5 +1,3 @@
-//go:build linux
-
 package testenv
 
 import (
@@ -10,15 +8,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// PinCPUs restricts every thread of process pid to cpus (all CPUs when cpus is empty). Threads the
-// process starts later inherit the set from the thread that starts them.
-func PinCPUs(pid int, cpus []int) error {
+// Affinity is the CPUs process pid's main thread may run on, in ascending order.
+func Affinity(pid int) ([]int, error) {
 	var set unix.CPUSet
-	if len(cpus) == 0 {
-		for i := range CPUs() {
-			set.Set(i)
+	if err := unix.SchedGetaffinity(pid, &set); err != nil {
+		return nil, fmt.Errorf("reading the CPUs of process %d: %w", pid, err)
+	}
+	var cpus []int
+	for c := 0; len(cpus) < set.Count(); c++ {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
 		}
 	}
+	return cpus, nil
+}
+
+// PinCPUs restricts every thread of process pid to cpus. Threads the process starts later inherit the
+// set from the thread that starts them.
+func PinCPUs(pid int, cpus []int) error {
+	if len(cpus) == 0 {
+		return fmt.Errorf("pinning process %d: no CPU given", pid)
+	}
+	var set unix.CPUSet
 	for _, c := range cpus {
 		set.Set(c)
 	}
@@ -37,21 +48,4 @@ func PinCPUs(pid int, cpus []int) error {
 		}
 	}
 	return nil
-}
-
-// CPUs is how many CPUs this machine has online.
-func CPUs() int {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return 1
-	}
-	// The set of a process that was itself pinned would undercount; count what the machine has.
-	n := 0
-	for i := range 1024 {
-		if _, err := os.Stat(fmt.Sprintf("/sys/devices/system/cpu/cpu%d", i)); err != nil {
-			break
-		}
-		n++
-	}
-	return max(n, set.Count())
 }
