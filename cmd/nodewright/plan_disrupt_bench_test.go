@@ -252,10 +252,17 @@ func fragmentedPod(ns, name, node, app, ownerKind string, cpu, mem int64, spread
 // catalog and DaemonSets.
 func (c fragmentedCluster) lowerBound(tb testing.TB, pods string) float64 {
 	tb.Helper()
-	objs, problems := manifest.Check(nil, c.files.nodePools)
+	return planLowerBound(tb, c.files, pods)
+}
+
+// planLowerBound is the LP lower bound of the price of pods (a file of pending pods) planned against
+// an empty cluster with the NodePools, catalog and DaemonSets of files.
+func planLowerBound(tb testing.TB, files disruptFiles, pods string) float64 {
+	tb.Helper()
+	objs, problems := manifest.Check(nil, files.nodePools)
 	require.Empty(tb, problems)
-	in, err := planInput(planFlags{pods: pods, nodePools: c.files.nodePools, instanceTypes: c.files.catalog,
-		daemonSets: c.files.daemonSets}, objs, func(string) {})
+	in, err := planInput(planFlags{pods: pods, nodePools: files.nodePools, instanceTypes: files.catalog,
+		daemonSets: files.daemonSets}, objs, func(string) {})
 	require.NoError(tb, err)
 	plan, err := scheduling.Solve(*in)
 	require.NoError(tb, err)
@@ -309,52 +316,60 @@ func BenchmarkPlanDisrupt(b *testing.B) {
 			// The best any consolidation can do while pinned nodes stay: their price plus the bound of
 			// every other pod.
 			pinnedLB := c.pinnedPrice + c.lowerBound(b, c.movablePendingPods)
-			extra := []string{"-o", "json"}
-			if tc.spotToSpot {
-				extra = append(extra, "--spot-to-spot")
-			}
-			args := append([]string{"plan"}, c.files.args(extra...)...)
-			var out bytes.Buffer
-			var solve []float64
-			var peak uint64
-			for b.Loop() {
-				out.Reset()
-				var errOut bytes.Buffer
-				runtime.GC()
-				stop := sampleHeap(&peak)
-				code := dispatch(args, strings.NewReader(""), &out, &errOut)
-				stop()
-				if code != 0 {
-					b.Fatalf("exit %d: %s", code, errOut.String())
-				}
-				var doc contractDoc
-				if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
-					b.Fatal(err)
-				}
-				solve = append(solve, *doc.SolveSeconds)
-				ticks := 0
-				for _, cmd := range doc.Commands {
-					ticks = max(ticks, cmd.Tick)
-				}
-				b.ReportMetric(float64(len(doc.Commands)), "commands")
-				b.ReportMetric(float64(ticks), "ticks")
-				b.ReportMetric(*doc.CostBeforePerHour, "cost-before-$/h")
-				b.ReportMetric(*doc.CostAfterPerHour, "cost-after-$/h")
-				b.ReportMetric(lb, "lower-bound-$/h")
-				b.ReportMetric(*doc.CostAfterPerHour/lb, "after/bound")
-				b.ReportMetric(*doc.CostAfterPerHour/pinnedLB, "after/pinned+bound")
-			}
-			b.StopTimer()
-			slices.Sort(solve)
-			b.ReportMetric(solve[len(solve)/2], "solve-s")
-			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+			runDisruptBench(b, c.files, tc.spotToSpot, lb, pinnedLB)
 			b.ReportMetric(float64(c.packed), "pods-packed")
 			b.ReportMetric(float64(c.left), "pods-left")
-			violations, _, err := checkDisruptContract(c.files, out.Bytes())
-			if err != nil || len(violations) > 0 {
-				b.Fatalf("contract: %v %v", err, violations)
-			}
 		})
+	}
+}
+
+// runDisruptBench runs the dry run of files in the benchmark loop and reports its sequence's
+// median time (solve-s), commands, ticks, costs against the bounds, and the peak heap; the output is
+// held to the contract.
+func runDisruptBench(b *testing.B, files disruptFiles, spotToSpot bool, lb, pinnedLB float64) {
+	b.Helper()
+	extra := []string{"-o", "json"}
+	if spotToSpot {
+		extra = append(extra, "--spot-to-spot")
+	}
+	args := append([]string{"plan"}, files.args(extra...)...)
+	var out bytes.Buffer
+	var solve []float64
+	var peak uint64
+	for b.Loop() {
+		out.Reset()
+		var errOut bytes.Buffer
+		runtime.GC()
+		stop := sampleHeap(&peak)
+		code := dispatch(args, strings.NewReader(""), &out, &errOut)
+		stop()
+		if code != 0 {
+			b.Fatalf("exit %d: %s", code, errOut.String())
+		}
+		var doc contractDoc
+		if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+			b.Fatal(err)
+		}
+		solve = append(solve, *doc.SolveSeconds)
+		ticks := 0
+		for _, cmd := range doc.Commands {
+			ticks = max(ticks, cmd.Tick)
+		}
+		b.ReportMetric(float64(len(doc.Commands)), "commands")
+		b.ReportMetric(float64(ticks), "ticks")
+		b.ReportMetric(*doc.CostBeforePerHour, "cost-before-$/h")
+		b.ReportMetric(*doc.CostAfterPerHour, "cost-after-$/h")
+		b.ReportMetric(lb, "lower-bound-$/h")
+		b.ReportMetric(*doc.CostAfterPerHour/lb, "after/bound")
+		b.ReportMetric(*doc.CostAfterPerHour/pinnedLB, "after/pinned+bound")
+	}
+	b.StopTimer()
+	slices.Sort(solve)
+	b.ReportMetric(solve[len(solve)/2], "solve-s")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	violations, _, err := checkDisruptContract(files, out.Bytes())
+	if err != nil || len(violations) > 0 {
+		b.Fatalf("contract: %v %v", err, violations)
 	}
 }
 

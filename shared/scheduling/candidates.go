@@ -88,6 +88,19 @@ func newPoolState(p NodePool, catalog []*InstanceType, daemons []*daemon, unavai
 	return ps, nil
 }
 
+// fresh is the pool as a solve starts with it, from ps as newPoolState made it (a Prepared's
+// template): the same requirements and candidates, which a solve never modifies in place (it
+// replaces them), and fresh limits, claims and caches.
+func (ps *poolState) fresh() *poolState {
+	c := &poolState{NodePool: ps.NodePool, reqs: ps.reqs, candidates: ps.candidates, limits: newLimits(ps.Limits),
+		minValues: ps.minValues, unavailable: ps.unavailable, narrowed: map[string]*narrowing{}}
+	if ps.preparedErr != nil {
+		e := *ps.preparedErr
+		c.preparedErr = &e
+	}
+	return c
+}
+
 // narrow returns the pool's requirements and candidates narrowed by a pod's requirements at one step.
 func (ps *poolState) narrow(step *classStep) *narrowing {
 	if n, ok := ps.narrowed[step.sig]; ok {

@@ -29,6 +29,9 @@ func (s *solver) setupTopology(classes []*podClass) {
 		}
 	}
 	views := s.views
+	// ownedBy are the groups of each terms class of the views' pods (nil when they cannot be
+	// modelled): pods of one class own the same groups, built once.
+	var ownedBy map[int][]*topoGroup
 	if views == nil {
 		for _, n := range s.in.Nodes {
 			for _, p := range n.Pods {
@@ -36,10 +39,14 @@ func (s *solver) setupTopology(classes []*podClass) {
 			}
 		}
 	} else {
-		// The same groups: a pod without topology terms of its own makes none (existingView).
+		// The same groups, in the same order: a pod without topology terms of its own makes none
+		// (nodeView), and a pod of a class already seen makes none either.
+		ownedBy = map[int][]*topoGroup{}
 		for _, v := range views {
-			for _, p := range v.withTerms {
-				_, _ = t.groupsFor(p, softTerms{})
+			for k, p := range v.withTerms {
+				if _, seen := ownedBy[v.termsClass[k]]; !seen {
+					ownedBy[v.termsClass[k]] = t.ownedGroups(p)
+				}
 			}
 		}
 	}
@@ -57,7 +64,8 @@ func (s *solver) setupTopology(classes []*podClass) {
 			}
 		}
 	}
-	if views == nil {
+	switch {
+	case views == nil:
 		for _, n := range s.in.Nodes {
 			reqs := RequirementsFromLabels(n.Node.Labels)
 			for _, p := range n.Pods {
@@ -66,7 +74,11 @@ func (s *solver) setupTopology(classes []*podClass) {
 				}
 			}
 		}
-	} else {
+	case s.existing != nil && allModelled(ownedBy):
+		// Every running pod's terms could be modelled (a class whose groupsFor failed owns nothing,
+		// which the index does not know): the index's counts, less the nodes left out.
+		s.existing.fill(t)
+	default:
 		// Which groups select a pod depends only on its namespace and labels, and the groups do not
 		// change while running pods are counted: pods of one label class share the answer.
 		matching := map[int][]*topoGroup{}
@@ -79,8 +91,8 @@ func (s *solver) setupTopology(classes []*podClass) {
 					matching[v.class[j]] = m
 				}
 				var owned []*topoGroup
-				if v.liveTerms[j] { // groupsFor gives the others no group
-					owned = t.ownedGroups(p)
+				if tc := v.liveTerms[j]; tc >= 0 { // groupsFor gives the others no group
+					owned = ownedBy[tc]
 				}
 				t.recordExistingMatching(p, n.Node.Name, v.reqs, n.Node.Spec.Taints, m, owned)
 			}
@@ -92,6 +104,16 @@ func (s *solver) setupTopology(classes []*podClass) {
 			t.recordExisting(p, c.Name, reqs, c.Taints)
 		}
 	}
+}
+
+// allModelled reports whether every terms class's groups could be built.
+func allModelled(ownedBy map[int][]*topoGroup) bool {
+	for _, groups := range ownedBy {
+		if groups == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // stepGroups builds the topology groups of each relaxation step of a class. A step whose preferences

@@ -2,6 +2,8 @@ package scheduling
 
 import (
 	"cmp"
+	"encoding/json"
+	"fmt"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,61 +25,145 @@ type Prepared struct {
 	// node[i] is the index in in.Nodes of slots[i], -1 for an in-flight claim.
 	slots []*nodeSlot
 	node  []int
-	// views are in.Nodes as setupTopology reads them, by index in in.Nodes.
-	views []*nodeView
+	// views are in.Nodes as setupTopology reads them, by index in in.Nodes; existing indexes their
+	// running pods for the topology counts (existingcounts.go).
+	views    []*nodeView
+	existing *existingIndex
+	// pools are in's NodePools as each solve starts from them (poolState.fresh), or poolsErr why
+	// they cannot be made: the catalog filtered and priced per pool once, not once per solve.
+	pools    []*poolState
+	poolsErr error
 }
 
 // nodeView is what setupTopology reads of an existing node, read once by Prepare: its labels as
 // requirements, the pods that may make topology groups of their own (every pod with spread
-// constraints or pod (anti-)affinity, terminal or not: groupsFor makes no group for the others),
-// and the running pods with their label class (equal namespace and labels, equal class: the
-// groups that select a pod depend on nothing else).
+// constraints or pod (anti-)affinity, terminal or not: groupsFor makes no group for the others)
+// with their terms class, and the running pods with their label class (equal namespace and labels,
+// equal class: the groups that select a pod depend on nothing else).
 type nodeView struct {
 	reqs      Requirements
 	withTerms []*corev1.Pod
-	live      []*corev1.Pod
-	class     []int
-	// liveTerms[i] says whether live[i] is among withTerms.
-	liveTerms []bool
+	// termsClass[i] is withTerms[i]'s terms class: pods of one class own the same groups (equal
+	// namespace, labels and topology terms; see termsKey), so a solve builds them once per class.
+	termsClass []int
+	live       []*corev1.Pod
+	class      []int
+	// liveTerms[i] is the terms class of live[i], -1 when it has no topology terms.
+	liveTerms []int
 }
 
-func newNodeViews(nodes []ExistingNode) []*nodeView {
-	classes := map[string]int{}
+// newNodeViews reads nodes for setupTopology, and indexes their running pods by class for
+// existingCounts. The classes it numbers are shared by all the views.
+func newNodeViews(nodes []ExistingNode) ([]*nodeView, *existingIndex) {
+	classes, termsClasses := map[string]int{}, map[string]int{}
+	x := &existingIndex{bases: map[string]*groupBase{}}
 	views := make([]*nodeView, len(nodes))
-	var key []byte
+	var key, tkey []byte
 	var names []string // one buffer for every pod's sorted label names
+	var classOnNode, termsOnNode []nodeCount
 	for i, n := range nodes {
 		v := &nodeView{reqs: RequirementsFromLabels(n.Node.Labels)}
+		classOnNode, termsOnNode = classOnNode[:0], termsOnNode[:0]
 		for _, p := range n.Pods {
-			a := p.Spec.Affinity
-			terms := len(p.Spec.TopologySpreadConstraints) > 0 || (a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil))
-			if terms {
+			key = labelClassKey(key[:0], p, &names)
+			tid := -1
+			if hasTopologyTerms(p) {
+				tkey = termsKey(append(tkey[:0], key...), p)
+				var ok bool
+				if tid, ok = termsClasses[string(tkey)]; !ok {
+					tid = len(termsClasses)
+					termsClasses[string(tkey)] = tid
+					x.termsPod = append(x.termsPod, p)
+					x.byTerms = append(x.byTerms, nil)
+				}
 				v.withTerms = append(v.withTerms, p)
+				v.termsClass = append(v.termsClass, tid)
 			}
 			if isTerminal(p) {
 				continue
 			}
-			v.liveTerms = append(v.liveTerms, terms)
-			key = append(key[:0], p.Namespace...)
-			names = names[:0]
-			for k := range p.Labels {
-				names = append(names, k)
-			}
-			slices.Sort(names)
-			for _, k := range names {
-				key = append(append(append(append(key, 0), k...), 0), p.Labels[k]...)
-			}
+			v.liveTerms = append(v.liveTerms, tid)
 			id, ok := classes[string(key)]
 			if !ok {
 				id = len(classes)
 				classes[string(key)] = id
+				x.classPod = append(x.classPod, p)
+				x.byClass = append(x.byClass, nil)
 			}
 			v.live = append(v.live, p)
 			v.class = append(v.class, id)
+			classOnNode = countOn(classOnNode, id)
+			if tid >= 0 {
+				termsOnNode = countOn(termsOnNode, tid)
+			}
+		}
+		for _, c := range classOnNode {
+			x.byClass[c.node] = append(x.byClass[c.node], nodeCount{node: i, n: c.n})
+		}
+		for _, c := range termsOnNode {
+			x.byTerms[c.node] = append(x.byTerms[c.node], nodeCount{node: i, n: c.n})
 		}
 		views[i] = v
 	}
-	return views
+	x.termsIDs, x.termsBad = make([][]string, len(x.termsPod)), make([]bool, len(x.termsPod))
+	return views, x
+}
+
+// countOn adds one pod of class id to a node's counts by class (nodeCount.node holds the class
+// here).
+func countOn(counts []nodeCount, id int) []nodeCount {
+	for i := range counts {
+		if counts[i].node == id {
+			counts[i].n++
+			return counts
+		}
+	}
+	return append(counts, nodeCount{node: id, n: 1})
+}
+
+// hasTopologyTerms reports whether p has spread constraints or pod (anti-)affinity.
+func hasTopologyTerms(p *corev1.Pod) bool {
+	a := p.Spec.Affinity
+	return len(p.Spec.TopologySpreadConstraints) > 0 || (a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil))
+}
+
+// labelClassKey appends p's namespace and sorted labels to key; names is a reused buffer.
+func labelClassKey(key []byte, p *corev1.Pod, names *[]string) []byte {
+	key = append(key, p.Namespace...)
+	*names = (*names)[:0]
+	for k := range p.Labels {
+		*names = append(*names, k)
+	}
+	slices.Sort(*names)
+	for _, k := range *names {
+		key = append(append(append(append(key, 0), k...), 0), p.Labels[k]...)
+	}
+	return key
+}
+
+// termsKey appends to key what groupsFor reads of p besides its namespace and labels: the spread
+// constraints, the pod (anti-)affinity and, when a constraint honors taints, the tolerations, in
+// JSON (every field, so no field can be forgotten).
+func termsKey(key []byte, p *corev1.Pod) []byte {
+	terms := struct {
+		Spread      []corev1.TopologySpreadConstraint `json:"s,omitempty"`
+		Affinity    *corev1.PodAffinity               `json:"a,omitempty"`
+		Anti        *corev1.PodAntiAffinity           `json:"n,omitempty"`
+		Tolerations []corev1.Toleration               `json:"t,omitempty"`
+	}{Spread: p.Spec.TopologySpreadConstraints}
+	if a := p.Spec.Affinity; a != nil {
+		terms.Affinity, terms.Anti = a.PodAffinity, a.PodAntiAffinity
+	}
+	for _, tsc := range p.Spec.TopologySpreadConstraints {
+		if tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor {
+			terms.Tolerations = p.Spec.Tolerations
+		}
+	}
+	data, err := json.Marshal(terms)
+	if err != nil { // cannot happen for these types; a key of its own keeps the pod apart
+		return fmt.Appendf(key, "\x00%p", p)
+	}
+	return append(append(key, 0), data...)
 }
 
 // Prepare reads in's nodes, in-flight claims and DaemonSets for Prepared.Solve. in.Pods is
@@ -116,7 +202,8 @@ func Prepare(in Input) *Prepared {
 	for i, j := range order {
 		p.slots[i], p.node[i] = slots[j], index[j]
 	}
-	p.views = newNodeViews(in.Nodes)
+	p.views, p.existing = newNodeViews(in.Nodes)
+	p.pools, p.poolsErr = newPoolStates(in, p.daemons)
 	return p
 }
 
@@ -127,6 +214,7 @@ func (p *Prepared) Solve(pods []*corev1.Pod, leaveOut map[string]bool) (*Plan, e
 	in := p.in
 	in.Pods = pods
 	views := p.views
+	counts := &existingCounts{index: p.existing, nodes: p.in.Nodes, views: p.views}
 	if len(leaveOut) > 0 {
 		nodes := make([]ExistingNode, 0, len(in.Nodes))
 		views = make([]*nodeView, 0, len(in.Nodes))
@@ -134,6 +222,8 @@ func (p *Prepared) Solve(pods []*corev1.Pod, leaveOut map[string]bool) (*Plan, e
 			if !leaveOut[n.Node.Name] {
 				nodes = append(nodes, n)
 				views = append(views, p.views[i])
+			} else {
+				counts.leftOut = append(counts.leftOut, i)
 			}
 		}
 		in.Nodes = nodes
@@ -151,5 +241,8 @@ func (p *Prepared) Solve(pods []*corev1.Pod, leaveOut map[string]bool) (*Plan, e
 		c.hostPorts, c.placed = slices.Clip(c.hostPorts), nil
 		slots = append(slots, c)
 	}
-	return solve(in, p.daemons, slots, views)
+	if p.poolsErr != nil {
+		return nil, p.poolsErr
+	}
+	return solve(in, p.daemons, slots, views, p.pools, counts)
 }

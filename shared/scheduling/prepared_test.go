@@ -27,6 +27,15 @@ func withExistingNodes(in scheduling.Input, seed uint64) scheduling.Input {
 		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "hard"}}}}
 	lonely := &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 		TopologyKey: scheduling.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "lonely"}}}}}}
+	// together wants its pods in one zone, apart one pod per zone; tolerant spreads over hosts counting only the nodes its
+	// tolerations allow.
+	together := &corev1.Affinity{PodAffinity: &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		TopologyKey: scheduling.LabelZone, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "together"}}}}}}
+	apart := &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		TopologyKey: scheduling.LabelZone, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "apart"}}}}}}
+	honor := corev1.NodeInclusionPolicyHonor
+	tolerant := []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: scheduling.LabelHostname, WhenUnsatisfiable: corev1.DoNotSchedule,
+		NodeTaintsPolicy: &honor, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "tolerant"}}}}
 	for i := range 5 + r.IntN(25) {
 		name := fmt.Sprintf("node-%03d-%d", r.IntN(1000), i) // unique, in random order
 		labels := map[string]string{scheduling.LabelZone: pick(Zones...), scheduling.LabelArch: pick("amd64", "arm64"), scheduling.LabelOS: "linux"}
@@ -42,7 +51,7 @@ func withExistingNodes(in scheduling.Input, seed uint64) scheduling.Input {
 		n := scheduling.ExistingNode{Node: Node(o), NodePool: pool, Initialized: r.IntN(5) > 0}
 		for j := range r.IntN(6) {
 			po := PodOptions{Name: fmt.Sprintf("bound-%d-%d", i, j), CPU: fmt.Sprintf("%dm", 50+r.IntN(800)), Memory: fmt.Sprintf("%dMi", 64+r.IntN(2000)), NodeName: name}
-			switch r.IntN(6) {
+			switch r.IntN(8) {
 			case 0:
 				po.HostPorts = []int32{8080}
 			case 1:
@@ -51,10 +60,23 @@ func withExistingNodes(in scheduling.Input, seed uint64) scheduling.Input {
 				po.Labels, po.Spread = map[string]string{"app": "hard"}, hard
 			case 3:
 				po.Labels = map[string]string{"app": "lonely"}
+			case 4:
+				po.Labels = map[string]string{"app": "together"}
+			case 5:
+				po.Labels, po.Spread = map[string]string{"app": "tolerant"}, tolerant
+			case 6:
+				po.Labels = map[string]string{"app": "apart"}
 			}
 			p := Pod(po)
-			if po.Labels["app"] == "lonely" {
+			switch po.Labels["app"] {
+			case "lonely":
 				p.Spec.Affinity = lonely
+			case "together":
+				p.Spec.Affinity = together
+			case "apart":
+				p.Spec.Affinity = apart
+			case "tolerant":
+				p.Spec.Tolerations = []corev1.Toleration{{Key: "team", Value: "a", Effect: corev1.TaintEffectNoSchedule}}
 			}
 			if r.IntN(5) == 0 {
 				p.Namespace = "other"
@@ -83,6 +105,20 @@ func withExistingNodes(in scheduling.Input, seed uint64) scheduling.Input {
 		p := Pod(PodOptions{Name: fmt.Sprintf("lonely-%d", i), CPU: "100m", Memory: "100Mi", Labels: map[string]string{"app": "lonely"}})
 		if i%2 == 0 {
 			p.Spec.Affinity = lonely // the others only match the anti-affinity of bound pods
+		}
+		in.Pods = append(in.Pods, p)
+	}
+	// Pending pods the bound pods' zone rules select: apart keeps them out of its owners' zones,
+	// together draws its own pods to them, tolerant spreads them over the hosts.
+	for i := range r.IntN(6) {
+		app := pick("apart", "together", "tolerant")
+		p := Pod(PodOptions{Name: fmt.Sprintf("%s-%d", app, i), CPU: "100m", Memory: "100Mi", Labels: map[string]string{"app": app}})
+		switch app {
+		case "together":
+			p.Spec.Affinity = together
+		case "tolerant":
+			p.Spec.TopologySpreadConstraints = tolerant
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "team", Value: "a", Effect: corev1.TaintEffectNoSchedule}}
 		}
 		in.Pods = append(in.Pods, p)
 	}
@@ -150,4 +186,38 @@ func TestPreparedSolveHonoursBoundAntiAffinity(t *testing.T) {
 	wantJSON, _ := json.Marshal(want)
 	gotJSON, _ := json.Marshal(got)
 	require.Equal(t, string(wantJSON), string(gotJSON))
+}
+
+// TestPreparedSolveForgetsTheOwnersItLeavesOut: a bound pod whose anti-affinity keeps the pods it
+// selects out of its zone stops doing so once its node is left out, also when the same Prepared
+// counted it in an earlier solve (another owner keeps the group alive).
+func TestPreparedSolveForgetsTheOwnersItLeavesOut(t *testing.T) {
+	apart := &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		TopologyKey: scheduling.LabelZone, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "apart"}}}}}}
+	owner := Pod(PodOptions{Name: "owner", CPU: "100m", Memory: "100Mi", Labels: map[string]string{"app": "apart"}, NodeName: "node-a"})
+	owner.Spec.Affinity = apart
+	// A second owner in another zone keeps the group in the solve that leaves node-a out.
+	second := Pod(PodOptions{Name: "second", CPU: "100m", Memory: "100Mi", Labels: map[string]string{"app": "apart"}, NodeName: "node-c"})
+	second.Spec.Affinity = apart
+	follower := Pod(PodOptions{Name: "follower", CPU: "100m", Memory: "100Mi", Labels: map[string]string{"app": "apart"}})
+	zone := map[string]string{scheduling.LabelZone: Zones[0]}
+	in := scheduling.Input{
+		Pods: []*corev1.Pod{follower},
+		Nodes: []scheduling.ExistingNode{
+			{Node: Node(NodeOptions{Name: "node-a", CPU: "4", Memory: "8Gi", Labels: zone}), Pods: []*corev1.Pod{owner}, NodePool: "default", Initialized: true},
+			{Node: Node(NodeOptions{Name: "node-b", CPU: "4", Memory: "8Gi", Labels: zone}), NodePool: "default", Initialized: true},
+			{Node: Node(NodeOptions{Name: "node-c", CPU: "4", Memory: "8Gi", Labels: map[string]string{scheduling.LabelZone: Zones[1]}}),
+				Pods: []*corev1.Pod{second}, NodePool: "default", Initialized: true},
+		},
+		NodePools:     pools(NodePool("default")),
+		InstanceTypes: SmallCatalog(),
+	}
+	prepared := scheduling.Prepare(in)
+	blocked, err := prepared.Solve(in.Pods, nil)
+	require.NoError(t, err)
+	require.Empty(t, blocked.ExistingNodes, "the owner keeps the follower out of its zone")
+	got, err := prepared.Solve(in.Pods, map[string]bool{"node-a": true})
+	require.NoError(t, err)
+	require.Len(t, got.ExistingNodes, 1, "with the owner's node left out, node-b takes the follower")
+	require.Equal(t, "node-b", got.ExistingNodes[0].Name)
 }

@@ -66,6 +66,8 @@ type solver struct {
 	res *reservationLedger
 	// views, when set (Prepared.Solve), are in.Nodes as setupTopology reads them, one per node.
 	views []*nodeView
+	// existing, when set with views, counts the running pods in the topology groups (existingcounts.go).
+	existing *existingCounts
 	// slotDomains caches, per topology key, the distinct domains of the slots (see noSlotAllows).
 	slotDomains map[string][]string
 }
@@ -83,7 +85,20 @@ func Solve(in Input) (*Plan, error) {
 		slots = append(slots, newInFlightSlot(c, byName, daemons))
 	}
 	orderSlots(slots)
-	return solve(in, daemons, slots, nil)
+	return solve(in, daemons, slots, nil, nil, nil)
+}
+
+// newPoolStates makes in's pools, in orderNodePools' order.
+func newPoolStates(in Input, daemons []*daemon) ([]*poolState, error) {
+	var pools []*poolState
+	for _, p := range orderNodePools(in.NodePools) {
+		ps, err := newPoolState(p, in.InstanceTypes, daemons, in.Unavailable)
+		if err != nil {
+			return nil, err
+		}
+		pools = append(pools, ps)
+	}
+	return pools, nil
 }
 
 func poolsByName(pools []NodePool) map[string]NodePool {
@@ -96,14 +111,20 @@ func poolsByName(pools []NodePool) map[string]NodePool {
 
 // solve is Solve once the existing nodes and in-flight claims of in are slots (fresh, ordered by
 // orderSlots); Solve and Prepared.Solve share it.
-func solve(in Input, daemons []*daemon, slots []*nodeSlot, views []*nodeView) (*Plan, error) {
-	s := &solver{in: in, strict: in.MinValuesPolicy != MinValuesBestEffort, targets: map[targetKey]cachedTarget{}, views: views}
-	for _, p := range orderNodePools(in.NodePools) {
-		ps, err := newPoolState(p, in.InstanceTypes, daemons, in.Unavailable)
-		if err != nil {
+// pools, when not nil, are the pools as newPoolState makes them, in orderNodePools' order (a
+// Prepared's templates); solve starts from fresh copies.
+// counts, when not nil, count the running pods of the views' nodes in the topology groups
+// (Prepared.Solve).
+func solve(in Input, daemons []*daemon, slots []*nodeSlot, views []*nodeView, pools []*poolState, counts *existingCounts) (*Plan, error) {
+	s := &solver{in: in, strict: in.MinValuesPolicy != MinValuesBestEffort, targets: map[targetKey]cachedTarget{}, views: views, existing: counts}
+	if pools == nil {
+		var err error
+		if pools, err = newPoolStates(in, daemons); err != nil {
 			return nil, err
 		}
-		s.pools = append(s.pools, ps)
+	}
+	for _, ps := range pools {
+		s.pools = append(s.pools, ps.fresh())
 	}
 	catalogs := [][]*InstanceType{in.InstanceTypes}
 	for _, p := range in.NodePools {

@@ -167,7 +167,29 @@ func newTopology(source func(key string) ([]string, map[string]float64)) *topolo
 // (anti-)affinity terms, plus the preferences a relaxation step still treats as required. It returns an
 // error for forms it cannot model.
 func (t *topology) groupsFor(pod *corev1.Pod, soft softTerms) ([]*topoGroup, error) {
-	var out []*topoGroup
+	specs, err := ownedSpecs(pod, soft)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*topoGroup, 0, len(specs))
+	for _, spec := range specs {
+		g, err := t.group(spec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	for _, g := range out {
+		if g.matches(pod.Namespace, pod.Labels) {
+			g.selfMatching = true
+		}
+	}
+	return out, nil
+}
+
+// ownedSpecs are the specs of the groups groupsFor builds for a pod, in its order.
+func ownedSpecs(pod *corev1.Pod, soft softTerms) ([]groupSpec, error) {
+	var out []groupSpec
 	spread := slices.Clone(soft.spread)
 	for _, tsc := range pod.Spec.TopologySpreadConstraints {
 		if tsc.WhenUnsatisfiable != corev1.ScheduleAnyway {
@@ -190,11 +212,7 @@ func (t *topology) groupsFor(pod *corev1.Pod, soft softTerms) ([]*topoGroup, err
 		if tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor {
 			spec.honorTaints, spec.tolerations = true, pod.Spec.Tolerations
 		}
-		g, err := t.group(spec)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, g)
+		out = append(out, spec)
 	}
 	affinity, anti := slices.Clone(soft.affinity), slices.Clone(soft.antiAffinity)
 	if a := pod.Spec.Affinity; a != nil {
@@ -228,27 +246,15 @@ func (t *topology) groupsFor(pod *corev1.Pod, soft softTerms) ([]*topoGroup, err
 			} else if len(ns) == 0 {
 				ns[pod.Namespace] = true
 			}
-			g, err := t.group(groupSpec{kind: set.kind, key: term.TopologyKey, namespaces: ns, nsSelector: nsSel, selector: sel, preferred: i < set.preferred})
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, g)
-		}
-	}
-	for _, g := range out {
-		if g.matches(pod.Namespace, pod.Labels) {
-			g.selfMatching = true
+			out = append(out, groupSpec{kind: set.kind, key: term.TopologyKey, namespaces: ns, nsSelector: nsSel, selector: sel, preferred: i < set.preferred})
 		}
 	}
 	return out, nil
 }
 
-func (t *topology) group(spec groupSpec) (*topoGroup, error) {
-	key := NormalizeLabel(spec.key)
-	if key != LabelZone && key != LabelHostname && len(t.domainsOf(key)) == 0 {
-		return nil, fmt.Errorf("pod %s on topology key %q is not supported: no NodePool, instance type or node defines values for it", spec.kind, key)
-	}
-	id := fmt.Sprintf("%s|%s|%s|%s|%d|%d|%t", spec.kind, key, strings.Join(sortedKeys(spec.namespaces), ","), spec.selector.String(), spec.maxSkew, spec.minDomains, spec.preferred)
+// id is what identifies the group of spec in a topology.
+func (spec groupSpec) id() string {
+	id := fmt.Sprintf("%s|%s|%s|%s|%d|%d|%t", spec.kind, NormalizeLabel(spec.key), strings.Join(sortedKeys(spec.namespaces), ","), spec.selector.String(), spec.maxSkew, spec.minDomains, spec.preferred)
 	if spec.nsSelector != nil {
 		id += "|ns=" + spec.nsSelector.String()
 	}
@@ -259,6 +265,15 @@ func (t *topology) group(spec groupSpec) (*topoGroup, error) {
 		data, _ := json.Marshal(spec.tolerations)
 		id += "|taints=" + string(data)
 	}
+	return id
+}
+
+func (t *topology) group(spec groupSpec) (*topoGroup, error) {
+	key := NormalizeLabel(spec.key)
+	if key != LabelZone && key != LabelHostname && len(t.domainsOf(key)) == 0 {
+		return nil, fmt.Errorf("pod %s on topology key %q is not supported: no NodePool, instance type or node defines values for it", spec.kind, key)
+	}
+	id := spec.id()
 	if g, ok := t.groups[id]; ok {
 		return g, nil
 	}
