@@ -187,13 +187,19 @@ func (s *solver) noSlotAllows(st *classStep) bool {
 }
 
 // domainsOfSlots returns the distinct domains of key among the slots ("" for a slot in none), in the
-// order the slots first have them.
+// order the slots first have them (in a Prepared solve, the order the Prepared's slots do; only
+// whether some domain is allowed is asked of them).
 func (s *solver) domainsOfSlots(key string) []string {
 	if ds, ok := s.slotDomains[key]; ok {
 		return ds
 	}
 	if s.slotDomains == nil {
 		s.slotDomains = map[string][]string{}
+	}
+	if s.domains != nil {
+		ds := s.domains.slotDomains(key)
+		s.slotDomains[key] = ds
+		return ds
 	}
 	var ds []string
 	seen := map[string]bool{}

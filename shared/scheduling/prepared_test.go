@@ -221,3 +221,38 @@ func TestPreparedSolveForgetsTheOwnersItLeavesOut(t *testing.T) {
 	require.Len(t, got.ExistingNodes, 1, "with the owner's node left out, node-b takes the follower")
 	require.Equal(t, "node-b", got.ExistingNodes[0].Name)
 }
+
+// TestPreparedSolveForgetsTheDomainsItLeavesOut: a domain only a left-out node has is no domain
+// of the solve, also when the same Prepared saw it in an earlier solve. Here a spread over racks
+// would otherwise count the empty rack of the left-out node and refuse the follower.
+func TestPreparedSolveForgetsTheDomainsItLeavesOut(t *testing.T) {
+	const rack = "example.com/rack"
+	spread := []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: rack, WhenUnsatisfiable: corev1.DoNotSchedule,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "racked"}}}}
+	bound := Pod(PodOptions{Name: "bound", CPU: "100m", Memory: "100Mi", Labels: map[string]string{"app": "racked"}, NodeName: "node-b", Spread: spread})
+	follower := Pod(PodOptions{Name: "follower", CPU: "100m", Memory: "100Mi", Labels: map[string]string{"app": "racked"}, Spread: spread})
+	in := scheduling.Input{
+		Pods: []*corev1.Pod{follower},
+		Nodes: []scheduling.ExistingNode{
+			{Node: Node(NodeOptions{Name: "node-a", CPU: "4", Memory: "8Gi", Labels: map[string]string{rack: "a"}}), NodePool: "default", Initialized: true},
+			{Node: Node(NodeOptions{Name: "node-b", CPU: "4", Memory: "8Gi", Labels: map[string]string{rack: "b"}}), Pods: []*corev1.Pod{bound}, NodePool: "default", Initialized: true},
+		},
+		NodePools:     pools(NodePool("default")),
+		InstanceTypes: SmallCatalog(),
+	}
+	prepared := scheduling.Prepare(in)
+	both, err := prepared.Solve(in.Pods, nil)
+	require.NoError(t, err)
+	require.Len(t, both.ExistingNodes, 1)
+	require.Equal(t, "node-a", both.ExistingNodes[0].Name, "rack a is the emptier")
+	got, err := prepared.Solve(in.Pods, map[string]bool{"node-a": true})
+	require.NoError(t, err)
+	want := in
+	want.Nodes = in.Nodes[1:]
+	wantPlan, err := scheduling.Solve(want)
+	require.NoError(t, err)
+	wantJSON, _ := json.Marshal(wantPlan)
+	gotJSON, _ := json.Marshal(got)
+	require.Equal(t, string(wantJSON), string(gotJSON))
+	require.Len(t, got.ExistingNodes, 1, "with node-a left out, rack b is the only rack")
+}

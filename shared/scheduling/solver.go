@@ -68,6 +68,8 @@ type solver struct {
 	views []*nodeView
 	// existing, when set with views, counts the running pods in the topology groups (existingcounts.go).
 	existing *existingCounts
+	// domains, when set (Prepared.Solve), answer domainsOfSlots and domainValues from the Prepared.
+	domains *preparedDomains
 	// slotDomains caches, per topology key, the distinct domains of the slots (see noSlotAllows).
 	slotDomains map[string][]string
 }
@@ -85,7 +87,7 @@ func Solve(in Input) (*Plan, error) {
 		slots = append(slots, newInFlightSlot(c, byName, daemons))
 	}
 	orderSlots(slots)
-	return solve(in, daemons, slots, nil, nil, nil)
+	return solve(in, daemons, slots, nil, nil, nil, nil)
 }
 
 // newPoolStates makes in's pools, in orderNodePools' order.
@@ -115,8 +117,8 @@ func poolsByName(pools []NodePool) map[string]NodePool {
 // Prepared's templates); solve starts from fresh copies.
 // counts, when not nil, count the running pods of the views' nodes in the topology groups
 // (Prepared.Solve).
-func solve(in Input, daemons []*daemon, slots []*nodeSlot, views []*nodeView, pools []*poolState, counts *existingCounts) (*Plan, error) {
-	s := &solver{in: in, strict: in.MinValuesPolicy != MinValuesBestEffort, targets: map[targetKey]cachedTarget{}, views: views, existing: counts}
+func solve(in Input, daemons []*daemon, slots []*nodeSlot, views []*nodeView, pools []*poolState, counts *existingCounts, domains *preparedDomains) (*Plan, error) {
+	s := &solver{in: in, strict: in.MinValuesPolicy != MinValuesBestEffort, targets: map[targetKey]cachedTarget{}, views: views, existing: counts, domains: domains}
 	if pools == nil {
 		var err error
 		if pools, err = newPoolStates(in, daemons); err != nil {

@@ -40,6 +40,10 @@ func (s *solver) domainValues(key string, admit func([]corev1.Taint) bool) ([]st
 			prices[v] = price
 		}
 	}
+	if admit == nil && s.domains != nil && s.res == nil {
+		// A Prepared solve without reservations: its pools are the templates' (see preparedDomains).
+		return s.domains.values(key)
+	}
 	for _, slot := range s.slots {
 		if admit != nil && !admit(slot.taints) {
 			continue
@@ -48,40 +52,7 @@ func (s *solver) domainValues(key string, admit func([]corev1.Taint) bool) ([]st
 			note(v, math.Inf(1))
 		}
 	}
-	for _, ps := range s.pools {
-		if admit != nil && !admit(ps.Taints) {
-			continue
-		}
-		poolReq := ps.reqs[key]
-		for _, c := range ps.candidates {
-			switch key {
-			case LabelZone, LabelCapacityType:
-				for i := range c.it.Offerings {
-					o := &c.it.Offerings[i]
-					if c.it.compatibleOffering(o, ps.reqs, ps.unavailable) {
-						if key == LabelZone {
-							note(o.Zone, o.Price)
-						} else {
-							note(o.CapacityType, o.Price)
-						}
-					}
-				}
-			default:
-				r := c.it.Requirements[key]
-				switch {
-				case r == nil:
-					r = poolReq
-				case poolReq != nil:
-					r = r.Intersection(poolReq)
-				}
-				if r != nil && !r.complement {
-					for _, v := range r.values {
-						note(v, c.price)
-					}
-				}
-			}
-		}
-	}
+	poolDomainPrices(s.pools, key, admit, note)
 	return sortedKeys(prices), prices
 }
 
@@ -318,4 +289,43 @@ func (t *topology) eligibleDomains(g *topoGroup) []string {
 		}
 	}
 	return out
+}
+
+// poolDomainPrices notes, for every domain of key a new claim of pools (those whose taints admit
+// accepts, all when admit is nil) can take, the price of each candidate type there.
+func poolDomainPrices(pools []*poolState, key string, admit func([]corev1.Taint) bool, note func(string, float64)) {
+	for _, ps := range pools {
+		if admit != nil && !admit(ps.Taints) {
+			continue
+		}
+		poolReq := ps.reqs[key]
+		for _, c := range ps.candidates {
+			switch key {
+			case LabelZone, LabelCapacityType:
+				for i := range c.it.Offerings {
+					o := &c.it.Offerings[i]
+					if c.it.compatibleOffering(o, ps.reqs, ps.unavailable) {
+						if key == LabelZone {
+							note(o.Zone, o.Price)
+						} else {
+							note(o.CapacityType, o.Price)
+						}
+					}
+				}
+			default:
+				r := c.it.Requirements[key]
+				switch {
+				case r == nil:
+					r = poolReq
+				case poolReq != nil:
+					r = r.Intersection(poolReq)
+				}
+				if r != nil && !r.complement {
+					for _, v := range r.values {
+						note(v, c.price)
+					}
+				}
+			}
+		}
+	}
 }
