@@ -223,6 +223,6 @@ func nodeReady(n *Node) bool {
 
 func sortedPods(pods []*corev1.Pod) []*corev1.Pod {
 	out := slices.Clone(pods)
-	slices.SortFunc(out, func(a, b *corev1.Pod) int { return cmp.Compare(podKey(a), podKey(b)) })
+	slices.SortFunc(out, comparePodKeys)
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,15 +75,12 @@ func comparePods(a, b *corev1.Pod) int {
 
 // buildClasses groups pods into classes and orders them largest first (CPU, then memory), as
 // first-fit-decreasing needs, with a deterministic tie-break independent of input order.
-func buildClasses(pods []*corev1.Pod, vols *volumeIndex, preferNoSchedule, ignorePreferences bool) []*podClass {
+// keys, when not nil, memoizes what buildClasses derives from a pod alone (a Prepared's solves
+// place the same pod objects again and again).
+func buildClasses(pods []*corev1.Pod, vols *volumeIndex, preferNoSchedule, ignorePreferences bool, keys *podKeys) []*podClass {
 	byKey := map[string]*podClass{}
 	for _, pod := range pods {
-		req := PodRequests(pod)
-		key := classKey(pod, req)
-		if err := ValidatePodResources(pod); err != nil {
-			// Requests are clamped into range, so a pod with bad ones could look like a valid pod.
-			key += "|invalid resources " + err.Error()
-		}
+		req, key := keys.of(pod)
 		var volumeReqs []Requirements
 		var volumeErr error
 		if vols != nil && len(pod.Spec.Volumes) > 0 {
@@ -170,4 +168,40 @@ func unsupportedConstraint(pod *corev1.Pod) string {
 		return "dynamic resource allocation claims are not supported (Karpenter ignores DRA by default)"
 	}
 	return ""
+}
+
+// podKeys memoizes, per pod object, its requests and its class key before volumes (classKey, and
+// the invalid-resources mark). Both are pure functions of the pod. It is safe for concurrent use;
+// a nil *podKeys memoizes nothing.
+type podKeys struct {
+	mu    sync.Mutex
+	byPod map[*corev1.Pod]podKey
+}
+
+type podKey struct {
+	req Resources
+	key string
+}
+
+func (k *podKeys) of(pod *corev1.Pod) (Resources, string) {
+	if k != nil {
+		k.mu.Lock()
+		e, ok := k.byPod[pod]
+		k.mu.Unlock()
+		if ok {
+			return e.req, e.key
+		}
+	}
+	req := PodRequests(pod)
+	key := classKey(pod, req)
+	if err := ValidatePodResources(pod); err != nil {
+		// Requests are clamped into range, so a pod with bad ones could look like a valid pod.
+		key += "|invalid resources " + err.Error()
+	}
+	if k != nil {
+		k.mu.Lock()
+		k.byPod[pod] = podKey{req: req, key: key}
+		k.mu.Unlock()
+	}
+	return req, key
 }

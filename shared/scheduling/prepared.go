@@ -33,8 +33,19 @@ type Prepared struct {
 	// they cannot be made: the catalog filtered and priced per pool once, not once per solve.
 	pools    []*poolState
 	poolsErr error
-	// domains answers which domains the slots and pools offer, per key (prepareddomains.go).
+	// domains answers which domains the slots and pools offer, per key (prepareddomains.go); keys
+	// memoizes the class key of each pod its solves place.
 	domains *domainIndex
+	keys    *podKeys
+}
+
+// preparedSolve is what one Prepared.Solve hands the solver: the pool templates, the pod keys, and
+// the topology counts and domains less the nodes it leaves out.
+type preparedSolve struct {
+	pools   []*poolState
+	keys    *podKeys
+	counts  *existingCounts
+	domains *preparedDomains
 }
 
 // nodeView is what setupTopology reads of an existing node, read once by Prepare: its labels as
@@ -222,6 +233,7 @@ func Prepare(in Input) *Prepared {
 	p.views, p.existing = newNodeViews(in.Nodes)
 	p.pools, p.poolsErr = newPoolStates(in, p.daemons)
 	p.domains = &domainIndex{slots: p.slots, pools: p.pools, byKey: map[string]*keyDomains{}}
+	p.keys = &podKeys{byPod: map[*corev1.Pod]podKey{}}
 	return p
 }
 
@@ -264,5 +276,5 @@ func (p *Prepared) Solve(pods []*corev1.Pod, leaveOut map[string]bool) (*Plan, e
 	if p.poolsErr != nil {
 		return nil, p.poolsErr
 	}
-	return solve(in, p.daemons, slots, views, p.pools, counts, domains)
+	return solve(in, p.daemons, slots, views, &preparedSolve{pools: p.pools, keys: p.keys, counts: counts, domains: domains})
 }

@@ -87,7 +87,7 @@ func Solve(in Input) (*Plan, error) {
 		slots = append(slots, newInFlightSlot(c, byName, daemons))
 	}
 	orderSlots(slots)
-	return solve(in, daemons, slots, nil, nil, nil, nil)
+	return solve(in, daemons, slots, nil, nil)
 }
 
 // newPoolStates makes in's pools, in orderNodePools' order.
@@ -112,13 +112,15 @@ func poolsByName(pools []NodePool) map[string]NodePool {
 }
 
 // solve is Solve once the existing nodes and in-flight claims of in are slots (fresh, ordered by
-// orderSlots); Solve and Prepared.Solve share it.
-// pools, when not nil, are the pools as newPoolState makes them, in orderNodePools' order (a
-// Prepared's templates); solve starts from fresh copies.
-// counts, when not nil, count the running pods of the views' nodes in the topology groups
-// (Prepared.Solve).
-func solve(in Input, daemons []*daemon, slots []*nodeSlot, views []*nodeView, pools []*poolState, counts *existingCounts, domains *preparedDomains) (*Plan, error) {
-	s := &solver{in: in, strict: in.MinValuesPolicy != MinValuesBestEffort, targets: map[targetKey]cachedTarget{}, views: views, existing: counts, domains: domains}
+// orderSlots); Solve and Prepared.Solve share it. from, when not nil, is what a Prepared solve
+// reuses; Solve passes nil.
+func solve(in Input, daemons []*daemon, slots []*nodeSlot, views []*nodeView, from *preparedSolve) (*Plan, error) {
+	s := &solver{in: in, strict: in.MinValuesPolicy != MinValuesBestEffort, targets: map[targetKey]cachedTarget{}, views: views}
+	var pools []*poolState
+	var keys *podKeys
+	if from != nil {
+		pools, keys, s.existing, s.domains = from.pools, from.keys, from.counts, from.domains
+	}
 	if pools == nil {
 		var err error
 		if pools, err = newPoolStates(in, daemons); err != nil {
@@ -148,7 +150,7 @@ func solve(in Input, daemons []*daemon, slots []*nodeSlot, views []*nodeView, po
 			}
 		}
 	}
-	classes := buildClasses(in.Pods, newVolumeIndex(in), hasPreferNoScheduleTaint(in.NodePools), in.IgnorePreferences)
+	classes := buildClasses(in.Pods, newVolumeIndex(in), hasPreferNoScheduleTaint(in.NodePools), in.IgnorePreferences, keys)
 	s.setupTopology(classes)
 	for _, c := range classes {
 		if c.invalid == nil {
