@@ -21,9 +21,10 @@ type pruner struct {
 	rooms         []room
 	fitsSomewhere map[room]bool
 	// types are every pool's compatible types at their cheapest offering; nonSpot the same without
-	// spot offerings.
-	types, nonSpot []scheduling.Capacity
-	pods           *podCache
+	// spot offerings; typesLP and nonSpotLP their LP fronts, found once per Decide.
+	types, nonSpot     []scheduling.Capacity
+	typesLP, nonSpotLP *scheduling.LPFront
+	pods               *podCache
 }
 
 func newPruner(e *engine) *pruner {
@@ -81,6 +82,7 @@ func newPruner(e *engine) *pruner {
 			}
 		}
 	}
+	p.typesLP, p.nonSpotLP = scheduling.NewLPFront(p.types), scheduling.NewLPFront(p.nonSpot)
 	return p
 }
 
@@ -122,9 +124,9 @@ func (e *engine) mightSave(cands []*candidate) bool {
 	if excess.cpu == 0 && excess.memory == 0 {
 		return true
 	}
-	types := p.types
+	types, lp := p.types, p.typesLP
 	if allSpot && !e.in.Options.SpotToSpotConsolidation {
-		types = p.nonSpot
+		types, lp = p.nonSpot, p.nonSpotLP
 	}
 	// Several candidates may be replaced by several new nodes, which need not be one type that holds
 	// the whole excess.
@@ -135,7 +137,7 @@ func (e *engine) mightSave(cands []*candidate) bool {
 		}
 		fits = t.CPU >= excess.cpu && t.Memory >= excess.memory
 	}
-	return fits && scheduling.LowerBound(excess.cpu, excess.memory, types) < total
+	return fits && lp.Bound(excess.cpu, excess.memory) < total
 }
 
 // unfit sums the requests of the candidate's pods that no initialized destination has the free room
@@ -179,7 +181,7 @@ func (e *engine) repackOrder(cands []*candidate) []*candidate {
 	}
 	overpaid := make(map[*candidate]float64, len(cands))
 	for _, c := range cands {
-		overpaid[c] = c.node.Price - scheduling.LowerBound(c.requests.cpu, c.requests.memory, e.prune.types)
+		overpaid[c] = c.node.Price - e.prune.typesLP.Bound(c.requests.cpu, c.requests.memory)
 	}
 	out := slices.Clone(cands)
 	slices.SortStableFunc(out, func(a, b *candidate) int { return cmp.Compare(overpaid[b], overpaid[a]) })

@@ -15,9 +15,24 @@ type Capacity struct {
 // packing can cost less. With two constraints an optimal basic solution uses at most two instance types,
 // so the bound is found exactly by trying every type alone and every pair of Pareto-efficient types.
 func LowerBound(cpu, memory float64, types []Capacity) float64 {
-	front := paretoFront(types)
-	mix := solveLP(cpu, memory, types, front)
-	return mix.cost
+	return NewLPFront(types).Bound(cpu, memory)
+}
+
+// LPFront is a catalog prepared for many LowerBound questions: its Pareto front, which costs
+// O(types²) to find, is found once.
+type LPFront struct {
+	types []Capacity
+	front []int
+}
+
+// NewLPFront prepares types (which must not change while the front is in use).
+func NewLPFront(types []Capacity) *LPFront {
+	return &LPFront{types: types, front: paretoFront(types)}
+}
+
+// Bound is LowerBound(cpu, memory, types) for the front's types.
+func (f *LPFront) Bound(cpu, memory float64) float64 {
+	return solveLP(cpu, memory, f.types, f.front).cost
 }
 
 // lpMix is an optimal LP solution: x copies of types[a] and y copies of types[b] (b = -1 for a single
