@@ -274,9 +274,10 @@ func TestMovesOnlyToInitializedNodes(t *testing.T) {
 	}{
 		{name: "initialized sink: deleted", modify: func(*disruption.Input) {}},
 		{
+			// A node not up takes no pod of a simulation: the pod needs a new node, no cheaper.
 			name:   "sink not initialized",
 			modify: func(in *disruption.Input) { in.Nodes[0].Initialized = false },
-			kept:   "would move to sink, which is not initialized yet",
+			kept:   "no instance type that holds the pods costs less than $0.1000/h",
 		},
 		{
 			name: "in-flight claim with room",
@@ -311,4 +312,33 @@ func TestMovesOnlyToInitializedNodes(t *testing.T) {
 			assert.Contains(t, keptReason(res, "n1"), tc.kept)
 		})
 	}
+}
+
+// TestANodeNotUpTakesNoPodOfASimulation: a node that has not initialized keeps its pods but takes
+// none of a candidate's (as a replacement of the same tick does, memo.go), so the candidate's pods
+// go to a cheaper replacement instead of making the command invalid, as Karpenter's would be.
+// With pending pods, which may be waiting for that node, it stays open and the command is refused.
+func TestANodeNotUpTakesNoPodOfASimulation(t *testing.T) {
+	small := schedulingtest.SmallCatalog()
+	build := func() disruption.Input {
+		sink := bigUnmanaged("sink")
+		sink.Initialized = false
+		return disruption.Input{
+			Now: now, InstanceTypes: small, NodePools: []disruption.NodePool{pool("default", onDemandOnly, amd64Only)},
+			Nodes: []disruption.Node{sink,
+				node(small, nodeSpec{"n1", "default", "large", scheduling.CapacityTypeOnDemand, []*corev1.Pod{pod("web", "1500m")}})},
+		}
+	}
+	res := disruption.Decide(build())
+	require.Len(t, res.Commands, 1, "kept: %v", res.Kept)
+	c := res.Commands[0]
+	assert.Equal(t, disruption.ActionReplace, c.Action)
+	require.Len(t, c.Replacements, 1)
+	assert.Equal(t, []disruption.Move{{Pod: "default/web", To: c.Replacements[0].Name}}, c.Moves)
+
+	in := build()
+	in.PendingPods = []*corev1.Pod{pod("waiting", "100m")}
+	res = disruption.Decide(in)
+	assert.Empty(t, res.Commands)
+	assert.Contains(t, keptReason(res, "n1"), "would move to sink, which is not initialized yet")
 }

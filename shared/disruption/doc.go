@@ -59,9 +59,12 @@
 //     Benchmarks: BenchmarkDecide (bench_test.go).
 //   - Simulation (simulate.go): scheduling.Solve with the candidates removed, their pods plus the
 //     pending pods and the pods of disrupting nodes to place; valid iff every candidate pod lands on
-//     an initialized node or a new claim. Replacement price rule (replace.go): options keep types
-//     whose worst price in the launch's capacity type is below the candidates' total (for n
-//     replacements, below each one's price plus 1/n of the saving, so any launch saves money); a
+//     an initialized node or a new claim. When nothing but candidate pods is placed, a node that is
+//     not initialized keeps its pods but takes none (closeNode), so they go to a replacement
+//     instead of making the command invalid as in Karpenter.
+//     Replacement price rule (replace.go): options keep types whose worst price in the launch's
+//     capacity type is below the candidates' total (for n replacements, below each one's price
+//     plus 1/n of the saving, so any launch saves money); a
 //     replacement that may be spot or on-demand is pinned to spot; spot-to-spot needs
 //     Options.SpotToSpotConsolidation, and for one node MinSpotToSpotTypes cheaper types (launching
 //     with the 15 cheapest); a multi-node command's only replacement drops types at or above the

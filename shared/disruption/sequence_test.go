@@ -285,10 +285,15 @@ func TestSequenceMemoMatchesFullSearch(t *testing.T) {
 		seed       uint64
 		removed    float64
 		spotToSpot bool
-	}{{3, 0.2, false}, {3, 0.5, false}, {3, 0.2, true}, {5, 0.6, true}, {8, 0.6, false}} {
-		t.Run(fmt.Sprintf("seed=%d/removed=%v/spot-to-spot=%v", tc.seed, tc.removed, tc.spotToSpot), func(t *testing.T) {
+		spread     bool
+	}{{3, 0.2, false, false}, {3, 0.5, false, false}, {3, 0.2, true, false}, {5, 0.6, true, false}, {8, 0.6, false, false},
+		{3, 0.5, false, true}, {5, 0.6, true, true}} {
+		t.Run(fmt.Sprintf("seed=%d/removed=%v/spot-to-spot=%v/spread=%v", tc.seed, tc.removed, tc.spotToSpot, tc.spread), func(t *testing.T) {
 			in := fragmented(150, 20, tc.removed, tc.seed)
 			in.Options.SpotToSpotConsolidation = tc.spotToSpot
+			if tc.spread {
+				spreadSomeApps(in)
+			}
 			memo := disruption.Sequence(in, disruption.SequenceOptions{})
 			full := disruption.Sequence(in, disruption.WithoutMemo(disruption.SequenceOptions{}))
 			assert.Equal(t, full.Commands, memo.Commands)

@@ -66,9 +66,14 @@ func newEngine(in *Input) *engine {
 	}
 	e.alwaysMoving = append(sortedPods(in.PendingPods), disruptingPods...)
 	if len(e.alwaysMoving) == 0 {
-		// Replacements of the current Sequence tick take no pod but their own (memo.go).
+		// Replacements of the current Sequence tick take no pod but their own (memo.go), and no node
+		// that is not up takes a candidate's pod: a command may not count on capacity that is not
+		// up, and Karpenter's simulation rejects a command that would, although a replacement could
+		// take its pods. Such a node keeps its pods, for topology. With pods always moving (pending,
+		// or from disrupting nodes), which may be waiting for it, it stays open, and a candidate pod
+		// it takes makes the command invalid (simulate).
 		for i, d := range e.destinations {
-			if e.byName[d.Node.Name].closed {
+			if e.byName[d.Node.Name].closed || !d.Initialized {
 				e.destinations[i] = closeNode(d)
 			}
 		}

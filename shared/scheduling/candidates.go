@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 )
 
 // candidate is an instance type a NodePool may launch, with what pods can use on it after the pool's
@@ -38,6 +39,15 @@ type poolState struct {
 	initial []*candidate
 	// reservations is set when the solve has capacity reservations.
 	reservations bool
+	// shared, on a Prepared's templates and their fresh copies, keeps narrowings for every solve of
+	// the Prepared: without reservations a narrowing depends only on the pool and the step.
+	shared *narrowings
+}
+
+// narrowings are narrowings by step signature, safe for concurrent solves.
+type narrowings struct {
+	mu sync.Mutex
+	m  map[string]*narrowing
 }
 
 type narrowing struct {
@@ -93,7 +103,7 @@ func newPoolState(p NodePool, catalog []*InstanceType, daemons []*daemon, unavai
 // replaces them), and fresh limits, claims and caches.
 func (ps *poolState) fresh() *poolState {
 	c := &poolState{NodePool: ps.NodePool, reqs: ps.reqs, candidates: ps.candidates, limits: newLimits(ps.Limits),
-		minValues: ps.minValues, unavailable: ps.unavailable, narrowed: map[string]*narrowing{}}
+		minValues: ps.minValues, unavailable: ps.unavailable, narrowed: map[string]*narrowing{}, shared: ps.shared}
 	if ps.preparedErr != nil {
 		e := *ps.preparedErr
 		c.preparedErr = &e
@@ -106,8 +116,27 @@ func (ps *poolState) narrow(step *classStep) *narrowing {
 	if n, ok := ps.narrowed[step.sig]; ok {
 		return n
 	}
-	n := &narrowing{}
+	if ps.shared != nil && !ps.reservations {
+		ps.shared.mu.Lock()
+		n, ok := ps.shared.m[step.sig]
+		ps.shared.mu.Unlock()
+		if !ok {
+			n = ps.narrowFor(step)
+			ps.shared.mu.Lock()
+			ps.shared.m[step.sig] = n
+			ps.shared.mu.Unlock()
+		}
+		ps.narrowed[step.sig] = n
+		return n
+	}
+	n := ps.narrowFor(step)
 	ps.narrowed[step.sig] = n
+	return n
+}
+
+// narrowFor computes narrow's answer.
+func (ps *poolState) narrowFor(step *classStep) *narrowing {
+	n := &narrowing{}
 	if err := ps.reqs.Compatible(step.Requirements); err != nil {
 		n.err = &Rejection{NodePool: ps.Name, Constraint: ConstraintRequirement, Detail: err.Error()}
 		return n

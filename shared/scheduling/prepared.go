@@ -232,6 +232,9 @@ func Prepare(in Input) *Prepared {
 	}
 	p.views, p.existing = newNodeViews(in.Nodes)
 	p.pools, p.poolsErr = newPoolStates(in, p.daemons)
+	for _, ps := range p.pools {
+		ps.shared = &narrowings{m: map[string]*narrowing{}}
+	}
 	p.domains = &domainIndex{slots: p.slots, pools: p.pools, byKey: map[string]*keyDomains{}}
 	p.keys = &podKeys{byPod: map[*corev1.Pod]podKey{}}
 	return p
