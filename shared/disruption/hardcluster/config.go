@@ -44,13 +44,13 @@ func Defaults(n int, seed uint64) Config {
 func (c Config) validate() error {
 	var errs []error
 	if c.Nodes < 1 {
-		errs = append(errs, fmt.Errorf("Nodes: %d, need at least 1", c.Nodes))
+		errs = append(errs, fmt.Errorf("config: Nodes: %d, need at least 1", c.Nodes))
 	}
 	if c.Deployments < 1 {
-		errs = append(errs, fmt.Errorf("Deployments: %d, need at least 1", c.Deployments))
+		errs = append(errs, fmt.Errorf("config: Deployments: %d, need at least 1", c.Deployments))
 	}
 	if c.GuardedNodes < 0 || c.GuardedNodes > c.Nodes {
-		errs = append(errs, fmt.Errorf("GuardedNodes: %d, need 0 to Nodes (%d)", c.GuardedNodes, c.Nodes))
+		errs = append(errs, fmt.Errorf("config: GuardedNodes: %d, need 0 to Nodes (%d)", c.GuardedNodes, c.Nodes))
 	}
 	for _, s := range []struct {
 		name string
@@ -58,7 +58,7 @@ func (c Config) validate() error {
 	}{{"Removed", c.Removed}, {"SpotShare", c.SpotShare}, {"OversizedShare", c.OversizedShare},
 		{"SpreadShare", c.SpreadShare}, {"ManagedShare", c.ManagedShare}, {"UninitializedShare", c.UninitializedShare}} {
 		if !(s.v >= 0 && s.v <= 1) {
-			errs = append(errs, fmt.Errorf("%s: %v, need a share in [0, 1]", s.name, s.v))
+			errs = append(errs, fmt.Errorf("config: %s: %v, need a share in [0, 1]", s.name, s.v))
 		}
 	}
 	return errors.Join(errs...)
