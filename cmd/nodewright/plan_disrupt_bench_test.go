@@ -25,35 +25,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/nodewright/nodewright/shared/apis/manifest"
+	"github.com/nodewright/nodewright/shared/disruption/hardcluster"
 	"github.com/nodewright/nodewright/shared/scheduling"
 )
-
-// fragmentedNodePools is the generated clusters' NodePool: spot and on-demand c, m and r nodes,
-// consolidating underused nodes after 30s under the default budget (10% of the nodes).
-const fragmentedNodePools = `apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      requirements:
-        - {key: kubernetes.io/arch, operator: In, values: [amd64]}
-        - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand]}
-        - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-  disruption:
-    consolidationPolicy: WhenEmptyOrUnderutilized
-    consolidateAfter: 30s
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  role: KarpenterNodeRole-demo
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  amiSelectorTerms: [{alias: al2023@latest}]
-`
 
 // fragmentedCluster is a generated cluster written to files, with what the benchmark reports.
 type fragmentedCluster struct {
@@ -80,7 +54,7 @@ func catalogEntries(tb testing.TB) map[string]catalogEntry {
 	return out
 }
 
-// writeFragmented generates a packed cluster of n nodes from seed and deletes removed of its pods
+// writeFragmented generates (with hardcluster.NodePools as the NodePool) a packed cluster of n nodes from seed and deletes removed of its pods
 // at random: mostly m5/c5.2xlarge and r5.xlarge nodes, half spot, a tenth oversized on-demand
 // m5.4xlarge, over two zones; about 20 pods per node (at most 30) from 50 deployments of random
 // shapes, with spread every fifth deployment spread over zones (ScheduleAnyway); on every 25th node a pod of a deployment whose PDB
@@ -215,7 +189,7 @@ func writeFragmented(tb testing.TB, n int, removed float64, seed uint64, spread 
 			Status:     policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 0},
 		}}}
 	pools := filepath.Join(dir, "nodepools.yaml")
-	require.NoError(tb, os.WriteFile(pools, []byte(fragmentedNodePools), 0o644))
+	require.NoError(tb, os.WriteFile(pools, []byte(hardcluster.NodePools), 0o644))
 	c.files = disruptFiles{
 		pods: write("pods.json", pods), nodes: write("nodes.json", nodes), pdbs: write("pdbs.json", pdbs),
 		nodePools: pools, catalog: disruptFile("instance-types.json"), daemonSets: disruptFile("daemonsets.yaml"),
