@@ -54,8 +54,8 @@ func catalogEntries(tb testing.TB) map[string]catalogEntry {
 	return out
 }
 
-// writeFragmented generates (with hardcluster.NodePools as the NodePool) a packed cluster of n nodes from seed and deletes removed of its pods
-// at random: mostly m5/c5.2xlarge and r5.xlarge nodes, half spot, a tenth oversized on-demand
+// writeFragmented generates a packed cluster of n nodes from seed (hardcluster.NodePools is its
+// NodePool) and deletes removed of its pods at random: mostly m5/c5.2xlarge and r5.xlarge nodes, half spot, a tenth oversized on-demand
 // m5.4xlarge, over two zones; about 20 pods per node (at most 30) from 50 deployments of random
 // shapes, with spread every fifth deployment spread over zones (ScheduleAnyway); on every 25th node a pod of a deployment whose PDB
 // allows no disruption (never deleted); every 50th node annotated do-not-disrupt and every 100th
