@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/karpenter/pkg/operator/logging"
@@ -26,8 +27,18 @@ func main() {
 	pods := flag.String("pods", "1000,5000", "comma-separated pod counts of the Karpenter benchmark mix (empty for none)")
 	scales := flag.String("scales", "20", "comma-separated scales of the realistic mixed and zone-spread workloads, 100 pods each (empty for none)")
 	runs := flag.Int("runs", 3, "runs per solver and input; timings are medians")
+	disrupt := flag.String("disrupt", "", "comma-separated directories of `nodewright plan --disrupt` inputs: compare consolidation with Karpenter's disruption controller instead of provisioning")
+	spotToSpot := flag.Bool("spot-to-spot", false, "with -disrupt: spot-to-spot consolidation on both sides (Karpenter's feature gate, Nodewright's --spot-to-spot)")
+	capacity := flag.Duration("cap", 45*time.Minute, "with -disrupt: wall-clock cap of one Karpenter run; a run still deciding then is reported so")
+	repo := flag.String("repo", "../../..", "with -disrupt: the main module, whose ./cmd/nodewright is built")
 	flag.Parse()
-	if err := run(os.Stdout, os.Stderr, *pods, *scales, *runs); err != nil {
+	var err error
+	if *disrupt != "" {
+		err = runDisrupt(os.Stdout, os.Stderr, splitDirs(*disrupt), *runs, disruptOptions{SpotToSpot: *spotToSpot, Cap: *capacity}, *repo)
+	} else {
+		err = run(os.Stdout, os.Stderr, *pods, *scales, *runs)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "karpentercompare:", err)
 		os.Exit(1)
 	}

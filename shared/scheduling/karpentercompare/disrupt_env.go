@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	coreapis "sigs.k8s.io/karpenter/pkg/apis"
+)
+
+// kubeVersion is the release `make kube-bin` builds the local control plane from
+// (shared/kubetest.KubeVersion).
+const kubeVersion = "v1.34.4"
+
+// kubeBinDir is where etcd and kube-apiserver are: $KUBEBUILDER_ASSETS, else $NW_KUBE_BIN, else
+// ~/.cache/nodewright/kube-<version>, the folder `make kube-bin` fills (shared/kubetest.BinDir).
+func kubeBinDir() string {
+	for _, env := range []string{"KUBEBUILDER_ASSETS", "NW_KUBE_BIN"} {
+		if d := os.Getenv(env); d != "" {
+			return d
+		}
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = os.TempDir()
+	}
+	return filepath.Join(home, ".cache", "nodewright", "kube-"+kubeVersion)
+}
+
+// apiServer is a local etcd and kube-apiserver (envtest) with Karpenter's CRDs installed, and an
+// uncached client to it, as Karpenter's own disruption tests run.
+type apiServer struct {
+	env  *envtest.Environment
+	kube client.Client
+}
+
+func startAPIServer() (*apiServer, error) {
+	dir := kubeBinDir()
+	for _, b := range []string{"etcd", "kube-apiserver"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			return nil, fmt.Errorf("%s is missing: run `make kube-bin` or set KUBEBUILDER_ASSETS", filepath.Join(dir, b))
+		}
+	}
+	env := &envtest.Environment{Scheme: scheme.Scheme, CRDs: coreapis.CRDs, BinaryAssetsDirectory: dir, ErrorIfCRDPathMissing: false}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting etcd and kube-apiserver from %s: %w", dir, err)
+	}
+	// No client-side rate limit: the comparison loads tens of thousands of objects.
+	cfg.QPS, cfg.Burst = 1e6, 1e6
+	kube, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	return &apiServer{env: env, kube: kube}, nil
+}
+
+func (a *apiServer) stop() error { return a.env.Stop() }
