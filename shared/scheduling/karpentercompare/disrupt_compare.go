@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/operator/logging"
 
@@ -32,6 +33,9 @@ type disruptRow struct {
 func runDisrupt(out, progress io.Writer, dirs []string, runs int, opts disruptOptions, repo string) error {
 	if runs < 1 {
 		return fmt.Errorf("-runs: %d, need at least 1", runs)
+	}
+	if os.Getenv("KC_DEBUG") != "" {
+		log.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(progress)))
 	}
 	log.SetLogger(logging.NopLogger)
 	var cases []*disruptCase

@@ -99,12 +99,11 @@ func (k *karpenterSide) launch(ctx context.Context, r *disruption.Replacement) e
 	if err := k.kube.Create(ctx, node); err != nil {
 		return fmt.Errorf("replacement node %s: %w", nc.Name, err)
 	}
-	node.Status = corev1.NodeStatus{
+	if err := readyNode(ctx, k.kube, node, nc.Spec.Taints, corev1.NodeStatus{
 		Capacity: it.Capacity, Allocatable: it.Allocatable(),
 		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
-	}
-	if err := k.kube.Status().Update(ctx, node); err != nil {
-		return fmt.Errorf("replacement node %s status: %w", nc.Name, err)
+	}); err != nil {
+		return err
 	}
 	nc.Status.ProviderID = node.Spec.ProviderID
 	nc.Status.NodeName = node.Name

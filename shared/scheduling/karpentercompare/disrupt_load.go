@@ -26,7 +26,7 @@ func testNodeClassRef(name string) *karpv1.NodeClassReference {
 }
 
 // loadCluster writes the case into the API server as a running cluster looks: namespaces, the
-// NodePools (ready), DaemonSets, Nodes, a NodeClaim for each NodePool node that plan --disrupt counts
+// NodePools (ready, scheduled budgets always active), DaemonSets, Nodes, a NodeClaim for each NodePool node that plan --disrupt counts
 // as Nodewright's (launched, registered, initialized and consolidatable: the files hold no pod
 // history, so consolidateAfter has passed, as the dry run assumes), the bound pods (running) and the
 // PDBs with their status as given.
@@ -53,6 +53,7 @@ func loadCluster(ctx context.Context, kube client.Client, c *disruptCase) error 
 		np := p.DeepCopy()
 		np.ResourceVersion = ""
 		np.Spec.Template.Spec.NodeClassRef = testNodeClassRef(np.Spec.Template.Spec.NodeClassRef.Name)
+		alwaysActiveBudgets(np)
 		if err := kube.Create(ctx, np); err != nil {
 			return fmt.Errorf("NodePool %s: %w", p.Name, err)
 		}
@@ -99,6 +100,16 @@ func loadCluster(ctx context.Context, kube client.Client, c *disruptCase) error 
 	return nil
 }
 
+// alwaysActiveBudgets drops the schedules of a NodePool's budgets: plan --disrupt treats scheduled
+// budgets as always active (so that its answer holds at any hour), and a budget without a schedule
+// is always active for Karpenter too.
+func alwaysActiveBudgets(np *karpv1.NodePool) {
+	for i := range np.Spec.Disruption.Budgets {
+		np.Spec.Disruption.Budgets[i].Schedule = nil
+		np.Spec.Disruption.Budgets[i].Duration = nil
+	}
+}
+
 // loadNode creates a node with its status and, for a node of ours, its NodeClaim.
 func loadNode(ctx context.Context, kube client.Client, c *disruptCase, in *corev1.Node) error {
 	n := in.DeepCopy()
@@ -110,14 +121,28 @@ func loadNode(ctx context.Context, kube client.Client, c *disruptCase, in *corev
 	if err := kube.Create(ctx, n); err != nil {
 		return fmt.Errorf("node %s: %w", n.Name, err)
 	}
-	n.Status = status
-	if err := kube.Status().Update(ctx, n); err != nil {
-		return fmt.Errorf("node %s status: %w", n.Name, err)
+	if err := readyNode(ctx, kube, n, in.Spec.Taints, status); err != nil {
+		return err
 	}
 	if !c.ours(n) {
 		return nil
 	}
 	return createNodeClaim(ctx, kube, n, nodeClaimFor(c, n))
+}
+
+// readyNode gives a created node its status and its own taints: the API server's admission adds
+// node.kubernetes.io/not-ready on create, which the node lifecycle controller (not running here)
+// removes once the node is Ready.
+func readyNode(ctx context.Context, kube client.Client, n *corev1.Node, taints []corev1.Taint, status corev1.NodeStatus) error {
+	n.Status = status
+	if err := kube.Status().Update(ctx, n); err != nil {
+		return fmt.Errorf("node %s status: %w", n.Name, err)
+	}
+	n.Spec.Taints = taints
+	if err := kube.Update(ctx, n); err != nil {
+		return fmt.Errorf("node %s taints: %w", n.Name, err)
+	}
+	return nil
 }
 
 // nodeClaimFor is the NodeClaim Karpenter would hold for a node of ours: the node's labels, its

@@ -7,6 +7,7 @@ replace github.com/nodewright/nodewright => ../../..
 require (
 	github.com/awslabs/operatorpkg v0.0.0-20250909182303-e8e550b6f339
 	github.com/nodewright/nodewright v0.0.0-00010101000000-000000000000
+	github.com/stretchr/testify v1.12.1
 	k8s.io/api v0.34.4
 	k8s.io/apimachinery v0.34.4
 	k8s.io/client-go v0.34.4
@@ -72,7 +73,6 @@ require (
 	github.com/samber/lo v1.51.0 // indirect
 	github.com/spf13/cobra v1.10.1 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.0 // indirect
