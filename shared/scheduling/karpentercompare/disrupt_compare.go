@@ -29,46 +29,75 @@ type disruptRow struct {
 	LowerBoundOK bool
 }
 
-// runDisrupt compares Nodewright's dry run with Karpenter's disruption controller on each directory.
-func runDisrupt(out, progress io.Writer, dirs []string, runs int, opts disruptOptions, repo string) error {
-	if runs < 1 {
-		return fmt.Errorf("-runs: %d, need at least 1", runs)
+// disruptConfig is what -disrupt compares and how.
+type disruptConfig struct {
+	Dirs []string
+	// Fragmented are node counts of clusters to generate (generateFragmented) with Seed.
+	Fragmented []int
+	Seed       uint64
+	Runs       int
+	Options    disruptOptions
+	// Repo is the main module: ./cmd/nodewright is built from it, and the generated clusters take
+	// its plan --disrupt testdata catalog and DaemonSets.
+	Repo string
+}
+
+// runDisrupt compares Nodewright's dry run with Karpenter's disruption controller on each input.
+func runDisrupt(out, progress io.Writer, cfg disruptConfig) error {
+	if cfg.Runs < 1 {
+		return fmt.Errorf("-runs: %d, need at least 1", cfg.Runs)
 	}
 	if os.Getenv("KC_DEBUG") != "" {
 		log.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(progress)))
 	}
 	log.SetLogger(logging.NopLogger)
-	var cases []*disruptCase
-	for _, dir := range dirs {
-		files, err := findDisruptFiles(dir)
-		if err != nil {
-			return err
-		}
-		c, err := readDisruptCase(caseName(dir), files)
-		if err != nil {
-			return err
-		}
-		cases = append(cases, c)
-	}
 	tmp, err := os.MkdirTemp("", "karpentercompare-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	type source struct{ name, dir string }
+	var sources []source
+	for _, dir := range cfg.Dirs {
+		sources = append(sources, source{caseName(dir), dir})
+	}
+	for _, n := range cfg.Fragmented {
+		if n <= 0 {
+			return fmt.Errorf("-fragmented: %d is not a positive node count", n)
+		}
+		name := fmt.Sprintf("fragmented-%d-seed%d", n, cfg.Seed)
+		dir := filepath.Join(tmp, name)
+		if err := generateFragmented(dir, filepath.Join(cfg.Repo, "cmd", "nodewright", "testdata", "disrupt"), n, cfg.Seed); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		sources = append(sources, source{name, dir})
+	}
+	var cases []*disruptCase
+	for _, s := range sources {
+		files, err := findDisruptFiles(s.dir)
+		if err != nil {
+			return err
+		}
+		c, err := readDisruptCase(s.name, files)
+		if err != nil {
+			return err
+		}
+		cases = append(cases, c)
+	}
 	fmt.Fprintln(progress, "building nodewright")
-	bin, err := buildNodewright(repo, tmp)
+	bin, err := buildNodewright(cfg.Repo, tmp)
 	if err != nil {
 		return err
 	}
 	var rows []disruptRow
 	for _, c := range cases {
-		r, err := compareDisruption(c, bin, tmp, runs, opts, progress)
+		r, err := compareDisruption(c, bin, tmp, cfg.Runs, cfg.Options, progress)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.Name, err)
 		}
 		rows = append(rows, r)
 	}
-	printDisruptTable(out, rows, runs, opts)
+	printDisruptTable(out, rows, cfg.Runs, cfg.Options)
 	return nil
 }
 

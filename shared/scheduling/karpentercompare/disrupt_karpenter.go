@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
-	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/fake"
 	"sigs.k8s.io/karpenter/pkg/controllers/disruption"
 	"sigs.k8s.io/karpenter/pkg/controllers/provisioning"
@@ -52,8 +51,14 @@ type karpenterOutcome struct {
 	Decision, Total, Load time.Duration
 	Passes                int
 	StillDeciding         bool
-	// Left maps each NodePool node at the fixed point to its price.
-	Left map[string]float64
+	// Left are the NodePool nodes at the fixed point.
+	Left map[string]leftNode
+}
+
+// leftNode is a NodePool node at the fixed point: its offering and the price counted for it.
+type leftNode struct {
+	InstanceType, Zone, CapacityType string
+	Price                            float64
 }
 
 // karpenterSide is Karpenter's disruption machinery over an API server holding one case.
@@ -248,22 +253,15 @@ func (k *karpenterSide) run(ctx context.Context, capacity time.Duration) error {
 	if err != nil {
 		return err
 	}
-	k.out.Left = map[string]float64{}
+	k.out.Left = map[string]leftNode{}
 	for _, n := range nodes {
 		if k.in.ours(n) {
-			k.out.Left[n.Name] = k.in.nodePrice(n)
+			k.out.Left[n.Name] = leftNode{
+				InstanceType: n.Labels[corev1.LabelInstanceTypeStable], Zone: n.Labels[corev1.LabelTopologyZone],
+				CapacityType: n.Labels[karpv1.CapacityTypeLabelKey], Price: k.in.nodePrice(n),
+			}
 		}
 	}
 	k.out.CostAfter = k.in.costOf(nodes)
-	return nil
-}
-
-// instanceTypeNamed finds a Karpenter instance type of the pool's catalog by name.
-func (k *karpenterSide) instanceTypeNamed(pool, name string) *cloudprovider.InstanceType {
-	for _, it := range k.provider.InstanceTypesForNodePool[pool] {
-		if it.Name == name {
-			return it
-		}
-	}
 	return nil
 }
