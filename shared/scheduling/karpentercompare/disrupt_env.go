@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,11 +31,12 @@ func kubeBinDir() string {
 	return filepath.Join(home, ".cache", "nodewright", "kube-"+kubeVersion)
 }
 
-// apiServer is a local etcd and kube-apiserver (envtest) with Karpenter's CRDs installed, and an
-// uncached client to it, as Karpenter's own disruption tests run.
+// apiServer is a local etcd and kube-apiserver (envtest) with Karpenter's CRDs installed, and a
+// client to it that reads from an informer cache as Karpenter's operator does (newCachedClient).
 type apiServer struct {
-	env  *envtest.Environment
-	kube client.Client
+	env    *envtest.Environment
+	kube   client.Client
+	cancel context.CancelFunc
 }
 
 func startAPIServer() (*apiServer, error) {
@@ -51,12 +53,17 @@ func startAPIServer() (*apiServer, error) {
 	}
 	// No client-side rate limit: the comparison loads tens of thousands of objects.
 	cfg.QPS, cfg.Burst = 1e6, 1e6
-	kube, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	ctx, cancel := context.WithCancel(context.Background())
+	kube, err := newCachedClient(ctx, cfg)
 	if err != nil {
+		cancel()
 		_ = env.Stop()
 		return nil, err
 	}
-	return &apiServer{env: env, kube: kube}, nil
+	return &apiServer{env: env, kube: kube, cancel: cancel}, nil
 }
 
-func (a *apiServer) stop() error { return a.env.Stop() }
+func (a *apiServer) stop() error {
+	a.cancel()
+	return a.env.Stop()
+}

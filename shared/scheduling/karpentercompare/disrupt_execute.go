@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -175,9 +174,6 @@ func (k *karpenterSide) removeNode(ctx context.Context, node, claim string, targ
 		if err := k.kube.Delete(ctx, p, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("pod %s: %w", key, err)
 		}
-		if err := k.waitGone(ctx, p); err != nil {
-			return err
-		}
 		if !ownedByDaemonSet(p) {
 			target, ok := targets[key]
 			if !ok {
@@ -192,21 +188,6 @@ func (k *karpenterSide) removeNode(ctx context.Context, node, claim string, targ
 		}
 	}
 	return nil
-}
-
-// waitGone waits until a deleted pod is no longer in the API server.
-func (k *karpenterSide) waitGone(ctx context.Context, p *corev1.Pod) error {
-	for range 1000 {
-		err := k.kube.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Pod{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return fmt.Errorf("pod %s/%s: still there 5 s after its deletion", p.Namespace, p.Name)
 }
 
 func ownedByDaemonSet(p *corev1.Pod) bool {
