@@ -51,6 +51,7 @@ func runDisrupt(out, progress io.Writer, cfg disruptConfig) error {
 		log.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(progress)))
 	}
 	log.SetLogger(logging.NopLogger)
+	stopAPIServersOnSignal()
 	tmp, err := os.MkdirTemp("", "karpentercompare-")
 	if err != nil {
 		return err

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"sync"
+	"syscall"
 
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -60,10 +63,39 @@ func startAPIServer() (*apiServer, error) {
 		_ = env.Stop()
 		return nil, err
 	}
-	return &apiServer{env: env, kube: kube, cancel: cancel}, nil
+	a := &apiServer{env: env, kube: kube, cancel: cancel}
+	running.Lock()
+	running.servers[a] = true
+	running.Unlock()
+	return a, nil
 }
 
 func (a *apiServer) stop() error {
+	running.Lock()
+	delete(running.servers, a)
+	running.Unlock()
 	a.cancel()
 	return a.env.Stop()
+}
+
+// running are the API servers started and not stopped yet.
+var running = struct {
+	sync.Mutex
+	servers map[*apiServer]bool
+}{servers: map[*apiServer]bool{}}
+
+// stopAPIServersOnSignal stops every running etcd and kube-apiserver and exits when the program is
+// interrupted, so that none outlives it.
+func stopAPIServersOnSignal() {
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-signals
+		running.Lock()
+		for a := range running.servers {
+			a.cancel()
+			_ = a.env.Stop()
+		}
+		os.Exit(130)
+	}()
 }

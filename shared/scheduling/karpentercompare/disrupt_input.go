@@ -191,12 +191,14 @@ func (c *disruptCase) nodePrice(n *corev1.Node) float64 {
 // ours reports whether a node is a NodePool's, as plan --disrupt counts Nodewright's nodes: the
 // karpenter.sh/nodepool label names a NodePool of the input and karpenter.sh/initialized is "true".
 func (c *disruptCase) ours(n *corev1.Node) bool {
+	return c.poolNode(n) && n.Labels[karpv1.NodeInitializedLabelKey] == "true"
+}
+
+// poolNode reports whether a node's karpenter.sh/nodepool label names a NodePool of the input.
+func (c *disruptCase) poolNode(n *corev1.Node) bool {
 	pool := n.Labels[karpv1.NodePoolLabelKey]
-	if pool == "" || n.Labels[karpv1.NodeInitializedLabelKey] != "true" {
-		return false
-	}
 	for _, p := range c.Pools {
-		if p.Name == pool {
+		if pool != "" && p.Name == pool {
 			return true
 		}
 	}

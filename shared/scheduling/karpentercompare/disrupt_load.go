@@ -26,10 +26,11 @@ func testNodeClassRef(name string) *karpv1.NodeClassReference {
 }
 
 // loadCluster writes the case into the API server as a running cluster looks: namespaces, the
-// NodePools (ready, scheduled budgets always active), DaemonSets, Nodes, a NodeClaim for each NodePool node that plan --disrupt counts
-// as Nodewright's (launched, registered, initialized and consolidatable: the files hold no pod
-// history, so consolidateAfter has passed, as the dry run assumes), the bound pods (running) and the
-// PDBs with their status as given.
+// NodePools (ready, scheduled budgets always active), DaemonSets, Nodes, a NodeClaim for each node of
+// a NodePool (launched and registered; when the node is initialized, initialized and consolidatable
+// too: the files hold no pod history, so consolidateAfter has passed, as the dry run assumes), the
+// bound pods (running) and the PDBs with their status as given. Nodes without a NodePool (managed
+// node groups) get no NodeClaim: Karpenter never disrupts them.
 func loadCluster(ctx context.Context, kube client.Client, c *disruptCase) error {
 	namespaces := map[string]bool{}
 	for _, p := range c.Pods {
@@ -124,10 +125,10 @@ func loadNode(ctx context.Context, kube client.Client, c *disruptCase, in *corev
 	if err := readyNode(ctx, kube, n, in.Spec.Taints, status); err != nil {
 		return err
 	}
-	if !c.ours(n) {
+	if !c.poolNode(n) {
 		return nil
 	}
-	return createNodeClaim(ctx, kube, n, nodeClaimFor(c, n))
+	return createNodeClaim(ctx, kube, n, nodeClaimFor(c, n), n.Labels[karpv1.NodeInitializedLabelKey] == "true")
 }
 
 // readyNode gives a created node its status and its own taints: the API server's admission adds
@@ -169,9 +170,10 @@ func nodeClaimFor(c *disruptCase, n *corev1.Node) *karpv1.NodeClaim {
 	return nc
 }
 
-// createNodeClaim creates nc for node n with the status of a claim whose node has registered and
-// initialized.
-func createNodeClaim(ctx context.Context, kube client.Client, n *corev1.Node, nc *karpv1.NodeClaim) error {
+// createNodeClaim creates nc for node n with the status of a launched claim whose node registered
+// and, when initialized, initialized (and is consolidatable). A claim not initialized keeps its node
+// out of Karpenter's candidates, and a simulation that places pods on it fails, as in a cluster.
+func createNodeClaim(ctx context.Context, kube client.Client, n *corev1.Node, nc *karpv1.NodeClaim, initialized bool) error {
 	if err := kube.Create(ctx, nc); err != nil {
 		return fmt.Errorf("NodeClaim %s: %w", nc.Name, err)
 	}
@@ -179,7 +181,11 @@ func createNodeClaim(ctx context.Context, kube client.Client, n *corev1.Node, nc
 	nc.Status.NodeName = n.Name
 	nc.Status.Capacity = n.Status.Capacity
 	nc.Status.Allocatable = n.Status.Allocatable
-	for _, cond := range []string{karpv1.ConditionTypeLaunched, karpv1.ConditionTypeRegistered, karpv1.ConditionTypeInitialized, karpv1.ConditionTypeConsolidatable} {
+	conditions := []string{karpv1.ConditionTypeLaunched, karpv1.ConditionTypeRegistered}
+	if initialized {
+		conditions = append(conditions, karpv1.ConditionTypeInitialized, karpv1.ConditionTypeConsolidatable)
+	}
+	for _, cond := range conditions {
 		nc.StatusConditions().SetTrue(cond)
 	}
 	if err := kube.Status().Update(ctx, nc); err != nil {
