@@ -103,6 +103,13 @@ func readDisruptCase(name string, f disruptFiles) (*disruptCase, error) {
 	if c.Pools, err = readKubeFile[karpv1.NodePool](f.NodePools, "NodePool"); err != nil {
 		return nil, err
 	}
+	for _, p := range c.Pools {
+		// Nodewright reads a missing consolidateAfter as 0s; Karpenter's CRD requires the field
+		// (its Go type would write a missing one as Never, disabling consolidation).
+		if d := &p.Spec.Disruption.ConsolidateAfter; d.Duration == nil && d.Raw == nil {
+			*d = karpv1.MustParseNillableDuration("0s")
+		}
+	}
 	if c.Types, c.Prices, err = poolCatalogs(f); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -118,7 +119,17 @@ func newKarpenterSide(ctx context.Context, kube client.Client, in *disruptCase, 
 	}
 	clk := &skipClock{}
 	cluster := state.NewCluster(clk, kube, provider)
-	recorder := events.NewRecorder(&record.FakeRecorder{})
+	fakeRecorder := &record.FakeRecorder{}
+	if os.Getenv("KC_DEBUG") != "" {
+		// Karpenter's events (why a node is not consolidatable...) to the progress stream.
+		fakeRecorder.Events = make(chan string, 1024)
+		go func() {
+			for e := range fakeRecorder.Events {
+				fmt.Fprintln(progress, "  karpenter event:", e)
+			}
+		}()
+	}
+	recorder := events.NewRecorder(fakeRecorder)
 	prov := provisioning.NewProvisioner(kube, recorder, provider, cluster, clk)
 	queue := disruption.NewQueue(kube, recorder, cluster, clk, prov)
 	k := &karpenterSide{
@@ -232,6 +243,10 @@ func (k *karpenterSide) run(ctx context.Context, capacity time.Duration) error {
 		k.out.Decision += pass
 		cmds := k.queue.GetCommands()
 		if len(cmds) == 0 {
+			if !k.cluster.Synced(ctx) {
+				// The controller waits for its state before deciding: a quiet pass then is no answer.
+				return fmt.Errorf("karpenter disruption pass %d: cluster state not synced with the API server", k.out.Passes)
+			}
 			if pass < searchTimeout {
 				quietPasses++
 			} else {
