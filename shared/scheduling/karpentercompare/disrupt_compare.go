@@ -133,8 +133,8 @@ func compareDisruption(c *disruptCase, bin, tmp string, runs int, opts disruptOp
 		if k.StillDeciding {
 			state = "still deciding"
 		}
-		fmt.Fprintf(progress, "%s run %d/%d: karpenter $%.4f -> $%.4f/h, %d commands, decision %s, total %s, load %s, %d passes, %s\n",
-			c.Name, i+1, runs, k.CostBefore, k.CostAfter, k.Commands, k.Decision.Round(msRound), k.Total.Round(msRound), k.Load.Round(msRound), k.Passes, state)
+		fmt.Fprintf(progress, "%s run %d/%d: karpenter $%.4f -> $%.4f/h, %d commands, decision %s, total %s, load %s, %d passes (%d cut by a timeout), %s\n",
+			c.Name, i+1, runs, k.CostBefore, k.CostAfter, k.Commands, k.Decision.Round(msRound), k.Total.Round(msRound), k.Load.Round(msRound), k.Passes, k.Timeouts, state)
 		if diff := k.CostBefore - n.CostBefore; diff > 1e-5 || diff < -1e-5 {
 			return r, fmt.Errorf("cost before differs: karpenter side $%.6f/h, nodewright $%.6f/h", k.CostBefore, n.CostBefore)
 		}

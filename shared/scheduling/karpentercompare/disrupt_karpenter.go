@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/fake"
@@ -28,10 +29,26 @@ import (
 const (
 	pollStep    = 10 * time.Second
 	commandStep = time.Minute
-	// A pass that decides nothing in less than Karpenter's shortest consolidation timeout (a minute,
-	// multi-node) was not cut short; two such passes in a row are the fixed point.
-	searchTimeout = time.Minute
 )
+
+// consolidationTimeouts is Karpenter's count of consolidation searches cut short by their timeout
+// (multi-node after a minute, single-node after three), from its metrics registry.
+func consolidationTimeouts() float64 {
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		return 0
+	}
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "karpenter_voluntary_disruption_consolidation_timeouts_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			total += m.GetCounter().GetValue()
+		}
+	}
+	return total
+}
 
 // disruptOptions are the comparison's settings for both sides.
 type disruptOptions struct {
@@ -51,7 +68,9 @@ type karpenterOutcome struct {
 	// orchestration queue); the fake waits take none. Total is the run's wall time after loading.
 	Decision, Total, Load time.Duration
 	Passes                int
-	StillDeciding         bool
+	// Timeouts counts passes in which a consolidation search hit Karpenter's timeout.
+	Timeouts      int
+	StillDeciding bool
 	// Left are the NodePool nodes at the fixed point.
 	Left map[string]leftNode
 }
@@ -225,7 +244,8 @@ func (k *karpenterSide) listNodes(ctx context.Context) ([]*corev1.Node, error) {
 }
 
 // run reconciles the disruption controller, executes the commands it starts as a cluster would, and
-// moves the clock, until two quick passes in a row decide nothing or capacity runs out of time.
+// moves the clock, until two passes in a row decide nothing without a search cut short by its
+// timeout, or capacity runs out of time.
 func (k *karpenterSide) run(ctx context.Context, capacity time.Duration) error {
 	start := time.Now()
 	quietPasses := 0
@@ -235,22 +255,26 @@ func (k *karpenterSide) run(ctx context.Context, capacity time.Duration) error {
 			break
 		}
 		k.out.Passes++
+		timeouts := consolidationTimeouts()
 		t := time.Now()
 		if _, err := k.ctrl.Reconcile(ctx); err != nil {
 			return fmt.Errorf("karpenter disruption pass %d: %w", k.out.Passes, err)
 		}
-		pass := time.Since(t)
-		k.out.Decision += pass
+		k.out.Decision += time.Since(t)
+		timedOut := consolidationTimeouts() > timeouts
+		if timedOut {
+			k.out.Timeouts++
+		}
 		cmds := k.queue.GetCommands()
 		if len(cmds) == 0 {
 			if !k.cluster.Synced(ctx) {
 				// The controller waits for its state before deciding: a quiet pass then is no answer.
 				return fmt.Errorf("karpenter disruption pass %d: cluster state not synced with the API server", k.out.Passes)
 			}
-			if pass < searchTimeout {
-				quietPasses++
+			if timedOut {
+				quietPasses = 0 // cut short, not an answer: the next pass goes on
 			} else {
-				quietPasses = 0
+				quietPasses++
 			}
 			k.clk.Step(pollStep)
 			continue
