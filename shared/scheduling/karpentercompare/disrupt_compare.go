@@ -15,6 +15,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/operator/logging"
 
+	"github.com/nodewright/nodewright/shared/disruption/hardcluster"
 	"github.com/nodewright/nodewright/shared/scheduling"
 )
 
@@ -32,11 +33,12 @@ type disruptRow struct {
 // disruptConfig is what -disrupt compares and how.
 type disruptConfig struct {
 	Dirs []string
-	// Fragmented are node counts of clusters to generate (generateFragmented) with Seed.
-	Fragmented []int
-	Seed       uint64
-	Runs       int
-	Options    disruptOptions
+	// Fragmented are node counts of clusters to generate (generateFragmented) with Seed; Hard of
+	// hard clusters (shared/disruption/hardcluster.Defaults) with Seed.
+	Fragmented, Hard []int
+	Seed             uint64
+	Runs             int
+	Options          disruptOptions
 	// Repo is the main module: ./cmd/nodewright is built from it, and the generated clusters take
 	// its plan --disrupt testdata catalog and DaemonSets.
 	Repo string
@@ -73,6 +75,17 @@ func runDisrupt(out, progress io.Writer, cfg disruptConfig) error {
 		}
 		sources = append(sources, source{name, dir})
 	}
+	for _, n := range cfg.Hard {
+		if n <= 0 {
+			return fmt.Errorf("-hard: %d is not a positive node count", n)
+		}
+		name := fmt.Sprintf("hard-%d-seed%d", n, cfg.Seed)
+		dir := filepath.Join(tmp, name)
+		if err := writeHardCluster(dir, filepath.Join(cfg.Repo, "cmd", "nodewright", "testdata", "instance-types.json"), n, cfg.Seed); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		sources = append(sources, source{name, dir})
+	}
 	var cases []*disruptCase
 	for _, s := range sources {
 		files, err := findDisruptFiles(s.dir)
@@ -100,6 +113,24 @@ func runDisrupt(out, progress io.Writer, cfg disruptConfig) error {
 	}
 	printDisruptTable(out, rows, cfg.Runs, cfg.Options)
 	return nil
+}
+
+// writeHardCluster writes hardcluster.Defaults(n, seed), generated from the catalog at catalogPath,
+// into dir.
+func writeHardCluster(dir, catalogPath string, n int, seed uint64) error {
+	catalog, err := hardcluster.ReadCatalog(catalogPath)
+	if err != nil {
+		return err
+	}
+	c, err := hardcluster.Generate(hardcluster.Defaults(n, seed), catalog)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	_, err = c.Write(dir)
+	return err
 }
 
 // caseName is a directory's last two path elements (cmd/nodewright/testdata/disrupt/repack is

@@ -30,18 +30,21 @@ func main() {
 	disrupt := flag.String("disrupt", "", "comma-separated directories of `nodewright plan --disrupt` inputs: compare consolidation with Karpenter's disruption controller instead of provisioning")
 	spotToSpot := flag.Bool("spot-to-spot", false, "with -disrupt: spot-to-spot consolidation on both sides (Karpenter's feature gate, Nodewright's --spot-to-spot)")
 	capacity := flag.Duration("cap", 45*time.Minute, "with -disrupt: wall-clock cap of one Karpenter run; a run still deciding then is reported so")
-	repo := flag.String("repo", "../../..", "with -disrupt or -fragmented: the main module, whose ./cmd/nodewright is built")
+	repo := flag.String("repo", "../../..", "with -disrupt, -fragmented or -hard: the main module, whose ./cmd/nodewright is built")
 	fragmented := flag.String("fragmented", "", "comma-separated node counts of fragmented clusters to generate and compare as -disrupt does")
-	seed := flag.Uint64("seed", 42, "with -fragmented: the generator's seed")
+	hard := flag.String("hard", "", "comma-separated node counts of hard clusters (shared/disruption/hardcluster.Defaults, testdata's 530-type catalog) to generate and compare as -disrupt does")
+	seed := flag.Uint64("seed", 42, "with -fragmented or -hard: the generators' seed")
 	flag.Parse()
 	var err error
-	if *disrupt != "" || *fragmented != "" {
-		var counts []int
+	if *disrupt != "" || *fragmented != "" || *hard != "" {
+		var counts, hardCounts []int
 		if counts, err = parseInts("-fragmented", *fragmented); err == nil {
-			err = runDisrupt(os.Stdout, os.Stderr, disruptConfig{
-				Dirs: splitDirs(*disrupt), Fragmented: counts, Seed: *seed, Runs: *runs,
-				Options: disruptOptions{SpotToSpot: *spotToSpot, Cap: *capacity}, Repo: *repo,
-			})
+			if hardCounts, err = parseInts("-hard", *hard); err == nil {
+				err = runDisrupt(os.Stdout, os.Stderr, disruptConfig{
+					Dirs: splitDirs(*disrupt), Fragmented: counts, Hard: hardCounts, Seed: *seed, Runs: *runs,
+					Options: disruptOptions{SpotToSpot: *spotToSpot, Cap: *capacity}, Repo: *repo,
+				})
+			}
 		}
 	} else {
 		err = run(os.Stdout, os.Stderr, *pods, *scales, *runs)
