@@ -72,11 +72,12 @@ bench-karpenter: ## compare cost and solve time with Karpenter's own scheduler (
 DISRUPT_TESTDATA   := ../../../cmd/nodewright/testdata/disrupt
 DISRUPT_DIRS       ?= $(DISRUPT_TESTDATA)/empty,$(DISRUPT_TESTDATA)/repack,$(DISRUPT_TESTDATA)/budget,$(DISRUPT_TESTDATA)/donotdisrupt,$(DISRUPT_TESTDATA)/pdb,$(DISRUPT_TESTDATA)/spot,$(DISRUPT_TESTDATA)/whenempty
 DISRUPT_FRAGMENTED ?= 60,250
+DISRUPT_HARD       ?= 200
 DISRUPT_FLAGS      ?=
 
 bench-karpenter-disrupt: kube-bin ## consolidation to a fixed point: Karpenter's disruption controller (envtest) beside plan --disrupt (own module; not in CI)
 	cd shared/scheduling/karpentercompare && $(GO) run . -disrupt=$(DISRUPT_DIRS) \
-		-fragmented=$(DISRUPT_FRAGMENTED) -runs=$(BENCH_RUNS) $(DISRUPT_FLAGS)
+		-fragmented=$(DISRUPT_FRAGMENTED) -hard=$(DISRUPT_HARD) -runs=$(BENCH_RUNS) $(DISRUPT_FLAGS)
 
 SCALE_TIERS ?= 1000,2000,5000
 SCALE_RUNS  ?= 3
