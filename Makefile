@@ -18,7 +18,7 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 # jsii (the CDK runtime) warns loudly on Node 20; it works, and the warning drowns test output.
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: help build test lint synth kube-bin moto demo bench-karpenter bench-scale clean
+.PHONY: help build test lint synth kube-bin moto demo bench-karpenter bench-karpenter-disrupt bench-scale clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -68,6 +68,16 @@ BENCH_RUNS   ?= 3
 
 bench-karpenter: ## compare cost and solve time with Karpenter's own scheduler (own module; downloads Karpenter; not in CI)
 	cd shared/scheduling/karpentercompare && $(GO) run . -pods=$(BENCH_PODS) -scales=$(BENCH_SCALES) -runs=$(BENCH_RUNS)
+
+DISRUPT_TESTDATA   := ../../../cmd/nodewright/testdata/disrupt
+DISRUPT_DIRS       ?= $(DISRUPT_TESTDATA)/empty,$(DISRUPT_TESTDATA)/repack,$(DISRUPT_TESTDATA)/budget,$(DISRUPT_TESTDATA)/donotdisrupt,$(DISRUPT_TESTDATA)/pdb,$(DISRUPT_TESTDATA)/spot,$(DISRUPT_TESTDATA)/whenempty
+DISRUPT_FRAGMENTED ?= 60,250
+DISRUPT_HARD       ?= 200
+DISRUPT_FLAGS      ?=
+
+bench-karpenter-disrupt: kube-bin ## consolidation to a fixed point: Karpenter's disruption controller (envtest) beside plan --disrupt (own module; not in CI)
+	cd shared/scheduling/karpentercompare && $(GO) run . -disrupt=$(DISRUPT_DIRS) \
+		-fragmented=$(DISRUPT_FRAGMENTED) -hard=$(DISRUPT_HARD) -runs=$(BENCH_RUNS) $(DISRUPT_FLAGS)
 
 SCALE_TIERS ?= 1000,2000,5000
 SCALE_RUNS  ?= 3

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	provsched "sigs.k8s.io/karpenter/pkg/controllers/provisioning/scheduling"
 	karpsched "sigs.k8s.io/karpenter/pkg/scheduling"
@@ -19,7 +20,13 @@ var capacityTypePrecedence = []karpsched.Requirements{
 // options whose allocatable fits the claim's pod requests, the available offerings compatible with
 // its requirements; of those, the first capacity type by precedence, and within it the cheapest.
 func launchOffering(nc *provsched.NodeClaim) (*cloudprovider.Offering, error) {
-	requests := resources.RequestsForPods(nc.Pods...)
+	_, o, err := launchChoice(nc, resources.RequestsForPods(nc.Pods...))
+	return o, err
+}
+
+// launchChoice is launchOffering for given requests (a disruption replacement's include its
+// DaemonSet overhead), with the instance type the offering belongs to.
+func launchChoice(nc *provsched.NodeClaim, requests corev1.ResourceList) (*cloudprovider.InstanceType, *cloudprovider.Offering, error) {
 	var fitting []*cloudprovider.InstanceType
 	for _, it := range nc.InstanceTypeOptions {
 		if resources.Fits(requests, it.Allocatable()) {
@@ -28,17 +35,18 @@ func launchOffering(nc *provsched.NodeClaim) (*cloudprovider.Offering, error) {
 	}
 	for _, ct := range capacityTypePrecedence {
 		var best *cloudprovider.Offering
+		var bestType *cloudprovider.InstanceType
 		for _, it := range fitting {
 			for _, o := range it.Offerings.Available().Compatible(nc.Requirements).Compatible(ct) {
 				if best == nil || o.Price < best.Price {
-					best = o
+					best, bestType = o, it
 				}
 			}
 		}
 		if best != nil {
-			return best, nil
+			return bestType, best, nil
 		}
 	}
-	return nil, fmt.Errorf("karpenter NodeClaim with %d pods and %d instance-type options: no available offering fits its requests %s",
+	return nil, nil, fmt.Errorf("karpenter NodeClaim with %d pods and %d instance-type options: no available offering fits its requests %s",
 		len(nc.Pods), len(nc.InstanceTypeOptions), resources.String(requests))
 }

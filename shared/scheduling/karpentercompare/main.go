@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/karpenter/pkg/operator/logging"
@@ -26,8 +27,29 @@ func main() {
 	pods := flag.String("pods", "1000,5000", "comma-separated pod counts of the Karpenter benchmark mix (empty for none)")
 	scales := flag.String("scales", "20", "comma-separated scales of the realistic mixed and zone-spread workloads, 100 pods each (empty for none)")
 	runs := flag.Int("runs", 3, "runs per solver and input; timings are medians")
+	disrupt := flag.String("disrupt", "", "comma-separated directories of `nodewright plan --disrupt` inputs: compare consolidation with Karpenter's disruption controller instead of provisioning")
+	spotToSpot := flag.Bool("spot-to-spot", false, "with -disrupt: spot-to-spot consolidation on both sides (Karpenter's feature gate, Nodewright's --spot-to-spot)")
+	capacity := flag.Duration("cap", 45*time.Minute, "with -disrupt: wall-clock cap of one Karpenter run; a run still deciding then is reported so")
+	repo := flag.String("repo", "../../..", "with -disrupt, -fragmented or -hard: the main module, whose ./cmd/nodewright is built")
+	fragmented := flag.String("fragmented", "", "comma-separated node counts of fragmented clusters to generate and compare as -disrupt does")
+	hard := flag.String("hard", "", "comma-separated node counts of hard clusters (shared/disruption/hardcluster.Defaults, testdata's 530-type catalog) to generate and compare as -disrupt does")
+	seed := flag.Uint64("seed", 42, "with -fragmented or -hard: the generators' seed")
 	flag.Parse()
-	if err := run(os.Stdout, os.Stderr, *pods, *scales, *runs); err != nil {
+	var err error
+	if *disrupt != "" || *fragmented != "" || *hard != "" {
+		var counts, hardCounts []int
+		if counts, err = parseInts("-fragmented", *fragmented); err == nil {
+			if hardCounts, err = parseInts("-hard", *hard); err == nil {
+				err = runDisrupt(os.Stdout, os.Stderr, disruptConfig{
+					Dirs: splitDirs(*disrupt), Fragmented: counts, Hard: hardCounts, Seed: *seed, Runs: *runs,
+					Options: disruptOptions{SpotToSpot: *spotToSpot, Cap: *capacity}, Repo: *repo,
+				})
+			}
+		}
+	} else {
+		err = run(os.Stdout, os.Stderr, *pods, *scales, *runs)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "karpentercompare:", err)
 		os.Exit(1)
 	}
