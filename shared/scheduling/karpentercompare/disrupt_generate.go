@@ -16,35 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/nodewright/nodewright/shared/disruption/hardcluster"
 	"github.com/nodewright/nodewright/shared/scheduling"
 )
-
-// fragmentedNodePools is the generated clusters' NodePool: spot and on-demand c, m and r nodes,
-// consolidating underused nodes under the default budget (10% of the nodes).
-const fragmentedNodePools = `apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      requirements:
-        - {key: kubernetes.io/arch, operator: In, values: [amd64]}
-        - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand]}
-        - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-  disruption:
-    consolidationPolicy: WhenEmptyOrUnderutilized
-    consolidateAfter: 30s
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  role: KarpenterNodeRole-demo
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  amiSelectorTerms: [{alias: al2023@latest}]
-`
 
 // podShape is a deployment's pod requests.
 type podShape struct{ cpu, mem int64 }
@@ -54,13 +28,14 @@ var fragmentedShapes = []podShape{
 	{100, 128 << 20}, {2000, 1 << 30}, {300, 3 << 30}, {600, 600 << 20}, {1200, 1 << 30}, {400, 2 << 30},
 }
 
-// generateFragmented writes a fragmented cluster of n nodes into dir, the way a cluster looks after
-// a scale-in: nodes of random catalog types (three quarters spot; every tenth one of the largest
-// types, filled only half), pods packed first-fit onto them (at most 30 a node), then 60% of the
-// pods deleted. Every third deployment spreads over zones (ScheduleAnyway), one pod on every
-// twentieth node is under a PDB allowing no disruption, every 25th node belongs to a managed node
-// group (no NodePool label) and every 40th has not initialized. The catalog and DaemonSets are the
-// plan --disrupt scenarios' (testdata, which holds the one DaemonSet of 100m / 128Mi).
+// generateFragmented writes a fragmented cluster of n nodes into dir (hardcluster.NodePools is its
+// NodePool), the way a cluster looks after a scale-in: nodes of random catalog types (three
+// quarters spot; every tenth one of the largest types, filled only half), pods packed first-fit
+// onto them (at most 30 a node), then 60% of the pods deleted. Every third deployment spreads over
+// zones (ScheduleAnyway), one pod on every twentieth node is under a PDB allowing no disruption,
+// every 25th node belongs to a managed node group (no NodePool label) and every 40th has not
+// initialized. The catalog and DaemonSets are the plan --disrupt scenarios' (testdata, which holds
+// the one DaemonSet of 100m / 128Mi).
 func generateFragmented(dir, testdata string, n int, seed uint64) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -74,7 +49,7 @@ func generateFragmented(dir, testdata string, n int, seed uint64) error {
 			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "nodepools.yaml"), []byte(fragmentedNodePools), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "nodepools.yaml"), []byte(hardcluster.NodePools), 0o644); err != nil {
 		return err
 	}
 	catalogs, _, err := poolCatalogs(disruptFiles{NodePools: filepath.Join(dir, "nodepools.yaml"), Catalog: filepath.Join(dir, "instance-types.json")})
