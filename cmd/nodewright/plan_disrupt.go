@@ -95,7 +95,7 @@ func disruptInput(f planFlags, objs apis.Objects, in *scheduling.Input, warn fun
 			return nil, nil, err
 		}
 	}
-	prices := offeringPrices(in.InstanceTypes)
+	prices := scheduling.OfferingPrices(in.InstanceTypes)
 	ours := map[string]bool{}
 	unknownPools := map[string]int{}
 	seen := map[string]bool{}
@@ -136,18 +136,4 @@ func disruptInput(f planFlags, objs apis.Objects, in *scheduling.Input, warn fun
 		warn(fmt.Sprintf("%s: %d node(s) carry NodePool %s, which --nodepools does not define: not Nodewright's", f.nodes, unknownPools[pool], pool))
 	}
 	return out, ours, nil
-}
-
-// offeringPrices indexes every offering of the catalog by instance type, zone and capacity type.
-func offeringPrices(types []*scheduling.InstanceType) map[scheduling.OfferingKey]float64 {
-	out := map[scheduling.OfferingKey]float64{}
-	for _, it := range types {
-		for _, o := range it.Offerings {
-			k := scheduling.OfferingKey{InstanceType: it.Name, Zone: o.Zone, CapacityType: o.CapacityType}
-			if _, seen := out[k]; !seen || o.Available {
-				out[k] = o.Price
-			}
-		}
-	}
-	return out
 }

@@ -130,3 +130,20 @@ func (it *InstanceType) cheapestPrice(reqs Requirements, unavailable Unavailable
 	}
 	return math.Inf(1)
 }
+
+// OfferingPrices indexes the price of every offering of types by instance type, zone and capacity
+// type; where an instance type lists one twice, an available offering's price wins over an
+// unavailable one's. plan --disrupt prices existing nodes with it (and the Karpenter comparison
+// prices both sides' nodes with it).
+func OfferingPrices(types []*InstanceType) map[OfferingKey]float64 {
+	out := map[OfferingKey]float64{}
+	for _, it := range types {
+		for _, o := range it.Offerings {
+			k := OfferingKey{InstanceType: it.Name, Zone: o.Zone, CapacityType: o.CapacityType}
+			if _, seen := out[k]; !seen || o.Available {
+				out[k] = o.Price
+			}
+		}
+	}
+	return out
+}

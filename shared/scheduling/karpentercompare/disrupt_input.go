@@ -162,7 +162,7 @@ func poolCatalogs(f disruptFiles) (map[string][]*scheduling.InstanceType, map[sc
 		}
 		out[p.Name] = byClass[name]
 	}
-	return out, offeringPrices(base), nil
+	return out, scheduling.OfferingPrices(base), nil
 }
 
 func nodeClass(objs apis.Objects, name string) *apis.EC2NodeClass {
@@ -172,21 +172,6 @@ func nodeClass(objs apis.Objects, name string) *apis.EC2NodeClass {
 		}
 	}
 	return nil
-}
-
-// offeringPrices indexes every offering by instance type, zone and capacity type; an available
-// offering's price wins over an unavailable one's, as plan --disrupt does.
-func offeringPrices(types []*scheduling.InstanceType) map[scheduling.OfferingKey]float64 {
-	out := map[scheduling.OfferingKey]float64{}
-	for _, it := range types {
-		for _, o := range it.Offerings {
-			k := scheduling.OfferingKey{InstanceType: it.Name, Zone: o.Zone, CapacityType: o.CapacityType}
-			if _, seen := out[k]; !seen || o.Available {
-				out[k] = o.Price
-			}
-		}
-	}
-	return out
 }
 
 // nodePrice is the catalog price of a node from its instance-type, zone and capacity-type labels.
