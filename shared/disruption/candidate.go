@@ -120,7 +120,7 @@ func newCandidate(now time.Time, n *Node, pools map[string]NodePool, pdb *pdbs, 
 		return nil, fmt.Sprintf("the node has the %s annotation", AnnotationDoNotDisrupt)
 	}
 	c := &candidate{node: n, pool: pool}
-	for _, p := range sortedPods(n.Pods) {
+	for _, p := range cache.sortedPods(n.Name(), n.Pods) {
 		if !isActive(p) {
 			continue
 		}

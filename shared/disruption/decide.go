@@ -76,6 +76,9 @@ type Result struct {
 	// when the engine could memoize them (engine.memoSafe); Sequence passes them to the next
 	// Decide of the same tick.
 	failedSingle map[string]string
+	// prepared is the run's scheduler preparation of the destinations, when it made one; Sequence
+	// hands it to the next Decide (Options.prepared).
+	prepared *scheduling.Prepared
 }
 
 // Decide finds the next disruption of the cluster in in: all empty candidates within budgets,
@@ -89,7 +92,11 @@ func Decide(in Input) Result {
 		in.Options.pods = newPodCache()
 	}
 	e := newEngine(&in)
-	cands, kept := findCandidates(&in, e.pools, newPDBs(in.PDBs))
+	pdb := in.Options.pdbs
+	if pdb == nil {
+		pdb = newPDBs(in.PDBs)
+	}
+	cands, kept := findCandidates(&in, e.pools, pdb)
 	b := newBudgets(&in, e.pools)
 	blocked := map[string]Kept{}
 	var consolidatable []*candidate
@@ -119,7 +126,7 @@ func Decide(in Input) Result {
 			blocked[c.name()] = Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: fmt.Sprintf("drifted (%s); %s", c.node.Drifted, c.unconsolidatable)}
 		}
 	}
-	res := Result{Commands: []Command{}, Simulations: e.sims, SearchStopped: e.exhausted, failedSingle: e.failedSingle}
+	res := Result{Commands: []Command{}, Simulations: e.sims, SearchStopped: e.exhausted, failedSingle: e.failedSingle, prepared: e.prep}
 	chosen := map[string]bool{}
 	if cmd != nil {
 		res.Commands = append(res.Commands, *cmd)

@@ -85,7 +85,10 @@
 // decision takes well under a second. The slow case is a cluster where every candidate needs a
 // simulation and every simulation fails: single-node then runs one per candidate, 1-2 ms each at
 // 2,000 nodes. Options.TimeLeft bounds it. Sequence plays ticks of such runs; memo.go says how it
-// avoids repeating failed simulations within a tick.
+// avoids repeating failed simulations within a tick. Each of its runs prepares the destinations
+// from the run before (scheduling.PrepareFrom: only the nodes a command changed are read again,
+// and the pools' narrowings and pod keys carry over) and shares the PDB answers and each node's
+// sorted pods; on the 2,000-node hard cluster this took a quarter off the dry run.
 //
 // # Not implemented
 //

@@ -12,3 +12,9 @@ func WithoutMemo(o SequenceOptions) SequenceOptions {
 	o.noMemo = true
 	return o
 }
+
+// WithoutReuse makes Sequence read the cluster afresh in every Decide.
+func WithoutReuse(o SequenceOptions) SequenceOptions {
+	o.noReuse = true
+	return o
+}

@@ -103,6 +103,14 @@ type Options struct {
 	// pods memoizes per-pod requests and validity (podcache.go); Decide and Validate make one
 	// when it is nil, Sequence shares one across its runs.
 	pods *podCache
+	// prepared is the previous Decide's scheduler preparation of the same cluster in the same
+	// Sequence (the same pools, catalog and DaemonSets; only nodes changed): the simulations'
+	// destinations are prepared from it, reading again only the nodes that changed
+	// (scheduling.PrepareFrom). Set by Sequence only.
+	prepared *scheduling.Prepared
+	// pdbs are in.PDBs read once for a whole Sequence, which never changes them; Decide reads
+	// them itself when nil.
+	pdbs *pdbs
 }
 
 // Node is one node of the cluster with what the engine needs to know about it.

@@ -12,9 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// pdbs answers whether PodDisruptionBudgets let a pod be evicted now.
+// pdbs answers whether PodDisruptionBudgets let a pod be evicted now. It remembers each pod's
+// answer: Sequence asks again for every pod after every command, of the same PDBs.
 type pdbs struct {
 	byNamespace map[string][]pdbEntry
+	answered    map[*corev1.Pod]string
 }
 
 type pdbEntry struct {
@@ -30,7 +32,7 @@ func newPDBs(list []*policyv1.PodDisruptionBudget) *pdbs {
 	slices.SortFunc(sorted, func(a, b *policyv1.PodDisruptionBudget) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
-	out := &pdbs{byNamespace: map[string][]pdbEntry{}}
+	out := &pdbs{byNamespace: map[string][]pdbEntry{}, answered: map[*corev1.Pod]string{}}
 	for _, p := range sorted {
 		e := pdbEntry{pdb: p}
 		if p.Spec.Selector != nil {
@@ -50,6 +52,16 @@ func newPDBs(list []*policyv1.PodDisruptionBudget) *pdbs {
 // cannot be evicted at all (the eviction API refuses it), and a PDB whose status allows no
 // disruption blocks its pods, except unready pods under unhealthyPodEvictionPolicy AlwaysAllow.
 func (x *pdbs) blocks(pod *corev1.Pod) string {
+	why, ok := x.answered[pod]
+	if !ok {
+		why = x.judge(pod)
+		x.answered[pod] = why
+	}
+	return why
+}
+
+// judge is blocks' answer, not remembered.
+func (x *pdbs) judge(pod *corev1.Pod) string {
 	var covering []pdbEntry
 	for _, e := range x.byNamespace[pod.Namespace] {
 		if e.invalid || (e.sel != nil && e.sel.Matches(labels.Set(pod.Labels))) {

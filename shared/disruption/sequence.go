@@ -32,6 +32,9 @@ type SequenceOptions struct {
 	ReplacementPrefix string
 	// noMemo makes every Decide of a tick simulate every candidate again (tests compare, memo.go).
 	noMemo bool
+	// noReuse makes every Decide read the cluster afresh: no preparation or PDB answers of an
+	// earlier Decide (tests compare).
+	noReuse bool
 }
 
 // SequencedCommand is one command of a sequence: Command as Decide returned it, except that its
@@ -104,10 +107,13 @@ func Sequence(in Input, opts SequenceOptions) SequenceResult {
 	}
 	base := in
 	base.Options.pods = newPodCache() // pod objects are shared by every run of the sequence
+	if !opts.noReuse {
+		base.Options.pdbs = newPDBs(in.PDBs)
+	}
 	if opts.SchedulesAlwaysActive {
 		base.NodePools = alwaysActive(in.NodePools)
 	}
-	s := &sequencer{base: base, prefix: prefix, names: map[string]bool{}, noMemo: opts.noMemo}
+	s := &sequencer{base: base, prefix: prefix, names: map[string]bool{}, noMemo: opts.noMemo, noReuse: opts.noReuse}
 	s.nodes = make([]Node, len(in.Nodes))
 	for i, n := range in.Nodes {
 		n.Pods = slices.Clone(n.Pods)
@@ -149,6 +155,10 @@ type sequencer struct {
 	disrupted []string
 	launched  []string
 	noMemo    bool
+	noReuse   bool
+	// prepared is the last Decide's scheduler preparation, from which the next prepares the
+	// cluster again (Options.prepared): the nodes a command did not change are not read again.
+	prepared *scheduling.Prepared
 }
 
 // tick runs Decide until it returns no command, applying each command; it returns how many
@@ -164,8 +174,12 @@ func (s *sequencer) tick(tick int, now time.Time, res *SequenceResult) (int, Res
 		if !s.noMemo {
 			in.Options.failedSingle = failed
 		}
+		in.Options.prepared = s.prepared
 		r := Decide(in)
 		maps.Copy(failed, r.failedSingle)
+		if r.prepared != nil && !s.noReuse {
+			s.prepared = r.prepared
+		}
 		res.Simulations += r.Simulations
 		res.SearchStopped = res.SearchStopped || r.SearchStopped
 		// A command removes at least one node, so a tick cannot take more commands than there are
@@ -260,9 +274,11 @@ func (s *sequencer) complete(now time.Time) {
 		}
 		n.closed = false
 		if fresh[n.Name()] {
-			n.Initialized = true
-			n.ReplacementLaunchedAt = now
-			n.Node.Labels[scheduling.LabelNodeInitalized] = "true"
+			// A new object, not a label set in place: a Prepared of an earlier Decide still holds
+			// the old one (scheduling.PrepareFrom).
+			node := n.Node.DeepCopy()
+			node.Labels[scheduling.LabelNodeInitalized] = "true"
+			n.Node, n.Initialized, n.ReplacementLaunchedAt = node, true, now
 		}
 		kept = append(kept, n)
 	}

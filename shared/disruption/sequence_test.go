@@ -316,3 +316,31 @@ func TestSequenceMemoMatchesFullSearch(t *testing.T) {
 	assert.True(t, saved, "the memo saves simulations")
 	assert.Greater(t, mostReplaces, 1, "a tick holds several replace commands")
 }
+
+// TestSequenceReuseMatchesFreshReads: a Sequence whose Decides prepare the cluster from the one
+// before (scheduling.PrepareFrom) and share PDB answers decides what one reading everything afresh
+// in every Decide does, with spreads and without, both rule sets.
+func TestSequenceReuseMatchesFreshReads(t *testing.T) {
+	for _, tc := range []struct {
+		seed       uint64
+		removed    float64
+		spotToSpot bool
+		spread     bool
+	}{{3, 0.5, false, false}, {5, 0.6, true, false}, {3, 0.5, false, true}, {5, 0.6, true, true}, {8, 0.4, false, true}} {
+		t.Run(fmt.Sprintf("seed=%d/removed=%v/spot-to-spot=%v/spread=%v", tc.seed, tc.removed, tc.spotToSpot, tc.spread), func(t *testing.T) {
+			in := fragmented(150, 20, tc.removed, tc.seed)
+			in.Options.SpotToSpotConsolidation = tc.spotToSpot
+			if tc.spread {
+				spreadSomeApps(in)
+			}
+			reused := disruption.Sequence(in, disruption.SequenceOptions{})
+			fresh := disruption.Sequence(in, disruption.WithoutReuse(disruption.SequenceOptions{}))
+			require.NotEmpty(t, fresh.Commands)
+			assert.Equal(t, fresh.Commands, reused.Commands)
+			assert.Equal(t, fresh.Kept, reused.Kept)
+			assert.Equal(t, fresh.Nodes, reused.Nodes)
+			assert.Equal(t, fresh.Ticks, reused.Ticks)
+			assert.Equal(t, fresh.Simulations, reused.Simulations)
+		})
+	}
+}

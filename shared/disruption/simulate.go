@@ -97,7 +97,7 @@ func (e *engine) prepared() *scheduling.Prepared {
 		dests = e.compact
 	}
 	in := e.in
-	e.prep = scheduling.Prepare(scheduling.Input{
+	e.prep = scheduling.PrepareFrom(in.Options.prepared, scheduling.Input{
 		Nodes: dests, InFlight: in.InFlight, NodePools: e.schedPools, DaemonSets: in.DaemonSets,
 		InstanceTypes: in.InstanceTypes, Unavailable: in.Unavailable, MinValuesPolicy: in.MinValuesPolicy,
 		PersistentVolumeClaims: in.PersistentVolumeClaims, PersistentVolumes: in.PersistentVolumes,

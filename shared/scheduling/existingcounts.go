@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"maps"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,6 +33,9 @@ type existingIndex struct {
 	classPod []*corev1.Pod
 	byTerms  [][]nodeCount
 	termsPod []*corev1.Pod
+	// classOf and termsOf number the label classes and terms classes by key (labelClassKey,
+	// termsKey); classPod and termsPod hold a pod of each.
+	classOf, termsOf map[string]int
 
 	mu sync.Mutex
 	// termsIDs are the ids of the groups each terms class owns (ownedSpecs), nil until asked;
@@ -39,6 +43,67 @@ type existingIndex struct {
 	termsIDs [][]string
 	termsBad []bool
 	bases    map[string]*groupBase
+}
+
+// newExistingIndex returns an index with no node counted, numbering classes as prev does (nil:
+// from zero), so that views read for prev keep their class numbers. Only what depends on no node
+// is carried: the classes with a pod of each and the groups each terms class owns.
+func newExistingIndex(prev *existingIndex) *existingIndex {
+	x := &existingIndex{bases: map[string]*groupBase{}, classOf: map[string]int{}, termsOf: map[string]int{}}
+	if prev == nil {
+		return x
+	}
+	prev.mu.Lock()
+	defer prev.mu.Unlock()
+	x.classOf, x.termsOf = maps.Clone(prev.classOf), maps.Clone(prev.termsOf)
+	x.classPod, x.termsPod = slices.Clone(prev.classPod), slices.Clone(prev.termsPod)
+	x.termsIDs, x.termsBad = slices.Clone(prev.termsIDs), slices.Clone(prev.termsBad)
+	return x
+}
+
+// labelClassOf numbers the label class with key, of which p is a pod.
+func (x *existingIndex) labelClassOf(key []byte, p *corev1.Pod) int {
+	id, ok := x.classOf[string(key)]
+	if !ok {
+		id = len(x.classPod)
+		x.classOf[string(key)] = id
+		x.classPod = append(x.classPod, p)
+	}
+	return id
+}
+
+// termsClassOf numbers the terms class with key, of which p is a pod.
+func (x *existingIndex) termsClassOf(key []byte, p *corev1.Pod) int {
+	id, ok := x.termsOf[string(key)]
+	if !ok {
+		id = len(x.termsPod)
+		x.termsOf[string(key)] = id
+		x.termsPod = append(x.termsPod, p)
+	}
+	return id
+}
+
+// count indexes the running pods of views (by node index) by class.
+func (x *existingIndex) count(views []*nodeView) {
+	x.byClass, x.byTerms = make([][]nodeCount, len(x.classPod)), make([][]nodeCount, len(x.termsPod))
+	var classOnNode, termsOnNode []nodeCount
+	for i, v := range views {
+		classOnNode, termsOnNode = classOnNode[:0], termsOnNode[:0]
+		for j, id := range v.class {
+			classOnNode = countOn(classOnNode, id)
+			if tid := v.liveTerms[j]; tid >= 0 {
+				termsOnNode = countOn(termsOnNode, tid)
+			}
+		}
+		for _, c := range classOnNode {
+			x.byClass[c.node] = append(x.byClass[c.node], nodeCount{node: i, n: c.n})
+		}
+		for _, c := range termsOnNode {
+			x.byTerms[c.node] = append(x.byTerms[c.node], nodeCount{node: i, n: c.n})
+		}
+	}
+	x.termsIDs = append(x.termsIDs, make([][]string, len(x.termsPod)-len(x.termsIDs))...)
+	x.termsBad = append(x.termsBad, make([]bool, len(x.termsPod)-len(x.termsBad))...)
 }
 
 // base is g's groupBase over nodes (the Prepared's, with their views).

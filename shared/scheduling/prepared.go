@@ -66,29 +66,25 @@ type nodeView struct {
 }
 
 // newNodeViews reads nodes for setupTopology, and indexes their running pods by class for
-// existingCounts. The classes it numbers are shared by all the views.
-func newNodeViews(nodes []ExistingNode) ([]*nodeView, *existingIndex) {
-	classes, termsClasses := map[string]int{}, map[string]int{}
-	x := &existingIndex{bases: map[string]*groupBase{}}
+// existingCounts. The classes it numbers are shared by all the views. Nodes r says are unchanged
+// keep the view prev read of them (r nil: none), numbered in prev's classes, which x carries on.
+func newNodeViews(nodes []ExistingNode, r *reuse) ([]*nodeView, *existingIndex) {
+	x := newExistingIndex(r.index())
 	views := make([]*nodeView, len(nodes))
 	var key, tkey []byte
 	var names []string // one buffer for every pod's sorted label names
-	var classOnNode, termsOnNode []nodeCount
 	for i, n := range nodes {
+		if v := r.view(i); v != nil {
+			views[i] = v
+			continue
+		}
 		v := &nodeView{reqs: RequirementsFromLabels(n.Node.Labels)}
-		classOnNode, termsOnNode = classOnNode[:0], termsOnNode[:0]
 		for _, p := range n.Pods {
 			key = labelClassKey(key[:0], p, &names)
 			tid := -1
 			if hasTopologyTerms(p) {
 				tkey = termsKey(append(tkey[:0], key...), p)
-				var ok bool
-				if tid, ok = termsClasses[string(tkey)]; !ok {
-					tid = len(termsClasses)
-					termsClasses[string(tkey)] = tid
-					x.termsPod = append(x.termsPod, p)
-					x.byTerms = append(x.byTerms, nil)
-				}
+				tid = x.termsClassOf(tkey, p)
 				v.withTerms = append(v.withTerms, p)
 				v.termsClass = append(v.termsClass, tid)
 			}
@@ -96,29 +92,12 @@ func newNodeViews(nodes []ExistingNode) ([]*nodeView, *existingIndex) {
 				continue
 			}
 			v.liveTerms = append(v.liveTerms, tid)
-			id, ok := classes[string(key)]
-			if !ok {
-				id = len(classes)
-				classes[string(key)] = id
-				x.classPod = append(x.classPod, p)
-				x.byClass = append(x.byClass, nil)
-			}
 			v.live = append(v.live, p)
-			v.class = append(v.class, id)
-			classOnNode = countOn(classOnNode, id)
-			if tid >= 0 {
-				termsOnNode = countOn(termsOnNode, tid)
-			}
-		}
-		for _, c := range classOnNode {
-			x.byClass[c.node] = append(x.byClass[c.node], nodeCount{node: i, n: c.n})
-		}
-		for _, c := range termsOnNode {
-			x.byTerms[c.node] = append(x.byTerms[c.node], nodeCount{node: i, n: c.n})
+			v.class = append(v.class, x.labelClassOf(key, p))
 		}
 		views[i] = v
 	}
-	x.termsIDs, x.termsBad = make([][]string, len(x.termsPod)), make([]bool, len(x.termsPod))
+	x.count(views)
 	return views, x
 }
 
@@ -197,13 +176,25 @@ func termsKey(key []byte, p *corev1.Pod) []byte {
 // Prepare reads in's nodes, in-flight claims and DaemonSets for Prepared.Solve. in.Pods is
 // ignored.
 func Prepare(in Input) *Prepared {
+	return prepare(in, nil)
+}
+
+// prepare is Prepare, reading again only the nodes r does not say are unchanged (r nil: all).
+func prepare(in Input, r *reuse) *Prepared {
 	in.Pods = nil
 	p := &Prepared{in: in, daemons: newDaemons(in.DaemonSets)}
+	if r != nil {
+		p.daemons = r.prev.daemons
+	}
 	byName := poolsByName(in.NodePools)
 	slots := make([]*nodeSlot, 0, len(in.Nodes)+len(in.InFlight))
 	index := make([]int, 0, cap(slots))
 	for i, n := range in.Nodes {
-		slots = append(slots, newNodeSlot(n, byName, p.daemons))
+		slot := r.slot(i)
+		if slot == nil {
+			slot = newNodeSlot(n, byName, p.daemons)
+		}
+		slots = append(slots, slot)
 		index = append(index, i)
 	}
 	for _, c := range in.InFlight {
@@ -230,13 +221,17 @@ func Prepare(in Input) *Prepared {
 	for i, j := range order {
 		p.slots[i], p.node[i] = slots[j], index[j]
 	}
-	p.views, p.existing = newNodeViews(in.Nodes)
-	p.pools, p.poolsErr = newPoolStates(in, p.daemons)
-	for _, ps := range p.pools {
-		ps.shared = &narrowings{m: map[string]*narrowing{}}
+	p.views, p.existing = newNodeViews(in.Nodes, r)
+	if r != nil {
+		p.pools, p.poolsErr, p.keys = r.prev.pools, r.prev.poolsErr, r.prev.keys
+	} else {
+		p.pools, p.poolsErr = newPoolStates(in, p.daemons)
+		for _, ps := range p.pools {
+			ps.shared = &narrowings{m: map[string]*narrowing{}}
+		}
+		p.keys = &podKeys{byPod: map[*corev1.Pod]podKey{}}
 	}
 	p.domains = &domainIndex{slots: p.slots, pools: p.pools, byKey: map[string]*keyDomains{}}
-	p.keys = &podKeys{byPod: map[*corev1.Pod]podKey{}}
 	return p
 }
 
