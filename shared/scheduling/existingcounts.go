@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"sync"
@@ -36,6 +37,9 @@ type existingIndex struct {
 	// classOf and termsOf number the label classes and terms classes by key (labelClassKey,
 	// termsKey); classPod and termsPod hold a pod of each.
 	classOf, termsOf map[string]int
+	// termsOn lists, per terms class, the first pod of the class on each node that has one
+	// (terminal or not), in node order.
+	termsOn [][]termsPod
 
 	mu sync.Mutex
 	// termsIDs are the ids of the groups each terms class owns (ownedSpecs), nil until asked;
@@ -83,11 +87,25 @@ func (x *existingIndex) termsClassOf(key []byte, p *corev1.Pod) int {
 	return id
 }
 
-// count indexes the running pods of views (by node index) by class.
+// termsPod is a pod with topology terms: its terms class, node (index) and place in the node's
+// view.withTerms.
+type termsPod struct {
+	class, node, at int
+	pod             *corev1.Pod
+}
+
+// count indexes the running pods of views (by node index) by class, and where each terms class
+// first appears on each node.
 func (x *existingIndex) count(views []*nodeView) {
 	x.byClass, x.byTerms = make([][]nodeCount, len(x.classPod)), make([][]nodeCount, len(x.termsPod))
+	x.termsOn = make([][]termsPod, len(x.termsPod))
 	var classOnNode, termsOnNode []nodeCount
 	for i, v := range views {
+		for k, tc := range v.termsClass {
+			if on := x.termsOn[tc]; len(on) == 0 || on[len(on)-1].node != i {
+				x.termsOn[tc] = append(on, termsPod{class: tc, node: i, at: k, pod: v.withTerms[k]})
+			}
+		}
 		classOnNode, termsOnNode = classOnNode[:0], termsOnNode[:0]
 		for j, id := range v.class {
 			classOnNode = countOn(classOnNode, id)
@@ -178,6 +196,23 @@ type existingCounts struct {
 	nodes   []ExistingNode
 	views   []*nodeView
 	leftOut []int
+}
+
+// firstOfEachTerms returns, for each terms class with a pod on a node the solve keeps, the first
+// such pod in node order (and withTerms order), sorted by that place: the order in which a walk
+// over the kept nodes' views meets the classes, without the walk.
+func (e *existingCounts) firstOfEachTerms() []termsPod {
+	out := make([]termsPod, 0, len(e.index.termsOn))
+	for _, on := range e.index.termsOn {
+		for _, tp := range on {
+			if _, left := slices.BinarySearch(e.leftOut, tp.node); !left {
+				out = append(out, tp)
+				break
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b termsPod) int { return cmp.Or(cmp.Compare(a.node, b.node), cmp.Compare(a.at, b.at)) })
+	return out
 }
 
 // fill sets every group of t to the counts of the running pods of the nodes the solve keeps: the
