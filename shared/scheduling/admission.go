@@ -13,6 +13,8 @@ type admission struct {
 	front  []*candidate
 	within []*candidate // candidates inside the pool's remaining limits
 	fit    []*candidate // those that also hold the pod
+	// narrowing is the pool's narrowing by the pod's requirements that the candidates come from.
+	narrowing *narrowing
 }
 
 // admit checks, without changing anything, whether a new claim of the pool could take a pod of class
@@ -28,7 +30,7 @@ func (s *solver) admit(ps *poolState, c *podClass, st *classStep) (*admission, *
 	if n.err != nil {
 		return nil, n.err
 	}
-	a := &admission{reqs: n.reqs, front: n.front, within: make([]*candidate, 0, len(n.candidates)), fit: make([]*candidate, 0, len(n.candidates))}
+	a := &admission{reqs: n.reqs, front: n.front, narrowing: n, within: make([]*candidate, 0, len(n.candidates)), fit: make([]*candidate, 0, len(n.candidates))}
 	var limited []string
 	for _, cand := range n.candidates {
 		if ex := ps.limits.exceededBy(cand.it.Capacity); ex != nil {
@@ -78,6 +80,11 @@ func (s *solver) openClaim(ps *poolState, c *podClass, st *classStep, pod *corev
 		cl.reserved = cl.reserved.Max(cand.it.Capacity)
 	}
 	ps.limits.subtract(cl.reserved)
+	// Without reservations, and when the limits left out no candidate of the narrowing, the claim's
+	// state is the narrowing, and the states its merges reach depend on nothing else (claimstates.go).
+	if ps.states != nil && !ps.reservations && len(a.within) == len(a.narrowing.candidates) {
+		cl.state = ps.states.root(a.narrowing)
+	}
 	cl.commit(c, st, pod, c.requests, a.reqs, a.within, target)
 	if s.res != nil {
 		s.holdReservation(cl)

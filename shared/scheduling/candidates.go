@@ -42,6 +42,9 @@ type poolState struct {
 	// shared, on a Prepared's templates and their fresh copies, keeps narrowings for every solve of
 	// the Prepared: without reservations a narrowing depends only on the pool and the step.
 	shared *narrowings
+	// states, on the same pools, keeps for every solve of the Prepared the requirements and
+	// candidates claims reach by merging their pods' requirements (claimstates.go).
+	states *claimStates
 }
 
 // narrowings are narrowings by step signature, safe for concurrent solves.
@@ -103,7 +106,7 @@ func newPoolState(p NodePool, catalog []*InstanceType, daemons []*daemon, unavai
 // replaces them), and fresh limits, claims and caches.
 func (ps *poolState) fresh() *poolState {
 	c := &poolState{NodePool: ps.NodePool, reqs: ps.reqs, candidates: ps.candidates, limits: newLimits(ps.Limits),
-		minValues: ps.minValues, unavailable: ps.unavailable, narrowed: map[string]*narrowing{}, shared: ps.shared}
+		minValues: ps.minValues, unavailable: ps.unavailable, narrowed: map[string]*narrowing{}, shared: ps.shared, states: ps.states}
 	if ps.preparedErr != nil {
 		e := *ps.preparedErr
 		c.preparedErr = &e
@@ -122,8 +125,14 @@ func (ps *poolState) narrow(step *classStep) *narrowing {
 		ps.shared.mu.Unlock()
 		if !ok {
 			n = ps.narrowFor(step)
+			// Solves running at once may both compute it; all keep the first stored, so that
+			// claims opened from it share its claim states (claimstates.go).
 			ps.shared.mu.Lock()
-			ps.shared.m[step.sig] = n
+			if first, ok := ps.shared.m[step.sig]; ok {
+				n = first
+			} else {
+				ps.shared.m[step.sig] = n
+			}
 			ps.shared.mu.Unlock()
 		}
 		ps.narrowed[step.sig] = n

@@ -31,6 +31,9 @@ type claim struct {
 	// that launches into it; such a claim only accepts pods that keep held's reserved offering open.
 	reservation string
 	held        *candidate
+	// state is reqs and candidates as the pool's claimStates know them, nil when the pool keeps none
+	// or the claim's candidates are not theirs (claimstates.go).
+	state *claimState
 }
 
 // demand is what the solver still has to place, used to judge which instance type packs it cheapest.
@@ -94,11 +97,20 @@ func (cl *claim) tryAdd(c *podClass, step *classStep, pod *corev1.Pod, d demand,
 		cl.commit(c, step, pod, total, cl.reqs, cl.candidates, cl.target)
 		return true
 	}
-	if cl.reqs.Compatible(step.Requirements) != nil {
-		return false
+	var reqs Requirements
+	var cands []*candidate
+	var state *claimState
+	if cl.state != nil {
+		if state = cl.pool.states.merge(cl.state, step, cl.pool.unavailable); state.incompatible {
+			return false
+		}
+		reqs, cands = state.reqs, state.candidates
+	} else {
+		var ok bool
+		if reqs, cands, ok = mergeStep(cl.reqs, cl.candidates, step, cl.pool.unavailable); !ok {
+			return false
+		}
 	}
-	reqs := cl.reqs.Intersection(step.Requirements)
-	cands := filterCandidates(cl.candidates, reqs, cl.pool.unavailable)
 	target := cl.target
 	if !containsCandidate(cands, target) {
 		target = pickTarget(cands, total, d)
@@ -121,6 +133,7 @@ func (cl *claim) tryAdd(c *podClass, step *classStep, pod *corev1.Pod, d demand,
 			return false
 		}
 	}
+	cl.state = state
 	cl.commit(c, step, pod, total, reqs, cands, target)
 	return true
 }

@@ -228,6 +228,7 @@ func prepare(in Input, r *reuse) *Prepared {
 		p.pools, p.poolsErr = newPoolStates(in, p.daemons)
 		for _, ps := range p.pools {
 			ps.shared = &narrowings{m: map[string]*narrowing{}}
+			ps.states = newClaimStates()
 		}
 		p.keys = &podKeys{byPod: map[*corev1.Pod]podKey{}}
 	}

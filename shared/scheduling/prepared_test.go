@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -157,6 +158,72 @@ func TestPreparedSolveMatchesSolve(t *testing.T) {
 				gotJSON, err := json.Marshal(gotPlan)
 				require.NoError(t, err)
 				require.Equal(t, string(wantJSON), string(gotJSON), "round %d, %d nodes left out", round, len(leaveOut))
+			}
+		})
+	}
+}
+
+// TestPreparedSolveMatchesSolveWhateverTheMergeOrder: the solves of one Prepared, some of them
+// running at once, open claims that take pods pinned to a zone, to an architecture, to both or to
+// neither, in orders that change from solve to solve (pod classes go largest first, and the sizes
+// change); each gives the plan Solve gives, though later solves reuse the claim states earlier ones
+// stored (claimstates.go).
+func TestPreparedSolveMatchesSolveWhateverTheMergeOrder(t *testing.T) {
+	for seed := range uint64(8) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 17))
+			pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+			limited := NodePool("limited", Limits("cpu", fmt.Sprint(20+r.IntN(40))), Weight(10))
+			in := withExistingNodes(scheduling.Input{NodePools: pools(limited, NodePool("default")), InstanceTypes: RealisticInstanceTypes()}, seed)
+			topology := in.Pods // pods with spread and affinity rules, narrowed to a zone per claim
+			prepared := scheduling.Prepare(in)
+			podsOf := func(round int) []*corev1.Pod {
+				var pods []*corev1.Pod
+				for i := range 40 + r.IntN(40) {
+					o := PodOptions{Name: fmt.Sprintf("p-%d-%d", round, i), CPU: fmt.Sprintf("%dm", 100*(1+r.IntN(30))), Memory: fmt.Sprintf("%dMi", 128*(1+r.IntN(30)))}
+					if r.IntN(2) == 0 {
+						o.NodeSelector = map[string]string{scheduling.LabelZone: pick(Zones...)}
+					}
+					if r.IntN(2) == 0 {
+						o.NodeRequirements = []corev1.NodeSelectorRequirement{In(scheduling.LabelArch, pick("amd64", "arm64"))}
+					}
+					pods = append(pods, Pod(o))
+				}
+				return pods
+			}
+			rounds := make([][]*corev1.Pod, 6)
+			want := make([]string, len(rounds))
+			for i := range rounds {
+				rounds[i] = append(podsOf(i), topology...)
+				in := in
+				in.Pods = rounds[i]
+				plan, err := scheduling.Solve(in)
+				require.NoError(t, err)
+				data, err := json.Marshal(plan)
+				require.NoError(t, err)
+				want[i] = string(data)
+			}
+			for range 2 { // the second pass finds the states the first stored
+				got, errs := make([]string, len(rounds)), make([]error, len(rounds))
+				var wg sync.WaitGroup
+				for i := range rounds {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						plan, err := prepared.Solve(rounds[i], nil)
+						if err == nil {
+							var data []byte
+							data, err = json.Marshal(plan)
+							got[i] = string(data)
+						}
+						errs[i] = err
+					}()
+				}
+				wg.Wait()
+				for i := range rounds {
+					require.NoError(t, errs[i], "round %d", i)
+					require.Equal(t, want[i], got[i], "round %d", i)
+				}
 			}
 		})
 	}

@@ -157,7 +157,7 @@ func (s *solver) repackGroup(claims []*claim) {
 		} else {
 			ps := first.pool
 			cl = &claim{pool: ps, index: ps.claims, host: fmt.Sprintf("%s-%d", ps.Name, ps.claims), reqs: first.reqs,
-				candidates: first.candidates, sigs: maps.Clone(first.sigs), roomiest: first.roomiest}
+				candidates: first.candidates, sigs: maps.Clone(first.sigs), roomiest: first.roomiest, state: first.state}
 			ps.claims++
 			s.claims = append(s.claims, cl)
 		}
