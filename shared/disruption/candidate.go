@@ -120,26 +120,19 @@ func newCandidate(now time.Time, n *Node, pools map[string]NodePool, pdb *pdbs, 
 		return nil, fmt.Sprintf("the node has the %s annotation", AnnotationDoNotDisrupt)
 	}
 	c := &candidate{node: n, pool: pool}
-	for _, p := range cache.sortedPods(n.Name(), n.Pods) {
-		if !isActive(p) {
-			continue
-		}
-		if c.podBlock == "" {
-			if c.podBlock = podBlock(now, p, pdb); c.podBlock != "" && !eventual(c) {
-				return nil, c.podBlock
-			}
-		}
-		if isReschedulable(p) {
-			if err := cache.validatePod(p); err != nil {
-				return nil, fmt.Sprintf("pod %s could not be rescheduled anywhere: %v", podKey(p), err)
-			}
-			c.pods = append(c.pods, p)
-			req := cache.podRequests(p)
-			c.requests.cpu += float64(req.CPU)
-			c.requests.memory += float64(req.Memory)
+	// The first pod, in order, that blocks or that the scheduler refuses decides; drift of a claim
+	// with a terminationGracePeriod goes past a blocking pod (eventual), never past a refused one.
+	np := cache.nodePods(n.Name(), n.Pods, pdb)
+	if why := np.firstBlock(now, np.invalid); why != "" {
+		c.podBlock = why
+		if !eventual(c) {
+			return nil, why
 		}
 	}
-	c.cost = RescheduleDisruptionCost(c.pods)
+	if np.invalid >= 0 {
+		return nil, np.invalidWhy
+	}
+	c.pods, c.requests.cpu, c.requests.memory, c.cost = np.pods, np.cpu, np.mem, np.cost
 	return c, ""
 }
 

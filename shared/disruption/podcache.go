@@ -9,7 +9,8 @@ import (
 )
 
 // podCache memoizes what the engine derives from pods alone: per pod object its requests and
-// whether the scheduler accepts it at all, and per node its pods in order. One Decide reads every
+// whether the scheduler accepts it at all, and per node what judging it as a candidate reads of
+// its pods (nodePods). One Decide reads every
 // bound pod's requests three times (candidates, compact nodes, the pruner), and Sequence runs
 // Decide after every command on the same pod objects (it moves pointers and never changes a pod),
 // so it shares one cache across the whole sequence. Every answer is a pure function of what it is
@@ -17,29 +18,27 @@ import (
 type podCache struct {
 	requests map[*corev1.Pod]scheduling.Resources
 	valid    map[*corev1.Pod]error
-	// sorted holds each node's pods in podKey order, by node name, with the pods they were sorted
-	// from: a node whose pods did not change is not sorted again.
-	sorted map[string]sortedPodsOf
+	// nodes holds each node's nodePods by node name; a node whose pods (or PDBs) changed is read
+	// again.
+	nodes map[string]*nodePods
 }
-
-type sortedPodsOf struct{ from, sorted []*corev1.Pod }
 
 func newPodCache() *podCache {
-	return &podCache{requests: map[*corev1.Pod]scheduling.Resources{}, valid: map[*corev1.Pod]error{}, sorted: map[string]sortedPodsOf{}}
+	return &podCache{requests: map[*corev1.Pod]scheduling.Resources{}, valid: map[*corev1.Pod]error{}, nodes: map[string]*nodePods{}}
 }
 
-// sortedPods is sortedPods(pods) for node, memoized when the cache is set. The answer is shared:
+// nodePods is readNodePods for node, memoized when the cache is set. The answer is shared:
 // callers must not modify it.
-func (c *podCache) sortedPods(node string, pods []*corev1.Pod) []*corev1.Pod {
+func (c *podCache) nodePods(node string, pods []*corev1.Pod, pdb *pdbs) *nodePods {
 	if c == nil {
-		return sortedPods(pods)
+		return readNodePods(pods, pdb, nil)
 	}
-	if s, ok := c.sorted[node]; ok && slices.Equal(s.from, pods) {
-		return s.sorted
+	if np, ok := c.nodes[node]; ok && np.pdb == pdb && slices.Equal(np.from, pods) {
+		return np
 	}
-	s := sortedPodsOf{from: slices.Clone(pods), sorted: sortedPods(pods)}
-	c.sorted[node] = s
-	return s.sorted
+	np := readNodePods(pods, pdb, c)
+	c.nodes[node] = np
+	return np
 }
 
 // podRequests is scheduling.PodRequests, memoized when the cache is set.
