@@ -76,9 +76,7 @@ func (s *solver) openClaim(ps *poolState, c *podClass, st *classStep, pod *corev
 	cl := &claim{pool: ps, index: ps.claims, host: fmt.Sprintf("%s-%d", ps.Name, ps.claims), sigs: map[string]bool{}}
 	cl.hostPorts = append(cl.hostPorts, target.ports...)
 	ps.claims++
-	for _, cand := range a.fit {
-		cl.reserved = cl.reserved.Max(cand.it.Capacity)
-	}
+	cl.reserved = maxResources(a.fit, func(c *candidate) Resources { return c.it.Capacity })
 	ps.limits.subtract(cl.reserved)
 	// Without reservations, and when the limits left out no candidate of the narrowing, the claim's
 	// state is the narrowing, and the states its merges reach depend on nothing else (claimstates.go).

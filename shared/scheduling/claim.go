@@ -140,10 +140,7 @@ func (cl *claim) tryAdd(c *podClass, step *classStep, pod *corev1.Pod, d demand,
 
 func (cl *claim) commit(c *podClass, step *classStep, pod *corev1.Pod, total Resources, reqs Requirements, cands []*candidate, target *candidate) {
 	if len(cl.pods) == 0 || len(cands) != len(cl.candidates) {
-		cl.roomiest = Resources{}
-		for _, x := range cands {
-			cl.roomiest = cl.roomiest.Max(x.usable)
-		}
+		cl.roomiest = maxResources(cands, func(c *candidate) Resources { return c.usable })
 	}
 	cl.requests, cl.reqs, cl.candidates, cl.target = total, reqs, cands, target
 	cl.sigs[step.sig] = true
@@ -171,4 +168,23 @@ func containsCandidate(cands []*candidate, c *candidate) bool {
 		}
 	}
 	return false
+}
+
+// maxResources is the element-wise maximum, from zero, of get over cands: what folding
+// Resources.Max over them gives, with one map for the extended resources instead of one per
+// candidate (a claim's roomiest type was most of a disruption search's allocations).
+func maxResources(cands []*candidate, get func(*candidate) Resources) Resources {
+	var out Resources
+	for _, c := range cands {
+		r := get(c)
+		out.CPU, out.Memory = max(out.CPU, r.CPU), max(out.Memory, r.Memory)
+		out.EphemeralStorage, out.Pods = max(out.EphemeralStorage, r.EphemeralStorage), max(out.Pods, r.Pods)
+		for k, v := range r.Extended {
+			if out.Extended == nil {
+				out.Extended = map[string]int64{}
+			}
+			out.Extended[k] = max(out.Extended[k], v)
+		}
+	}
+	return out
 }

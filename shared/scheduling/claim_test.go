@@ -51,3 +51,21 @@ func TestClaimTryAdd(t *testing.T) {
 	assert.Equal(t, Resources{CPU: 3100, Pods: 4}, cl.requests)
 	assert.Len(t, cl.pods, 4)
 }
+
+// TestMaxResourcesIsFoldedMax: maxResources gives what folding Resources.Max from zero gives,
+// extended resources (some negative, some on one candidate only) included.
+func TestMaxResourcesIsFoldedMax(t *testing.T) {
+	cands := []*candidate{
+		{usable: Resources{CPU: 4000, Memory: 8 << 30, Pods: 29}},
+		{usable: Resources{CPU: 2000, Memory: 16 << 30, EphemeralStorage: 20 << 30, Pods: 58, Extended: map[string]int64{"nvidia.com/gpu": 1, "x": -2}}},
+		{usable: Resources{CPU: 8000, Memory: 4 << 30, Pods: 8, Extended: map[string]int64{"nvidia.com/gpu": 4, "y": -1}}},
+	}
+	var want Resources
+	for _, c := range cands {
+		want = want.Max(c.usable)
+	}
+	assert.Equal(t, want, maxResources(cands, func(c *candidate) Resources { return c.usable }))
+	assert.Equal(t, Resources{}, maxResources(cands[:1][:0], func(c *candidate) Resources { return c.usable }))
+	plain := maxResources(cands[:1], func(c *candidate) Resources { return c.usable })
+	assert.Nil(t, plain.Extended, "no extended resources, no map")
+}

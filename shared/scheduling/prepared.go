@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -37,6 +38,22 @@ type Prepared struct {
 	// memoizes the class key of each pod its solves place.
 	domains *domainIndex
 	keys    *podKeys
+}
+
+// slotBuf is the arrays of one Prepared.Solve's slots, kept in slotBufs between solves.
+type slotBuf struct {
+	buf  []nodeSlot
+	ptrs []*nodeSlot
+}
+
+var slotBufs = sync.Pool{New: func() any { return &slotBuf{} }}
+
+// release clears the slots (so the pool holds on to no pod or map) and returns the arrays to the
+// pool.
+func (b *slotBuf) release() {
+	clear(b.buf[:cap(b.buf)])
+	clear(b.ptrs[:cap(b.ptrs)])
+	slotBufs.Put(b)
 }
 
 // preparedSolve is what one Prepared.Solve hands the solver: the pool templates, the pod keys, and
@@ -258,9 +275,15 @@ func (p *Prepared) Solve(pods []*corev1.Pod, leaveOut map[string]bool) (*Plan, e
 		}
 		in.Nodes = nodes
 	}
-	// One array holds every slot of the solve; it never grows, so the pointers stay valid.
-	buf := make([]nodeSlot, 0, len(p.slots))
-	slots := make([]*nodeSlot, 0, len(p.slots))
+	// One array holds every slot of the solve; it never grows, so the pointers stay valid. The
+	// arrays come from a pool and go back to it when the solve is done: no slot outlives its solve
+	// (a plan keeps a slot's placed pods, a slice of their own), and a disruption search solves
+	// thousands of times over the same nodes.
+	sb := slotBufs.Get().(*slotBuf)
+	defer sb.release()
+	buf := slices.Grow(sb.buf[:0], len(p.slots))
+	slots := slices.Grow(sb.ptrs[:0], len(p.slots))
+	defer func() { sb.buf, sb.ptrs = buf, slots }()
 	for i, t := range p.slots {
 		if j := p.node[i]; j >= 0 && leaveOut[p.in.Nodes[j].Node.Name] {
 			domains.leftOut = append(domains.leftOut, t)
