@@ -79,6 +79,8 @@ type Result struct {
 	// prepared is the run's scheduler preparation of the destinations, when it made one; Sequence
 	// hands it to the next Decide (Options.prepared).
 	prepared *scheduling.Prepared
+	// multiFailed is set when multi-node searched to the end and found nothing.
+	multiFailed bool
 }
 
 // Decide finds the next disruption of the cluster in in: all empty candidates within budgets,
@@ -126,7 +128,7 @@ func Decide(in Input) Result {
 			blocked[c.name()] = Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: fmt.Sprintf("drifted (%s); %s", c.node.Drifted, c.unconsolidatable)}
 		}
 	}
-	res := Result{Commands: []Command{}, Simulations: e.sims, SearchStopped: e.exhausted, failedSingle: e.failedSingle, prepared: e.prep}
+	res := Result{Commands: []Command{}, Simulations: e.sims, SearchStopped: e.exhausted, failedSingle: e.failedSingle, prepared: e.prep, multiFailed: e.multiFailed}
 	chosen := map[string]bool{}
 	if cmd != nil {
 		res.Commands = append(res.Commands, *cmd)
@@ -193,6 +195,7 @@ func (e *engine) multiNode(cands []*candidate, b *budgets, blocked map[string]Ke
 		}
 	}
 	if len(list) == 0 {
+		e.multiFailed = !e.exhausted
 		return nil
 	}
 	return e.consolidation(MethodMulti, list, best)
@@ -223,6 +226,20 @@ func withinBudget(cands []*candidate, b *budgets, blocked map[string]Kept) []*ca
 func (e *engine) searchPrefix(list []*candidate) (outcome, []*candidate) {
 	var best outcome
 	bestN := 0
+	// The whole list first: when all of it can be deleted, no prefix saves more (a deletion saves
+	// what its nodes cost, a replacement less), so one simulation ends the search that would take
+	// log2(n) to get there, or fail to where validity is not monotone in the prefix's length.
+	// Otherwise the search goes on as it would have, reusing the whole list's outcome if it gets
+	// there. In a Sequence tick where multi-node already found nothing (Options.multiFailed), the
+	// whole list is not tried first: there it mostly fails, and costs a simulation per run.
+	var whole *outcome
+	if len(list) >= 2 && !e.in.Options.multiFailed && e.mightSave(list) && e.mayRun() {
+		o := e.simulate(list)
+		if o.invalid == "" && o.action == ActionDelete {
+			return o, list
+		}
+		whole = &o
+	}
 	lo, hi := 2, len(list)
 	for lo <= hi {
 		mid := (lo + hi) / 2
@@ -231,10 +248,17 @@ func (e *engine) searchPrefix(list []*candidate) (outcome, []*candidate) {
 			hi = mid - 1
 			continue
 		}
-		if !e.mayRun() {
-			break
+		var o outcome
+		switch {
+		case mid == len(list) && whole != nil:
+			o, whole = *whole, nil
+		case !e.mayRun():
+			lo = hi + 1 // the budget is spent: keep the best so far
+			continue
+		default:
+			o = e.simulate(prefix)
 		}
-		if o := e.simulate(prefix); o.invalid == "" {
+		if o.invalid == "" {
 			// A longer prefix that saves no more only disrupts more nodes (say, one replaced by a new
 			// node of its own type): the shorter one stays the answer.
 			if bestN == 0 || o.savings > best.savings+savingsEpsilon {
@@ -244,6 +268,10 @@ func (e *engine) searchPrefix(list []*candidate) (outcome, []*candidate) {
 		} else {
 			hi = mid - 1
 		}
+	}
+	// A whole list the search did not get to is weighed last, so the shorter of equals stays.
+	if whole != nil && whole.invalid == "" && (bestN == 0 || whole.savings > best.savings+savingsEpsilon) {
+		best, bestN = *whole, len(list)
 	}
 	return best, list[:bestN]
 }

@@ -342,3 +342,28 @@ func TestANodeNotUpTakesNoPodOfASimulation(t *testing.T) {
 	assert.Empty(t, res.Commands)
 	assert.Contains(t, keptReason(res, "n1"), "would move to sink, which is not initialized yet")
 }
+
+// TestMultiNodeTriesTheWholeListFirst: when every underused candidate can be deleted at once,
+// multi-node finds it with one simulation (a binary search over four candidates takes two to get
+// there), and the command deletes them all.
+func TestMultiNodeTriesTheWholeListFirst(t *testing.T) {
+	small := schedulingtest.SmallCatalog()
+	od := scheduling.CapacityTypeOnDemand
+	in := disruption.Input{
+		Now: now, InstanceTypes: small, NodePools: []disruption.NodePool{pool("default", unlimitedBudget, amd64Only)},
+		Nodes: []disruption.Node{
+			node(small, nodeSpec{"sink", "", "large", od, nil}),
+			node(small, nodeSpec{"n1", "default", "medium", od, []*corev1.Pod{pod("a", "500m")}}),
+			node(small, nodeSpec{"n2", "default", "medium", od, []*corev1.Pod{pod("b", "500m")}}),
+			node(small, nodeSpec{"n3", "default", "medium", od, []*corev1.Pod{pod("c", "500m")}}),
+			node(small, nodeSpec{"n4", "default", "medium", od, []*corev1.Pod{pod("d", "500m")}}),
+		},
+	}
+	res := disruption.Decide(in)
+	require.Len(t, res.Commands, 1)
+	cmd := res.Commands[0]
+	assert.Equal(t, disruption.MethodMulti, cmd.Method)
+	assert.Equal(t, disruption.ActionDelete, cmd.Action)
+	assert.Len(t, cmd.Nodes, 4)
+	assert.Equal(t, 1, res.Simulations)
+}

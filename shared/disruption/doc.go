@@ -46,7 +46,8 @@
 //     within the Drifted budget; all empty ones in one delete, else the first, cheapest to disrupt
 //     first, whose pods all fit on initialized nodes and new nodes, replaced with no price rule.
 //   - Methods (decide.go), first success wins: Empty deletes every empty candidate its budget
-//     allows, in one command; multi-node binary-searches the longest prefix (two or more, no cap) of
+//     allows, in one command; multi-node deletes every underused candidate within budget when that
+//     is valid (one simulation), else binary-searches the longest prefix (two or more, no cap) of
 //     the underused candidates that can be deleted or replaced by fewer, cheaper nodes (Karpenter
 //     allows one; maxReplacements), keeping the valid prefix tried that saves the most, in
 //     consolidation order and, with spot-to-spot on, in repack order (most overpaid against the LP

@@ -108,6 +108,9 @@ type Options struct {
 	// destinations are prepared from it, reading again only the nodes that changed
 	// (scheduling.PrepareFrom). Set by Sequence only.
 	prepared *scheduling.Prepared
+	// multiFailed says that multi-node found nothing earlier in the same Sequence tick; it then
+	// does not try the whole list first (searchPrefix). Set by Sequence only.
+	multiFailed bool
 	// pdbs are in.PDBs read once for a whole Sequence, which never changes them; Decide reads
 	// them itself when nil.
 	pdbs *pdbs

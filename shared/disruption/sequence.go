@@ -168,14 +168,16 @@ func (s *sequencer) tick(tick int, now time.Time, res *SequenceResult) (int, Res
 	decided := 0
 	// failed are the candidates whose single-node simulation failed earlier in this tick (memo.go).
 	failed := map[string]string{}
+	multiFailed := false
 	for {
 		in := s.base
 		in.Now, in.Nodes = now, s.nodes
 		if !s.noMemo {
 			in.Options.failedSingle = failed
 		}
-		in.Options.prepared = s.prepared
+		in.Options.prepared, in.Options.multiFailed = s.prepared, multiFailed
 		r := Decide(in)
+		multiFailed = multiFailed || r.multiFailed
 		maps.Copy(failed, r.failedSingle)
 		if r.prepared != nil && !s.noReuse {
 			s.prepared = r.prepared

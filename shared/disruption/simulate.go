@@ -35,6 +35,8 @@ type engine struct {
 	exhausted bool
 	// failedSingle are the candidates single-node found invalid, when memoSafe (memo.go).
 	failedSingle map[string]string
+	// multiFailed is set when multi-node searched to the end and found nothing.
+	multiFailed bool
 }
 
 func newEngine(in *Input) *engine {
