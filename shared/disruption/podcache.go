@@ -21,10 +21,17 @@ type podCache struct {
 	// nodes holds each node's nodePods by node name; a node whose pods (or PDBs) changed is read
 	// again.
 	nodes map[string]*nodePods
+	// used holds each node's active pods' requests by node name, with the pods they sum.
+	used map[string]usedBy
+}
+
+type usedBy struct {
+	from []*corev1.Pod
+	sum  scheduling.Resources
 }
 
 func newPodCache() *podCache {
-	return &podCache{requests: map[*corev1.Pod]scheduling.Resources{}, valid: map[*corev1.Pod]error{}, nodes: map[string]*nodePods{}}
+	return &podCache{requests: map[*corev1.Pod]scheduling.Resources{}, valid: map[*corev1.Pod]error{}, nodes: map[string]*nodePods{}, used: map[string]usedBy{}}
 }
 
 // nodePods is readNodePods for node, memoized when the cache is set. The answer is shared:
@@ -39,6 +46,26 @@ func (c *podCache) nodePods(node string, pods []*corev1.Pod, pdb *pdbs) *nodePod
 	np := readNodePods(pods, pdb, c)
 	c.nodes[node] = np
 	return np
+}
+
+// activeRequests sums the requests of the active pods of node, memoized while its pods stay the
+// same when the cache is set.
+func (c *podCache) activeRequests(node string, pods []*corev1.Pod) scheduling.Resources {
+	if c != nil {
+		if u, ok := c.used[node]; ok && slices.Equal(u.from, pods) {
+			return u.sum
+		}
+	}
+	var sum scheduling.Resources
+	for _, p := range pods {
+		if isActive(p) {
+			sum = sum.Add(c.podRequests(p))
+		}
+	}
+	if c != nil {
+		c.used[node] = usedBy{from: slices.Clone(pods), sum: sum}
+	}
+	return sum
 }
 
 // podRequests is scheduling.PodRequests, memoized when the cache is set.

@@ -37,12 +37,7 @@ func newPruner(e *engine) *pruner {
 		if alloc.IsZero() {
 			alloc = n.Allocatable
 		}
-		var used scheduling.Resources
-		for _, pod := range n.Pods {
-			if isActive(pod) {
-				used = used.Add(e.in.Options.pods.podRequests(pod))
-			}
-		}
+		used := e.in.Options.pods.activeRequests(n.Node.Name, n.Pods)
 		r := room{cpu: math.Max(0, float64(alloc.CPU-used.CPU)), memory: math.Max(0, float64(alloc.Memory-used.Memory))}
 		p.free[n.Node.Name] = r
 		p.rooms = append(p.rooms, r)
