@@ -67,22 +67,21 @@ func newExistingIndex(prev *existingIndex) *existingIndex {
 
 // labelClassOf numbers the label class with key, of which p is a pod.
 func (x *existingIndex) labelClassOf(key []byte, p *corev1.Pod) int {
-	id, ok := x.classOf[string(key)]
-	if !ok {
-		id = len(x.classPod)
-		x.classOf[string(key)] = id
-		x.classPod = append(x.classPod, p)
-	}
-	return id
+	return classNumber(x.classOf, &x.classPod, key, p)
 }
 
 // termsClassOf numbers the terms class with key, of which p is a pod.
 func (x *existingIndex) termsClassOf(key []byte, p *corev1.Pod) int {
-	id, ok := x.termsOf[string(key)]
+	return classNumber(x.termsOf, &x.termsPod, key, p)
+}
+
+// classNumber is key's number in ids, the next one (len(*pods), with p appended) when key is new.
+func classNumber(ids map[string]int, pods *[]*corev1.Pod, key []byte, p *corev1.Pod) int {
+	id, ok := ids[string(key)]
 	if !ok {
-		id = len(x.termsPod)
-		x.termsOf[string(key)] = id
-		x.termsPod = append(x.termsPod, p)
+		id = len(*pods)
+		ids[string(key)] = id
+		*pods = append(*pods, p)
 	}
 	return id
 }
