@@ -88,8 +88,10 @@
 // 2,000 nodes. Options.TimeLeft bounds it. Sequence plays ticks of such runs; memo.go says how it
 // avoids repeating failed simulations within a tick. Each of its runs prepares the destinations
 // from the run before (scheduling.PrepareFrom: only the nodes a command changed are read again,
-// and the pools' narrowings and pod keys carry over) and shares the PDB answers and each node's
-// sorted pods; on the 2,000-node hard cluster this took a quarter off the dry run.
+// and the pools' narrowings, claim states and pod keys carry over) and shares the PDB answers and,
+// per node whose pods did not change, what candidate judging and the pruner read of them
+// (podCache). On the 2,000-node hard cluster these took the dry run from 34.5 s to 22 s; the
+// claim states, the whole-list probe of multi-node and fewer allocations took it to 9 s.
 //
 // # Not implemented
 //

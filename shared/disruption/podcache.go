@@ -10,10 +10,10 @@ import (
 
 // podCache memoizes what the engine derives from pods alone: per pod object its requests and
 // whether the scheduler accepts it at all, and per node what judging it as a candidate reads of
-// its pods (nodePods). One Decide reads every
-// bound pod's requests three times (candidates, compact nodes, the pruner), and Sequence runs
-// Decide after every command on the same pod objects (it moves pointers and never changes a pod),
-// so it shares one cache across the whole sequence. Every answer is a pure function of what it is
+// its pods (nodePods) and the requests of its active pods. One Decide reads every bound pod's
+// requests three times (candidates, compact nodes, the pruner), and Sequence runs Decide after
+// every command on the same pod objects (it moves pointers and never changes a pod), so it shares
+// one cache across the whole sequence. Every answer is a pure function of what it is
 // keyed by, so the cache changes no answer.
 type podCache struct {
 	requests map[*corev1.Pod]scheduling.Resources

@@ -42,18 +42,8 @@ func (s *solver) setupTopology(classes []*podClass) {
 		// The same groups, in the same order: a pod without topology terms of its own makes none
 		// (nodeView), and a pod of a class already seen makes none either.
 		ownedBy = map[int][]*topoGroup{}
-		if s.existing != nil {
-			for _, tp := range s.existing.firstOfEachTerms() {
-				ownedBy[tp.class] = t.ownedGroups(tp.pod)
-			}
-		} else {
-			for _, v := range views {
-				for k, p := range v.withTerms {
-					if _, seen := ownedBy[v.termsClass[k]]; !seen {
-						ownedBy[v.termsClass[k]] = t.ownedGroups(p)
-					}
-				}
-			}
+		for _, tp := range s.existing.firstOfEachTerms() { // views come with the index (Prepared.Solve)
+			ownedBy[tp.class] = t.ownedGroups(tp.pod)
 		}
 	}
 	if len(t.order) == 0 {

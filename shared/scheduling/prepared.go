@@ -199,9 +199,11 @@ func Prepare(in Input) *Prepared {
 // prepare is Prepare, reading again only the nodes r does not say are unchanged (r nil: all).
 func prepare(in Input, r *reuse) *Prepared {
 	in.Pods = nil
-	p := &Prepared{in: in, daemons: newDaemons(in.DaemonSets)}
+	p := &Prepared{in: in}
 	if r != nil {
-		p.daemons = r.prev.daemons
+		p.daemons = r.prev.daemons // the same DaemonSets (PrepareFrom), read once
+	} else {
+		p.daemons = newDaemons(in.DaemonSets)
 	}
 	byName := poolsByName(in.NodePools)
 	slots := make([]*nodeSlot, 0, len(in.Nodes)+len(in.InFlight))
