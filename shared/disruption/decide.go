@@ -188,9 +188,23 @@ func (e *engine) multiNode(cands []*candidate, b *budgets, blocked map[string]Ke
 			underused = append(underused, c)
 		}
 	}
-	best, list := e.searchPrefix(withinBudget(underused, b, blocked))
+	// With spot-to-spot on, the search in consolidation order and the one in repack order
+	// (prune.go) go together, their simulations solved at once.
+	searches := []*prefixSearch{e.newPrefixSearch(withinBudget(underused, b, blocked))}
+	if e.in.Options.searchesInTurn {
+		e.runSearches(searches)
+	}
 	if e.in.Options.SpotToSpotConsolidation && !e.exhausted {
-		if o, l := e.searchPrefix(withinBudget(e.repackOrder(underused), b, nil)); len(l) > 0 && (len(list) == 0 || o.savings > best.savings+savingsEpsilon) {
+		searches = append(searches, e.newPrefixSearch(withinBudget(e.repackOrder(underused), b, nil)))
+	}
+	if e.in.Options.searchesInTurn {
+		e.runSearches(searches[1:])
+	} else {
+		e.runSearches(searches)
+	}
+	best, list := searches[0].result()
+	if len(searches) > 1 {
+		if o, l := searches[1].result(); len(l) > 0 && (len(list) == 0 || o.savings > best.savings+savingsEpsilon) {
 			best, list = o, l
 		}
 	}
@@ -218,62 +232,6 @@ func withinBudget(cands []*candidate, b *budgets, blocked map[string]Kept) []*ca
 		list = append(list, c)
 	}
 	return list
-}
-
-// searchPrefix binary-searches the prefix length of list (at least two) for the longest prefix that
-// can be removed, and returns the outcome of the valid prefix tried that saves the most (the
-// shortest of equals) with that prefix, or no prefix.
-func (e *engine) searchPrefix(list []*candidate) (outcome, []*candidate) {
-	var best outcome
-	bestN := 0
-	// The whole list first: when all of it can be deleted, no prefix saves more (a deletion saves
-	// what its nodes cost, a replacement less), so one simulation ends the search that would take
-	// log2(n) to get there, or fail to where validity is not monotone in the prefix's length.
-	// Otherwise the search goes on as it would have, reusing the whole list's outcome if it gets
-	// there. In a Sequence tick where multi-node already found nothing (Options.multiFailed), the
-	// whole list is not tried first: there it mostly fails, and costs a simulation per run.
-	var whole *outcome
-	if len(list) >= 2 && !e.in.Options.multiFailed && e.mightSave(list) && e.mayRun() {
-		o := e.simulate(list)
-		if o.invalid == "" && o.action == ActionDelete {
-			return o, list
-		}
-		whole = &o
-	}
-	lo, hi := 2, len(list)
-	for lo <= hi {
-		mid := (lo + hi) / 2
-		prefix := list[:mid]
-		if !e.mightSave(prefix) {
-			hi = mid - 1
-			continue
-		}
-		var o outcome
-		switch {
-		case mid == len(list) && whole != nil:
-			o, whole = *whole, nil
-		case !e.mayRun():
-			lo = hi + 1 // the budget is spent: keep the best so far
-			continue
-		default:
-			o = e.simulate(prefix)
-		}
-		if o.invalid == "" {
-			// A longer prefix that saves no more only disrupts more nodes (say, one replaced by a new
-			// node of its own type): the shorter one stays the answer.
-			if bestN == 0 || o.savings > best.savings+savingsEpsilon {
-				best, bestN = o, mid
-			}
-			lo = mid + 1
-		} else {
-			hi = mid - 1
-		}
-	}
-	// A whole list the search did not get to is weighed last, so the shorter of equals stays.
-	if whole != nil && whole.invalid == "" && (bestN == 0 || whole.savings > best.savings+savingsEpsilon) {
-		best, bestN = *whole, len(list)
-	}
-	return best, list[:bestN]
 }
 
 // singleNode takes the first underused candidate, in consolidation order, that can be deleted or

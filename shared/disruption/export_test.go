@@ -18,3 +18,10 @@ func WithoutReuse(o SequenceOptions) SequenceOptions {
 	o.noReuse = true
 	return o
 }
+
+// WithSearchesInTurn makes multi-node run its two searches (spot-to-spot on) one after the other,
+// each alone, instead of together.
+func WithSearchesInTurn(in Input) Input {
+	in.Options.searchesInTurn = true
+	return in
+}

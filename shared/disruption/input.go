@@ -109,11 +109,14 @@ type Options struct {
 	// (scheduling.PrepareFrom). Set by Sequence only.
 	prepared *scheduling.Prepared
 	// multiFailed says that multi-node found nothing earlier in the same Sequence tick; it then
-	// does not try the whole list first (searchPrefix). Set by Sequence only.
+	// does not try the whole list first (newPrefixSearch). Set by Sequence only.
 	multiFailed bool
 	// pdbs are in.PDBs read once for a whole Sequence, which never changes them; Decide reads
 	// them itself when nil.
 	pdbs *pdbs
+	// searchesInTurn makes multi-node run its searches one after the other instead of together
+	// (runSearches), for tests that compare the two.
+	searchesInTurn bool
 }
 
 // Node is one node of the cluster with what the engine needs to know about it.

@@ -163,11 +163,33 @@ func maxReplacements(n int) int { return max(1, n-1) }
 // candidate pod that cannot be placed, or that would land on a node or claim not initialized yet,
 // makes it invalid.
 func (e *engine) simulate(cands []*candidate) outcome {
-	removed := make(map[string]bool, len(cands))
-	pl, err := e.place(cands, removed)
-	if err != nil {
-		return outcome{invalid: fmt.Sprintf("the simulation failed: %v", err)}
+	return e.simulateAll([][]*candidate{cands})[0]
+}
+
+// simulateAll is simulate for each set of candidates, with the sets' solves run together
+// (Prepared.SolveAll); the outcomes are in the sets' order, each the one simulate gives it.
+func (e *engine) simulateAll(sets [][]*candidate) []outcome {
+	jobs := make([]scheduling.SolveJob, len(sets))
+	moving := make([]int, len(sets))
+	for i, cands := range sets {
+		removed := make(map[string]bool, len(cands))
+		jobs[i].Pods, moving[i] = e.moving(cands, removed)
+		jobs[i].LeaveOut = removed
 	}
+	results := e.prepared().SolveAll(jobs)
+	out := make([]outcome, len(sets))
+	for i, r := range results {
+		if r.Err != nil {
+			out[i] = outcome{invalid: fmt.Sprintf("the simulation failed: %v", r.Err)}
+			continue
+		}
+		out[i] = e.judge(sets[i], placementOf(r.Plan, jobs[i].Pods, moving[i]))
+	}
+	return out
+}
+
+// judge says what removing cands would do, given where their simulation placed the pods.
+func (e *engine) judge(cands []*candidate, pl placement) outcome {
 	plan, dest, onClaim, failures := pl.plan, pl.dest, pl.onClaim, pl.failures
 	out := outcome{}
 	for _, p := range pl.moving {
@@ -236,17 +258,27 @@ type placement struct {
 // place solves the candidates' pods, with the pending pods and those of disrupting nodes, on every
 // node but the candidates and those in removed (which place adds the candidates to), and new claims.
 func (e *engine) place(cands []*candidate, removed map[string]bool) (placement, error) {
-	var pods []*corev1.Pod
-	for _, c := range cands {
-		removed[c.name()] = true
-		pods = append(pods, c.pods...)
-	}
-	moving := len(pods)
-	pods = append(pods, e.alwaysMoving...)
+	pods, moving := e.moving(cands, removed)
 	plan, err := e.prepared().Solve(pods, removed)
 	if err != nil {
 		return placement{}, err
 	}
+	return placementOf(plan, pods, moving), nil
+}
+
+// moving returns the pods a simulation of removing cands places: the candidates' own, the first
+// n, then the pending pods and those of disrupting nodes. It adds the candidates to removed.
+func (e *engine) moving(cands []*candidate, removed map[string]bool) (pods []*corev1.Pod, n int) {
+	for _, c := range cands {
+		removed[c.name()] = true
+		pods = append(pods, c.pods...)
+	}
+	n = len(pods)
+	return append(pods, e.alwaysMoving...), n
+}
+
+// placementOf reads where plan put pods, the first moving of which are the candidates' own.
+func placementOf(plan *scheduling.Plan, pods []*corev1.Pod, moving int) placement {
 	pl := placement{plan: plan, moving: pods[:moving], dest: make(map[*corev1.Pod]string, len(pods)), onClaim: map[*corev1.Pod]bool{},
 		failures: make(map[*corev1.Pod]string, len(plan.Unschedulable))}
 	for _, np := range plan.ExistingNodes {
@@ -262,5 +294,5 @@ func (e *engine) place(cands []*candidate, removed map[string]bool) (placement, 
 	for _, f := range plan.Unschedulable {
 		pl.failures[f.Pod] = f.Reason
 	}
-	return pl, nil
+	return pl
 }

@@ -1,0 +1,128 @@
+package disruption
+
+// prefixSearch binary-searches the prefix length of a list of candidates (at least two) for the
+// longest prefix that can be removed. Its result is the outcome of the valid prefix tried that
+// saves the most (the shortest of equals) with that prefix, or no prefix.
+//
+// It runs as steps, next then took, so that runSearches can advance several searches at once and
+// solve their simulations together: each search asks for the simulations it would have made alone,
+// in the same order, and reaches the same result.
+type prefixSearch struct {
+	e    *engine
+	list []*candidate
+	// lo and hi bound the prefix lengths still to search.
+	lo, hi int
+	// wholeFirst is set until the whole list, to be tried first, has been asked for; whole is its
+	// outcome while the search has not reused it; probe is the prefix length of the simulation
+	// asked for and not yet taken, probingWhole whether it is the whole list tried first.
+	wholeFirst, probingWhole bool
+	whole                    *outcome
+	probe                    int
+	best                     outcome
+	bestN                    int
+	done                     bool
+}
+
+// newPrefixSearch starts a search over list.
+//
+// The whole list goes first: when all of it can be deleted, no prefix saves more (a deletion saves
+// what its nodes cost, a replacement less), so one simulation ends the search that would take
+// log2(n) to get there, or fail to where validity is not monotone in the prefix's length.
+// Otherwise the search goes on as it would have, reusing the whole list's outcome if it gets
+// there. In a Sequence tick where multi-node already found nothing (Options.multiFailed), the
+// whole list is not tried first: there it mostly fails, and costs a simulation per run.
+func (e *engine) newPrefixSearch(list []*candidate) *prefixSearch {
+	return &prefixSearch{e: e, list: list, lo: 2, hi: len(list),
+		wholeFirst: len(list) >= 2 && !e.in.Options.multiFailed && e.mightSave(list)}
+}
+
+// next returns the prefix to simulate next, or nil when the search is over.
+func (s *prefixSearch) next() []*candidate {
+	if s.done {
+		return nil
+	}
+	if s.wholeFirst {
+		s.wholeFirst = false
+		if s.e.mayRun() {
+			s.probe, s.probingWhole = len(s.list), true
+			return s.list
+		}
+	}
+	for s.lo <= s.hi {
+		mid := (s.lo + s.hi) / 2
+		switch {
+		case !s.e.mightSave(s.list[:mid]):
+			s.hi = mid - 1
+		case mid == len(s.list) && s.whole != nil:
+			o := *s.whole
+			s.whole = nil
+			s.weigh(mid, o)
+		case !s.e.mayRun():
+			s.lo = s.hi + 1 // the budget is spent: keep the best so far
+		default:
+			s.probe = mid
+			return s.list[:mid]
+		}
+	}
+	s.done = true
+	return nil
+}
+
+// took hands the search the outcome of the prefix next returned.
+func (s *prefixSearch) took(o outcome) {
+	n := s.probe
+	s.probe = 0
+	if s.probingWhole {
+		s.probingWhole = false
+		if o.invalid == "" && o.action == ActionDelete {
+			s.best, s.bestN, s.done = o, n, true
+			return
+		}
+		s.whole = &o
+		return
+	}
+	s.weigh(n, o)
+}
+
+// weigh moves the search on from the outcome of the prefix of length n.
+func (s *prefixSearch) weigh(n int, o outcome) {
+	if o.invalid != "" {
+		s.hi = n - 1
+		return
+	}
+	// A longer prefix that saves no more only disrupts more nodes (say, one replaced by a new node
+	// of its own type): the shorter one stays the answer.
+	if s.bestN == 0 || o.savings > s.best.savings+savingsEpsilon {
+		s.best, s.bestN = o, n
+	}
+	s.lo = n + 1
+}
+
+// result is the search's answer once next has returned nil.
+func (s *prefixSearch) result() (outcome, []*candidate) {
+	// A whole list the search did not get to is weighed last, so the shorter of equals stays.
+	if w := s.whole; w != nil && w.invalid == "" && (s.bestN == 0 || w.savings > s.best.savings+savingsEpsilon) {
+		return *w, s.list
+	}
+	return s.best, s.list[:s.bestN]
+}
+
+// runSearches advances the searches together to their ends: each round takes the next simulation
+// of every search not over yet, in the searches' order, and solves them at once.
+func (e *engine) runSearches(searches []*prefixSearch) {
+	for {
+		var sets [][]*candidate
+		var from []*prefixSearch
+		for _, s := range searches {
+			if p := s.next(); p != nil {
+				sets, from = append(sets, p), append(from, s)
+			}
+		}
+		if len(sets) == 0 {
+			return
+		}
+		for i, o := range e.simulateAll(sets) {
+			from[i].took(o)
+		}
+	}
+}
