@@ -234,45 +234,6 @@ func withinBudget(cands []*candidate, b *budgets, blocked map[string]Kept) []*ca
 	return list
 }
 
-// singleNode takes the first underused candidate, in consolidation order, that can be deleted or
-// replaced by a cheaper node.
-func (e *engine) singleNode(cands []*candidate, b *budgets, blocked map[string]Kept) *Command {
-	for _, c := range cands {
-		if c.empty() {
-			continue
-		}
-		if b.left(c.pool.Name(), ReasonUnderutilized) == 0 {
-			blocked[c.name()] = budgetKept(c, ReasonUnderutilized)
-			continue
-		}
-		if why, ok := e.knownFailed(c); ok {
-			blocked[c.name()] = Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: why}
-			continue
-		}
-		one := []*candidate{c}
-		if !e.mightSave(one) {
-			blocked[c.name()] = Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: "no consolidation: its pods would need a new node that costs at least as much as it does (LP lower bound)"}
-			continue
-		}
-		if !e.mayRun() {
-			return nil
-		}
-		o := e.simulate(one)
-		if o.invalid == "" {
-			return e.consolidation(MethodSingle, one, o)
-		}
-		why := "no consolidation: " + o.invalid
-		blocked[c.name()] = Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: why}
-		if e.memoSafe() {
-			if e.failedSingle == nil {
-				e.failedSingle = map[string]string{}
-			}
-			e.failedSingle[c.name()] = why
-		}
-	}
-	return nil
-}
-
 // consolidation turns a valid outcome into an Underutilized command.
 func (e *engine) consolidation(m Method, cands []*candidate, o outcome) *Command {
 	cmd := newCommand(ReasonUnderutilized, m, cands, o)

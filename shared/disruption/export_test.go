@@ -25,3 +25,9 @@ func WithSearchesInTurn(in Input) Input {
 	in.Options.searchesInTurn = true
 	return in
 }
+
+// WithSingleBatch makes single-node simulate n candidates at a time.
+func WithSingleBatch(in Input, n int) Input {
+	in.Options.singleBatch = n
+	return in
+}
