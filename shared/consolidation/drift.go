@@ -43,7 +43,7 @@ func (r *Runner) judge(w *world, node *disruption.Node, c state.Claim) {
 	if _, at := drift.Expired(w.launches.Lifetime(c), in.Now); !at.IsZero() {
 		node.ExpiresAt = at
 	}
-	res := w.launches.Drift(c, driftinput.Observed{NodeLabels: node.Node.Labels})
+	res := w.launches.Drift(c, driftinput.Observed{NodeLabels: node.Node.Labels, Now: in.Now})
 	ch := driftChange{claim: c.Name, node: node.Name(), pool: c.NodePool}
 	switch res.Verdict {
 	case drift.Drifted:

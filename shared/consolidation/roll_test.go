@@ -82,6 +82,14 @@ func TestDriftConditionClearedWhenNotDriftedAndKeptWhenUndecided(t *testing.T) {
 	assert.Empty(t, rep.Commands)
 }
 
+// Drift is judged at the run's time: InstanceTypeNotFound waits until a claim is an hour old.
+func TestDriftIsJudgedAtTheRunsTime(t *testing.T) {
+	f := newFixture(t, "0")
+	f.node("a", "medium", "1")
+	f.run()
+	assert.Equal(t, start, f.launch.observed["claim-a"].Now)
+}
+
 // A hash-version change re-stamps the claim's hashes; it is not drift.
 func TestHashVersionChangeRestampsTheClaim(t *testing.T) {
 	f := newFixture(t, "0")
