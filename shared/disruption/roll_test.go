@@ -279,3 +279,25 @@ func TestRollsDoNotMovePodsOntoNodesAboutToBeRolled(t *testing.T) {
 	in.Nodes[1].ExpiresAt = now.Add(disruption.ExpiryHorizon + time.Minute)
 	assert.Equal(t, disruption.ActionDelete, decideOne(t, in).Action)
 }
+
+// A drifted node whose pods all fit on the other nodes is deleted, not replaced; its command moves the
+// pods, and validation re-simulates it rather than taking it for the batch of empty drifted nodes.
+func TestDriftDeleteThatMovesPodsPassesValidation(t *testing.T) {
+	small := schedulingtest.SmallCatalog()
+	od := scheduling.CapacityTypeOnDemand
+	in := disruption.Input{Now: now, InstanceTypes: small,
+		NodePools: []disruption.NodePool{pool("default", unlimitedBudget, consolidateAfter(nil), onDemandOnly, amd64Only)},
+		Nodes: []disruption.Node{
+			drifted(node(small, nodeSpec{"old", "default", "medium", od, []*corev1.Pod{pod("web", "1")}}), "AMIDrift"),
+			node(small, nodeSpec{"roomy", "default", "large", od, []*corev1.Pod{pod("api", "1")}}),
+		}}
+	cmd := decideOne(t, in)
+	require.Equal(t, disruption.ActionDelete, cmd.Action)
+	require.Len(t, cmd.Moves, 1)
+	assert.NoError(t, disruption.Validate(cmd, in), "the same snapshot confirms the command")
+
+	in.Nodes[1] = node(small, nodeSpec{"roomy", "default", "large", od, []*corev1.Pod{pod("api", "1"), pod("batch", "6500m")}})
+	err := disruption.Validate(cmd, in)
+	require.Error(t, err, "once the pods no longer fit, the delete is refused")
+	assert.Contains(t, err.Error(), "would now be replaced")
+}
