@@ -43,17 +43,17 @@ func (r *Runner) judge(w *world, node *disruption.Node, c state.Claim) {
 	if _, at := drift.Expired(w.launches.Lifetime(c), in.Now); !at.IsZero() {
 		node.ExpiresAt = at
 	}
-	res := w.launches.Drift(c, driftinput.Observed{NodeLabels: node.Node.Labels})
+	res := w.launches.Drift(c, driftinput.Observed{NodeLabels: node.Node.Labels, Now: in.Now})
 	ch := driftChange{claim: c.Name, node: node.Name(), pool: c.NodePool}
 	switch res.Verdict {
 	case drift.Drifted:
-		node.Drifted, node.DriftWhy = string(res.Reason), detailText(res.Details)
+		// The condition dates from when it was set with its reason, which orders the drifted nodes' roll.
+		node.Drifted, node.DriftWhy, node.DriftedSince = string(res.Reason), detailText(res.Details), in.Now.UTC()
+		if c.Drifted != nil && c.Drifted.Reason == string(res.Reason) {
+			node.DriftedSince = c.Drifted.Since
+		}
 		if c.Drifted == nil || c.Drifted.Reason != string(res.Reason) || !maps.Equal(c.Drifted.Details, res.Details) {
-			since := in.Now.UTC()
-			if c.Drifted != nil && c.Drifted.Reason == string(res.Reason) {
-				since = c.Drifted.Since
-			}
-			ch.set = &state.DriftCondition{Reason: string(res.Reason), Details: res.Details, Since: since}
+			ch.set = &state.DriftCondition{Reason: string(res.Reason), Details: res.Details, Since: node.DriftedSince}
 		}
 	case drift.NotDrifted:
 		ch.clear = c.Drifted != nil

@@ -305,8 +305,9 @@ type fakeLauncher struct {
 	mu         sync.Mutex
 	names      int
 	launched   []scheduling.ClaimPlan
-	// drift is what Drift answers per claim (NotDrifted when absent).
-	drift map[string]drift.Result
+	// drift is what Drift answers per claim (NotDrifted when absent); observed what it was asked with.
+	drift    map[string]drift.Result
+	observed map[string]driftinput.Observed
 	// classFailures are what ClassBackoff judges from, per NodePool's class (the pool's name).
 	classFailures []state.ClassFailures
 }
@@ -322,9 +323,13 @@ func (l *fakeLauncher) ClassBackoff(nodePool string, _ []state.Claim, now time.T
 	return state.ClassBackoff{}, false
 }
 
-func (l *fakeLauncher) Drift(c state.Claim, _ driftinput.Observed) drift.Result {
+func (l *fakeLauncher) Drift(c state.Claim, obs driftinput.Observed) drift.Result {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.observed == nil {
+		l.observed = map[string]driftinput.Observed{}
+	}
+	l.observed[c.Name] = obs
 	if r, ok := l.drift[c.Name]; ok {
 		return r
 	}

@@ -82,6 +82,35 @@ func TestDriftConditionClearedWhenNotDriftedAndKeptWhenUndecided(t *testing.T) {
 	assert.Empty(t, rep.Commands)
 }
 
+// Drift is judged at the run's time: InstanceTypeNotFound waits until a claim is an hour old.
+func TestDriftIsJudgedAtTheRunsTime(t *testing.T) {
+	f := newFixture(t, "0")
+	f.node("a", "medium", "1")
+	f.run()
+	assert.Equal(t, start, f.launch.observed["claim-a"].Now)
+}
+
+// The node that drifted first is rolled first, whatever its name.
+func TestOldestDriftedNodeIsRolledFirst(t *testing.T) {
+	f := newFixture(t, "100%")
+	f.node("a", "medium", "1")
+	f.node("b", "medium", "1")
+	f.node("busy", "large", "1")
+	f.launch.setDrift("claim-a", amiDrift())
+	f.launch.setDrift("claim-b", amiDrift())
+	c := f.store.claim("claim-b")
+	c.Drifted = &state.DriftCondition{Reason: "AMIDrift", Details: amiDrift().Details, Since: start.Add(-time.Hour)}
+	f.store.setClaim(c)
+	f.runner.cfg.MaxCommands = 1
+	rep := f.run()
+
+	require.Len(t, rep.Commands, 1, "%+v", rep)
+	assert.Equal(t, disruption.ReasonDrifted, rep.Commands[0].Reason)
+	require.Len(t, rep.Commands[0].Nodes, 1)
+	assert.Equal(t, "b", rep.Commands[0].Nodes[0].Name, "b drifted an hour before a")
+	assert.Equal(t, start, f.store.claim("claim-a").Drifted.Since)
+}
+
 // A hash-version change re-stamps the claim's hashes; it is not drift.
 func TestHashVersionChangeRestampsTheClaim(t *testing.T) {
 	f := newFixture(t, "0")

@@ -43,8 +43,9 @@
 //   - Drift (roll.go) runs after Empty and before multi-node, as in Karpenter: drifted candidates
 //     (Node.Drifted; consolidateAfter and the policy do not apply, do-not-disrupt and PDBs do unless
 //     the claim has a terminationGracePeriod)
-//     within the Drifted budget; all empty ones in one delete, else the first, cheapest to disrupt
-//     first, whose pods all fit on initialized nodes and new nodes, replaced with no price rule.
+//     within the Drifted budget, in Karpenter's order: empty ones first, all in one delete, else the
+//     first that drifted (Node.DriftedSince) whose pods all fit on initialized nodes and new nodes,
+//     replaced with no price rule.
 //   - Methods (decide.go), first success wins: Empty deletes every empty candidate its budget
 //     allows, in one command; multi-node deletes every underused candidate within budget when that
 //     is valid (one simulation), else binary-searches the longest prefix (two or more, no cap) of

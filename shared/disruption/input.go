@@ -148,6 +148,9 @@ type Node struct {
 	// claim has not drifted) and DriftWhy what drifted, for the command's explanation.
 	Drifted  string
 	DriftWhy string
+	// DriftedSince is when the claim's Drifted condition was set (Karpenter's lastTransitionTime of the
+	// condition): drift rolls the nodes that drifted first first. Zero counts as the oldest.
+	DriftedSince time.Time
 	// TerminationGracePeriod is the claim's terminationGracePeriod (zero: none). With one, drift takes
 	// the node even when do-not-disrupt pods or PodDisruptionBudgets would hold it (Karpenter's eventual
 	// disruption): the drain deletes what still blocks it once the period is over.

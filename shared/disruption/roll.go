@@ -66,10 +66,11 @@ func (e *engine) forced(n *Node, reason Reason) bool {
 }
 
 // drift rolls drifted candidates within their pools' Drifted budgets, as Karpenter does after
-// emptiness: all empty drifted nodes the budgets allow in one delete; otherwise the first drifted
-// node, cheapest to disrupt first, whose pods all fit on the other initialized nodes and new nodes
-// of their NodePools as configured now. Its replacements are not priced against it: drift trades
-// cost for conformance.
+// emptiness, in Karpenter's order: empty nodes first, then the node that drifted first (oldest
+// DriftedSince; the name breaks ties). All empty drifted nodes the budgets allow go in one delete;
+// otherwise the first drifted node in that order whose pods all fit on the other initialized nodes
+// and new nodes of their NodePools as configured now. Its replacements are not priced against it:
+// drift trades cost for conformance.
 func (e *engine) drift(cands []*candidate, b *budgets, blocked map[string]Kept) *Command {
 	var drifted []*candidate
 	for _, c := range cands {
@@ -78,7 +79,7 @@ func (e *engine) drift(cands []*candidate, b *budgets, blocked map[string]Kept) 
 		}
 	}
 	slices.SortStableFunc(drifted, func(a, c *candidate) int {
-		return cmp.Or(cmp.Compare(a.cost, c.cost), cmp.Compare(a.name(), c.name()))
+		return cmp.Or(a.node.DriftedSince.Compare(c.node.DriftedSince), cmp.Compare(a.name(), c.name()))
 	})
 	var empty []*candidate
 	for _, c := range drifted {

@@ -85,6 +85,48 @@ func TestDriftDeletesEmptyDriftedNodesTogetherWithinTheDriftedBudget(t *testing.
 	assert.Contains(t, keptReason(res, other), "budget for Drifted")
 }
 
+func driftedAt(n disruption.Node, since time.Time) disruption.Node {
+	n = drifted(n, "AMIDrift")
+	n.DriftedSince = since
+	return n
+}
+
+// Drift rolls in Karpenter's order: empty drifted nodes first, then the node that drifted first, whatever
+// its name or what disrupting it costs.
+func TestDriftRollsEmptyNodesFirstThenTheOldestDrifted(t *testing.T) {
+	small := schedulingtest.SmallCatalog()
+	od := scheduling.CapacityTypeOnDemand
+	older, newer := now.Add(-3*time.Hour), now.Add(-time.Hour)
+	oneDrift := budgets(disruption.Budget{Nodes: "1", Reasons: []disruption.Reason{disruption.ReasonDrifted}})
+
+	t.Run("the oldest drifted node is replaced first", func(t *testing.T) {
+		in := disruption.Input{Now: now, InstanceTypes: small,
+			NodePools: []disruption.NodePool{pool("default", oneDrift, consolidateAfter(nil), onDemandOnly, amd64Only)},
+			Nodes: []disruption.Node{
+				// "a" sorts first by name and costs less to disrupt (one pod against two), but drifted later.
+				driftedAt(node(small, nodeSpec{"a", "default", "medium", od, []*corev1.Pod{pod("web", "1")}}), newer),
+				driftedAt(node(small, nodeSpec{"b", "default", "medium", od, []*corev1.Pod{pod("api", "1"), pod("db", "1")}}), older),
+				node(small, nodeSpec{"c", "default", "large", od, []*corev1.Pod{pod("batch", "1")}}),
+			}}
+		cmd := decideOne(t, in)
+		assert.Equal(t, disruption.MethodDrift, cmd.Method)
+		assert.Equal(t, []string{"b"}, nodeNames(cmd))
+	})
+	t.Run("the oldest empty drifted node takes the budget", func(t *testing.T) {
+		in := disruption.Input{Now: now, InstanceTypes: small,
+			NodePools: []disruption.NodePool{pool("default", oneDrift, consolidateAfter(nil))},
+			Nodes: []disruption.Node{
+				driftedAt(node(small, nodeSpec{"a", "default", "medium", od, nil}), newer),
+				driftedAt(node(small, nodeSpec{"b", "default", "medium", od, nil}), older),
+				driftedAt(node(small, nodeSpec{"c", "default", "medium", od, []*corev1.Pod{pod("web", "1")}}), older.Add(-time.Hour)),
+				node(small, nodeSpec{"d", "default", "large", od, []*corev1.Pod{pod("api", "1")}}),
+			}}
+		cmd := decideOne(t, in)
+		assert.Equal(t, disruption.ActionDelete, cmd.Action, "an empty node goes before an older one with pods")
+		assert.Equal(t, []string{"b"}, nodeNames(cmd))
+	})
+}
+
 func TestDriftIsBlockedByDoNotDisruptAndPDBs(t *testing.T) {
 	small := schedulingtest.SmallCatalog()
 	od := scheduling.CapacityTypeOnDemand
@@ -278,4 +320,26 @@ func TestRollsDoNotMovePodsOntoNodesAboutToBeRolled(t *testing.T) {
 	assert.Equal(t, disruption.ActionReplace, decideOne(t, in).Action)
 	in.Nodes[1].ExpiresAt = now.Add(disruption.ExpiryHorizon + time.Minute)
 	assert.Equal(t, disruption.ActionDelete, decideOne(t, in).Action)
+}
+
+// A drifted node whose pods all fit on the other nodes is deleted, not replaced; its command moves the
+// pods, and validation re-simulates it rather than taking it for the batch of empty drifted nodes.
+func TestDriftDeleteThatMovesPodsPassesValidation(t *testing.T) {
+	small := schedulingtest.SmallCatalog()
+	od := scheduling.CapacityTypeOnDemand
+	in := disruption.Input{Now: now, InstanceTypes: small,
+		NodePools: []disruption.NodePool{pool("default", unlimitedBudget, consolidateAfter(nil), onDemandOnly, amd64Only)},
+		Nodes: []disruption.Node{
+			drifted(node(small, nodeSpec{"old", "default", "medium", od, []*corev1.Pod{pod("web", "1")}}), "AMIDrift"),
+			node(small, nodeSpec{"roomy", "default", "large", od, []*corev1.Pod{pod("api", "1")}}),
+		}}
+	cmd := decideOne(t, in)
+	require.Equal(t, disruption.ActionDelete, cmd.Action)
+	require.Len(t, cmd.Moves, 1)
+	assert.NoError(t, disruption.Validate(cmd, in), "the same snapshot confirms the command")
+
+	in.Nodes[1] = node(small, nodeSpec{"roomy", "default", "large", od, []*corev1.Pod{pod("api", "1"), pod("batch", "6500m")}})
+	err := disruption.Validate(cmd, in)
+	require.Error(t, err, "once the pods no longer fit, the delete is refused")
+	assert.Contains(t, err.Error(), "would now be replaced")
 }

@@ -63,7 +63,7 @@ func Validate(cmd Command, fresh Input) error {
 			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer empty (%d pods would have to move)", n.Name, len(c.pods))}
 		case cmd.Reason == ReasonDrifted && !c.drifted():
 			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer drifted", n.Name)}
-		case cmd.Reason == ReasonDrifted && cmd.Action == ActionDelete && !c.empty():
+		case emptyDrift(cmd) && !c.empty():
 			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer empty (%d pods would have to move)", n.Name, len(c.pods))}
 		case cmd.Reason != ReasonDrifted && !c.consolidatable():
 			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer a candidate: %s", n.Name, c.unconsolidatable)}
@@ -77,7 +77,7 @@ func Validate(cmd Command, fresh Input) error {
 			return &ValidationError{ValidationBudget, fmt.Sprintf("NodePool %s's budget for %s now allows %d disruptions, the command needs %d", pool, cmd.Reason, left, n)}
 		}
 	}
-	if cmd.Reason == ReasonEmpty || (cmd.Reason == ReasonDrifted && cmd.Action == ActionDelete) {
+	if cmd.Reason == ReasonEmpty || emptyDrift(cmd) {
 		return nil
 	}
 	if !e.mayRun() {
@@ -90,6 +90,12 @@ func Validate(cmd Command, fresh Input) error {
 		o = e.simulate(chosen)
 	}
 	return sameOutcome(cmd, o)
+}
+
+// emptyDrift reports whether cmd is drift's delete of empty nodes, which moves no pod. A drifted node
+// whose pods all fit on other nodes is deleted too, moving them: that command is simulated again.
+func emptyDrift(cmd Command) bool {
+	return cmd.Reason == ReasonDrifted && cmd.Action == ActionDelete && len(cmd.Moves) == 0
 }
 
 // sameOutcome holds a command to the fresh simulation's outcome: valid, the same action, and the

@@ -3,6 +3,7 @@ package drift
 import (
 	"slices"
 	"strings"
+	"time"
 )
 
 // Verdict is the outcome of Detect.
@@ -27,12 +28,15 @@ type Result struct {
 	Reasons []Reason
 	// Details say what drifted, for decision records and explain: old and new hash (oldTemplateHash,
 	// newTemplateHash, oldNodeClassHash, newNodeClassHash), the unmet requirement and the node's label
-	// (requirement, label), old and new AMI (oldImageId, newImageId), the instance's and the selected
-	// security groups (oldSecurityGroupIds, newSecurityGroupIds), the instance's and the selected subnets
-	// (oldSubnetId, selectedSubnetIds), and the reservation (capacityReservationId,
-	// selectedCapacityReservationIds). Lists are comma-separated and sorted.
+	// (requirement, label), the instance type no longer offered and, when it is the offering that is gone,
+	// the node's zone and capacity type (instanceType, zone, capacityType), old and new AMI (oldImageId,
+	// newImageId), the instance's and the selected security groups (oldSecurityGroupIds,
+	// newSecurityGroupIds), the instance's and the selected subnets (oldSubnetId, selectedSubnetIds), and
+	// the reservation (capacityReservationId, selectedCapacityReservationIds). Lists are comma-separated
+	// and sorted.
 	Details map[string]string
-	// Undecided are the kinds not decided because the resolution failed or was incomplete, with why.
+	// Undecided are the kinds not decided because the resolution failed or was incomplete (or, for
+	// InstanceTypeNotFound, what the NodePool offers is not known), with why.
 	Undecided map[Reason]string
 	// Unknown are the kinds not judged because the claim did not record what they compare.
 	Unknown []Reason
@@ -48,11 +52,13 @@ type Restamp struct {
 	NodeClassHash, NodeClassHashVersion string
 }
 
-// Detect decides whether claim has drifted from pool, class and what class resolves to now (res).
-func Detect(claim Claim, pool NodePool, class NodeClass, res Resolution) Result {
+// Detect decides whether claim has drifted from pool, class and what class resolves to now (res), at
+// now (which only InstanceTypeNotFound reads: a zero now judges it for no claim).
+func Detect(claim Claim, pool NodePool, class NodeClass, res Resolution, now time.Time) Result {
 	d := detection{details: map[string]string{}, undecided: map[Reason]string{}}
 	d.templateHash(claim, pool)
 	d.requirements(claim, pool)
+	d.instanceType(claim, pool, now)
 	d.nodeClassHash(claim, class)
 	d.resolved(claim, res)
 

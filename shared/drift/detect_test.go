@@ -3,22 +3,37 @@ package drift
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
 
+// now is when the tests judge; launched() was created two hours before.
+var now = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+
 // launched is a claim as a recorded launch leaves it, in step with pool(), class() and resolution().
 func launched() Claim {
 	return Claim{Name: "default-abcde", TemplateHash: "p1", TemplateHashVersion: "v1", NodeClassHash: "c1", NodeClassHashVersion: "v1",
-		ImageID: "ami-amd64-new", SubnetID: "subnet-a", SecurityGroupIDs: []string{"sg-2", "sg-1"},
+		ImageID: "ami-amd64-new", SubnetID: "subnet-a", SecurityGroupIDs: []string{"sg-2", "sg-1"}, CreatedAt: now.Add(-2 * time.Hour),
 		Labels: map[string]string{labelInstanceType: "m5.large", labelArch: "amd64", "karpenter.sh/capacity-type": "on-demand",
-			"karpenter.sh/nodepool": "default", "team": "a"}}
+			labelZone: "us-east-1a", "karpenter.sh/nodepool": "default", "team": "a"}}
 }
 
 func pool() NodePool {
 	return NodePool{TemplateHash: "p1", TemplateHashVersion: "v1", Requirements: []Requirement{
 		{Key: labelArch, Operator: OpIn, Values: []string{"amd64", "arm64"}},
-		{Key: "karpenter.sh/capacity-type", Operator: OpIn, Values: []string{"on-demand", "spot"}}}}
+		{Key: "karpenter.sh/capacity-type", Operator: OpIn, Values: []string{"on-demand", "spot"}}},
+		InstanceTypes: offered(map[string][]Offering{
+			"m5.large":  {{"us-east-1a", "on-demand"}, {"us-east-1a", "spot"}, {"us-east-1b", "on-demand"}},
+			"m6g.large": {{"us-east-1a", "on-demand"}}})}
+}
+
+// offered stands in for a NodePool's catalog: the instance types it lists, with their offerings.
+func offered(types map[string][]Offering) func(string) ([]Offering, bool) {
+	return func(name string) ([]Offering, bool) {
+		o, ok := types[name]
+		return o, ok
+	}
 }
 
 func class() NodeClass { return NodeClass{Hash: "c1", HashVersion: "v1"} }
@@ -105,6 +120,33 @@ func TestDetect(t *testing.T) {
 		{name: "reservation still selected", claim: func(c *Claim) { c.CapacityReservationID = "cr-1" },
 			res: func(r *Resolution) { r.CapacityReservationIDs = []string{"cr-2", "cr-1"} }, verdict: NotDrifted},
 		{name: "no reservation on the claim, none selected", verdict: NotDrifted},
+		{name: "the instance type no longer offered", pool: func(p *NodePool) {
+			p.InstanceTypes = offered(map[string][]Offering{"m6g.large": {{"us-east-1a", "on-demand"}}})
+		}, verdict: Drifted, reasons: []Reason{InstanceTypeNotFound}, details: map[string]string{"instanceType": "m5.large"}},
+		{name: "no offering in the node's zone any more", pool: func(p *NodePool) {
+			p.InstanceTypes = offered(map[string][]Offering{"m5.large": {{"us-east-1b", "on-demand"}, {"us-east-1b", "spot"}}})
+		}, verdict: Drifted, reasons: []Reason{InstanceTypeNotFound},
+			details: map[string]string{"instanceType": "m5.large", "zone": "us-east-1a", "capacityType": "on-demand"}},
+		{name: "no offering of the node's capacity type any more", claim: func(c *Claim) { c.Labels[labelCapacityType] = "spot" },
+			pool: func(p *NodePool) {
+				p.InstanceTypes = offered(map[string][]Offering{"m5.large": {{"us-east-1a", "on-demand"}}})
+			}, verdict: Drifted, reasons: []Reason{InstanceTypeNotFound},
+			details: map[string]string{"instanceType": "m5.large", "zone": "us-east-1a", "capacityType": "spot"}},
+		{name: "a reserved node is still offered on-demand", claim: func(c *Claim) { c.Labels[labelCapacityType] = "reserved" },
+			pool: func(p *NodePool) {
+				p.Requirements[1].Values = append(p.Requirements[1].Values, "reserved")
+				p.InstanceTypes = offered(map[string][]Offering{"m5.large": {{"us-east-1a", "on-demand"}}})
+			}, verdict: NotDrifted},
+		{name: "a reserved node with neither a reserved nor an on-demand offering", claim: func(c *Claim) { c.Labels[labelCapacityType] = "reserved" },
+			pool: func(p *NodePool) {
+				p.Requirements[1].Values = append(p.Requirements[1].Values, "reserved")
+				p.InstanceTypes = offered(map[string][]Offering{"m5.large": {{"us-east-1a", "spot"}, {"us-east-1b", "reserved"}}})
+			}, verdict: Drifted, reasons: []Reason{InstanceTypeNotFound},
+			details: map[string]string{"instanceType": "m5.large", "zone": "us-east-1a", "capacityType": "reserved"}},
+		{name: "a label the node lacks does not narrow the offerings", claim: func(c *Claim) { delete(c.Labels, labelZone) },
+			pool: func(p *NodePool) {
+				p.InstanceTypes = offered(map[string][]Offering{"m5.large": {{"us-east-1c", "on-demand"}}})
+			}, verdict: NotDrifted},
 		{name: "several kinds: the first in Karpenter's order is the reason",
 			pool: func(p *NodePool) { p.TemplateHash = "p2" }, res: func(r *Resolution) { r.SubnetIDs = []string{"subnet-b"} },
 			verdict: Drifted, reasons: []Reason{NodePoolDrifted, SubnetDrift},
@@ -116,7 +158,7 @@ func TestDetect(t *testing.T) {
 			for _, f := range []func(){func() { call(tc.claim, &c) }, func() { call(tc.pool, &p) }, func() { call(tc.class, &nc) }, func() { call(tc.res, &res) }} {
 				f()
 			}
-			got := Detect(c, p, nc, res)
+			got := Detect(c, p, nc, res, now)
 			assert.Equal(t, tc.verdict, got.Verdict)
 			assert.Equal(t, tc.reasons, got.Reasons)
 			if len(tc.reasons) > 0 {
@@ -151,7 +193,7 @@ func TestDetectHashVersionBumpRestamps(t *testing.T) {
 	p, nc := pool(), class()
 	p.TemplateHash, p.TemplateHashVersion = "p1-v2", "v2"
 	nc.Hash, nc.HashVersion = "c1-v2", "v2"
-	got := Detect(launched(), p, nc, resolution())
+	got := Detect(launched(), p, nc, resolution(), now)
 	assert.Equal(t, NotDrifted, got.Verdict)
 	assert.Empty(t, got.Reasons)
 	assert.Equal(t, &Restamp{TemplateHash: "p1-v2", TemplateHashVersion: "v2", NodeClassHash: "c1-v2", NodeClassHashVersion: "v2"}, got.Restamp)
@@ -159,14 +201,14 @@ func TestDetectHashVersionBumpRestamps(t *testing.T) {
 	t.Run("only the NodePool's version changed", func(t *testing.T) {
 		p := pool()
 		p.TemplateHash, p.TemplateHashVersion = "p9", "v2"
-		got := Detect(launched(), p, class(), resolution())
+		got := Detect(launched(), p, class(), resolution(), now)
 		assert.Equal(t, NotDrifted, got.Verdict)
 		assert.Equal(t, &Restamp{TemplateHash: "p9", TemplateHashVersion: "v2"}, got.Restamp)
 	})
 	t.Run("a claim written before versions were recorded is re-stamped", func(t *testing.T) {
 		c := launched()
 		c.TemplateHashVersion, c.NodeClassHashVersion = "", ""
-		got := Detect(c, pool(), class(), resolution())
+		got := Detect(c, pool(), class(), resolution(), now)
 		assert.Equal(t, NotDrifted, got.Verdict)
 		assert.Equal(t, &Restamp{TemplateHash: "p1", TemplateHashVersion: "v1", NodeClassHash: "c1", NodeClassHashVersion: "v1"}, got.Restamp)
 	})
@@ -175,7 +217,7 @@ func TestDetectHashVersionBumpRestamps(t *testing.T) {
 		p.TemplateHash, p.TemplateHashVersion = "p9", "v2"
 		res := resolution()
 		res.SubnetIDs = []string{"subnet-z"}
-		got := Detect(launched(), p, class(), res)
+		got := Detect(launched(), p, class(), res, now)
 		assert.Equal(t, Drifted, got.Verdict)
 		assert.Equal(t, []Reason{SubnetDrift}, got.Reasons)
 		assert.NotNil(t, got.Restamp)
@@ -189,7 +231,7 @@ func TestDetectUndecidedResolution(t *testing.T) {
 		c := launched()
 		c.CapacityReservationID = "cr-1"
 		res := Resolution{Err: errDesc} // nothing resolved: every list empty
-		got := Detect(c, pool(), class(), res)
+		got := Detect(c, pool(), class(), res, now)
 		assert.Equal(t, Undecided, got.Verdict)
 		assert.Empty(t, got.Reasons, "an empty answer of a failed call is not a selection")
 		for _, kind := range resolved {
@@ -199,7 +241,7 @@ func TestDetectUndecidedResolution(t *testing.T) {
 	t.Run("the resolution failed but the NodePool drifted", func(t *testing.T) {
 		p := pool()
 		p.TemplateHash = "p2"
-		got := Detect(launched(), p, class(), Resolution{Err: errDesc})
+		got := Detect(launched(), p, class(), Resolution{Err: errDesc}, now)
 		assert.Equal(t, Drifted, got.Verdict, "what was decided still counts")
 		assert.Equal(t, []Reason{NodePoolDrifted}, got.Reasons)
 		assert.Len(t, got.Undecided, 3)
@@ -209,14 +251,14 @@ func TestDetectUndecidedResolution(t *testing.T) {
 		res.AMIs = []AMI{{ID: "ami-other"}}
 		res.ImageFor = chooser(map[string]string{"m5.large": "ami-other"})
 		res.Incomplete = map[Reason]string{AMIDrift: "AMINotFound: amiSelectorTerms match no AMI"}
-		got := Detect(launched(), pool(), class(), res)
+		got := Detect(launched(), pool(), class(), res, now)
 		assert.Equal(t, Undecided, got.Verdict)
 		assert.Equal(t, map[Reason]string{AMIDrift: "AMINotFound: amiSelectorTerms match no AMI"}, got.Undecided)
 	})
 	t.Run("the launch's AMI choice cannot be made", func(t *testing.T) {
 		res := resolution()
 		res.ImageFor = chooser(map[string]string{"m6g.large": "ami-arm64"})
-		got := Detect(launched(), pool(), class(), res)
+		got := Detect(launched(), pool(), class(), res, now)
 		assert.Equal(t, Undecided, got.Verdict)
 		assert.Empty(t, got.Reasons)
 		assert.Len(t, got.Undecided, 1)
@@ -225,7 +267,7 @@ func TestDetectUndecidedResolution(t *testing.T) {
 	t.Run("no AMI choice given", func(t *testing.T) {
 		res := resolution()
 		res.ImageFor = nil
-		got := Detect(launched(), pool(), class(), res)
+		got := Detect(launched(), pool(), class(), res, now)
 		assert.Equal(t, Undecided, got.Verdict)
 		assert.Empty(t, got.Reasons)
 		assert.Equal(t, []Reason{AMIDrift}, keys(got.Undecided))
@@ -234,10 +276,10 @@ func TestDetectUndecidedResolution(t *testing.T) {
 		res := resolution()
 		res.AMIs = nil
 		res.ImageFor = func(Claim) (string, bool) { t.Fatal("ImageFor called"); return "", false }
-		got := Detect(launched(), pool(), class(), res)
+		got := Detect(launched(), pool(), class(), res, now)
 		assert.Contains(t, got.Undecided, AMIDrift)
 		res.AMIs, res.Err = resolution().AMIs, errDesc
-		got = Detect(launched(), pool(), class(), res)
+		got = Detect(launched(), pool(), class(), res, now)
 		assert.Contains(t, got.Undecided[AMIDrift], "RequestLimitExceeded")
 	})
 	for _, tc := range []struct {
@@ -251,7 +293,7 @@ func TestDetectUndecidedResolution(t *testing.T) {
 		t.Run("nothing resolved for "+string(tc.kind), func(t *testing.T) {
 			res := resolution()
 			tc.empty(&res)
-			got := Detect(launched(), pool(), class(), res)
+			got := Detect(launched(), pool(), class(), res, now)
 			assert.Equal(t, Undecided, got.Verdict)
 			assert.Empty(t, got.Reasons)
 			assert.Contains(t, got.Undecided, tc.kind)
@@ -268,16 +310,16 @@ func TestDetectOldClaimMissingFields(t *testing.T) {
 	p.Requirements = append(p.Requirements, Requirement{Key: "karpenter.k8s.aws/instance-family", Operator: OpIn, Values: []string{"m5"}})
 	res := resolution()
 	res.SubnetIDs, res.SecurityGroupIDs = []string{"subnet-z"}, []string{"sg-9"}
-	got := Detect(old, p, class(), res)
+	got := Detect(old, p, class(), res, now)
 	assert.Equal(t, NotDrifted, got.Verdict)
 	assert.Empty(t, got.Reasons)
 	assert.Empty(t, got.Undecided)
-	assert.ElementsMatch(t, []Reason{RequirementsDrifted, AMIDrift, SecurityGroupDrift, SubnetDrift}, got.Unknown)
+	assert.ElementsMatch(t, []Reason{RequirementsDrifted, InstanceTypeNotFound, AMIDrift, SecurityGroupDrift, SubnetDrift}, got.Unknown)
 	assert.Equal(t, &Restamp{TemplateHash: "p1", TemplateHashVersion: "v1", NodeClassHash: "c1", NodeClassHashVersion: "v1"}, got.Restamp,
 		"hashes of no recorded version are re-stamped, as Karpenter does")
 
 	t.Run("no current hash to compare with", func(t *testing.T) {
-		got := Detect(launched(), NodePool{Requirements: pool().Requirements}, NodeClass{}, resolution())
+		got := Detect(launched(), NodePool{Requirements: pool().Requirements, InstanceTypes: pool().InstanceTypes}, NodeClass{}, resolution(), now)
 		assert.Equal(t, NotDrifted, got.Verdict)
 		assert.ElementsMatch(t, []Reason{NodePoolDrifted, NodeClassDrift}, got.Unknown)
 		assert.Nil(t, got.Restamp)
@@ -285,10 +327,68 @@ func TestDetectOldClaimMissingFields(t *testing.T) {
 }
 
 func TestReasonsAreKarpentersInOrder(t *testing.T) {
-	want := []string{"NodePoolDrifted", "RequirementsDrifted", "NodeClassDrift", "AMIDrift", "SecurityGroupDrift", "SubnetDrift", "CapacityReservationDrift"}
+	want := []string{"NodePoolDrifted", "RequirementsDrifted", "InstanceTypeNotFound", "NodeClassDrift", "AMIDrift", "SecurityGroupDrift", "SubnetDrift", "CapacityReservationDrift"}
 	got := make([]string, len(Reasons))
 	for i, r := range Reasons {
 		got[i] = string(r)
 	}
 	assert.Equal(t, want, got)
+}
+
+// InstanceTypeNotFound is judged only for a claim older than an hour, as Karpenter judges it: a younger
+// one on a type gone from the catalog is not drifted yet (nor unknown, nor undecided).
+func TestDetectInstanceTypeNotFoundWaitsAnHour(t *testing.T) {
+	gone := pool()
+	gone.InstanceTypes = offered(map[string][]Offering{"m6g.large": {{"us-east-1a", "on-demand"}}})
+	for _, tc := range []struct {
+		name    string
+		age     time.Duration
+		drifted bool
+	}{
+		{"created 59 minutes ago", 59 * time.Minute, false},
+		{"created exactly an hour ago", time.Hour, false},
+		{"created an hour and a second ago", time.Hour + time.Second, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := launched()
+			c.CreatedAt = now.Add(-tc.age)
+			got := Detect(c, gone, class(), resolution(), now)
+			assert.Empty(t, got.Unknown)
+			assert.Empty(t, got.Undecided)
+			if tc.drifted {
+				assert.Equal(t, []Reason{InstanceTypeNotFound}, got.Reasons)
+			} else {
+				assert.Equal(t, NotDrifted, got.Verdict)
+			}
+		})
+	}
+	t.Run("no time given: not judged", func(t *testing.T) {
+		got := Detect(launched(), gone, class(), resolution(), time.Time{})
+		assert.Equal(t, NotDrifted, got.Verdict)
+	})
+}
+
+// What the claim did not record is unknown; what the NodePool offers not being known is undecided.
+func TestDetectInstanceTypeNotFoundUnknownAndUndecided(t *testing.T) {
+	t.Run("no creation time recorded", func(t *testing.T) {
+		c := launched()
+		c.CreatedAt = time.Time{}
+		got := Detect(c, pool(), class(), resolution(), now)
+		assert.Equal(t, NotDrifted, got.Verdict)
+		assert.Equal(t, []Reason{InstanceTypeNotFound}, got.Unknown)
+	})
+	t.Run("no instance type recorded", func(t *testing.T) {
+		c := launched()
+		delete(c.Labels, labelInstanceType)
+		got := Detect(c, pool(), class(), resolution(), now)
+		assert.Contains(t, got.Unknown, InstanceTypeNotFound)
+		assert.NotContains(t, got.Reasons, InstanceTypeNotFound)
+	})
+	t.Run("the NodePool's instance types not known", func(t *testing.T) {
+		p := pool()
+		p.InstanceTypes = nil
+		got := Detect(launched(), p, class(), resolution(), now)
+		assert.Equal(t, Undecided, got.Verdict)
+		assert.Equal(t, map[Reason]string{InstanceTypeNotFound: "the instance types the NodePool offers are not known"}, got.Undecided)
+	})
 }

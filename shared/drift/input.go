@@ -1,5 +1,7 @@
 package drift
 
+import "time"
+
 // Claim is what a launched claim recorded. An empty field is unknown (a claim written before it was
 // recorded, or rebuilt from its instance): the kinds that read it are not judged.
 type Claim struct {
@@ -20,6 +22,9 @@ type Claim struct {
 	// adopted or older claim): a requirement on a label they lack is then not judged, since the Node may
 	// simply never have carried it.
 	LabelsFromNode bool
+	// CreatedAt is when the claim was created: InstanceTypeNotFound is judged only once it is older than
+	// InstanceTypeCheckAge.
+	CreatedAt time.Time
 }
 
 // NodePool is the claim's NodePool as configured now.
@@ -28,6 +33,17 @@ type NodePool struct {
 	TemplateHash, TemplateHashVersion string
 	// Requirements are spec.template.spec.requirements.
 	Requirements []Requirement
+	// InstanceTypes looks up an instance type the NodePool offers now, with its offerings: every type
+	// its EC2NodeClass can launch, as a launch builds them, whether or not an offering has capacity at
+	// the moment (Karpenter's GetInstanceTypes). ok is false when the type is not offered at all. Nil
+	// leaves InstanceTypeNotFound undecided: what the NodePool offers is not known.
+	InstanceTypes func(name string) (offerings []Offering, ok bool)
+}
+
+// Offering is where and how an instance type can be bought: a zone and a capacity type (spot,
+// on-demand or reserved).
+type Offering struct {
+	Zone, CapacityType string
 }
 
 // NodeClass is the claim's EC2NodeClass as configured now.

@@ -7,4 +7,8 @@
 // The answer is always "allowed" and fast: the cluster must never wait on Nodewright or be blocked by it.
 // A queue that fails is logged and the Event allowed anyway — the provisioner's one-minute backstop finds
 // every pending pod from its own snapshot, so an enqueue is a latency optimisation, never the only path.
+//
+// A pod that opts out of Karpenter's nodes (karpenter.sh/nodepool DoesNotExist, scheduling.OptsOut) is
+// enqueued like any other: the Event names the pod but does not carry its spec, and reading the pod here
+// would put an API call into every answer. The provisioner's run ignores it (no launch, Event or record).
 package podwebhook

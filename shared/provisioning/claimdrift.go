@@ -18,9 +18,12 @@ import (
 //
 // The AMI a node should run is the one this package's launches would choose now for the claim's instance
 // type (readyClass.imageChooser, which buildLaunchPlan uses too), so drift and launches never disagree.
+// The instance types a NodePool offers (InstanceTypeNotFound) are the catalog this run launches from,
+// indexed once per run and looked up per claim (driftCatalog).
 // A claim whose NodePool is not configured any more is Undecided: a removed NodePool is not drift (the
 // lifecycle removes its nodes). When the pool's EC2NodeClass is missing, failed to resolve or is not
-// ready, the kinds that read its resolution are Undecided; the others are still decided.
+// ready, the kinds that read its resolution, and InstanceTypeNotFound, are Undecided; the others are
+// still decided.
 func (l *Launches) Drift(c state.Claim, obs driftinput.Observed) drift.Result {
 	t := l.driftTarget(c.NodePool)
 	if t.removed != nil {
@@ -91,6 +94,7 @@ func (l *Launches) buildTarget(pool string) *poolTarget {
 	}
 	t := &poolTarget{Target: driftinput.TargetOf(np, l.cfg.nodeClasses[className], res, resErr)}
 	if rc != nil {
+		t.NodePool.InstanceTypes = l.driftCatalog().offered(rc)
 		t.choose, t.chooseErr = rc.imageChooser()
 		if t.choose == nil {
 			t.choose = func(string) (string, bool) { return "", false }

@@ -230,3 +230,85 @@ func TestLaunchesLifetime(t *testing.T) {
 		l.Lifetime(state.Claim{NodePool: "default", CreatedAt: created}), "unstamped: the NodePool's as configured")
 	assert.Empty(t, l.Lifetime(state.Claim{NodePool: "removed", CreatedAt: created}).ExpireAfter, "no NodePool: unknown")
 }
+
+// catalogOf is a region catalog: each type with its zones and whether it is sold on-demand and as spot.
+func catalogOf(types ...instancetypes.Type) *instancetypes.Catalog {
+	return &instancetypes.Catalog{Types: types}
+}
+
+func catalogType(name string, onDemand, spot bool, zones ...string) instancetypes.Type {
+	return instancetypes.Type{Info: scheduling.InstanceInfo{Name: name}, Zones: zones, OnDemand: onDemand, Spot: spot}
+}
+
+// InstanceTypeNotFound reads the run's catalog: a claim older than an hour drifts when its instance type,
+// or every offering of it in the node's zone and capacity type, has left the catalog.
+func TestLaunchesDriftInstanceTypeNotFound(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	obs := driftinput.Observed{Now: now}
+	regional := func() *instancetypes.Catalog {
+		return catalogOf(catalogType("g5.xlarge", true, true, "us-east-1a"), catalogType("m5.large", true, true, "us-east-1a", "us-east-1b"))
+	}
+	claim := func(t *testing.T, l *Launches, capacityType string) state.Claim {
+		c := launchedOn(t, l, "m5.large")
+		c.CreatedAt = now.Add(-2 * time.Hour)
+		c.Labels[apis.CapacityTypeLabelKey] = capacityType
+		c.Labels[corev1.LabelTopologyZone] = "us-east-1a"
+		return c
+	}
+	run := func(t *testing.T, cat *instancetypes.Catalog) *Launches {
+		l := driftRun(t, poolAndClass, amiStatus("ami-standard", standardAMI), amiStatus("ami-nvidia", nvidiaAMI))
+		l.catalog = cat
+		return l
+	}
+
+	t.Run("still offered", func(t *testing.T) {
+		l := run(t, regional())
+		got := l.Drift(claim(t, l, "on-demand"), obs)
+		assert.Equal(t, drift.NotDrifted, got.Verdict, "%+v", got)
+		assert.Empty(t, got.Unknown)
+	})
+	t.Run("gone from the catalog", func(t *testing.T) {
+		l := run(t, catalogOf(catalogType("g5.xlarge", true, true, "us-east-1a")))
+		got := l.Drift(claim(t, l, "on-demand"), obs)
+		assert.Equal(t, drift.Drifted, got.Verdict, "%+v", got)
+		assert.Equal(t, []drift.Reason{drift.InstanceTypeNotFound}, got.Reasons)
+		assert.Equal(t, map[string]string{"instanceType": "m5.large"}, got.Details)
+	})
+	t.Run("no longer sold as spot", func(t *testing.T) {
+		l := run(t, catalogOf(catalogType("m5.large", true, false, "us-east-1a", "us-east-1b")))
+		got := l.Drift(claim(t, l, "spot"), obs)
+		assert.Equal(t, []drift.Reason{drift.InstanceTypeNotFound}, got.Reasons)
+		assert.Equal(t, map[string]string{"instanceType": "m5.large", "zone": "us-east-1a", "capacityType": "spot"}, got.Details)
+		assert.Equal(t, drift.NotDrifted, l.Drift(claim(t, l, "on-demand"), obs).Verdict, "the on-demand node of the type is not")
+	})
+	t.Run("a reserved node is kept by the on-demand offering", func(t *testing.T) {
+		l := run(t, catalogOf(catalogType("m5.large", true, false, "us-east-1a")))
+		assert.Equal(t, drift.NotDrifted, l.Drift(claim(t, l, "reserved"), obs).Verdict)
+	})
+	// As in Karpenter, a zone that no longer offers the type is an unavailable offering, not a missing one:
+	// the type is offered in every zone of the region, so the node is not rolled for it.
+	t.Run("a zone that stopped offering the type is not drift", func(t *testing.T) {
+		l := run(t, catalogOf(catalogType("g5.xlarge", true, true, "us-east-1a"), catalogType("m5.large", true, true, "us-east-1b")))
+		assert.Equal(t, drift.NotDrifted, l.Drift(claim(t, l, "on-demand"), obs).Verdict)
+	})
+	t.Run("a claim younger than an hour is not judged", func(t *testing.T) {
+		l := run(t, catalogOf(catalogType("g5.xlarge", true, true, "us-east-1a")))
+		c := claim(t, l, "on-demand")
+		c.CreatedAt = now.Add(-time.Hour)
+		assert.Equal(t, drift.NotDrifted, l.Drift(c, obs).Verdict)
+	})
+	t.Run("without a catalog, undecided", func(t *testing.T) {
+		l := run(t, nil)
+		got := l.Drift(claim(t, l, "on-demand"), obs)
+		assert.Equal(t, drift.Undecided, got.Verdict)
+		assert.Contains(t, got.Undecided, drift.InstanceTypeNotFound)
+	})
+	t.Run("the catalog is indexed once per run, not per claim", func(t *testing.T) {
+		l := run(t, regional())
+		l.Drift(claim(t, l, "on-demand"), obs)
+		first := l.offers
+		require.NotNil(t, first)
+		l.Drift(claim(t, l, "spot"), obs)
+		assert.Same(t, first, l.offers)
+	})
+}

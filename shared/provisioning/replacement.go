@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nodewright/nodewright/shared/instancetypes"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/scheduling"
 	"github.com/nodewright/nodewright/shared/state"
@@ -26,9 +27,12 @@ type Launches struct {
 	classFailures map[string]string
 	// launchFailures are the instances per EC2NodeClass that died at launch (ClassBackoff).
 	launchFailures []state.ClassFailures
-	// targets are what Drift compares claims with, per NodePool, built on first use (claimdrift.go).
+	// targets are what Drift compares claims with, per NodePool, built on first use (claimdrift.go), and
+	// offers the catalog they look instance types up in, indexed on first use (driftcatalog.go).
 	driftMu     sync.Mutex
 	targets     map[string]*poolTarget
+	catalog     *instancetypes.Catalog
+	offers      *driftCatalog
 	byPool      map[string]scheduling.NodePool
 	Pools       []scheduling.NodePool
 	Unavailable scheduling.UnavailableOfferings
@@ -63,7 +67,7 @@ func (p *Provisioner) PrepareLaunches(ctx context.Context) (*Launches, error) {
 	for _, err := range bad {
 		more = append(more, err.Error())
 	}
-	l := &Launches{p: p, cfg: cfg, classes: classes, classFailures: failed, launchFailures: launchFailures,
+	l := &Launches{p: p, cfg: cfg, classes: classes, classFailures: failed, launchFailures: launchFailures, catalog: cat,
 		byPool: map[string]scheduling.NodePool{}, Pools: pools, Unavailable: unavailable, Problems: append(append(problems, rep.Errors...), more...)}
 	for _, pool := range pools {
 		l.byPool[pool.Name] = pool

@@ -51,11 +51,11 @@ func containerRequests(c *corev1.Container) Resources {
 }
 
 // IsProvisionable reports whether Karpenter would provision capacity for the pod: kube-scheduler marked
-// it Unschedulable, it is not bound or nominated to a node, and it is neither a DaemonSet pod nor a
-// static (mirror) pod.
+// it Unschedulable, it is not bound or nominated to a node, it is neither a DaemonSet pod nor a static
+// (mirror) pod, and it does not opt out of Karpenter's nodes (OptsOut).
 func IsProvisionable(pod *corev1.Pod) bool {
 	return !isBound(pod) && pod.Status.NominatedNodeName == "" && failedToSchedule(pod) &&
-		!isOwnedBy(pod, "DaemonSet") && !isOwnedBy(pod, "Node") && pod.Annotations[mirrorPodAnnotation] == ""
+		!isOwnedBy(pod, "DaemonSet") && !isOwnedBy(pod, "Node") && pod.Annotations[mirrorPodAnnotation] == "" && !OptsOut(pod)
 }
 
 func isBound(pod *corev1.Pod) bool { return pod.Spec.NodeName != "" }

@@ -3,6 +3,7 @@ package driftinput
 import (
 	"maps"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,15 +21,20 @@ type Inputs struct {
 	NodePool   drift.NodePool
 	NodeClass  drift.NodeClass
 	Resolution drift.Resolution
+	// Now is when the claim is judged (Observed.Now).
+	Now time.Time
 }
 
 // Detect runs drift.Detect on the inputs.
 func (in Inputs) Detect() drift.Result {
-	return drift.Detect(in.Claim, in.NodePool, in.NodeClass, in.Resolution)
+	return drift.Detect(in.Claim, in.NodePool, in.NodeClass, in.Resolution, in.Now)
 }
 
-// Observed is what the caller knows of the claim now, beyond its record; both fields are optional.
+// Observed is what the caller knows of the claim now, beyond its record; every field is optional.
 type Observed struct {
+	// Now is when the caller judges the claim: InstanceTypeNotFound is judged only for a claim older than
+	// drift.InstanceTypeCheckAge then, so without it that kind is not judged.
+	Now time.Time
 	// NodeLabels are the labels of the claim's Node. They stand in for the claim's own only when the claim
 	// did not record its instance type's labels (an adopted or rebuilt claim), as Karpenter compares the
 	// NodeClaim's labels, which a later kubectl label does not change.
@@ -44,15 +50,18 @@ type Observed struct {
 // claim now. The current hashes are computed as `nodewright apply` stores them (apis.NodePoolTemplateHash,
 // apis.EC2NodeClassHash) with this code's hash versions.
 //
-// Resolution.ImageFor is left nil, which leaves AMIDrift undecided: which AMI a node should run is the
-// launch path's choice, so the caller that launches sets it (provisioning.Launches.Drift does).
+// Resolution.ImageFor and NodePool.InstanceTypes are left nil, which leaves AMIDrift and
+// InstanceTypeNotFound undecided: which AMI a node should run and which instance types a NodePool offers
+// are the launch path's answers, so the caller that launches sets them (provisioning.Launches.Drift
+// does).
 func For(c state.Claim, np *apis.NodePool, nc *apis.EC2NodeClass, res nodeclass.Resolution, resErr error, obs Observed) Inputs {
 	return TargetOf(np, nc, res, resErr).For(c, obs)
 }
 
 // Target is the configuration side of drift's inputs, the same for every claim of a NodePool: its
-// current hash and requirements, its EC2NodeClass's hash and resolution. A caller judging many claims
-// builds it once per NodePool (hashing and converting the resolution once) and calls For per claim.
+// current hash and requirements, its EC2NodeClass's hash and resolution (the NodePool's instance types
+// are the caller's to set, as For says). A caller judging many claims builds it once per NodePool
+// (hashing and converting the resolution once) and calls For per claim.
 type Target struct {
 	NodePool   drift.NodePool
 	NodeClass  drift.NodeClass
@@ -67,7 +76,7 @@ func TargetOf(np *apis.NodePool, nc *apis.EC2NodeClass, res nodeclass.Resolution
 
 // For builds the inputs of claim c against t; obs is what is known of the claim now.
 func (t Target) For(c state.Claim, obs Observed) Inputs {
-	return Inputs{Claim: claimOf(c, obs), NodePool: t.NodePool, NodeClass: t.NodeClass, Resolution: t.Resolution}
+	return Inputs{Claim: claimOf(c, obs), NodePool: t.NodePool, NodeClass: t.NodeClass, Resolution: t.Resolution, Now: obs.Now}
 }
 
 // Lifetime is what c's expiry is judged from: its creation and the expireAfter stamped at launch or, for
@@ -93,7 +102,7 @@ func claimOf(c state.Claim, obs Observed) drift.Claim {
 	out := drift.Claim{Name: c.Name, TemplateHash: c.TemplateHash, TemplateHashVersion: c.TemplateHashVersion,
 		NodeClassHash: c.NodeClassHash, NodeClassHashVersion: c.NodeClassHashVersion,
 		ImageID: c.ImageID, SubnetID: c.SubnetID, SecurityGroupIDs: slices.Clone(c.SecurityGroupIDs),
-		CapacityReservationID: c.Labels[apis.LabelCapacityReservationID], Labels: maps.Clone(c.Labels)}
+		CapacityReservationID: c.Labels[apis.LabelCapacityReservationID], Labels: maps.Clone(c.Labels), CreatedAt: c.CreatedAt}
 	if c.Labels[corev1.LabelInstanceTypeStable] == "" && len(obs.NodeLabels) > 0 {
 		out.Labels = maps.Clone(obs.NodeLabels)
 		maps.Copy(out.Labels, c.Labels)

@@ -50,9 +50,12 @@ func choosing(in Inputs, image string) Inputs {
 	return in
 }
 
+// created is when stamped() was created.
+var created = time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
+
 // stamped is a claim as a launch from testPool and testClass records it.
 func stamped() state.Claim {
-	return state.Claim{Name: "default-abcde", NodePool: "default", NodeClass: "default",
+	return state.Claim{Name: "default-abcde", NodePool: "default", NodeClass: "default", CreatedAt: created,
 		TemplateHash: apis.NodePoolTemplateHash(testPool()), TemplateHashVersion: apis.NodePoolHashVersion,
 		NodeClassHash: apis.EC2NodeClassHash(testClass()), NodeClassHashVersion: apis.EC2NodeClassHashVersion,
 		ImageID: "ami-1", SubnetID: "subnet-a", SecurityGroupIDs: []string{"sg-1"},
@@ -112,6 +115,33 @@ func TestForLeavesTheAMIChoiceToTheCaller(t *testing.T) {
 	assert.Equal(t, drift.Undecided, got.Verdict)
 	assert.Equal(t, "no launch AMI choice to compare with", got.Undecided[drift.AMIDrift])
 	assert.Len(t, got.Undecided, 1)
+}
+
+// The claim's creation and the caller's time reach InstanceTypeNotFound; which instance types the
+// NodePool offers is the caller's to say, as the AMI choice is.
+func TestForLeavesTheInstanceTypesToTheCaller(t *testing.T) {
+	in := choosing(For(stamped(), testPool(), testClass(), testResolution(), nil, Observed{Now: created.Add(2 * time.Hour)}), "ami-1")
+	assert.Equal(t, created, in.Claim.CreatedAt)
+	assert.Nil(t, in.NodePool.InstanceTypes)
+	got := in.Detect()
+	assert.Equal(t, drift.Undecided, got.Verdict)
+	assert.Equal(t, []drift.Reason{drift.InstanceTypeNotFound}, keysOf(got.Undecided))
+
+	in.NodePool.InstanceTypes = func(string) ([]drift.Offering, bool) { return nil, false }
+	got = in.Detect()
+	assert.Equal(t, drift.Drifted, got.Verdict)
+	assert.Equal(t, drift.InstanceTypeNotFound, got.Reason)
+
+	in.Now = created.Add(30 * time.Minute)
+	assert.Equal(t, drift.NotDrifted, in.Detect().Verdict, "a claim younger than an hour is not judged")
+}
+
+func keysOf[V any](m map[drift.Reason]V) []drift.Reason {
+	out := make([]drift.Reason, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 func TestForDecidesNothingOnAnIncompleteResolution(t *testing.T) {
