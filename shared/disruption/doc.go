@@ -95,8 +95,10 @@
 // claim states, the whole-list probe of multi-node and fewer allocations took it to 9 s.
 // Simulations that do not depend on each other are solved together, on up to GOMAXPROCS
 // goroutines (scheduling.Prepared.SolveAll): with spot-to-spot on, multi-node's two searches go in
-// lockstep (prefixsearch.go), and single-node simulates its candidates a batch at a time
-// (singlenode.go). Both answer, and count simulations, as one at a time would.
+// lockstep (prefixsearch.go); a lone search also simulates, on the spare processor, the prefix it
+// will try next if its probe comes out as the last one did (which it mostly does); and single-node
+// simulates its candidates a batch at a time (singlenode.go). All answer, and count simulations, as
+// one at a time would (TestWiderMatchesOneAtATime).
 //
 // # Not implemented
 //

@@ -26,8 +26,9 @@ func WithSearchesInTurn(in Input) Input {
 	return in
 }
 
-// WithSingleBatch makes single-node simulate n candidates at a time.
-func WithSingleBatch(in Input, n int) Input {
-	in.Options.singleBatch = n
+// WithWidth makes the engine solve n simulations at a time: single-node's batches, and multi-node's
+// searches with their guesses.
+func WithWidth(in Input, n int) Input {
+	in.Options.width = n
 	return in
 }

@@ -117,9 +117,9 @@ type Options struct {
 	// searchesInTurn makes multi-node run its searches one after the other instead of together
 	// (runSearches), for tests that compare the two.
 	searchesInTurn bool
-	// singleBatch is how many single-node simulations run together (singlenode.go); 0 means
+	// width is how many simulations the engine solves together (engine.width); 0 means
 	// GOMAXPROCS. For tests.
-	singleBatch int
+	width int
 }
 
 // Node is one node of the cluster with what the engine needs to know about it.

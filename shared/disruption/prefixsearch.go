@@ -21,6 +21,10 @@ type prefixSearch struct {
 	best                     outcome
 	bestN                    int
 	done                     bool
+	// lastValid is whether the last outcome the search took was valid; guessed holds the outcomes
+	// of prefixes simulated on a guess (guess), by length, until the search asks for them.
+	lastValid bool
+	guessed   map[int]outcome
 }
 
 // newPrefixSearch starts a search over list.
@@ -60,6 +64,12 @@ func (s *prefixSearch) next() []*candidate {
 		case !s.e.mayRun():
 			s.lo = s.hi + 1 // the budget is spent: keep the best so far
 		default:
+			if o, ok := s.guessed[mid]; ok {
+				// Simulated on a guess: counted now, as it would have been run now.
+				delete(s.guessed, mid)
+				s.weigh(mid, o)
+				continue
+			}
 			s.probe = mid
 			return s.list[:mid]
 		}
@@ -68,10 +78,53 @@ func (s *prefixSearch) next() []*candidate {
 	return nil
 }
 
+// guess returns the prefix the search will ask for after the probe in flight, supposing that probe
+// comes out as the last one did (valid or not; the whole list tried first is supposed not to end
+// the search), or nil when there is none to simulate. Searches' outcomes come in long runs (a
+// search either finds every prefix it tries valid or none), so the guess is mostly right. It
+// spends no budget: a guessed outcome is counted only when next reaches it (and the budget
+// allows it), so a search that simulates on guesses asks for and reaches what it would have
+// without.
+func (s *prefixSearch) guess() []*candidate {
+	if s.probe == 0 {
+		return nil
+	}
+	c := *s
+	c.guessed = nil
+	if c.probingWhole {
+		c.probingWhole = false
+		c.whole = &outcome{action: ActionReplace}
+	} else {
+		supposed := outcome{invalid: "supposed"}
+		if s.lastValid {
+			supposed = outcome{action: ActionReplace}
+		}
+		c.weigh(c.probe, supposed)
+	}
+	for c.lo <= c.hi {
+		mid := (c.lo + c.hi) / 2
+		switch {
+		case !s.e.mightSave(c.list[:mid]):
+			c.hi = mid - 1
+		case mid == len(c.list) && c.whole != nil:
+			o := *c.whole
+			c.whole = nil
+			c.weigh(mid, o)
+		default:
+			if _, ok := s.guessed[mid]; ok {
+				return nil
+			}
+			return c.list[:mid]
+		}
+	}
+	return nil
+}
+
 // took hands the search the outcome of the prefix next returned.
 func (s *prefixSearch) took(o outcome) {
 	n := s.probe
 	s.probe = 0
+	s.lastValid = o.invalid == ""
 	if s.probingWhole {
 		s.probingWhole = false
 		if o.invalid == "" && o.action == ActionDelete {
@@ -86,6 +139,7 @@ func (s *prefixSearch) took(o outcome) {
 
 // weigh moves the search on from the outcome of the prefix of length n.
 func (s *prefixSearch) weigh(n int, o outcome) {
+	s.lastValid = o.invalid == ""
 	if o.invalid != "" {
 		s.hi = n - 1
 		return
@@ -109,7 +163,13 @@ func (s *prefixSearch) result() (outcome, []*candidate) {
 
 // runSearches advances the searches together to their ends: each round takes the next simulation
 // of every search not over yet, in the searches' order, and solves them at once.
+//
+// When there are more processors than searches asking, each round also simulates, on the spare
+// ones, the prefix a search will ask for next if its probe comes out as guessed (guess): a lone
+// search then mostly makes two steps per round. The outcomes, and the simulations counted, are
+// those of the searches without guesses (TestGuessesLeaveTheSearchAsItWas).
 func (e *engine) runSearches(searches []*prefixSearch) {
+	width := e.width()
 	for {
 		var sets [][]*candidate
 		var from []*prefixSearch
@@ -121,8 +181,22 @@ func (e *engine) runSearches(searches []*prefixSearch) {
 		if len(sets) == 0 {
 			return
 		}
+		asked := len(sets)
+		for i := 0; i < asked && len(sets) < width; i++ {
+			if g := from[i].guess(); g != nil {
+				sets, from = append(sets, g), append(from, from[i])
+			}
+		}
 		for i, o := range e.simulateAll(sets) {
-			from[i].took(o)
+			if i < asked {
+				from[i].took(o)
+				continue
+			}
+			s := from[i]
+			if s.guessed == nil {
+				s.guessed = map[int]outcome{}
+			}
+			s.guessed[len(sets[i])] = o
 		}
 	}
 }

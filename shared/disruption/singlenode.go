@@ -2,6 +2,14 @@ package disruption
 
 import "runtime"
 
+// width is how many simulations the engine solves at once: GOMAXPROCS, or Options.width.
+func (e *engine) width() int {
+	if w := e.in.Options.width; w > 0 {
+		return w
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
 // singleNode takes the first underused candidate, in consolidation order, that can be deleted or
 // replaced by a cheaper node.
 //
@@ -12,10 +20,7 @@ import "runtime"
 // the loop one by one would have recorded only after reaching it
 // (TestSingleNodeInBatchesMatchesOneByOne).
 func (e *engine) singleNode(cands []*candidate, b *budgets, blocked map[string]Kept) *Command {
-	width := e.in.Options.singleBatch
-	if width == 0 {
-		width = runtime.GOMAXPROCS(0)
-	}
+	width := e.width()
 	var skipped []Kept // recorded once the loop one by one would have passed them
 	next := 0
 	for {
