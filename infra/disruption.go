@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strconv"
-
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -33,15 +31,15 @@ var disruptionTimeout = awscdk.Duration_Seconds(jsii.Number(180))
 // the lease holds across overlapping invocations too), its schedule and wake trigger, and its permissions:
 // the state table (claims, commands, the budget ledger), launching replacements exactly as the provisioner
 // does (own tags only), reading instances, and sending to the termination queue. It never terminates an
-// instance itself (DESIGN decision 10). spotToSpot is Karpenter's SpotToSpotConsolidation gate.
-func NewDisruption(scope constructs.Construct, id string, p WorkerProps, q DisruptionQueues, nodes NodeIdentities, spotToSpot bool) *Disruption {
+// instance itself (DESIGN decision 10). Its settings (Karpenter's SpotToSpotConsolidation gate among them)
+// are read from the state table with the NodePools.
+func NewDisruption(scope constructs.Construct, id string, p WorkerProps, q DisruptionQueues, nodes NodeIdentities) *Disruption {
 	c := constructs.NewConstruct(scope, jsii.String(id))
 	fn := newWorker(c, "Handler", p, workerSpec{
 		name: "disruption", timeout: disruptionTimeout, reserved: singleWriterConcurrency, prices: true,
 		stateAccess: stateAccess(stateRead, stateWrite, []string{"dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}, claimCreate, claimView),
 		extraEnv: map[string]*string{
-			"NODEWRIGHT_TERMINATION_QUEUE_URL":      q.Termination.QueueUrl(),
-			"NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION": jsii.String(strconv.FormatBool(spotToSpot)),
+			"NODEWRIGHT_TERMINATION_QUEUE_URL": q.Termination.QueueUrl(),
 		},
 	})
 	everyMinute(fn, "Nodewright consolidation for cluster "+p.ClusterName)

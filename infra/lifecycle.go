@@ -4,9 +4,12 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/nodewright/nodewright/shared/instance"
 )
 
 // Lifecycle is the once-a-minute housekeeping function: node registration and initialization,
@@ -42,9 +45,23 @@ func NewLifecycle(scope constructs.Construct, id string, p WorkerProps, terminat
 		allow(fn.Role, "Prices", []string{"pricing:GetProducts"}, []string{"*"}, nil)
 	}
 	allowHousekeeping(fn.Role, p.ClusterName)
+	allowNameOwnedInstances(fn.Role, p.ClusterName)
 	suppressWildcards(fn.Role, "EC2 Describe* calls and pricing:GetProducts have no resource-level permissions in IAM; "+
 		"the statement lists each read action instead of ec2:Describe*.", "Resource::*")
 	return &Lifecycle{Construct: c, Function: fn}
+}
+
+// allowNameOwnedInstances lets role give the cluster's instances the Name tag of their Node, as Karpenter
+// does once a NodeClaim registers (lifecycle.nameInstances): only that key, only on instances tagged
+// nodewright.sh/cluster=<cluster>.
+func allowNameOwnedInstances(role awsiam.Role, cluster string) {
+	allow(role, "NameOwnedInstances", []string{"ec2:CreateTags"}, []string{ec2Arn(role, "instance", true)}, conditions{
+		"StringEquals":              ownedBy("ResourceTag", cluster),
+		"ForAllValues:StringEquals": map[string]interface{}{"aws:TagKeys": []string{instance.TagName}},
+	})
+	suppressWildcards(role, "The lifecycle names instances known only at run time; CreateTags requires the cluster's "+
+		"nodewright.sh/cluster=<name> tag on the instance and allows only the Name key.",
+		arnWildcard("ec2", `instance\/\*`, true))
 }
 
 // onInstanceRunning also starts the function when an EC2 instance enters running: a Node is about to

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/sizing"
 	"github.com/nodewright/nodewright/shared/state"
 )
@@ -19,16 +20,16 @@ type StackProps struct {
 	awscdk.StackProps
 	// ClusterName is the EKS cluster this deployment manages.
 	ClusterName string
-	// Config is the validated NodePools and EC2NodeClasses to deploy into the state table.
+	// Config is the validated NodePools and EC2NodeClasses, and the Settings item, to deploy into the
+	// state table.
 	Config []state.ConfigItem
 	// Nodes is what Config's EC2NodeClasses give instances (roles, instance profiles, AMI parameters).
 	Nodes NodeIdentities
 	// RebalancePolicy is what a rebalance recommendation does: "event" (record it, the default) or
 	// "replace" (replace the node ahead of a likely interruption).
 	RebalancePolicy string
-	// SpotToSpotConsolidation lets consolidation replace spot nodes with cheaper spot nodes (Karpenter's
-	// SpotToSpotConsolidation feature gate, off by default as there).
-	SpotToSpotConsolidation bool
+	// Settings are Karpenter's settings and feature gates (settingsFromContext), stored with Config.
+	Settings settings.Settings
 	// FunctionsDir holds the functions' bootstraps as `make build` writes them (<dir>/<fn>/bootstrap).
 	FunctionsDir string
 	// PendingPodWebhook deploys the pending-pod webhook (context value pendingPodWebhook, default true).
@@ -88,9 +89,14 @@ func stackPropsFromContext(app awscdk.App) (StackProps, error) {
 	if p.RebalancePolicy, err = rebalancePolicy(str("rebalancePolicy", "")); err != nil {
 		return p, err
 	}
-	if p.SpotToSpotConsolidation, err = boolContext("spotToSpotConsolidation", app.Node().TryGetContext(jsii.String("spotToSpotConsolidation"))); err != nil {
+	if p.Settings, err = settingsFromContext(func(key string) interface{} { return app.Node().TryGetContext(jsii.String(key)) }); err != nil {
 		return p, err
 	}
+	settingsItem, err := state.SettingsItem(p.Settings)
+	if err != nil {
+		return p, err
+	}
+	p.Config = append(p.Config, settingsItem)
 	if v := app.Node().TryGetContext(jsii.String("pendingPodWebhook")); v == nil {
 		p.PendingPodWebhook = true
 	} else if p.PendingPodWebhook, err = boolContext("pendingPodWebhook", v); err != nil {

@@ -33,33 +33,6 @@ func TestRebalancePolicyContext(t *testing.T) {
 	}
 }
 
-func TestSpotToSpotConsolidationContext(t *testing.T) {
-	cases := []struct {
-		name    string
-		value   interface{}
-		want    bool
-		wantErr string
-	}{
-		{name: "off by default, as Karpenter's feature gate", value: nil, want: false},
-		{name: "JSON true in cdk.json", value: true, want: true},
-		{name: "text true from -c", value: "true", want: true},
-		{name: "text false", value: "false", want: false},
-		{name: "anything else", value: "yes", wantErr: "context value spotToSpotConsolidation yes is not supported: use true or false"},
-		{name: "a number", value: 1.0, wantErr: "spotToSpotConsolidation 1 is not supported"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := map[string]interface{}{"clusterName": "unit", "manifests": "manifests"}
-			if tc.value != nil {
-				ctx["spotToSpotConsolidation"] = tc.value
-			}
-			if props, ok := propsOrError(t, ctx, tc.wantErr); ok {
-				assert.Equal(t, tc.want, props.SpotToSpotConsolidation)
-			}
-		})
-	}
-}
-
 func TestAlarmTopicArnContext(t *testing.T) {
 	cases := []struct {
 		name, value, region, want, wantErr string

@@ -57,12 +57,17 @@ func allowProvisionerEC2(role awsiam.Role, cluster string) {
 	}
 	launch := []string{"ec2:RunInstances", "ec2:CreateFleet"}
 
+	// What a launch creates carries the cluster's tag and none of the keys Karpenter's garbage collection
+	// and clean-up take instances and templates by (instance.NeverSetTagKeys): the code never sets them,
+	// and IAM refuses them if it ever did.
+	noKarpenterKeys := map[string]interface{}{"aws:TagKeys": instance.NeverSetTagKeys}
 	allow(role, "EC2Reads", provisionerEC2Reads, []string{"*"}, nil)
 	allow(role, "LaunchTaggedAsOwned", append(launch, "ec2:CreateLaunchTemplate"), created,
-		conditions{"StringEquals": requestOwned})
+		conditions{"StringEquals": requestOwned, "ForAllValues:StringNotEquals": noKarpenterKeys})
 	tagOnCreate := ownedBy("RequestTag", cluster)
 	tagOnCreate["ec2:CreateAction"] = []string{"RunInstances", "CreateFleet", "CreateLaunchTemplate"}
-	allow(role, "TagOnCreateOnly", []string{"ec2:CreateTags"}, created, conditions{"StringEquals": tagOnCreate})
+	allow(role, "TagOnCreateOnly", []string{"ec2:CreateTags"}, created,
+		conditions{"StringEquals": tagOnCreate, "ForAllValues:StringNotEquals": noKarpenterKeys})
 	allow(role, "LaunchFromOwnedTemplates", launch, []string{ec2Arn(role, "launch-template", true)},
 		conditions{"StringEquals": resourceOwned})
 	// The node class picks images, subnets and security groups by selector at run time; RunInstances and

@@ -58,7 +58,7 @@ func NewNodewrightStack(scope constructs.Construct, id string, props StackProps)
 	}, props.RebalancePolicy)
 	s.Termination = NewTermination(stack, "Termination", worker, s.Queues.Termination, s.Queues.Provisioning, s.Queues.DisruptionWake)
 	s.Disruption = NewDisruption(stack, "Disruption", worker, DisruptionQueues{Wake: s.Queues.DisruptionWake, Termination: s.Queues.Termination},
-		props.Nodes, props.SpotToSpotConsolidation)
+		props.Nodes)
 	// The construct ids stay those of the shared-group entries they replace, so an upgrade updates each
 	// entry's group in place (an entry cannot be created twice for one role).
 	s.Access = NewClusterAccess(stack, "ClusterAccess", props.ClusterName, map[string]FunctionRole{

@@ -124,7 +124,7 @@ func TestStack(t *testing.T) {
 
 	t.Run("each configuration object is written into the state table", func(t *testing.T) {
 		writes := template.FindResources(jsii.String("Custom::AWS"), nil)
-		require.Len(t, *writes, 2, "the sample holds one NodePool and one EC2NodeClass")
+		require.Len(t, *writes, 3, "the sample holds one NodePool and one EC2NodeClass; the settings are the third item")
 		var keys []string
 		for _, r := range *writes {
 			res := *r
@@ -134,7 +134,7 @@ func TestStack(t *testing.T) {
 			assert.Contains(t, body, `updateItem`)
 			assert.Contains(t, body, `ADD version :one`, "every change gets the next version")
 			assert.Contains(t, body, `specHash`)
-			for _, k := range []string{"NodePool#default", "EC2NodeClass#default"} {
+			for _, k := range []string{"NodePool#default", "EC2NodeClass#default", "Settings#cluster"} {
 				if strings.Contains(body, k) {
 					keys = append(keys, k)
 				}
@@ -152,7 +152,7 @@ func TestStack(t *testing.T) {
 				assert.Equal(t, written[1], deleted[1], "the delete's condition names the writer the write stamps")
 			}
 		}
-		assert.ElementsMatch(t, []string{"NodePool#default", "EC2NodeClass#default"}, keys)
+		assert.ElementsMatch(t, []string{"NodePool#default", "EC2NodeClass#default", "Settings#cluster"}, keys)
 	})
 
 	t.Run("the webhook function sends only to the provisioning queue, behind a Function URL", func(t *testing.T) {

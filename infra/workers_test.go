@@ -118,7 +118,7 @@ var workerFunctions = map[string]struct {
 	"lifecycle":    {prefix: "Lifecycle", env: []string{"GOMEMLIMIT", "NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL"}, reserved: 2.0},
 	"interruption": {prefix: "Interruption", env: []string{"GOMEMLIMIT", "NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_PROVISIONING_QUEUE_URL", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_REBALANCE_POLICY"}, reserved: 10.0},
 	"termination":  {prefix: "Termination", env: []string{"GOMEMLIMIT", "NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_PROVISIONING_QUEUE_URL", "NODEWRIGHT_DISRUPTION_QUEUE_URL"}, reserved: 10.0},
-	"disruption":   {prefix: "Disruption", env: []string{"GOMEMLIMIT", "NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL", "NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION"}, reserved: 3.0},
+	"disruption":   {prefix: "Disruption", env: []string{"GOMEMLIMIT", "NODEWRIGHT_CLUSTER_NAME", "NODEWRIGHT_STATE_TABLE", "NODEWRIGHT_TERMINATION_QUEUE_URL"}, reserved: 3.0},
 }
 
 func TestWorkers(t *testing.T) {

@@ -35,8 +35,11 @@ const (
 // otherContextKeys are the CDK app's other context values: accepted, so one -c list serves both
 // commands, but they change nothing preflight checks.
 var otherContextKeys = map[string]bool{
-	"clusterName": true, "manifests": true, "rebalancePolicy": true, "spotToSpotConsolidation": true,
+	"clusterName": true, "manifests": true, "rebalancePolicy": true,
 	"clusterPods": true, "functionsDir": true, "alarmTopicArn": true, "account": true, "region": true,
+	// Karpenter's settings and feature gates (infra's settingsFromContext).
+	"minValuesPolicy": true, "preferencePolicy": true, "vmMemoryOverheadPercent": true, "reservedENIs": true,
+	"batchIdleDuration": true, "batchMaxDuration": true, "featureGates": true,
 }
 
 var (

@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register("status", command{summary: "show the NodeClaims of a deployed Nodewright, per NodePool, and the offerings out of capacity", run: runStatus})
+	register("status", command{summary: "show the NodeClaims of a deployed Nodewright, per NodePool, the offerings out of capacity and the settings", run: runStatus})
 }
 
 // statusNow is the clock status reads ages against; tests replace it.
@@ -26,6 +26,7 @@ type statusReport struct {
 	NodePools   []poolStatus                `json:"nodePools"`
 	NodeClaims  []claimStatus               `json:"nodeClaims"`
 	Unavailable []state.UnavailableOffering `json:"unavailableOfferings"`
+	Settings    statusSettings              `json:"settings"`
 }
 
 // poolStatus sums one NodePool's claims.
@@ -55,7 +56,8 @@ func requestPending(c state.Claim) bool { return c.DisruptionRequest != nil && c
 // NodeClaim that is not deleted (with --all, also those deleted within the retention), its lifecycle,
 // instance, price, Node, why it is on its way out (or REQUESTED when `nodewright disrupt` asked for it),
 // its Drifted condition's reason and when it expires; the NodePools' totals, with how many claims drifted,
-// expired or expire within 24 hours; the offerings marked out of capacity and for how much longer.
+// expired or expire within 24 hours; the offerings marked out of capacity and for how much longer; the
+// settings the functions work with (Karpenter's, as the CDK app stored them, or the defaults).
 func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("nodewright status", flag.ContinueOnError)
 	fset.SetOutput(stderr)
@@ -115,7 +117,11 @@ func readStatus(ctx context.Context, store *state.Store, all bool, now time.Time
 	if err != nil {
 		return statusReport{}, err
 	}
-	rep := statusReport{NodeClaims: []claimStatus{}, Unavailable: unavailable, NodePools: []poolStatus{}}
+	stored, err := readSettings(ctx, store)
+	if err != nil {
+		return statusReport{}, err
+	}
+	rep := statusReport{NodeClaims: []claimStatus{}, Unavailable: unavailable, NodePools: []poolStatus{}, Settings: stored}
 	if rep.Unavailable == nil {
 		rep.Unavailable = []state.UnavailableOffering{}
 	}
@@ -190,6 +196,8 @@ func writeStatus(w io.Writer, rep statusReport, now time.Time) {
 		}
 		tw.Flush()
 	}
+	fmt.Fprintln(w)
+	writeSettings(w, rep.Settings)
 }
 
 // disruptionColumn is why the claim is on its way out, REQUESTED when an operator's request is pending, or "-".

@@ -7,16 +7,15 @@
 // (required: disrupted nodes are drained by the termination flow); NODEWRIGHT_CLUSTER_ENDPOINT,
 // NODEWRIGHT_CLUSTER_CA, NODEWRIGHT_SERVICE_CIDR, NODEWRIGHT_IP_FAMILY and NODEWRIGHT_KUBERNETES_VERSION
 // (read from EKS DescribeCluster when unset; replacements join the cluster with them);
-// NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION ("true" allows replacing spot nodes with cheaper spot nodes,
-// Karpenter's SpotToSpotConsolidation feature gate; default false); NODEWRIGHT_DISRUPTION_VALIDATION_DELAY
-// (a Go duration, default 15s: the wait before a decision is re-checked on a fresh snapshot).
+// NODEWRIGHT_DISRUPTION_VALIDATION_DELAY (a Go duration, default 15s: the wait before a decision is
+// re-checked on a fresh snapshot). Karpenter's settings (the SpotToSpotConsolidation gate, the minValues
+// and preference policies) are read from the state table with the NodePools, as the CDK app stored them.
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -57,7 +56,6 @@ func main() {
 // settings are the environment's.
 type settings struct {
 	cluster, table, terminationQueue string
-	spotToSpot                       bool
 	validationDelay                  time.Duration
 }
 
@@ -70,13 +68,6 @@ func readSettings(getenv func(string) string) (settings, error) {
 		if v == "" {
 			return s, fmt.Errorf("%s is required", name)
 		}
-	}
-	if v := getenv("NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return s, fmt.Errorf("NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION: %q is not true or false", v)
-		}
-		s.spotToSpot = b
 	}
 	if v := getenv("NODEWRIGHT_DISRUPTION_VALIDATION_DELAY"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -122,7 +113,7 @@ func build(ctx context.Context, s settings) (*consolidation.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return consolidation.New(consolidation.Config{SpotToSpotConsolidation: s.spotToSpot, ValidationDelay: s.validationDelay},
+	return consolidation.New(consolidation.Config{ValidationDelay: s.validationDelay},
 		consolidation.Deps{
 			Store:        store,
 			Cluster:      kube.NewSnapshotter(client, kube.SnapshotOptions{}),

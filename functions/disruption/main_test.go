@@ -20,15 +20,12 @@ func required() map[string]string {
 func TestSettingsDefaults(t *testing.T) {
 	s, err := readSettings(env(required()))
 	require.NoError(t, err)
-	assert.False(t, s.spotToSpot, "Karpenter's SpotToSpotConsolidation is off by default")
 	assert.Zero(t, s.validationDelay, "zero: the runner's default, 15 s")
 
 	vars := required()
-	vars["NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION"] = "true"
 	vars["NODEWRIGHT_DISRUPTION_VALIDATION_DELAY"] = "5s"
 	s, err = readSettings(env(vars))
 	require.NoError(t, err)
-	assert.True(t, s.spotToSpot)
 	assert.Equal(t, 5*time.Second, s.validationDelay)
 }
 
@@ -40,11 +37,7 @@ func TestSettingsNameWhatIsWrong(t *testing.T) {
 		assert.EqualError(t, err, name+" is required")
 	}
 	vars := required()
-	vars["NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION"] = "maybe"
-	_, err := readSettings(env(vars))
-	assert.EqualError(t, err, `NODEWRIGHT_SPOT_TO_SPOT_CONSOLIDATION: "maybe" is not true or false`)
-	vars = required()
 	vars["NODEWRIGHT_DISRUPTION_VALIDATION_DELAY"] = "soon"
-	_, err = readSettings(env(vars))
+	_, err := readSettings(env(vars))
 	assert.EqualError(t, err, `NODEWRIGHT_DISRUPTION_VALIDATION_DELAY: "soon" is not a duration`)
 }

@@ -100,6 +100,7 @@ func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 		Terminations: termination.NewSender(sqs.NewFromConfig(cfg), queue),
 		Templates:    launchtemplate.New(ec2Client, name, time.Now),
 		Profiles:     profiles,
+		Namer:        launcher,
 		Now:          time.Now,
 	})
 	// On-demand prices come from the Pricing API (endpoint by pricing.EndpointRegion) every 12 hours and

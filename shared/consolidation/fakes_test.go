@@ -23,6 +23,7 @@ import (
 	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/scheduling"
 	"github.com/nodewright/nodewright/shared/scheduling/schedulingtest"
+	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/state"
 	"github.com/nodewright/nodewright/shared/termination"
 )
@@ -310,6 +311,15 @@ type fakeLauncher struct {
 	observed map[string]driftinput.Observed
 	// classFailures are what ClassBackoff judges from, per NodePool's class (the pool's name).
 	classFailures []state.ClassFailures
+	// settings are what Settings answers (the zero value: settings.Default).
+	settings settings.Settings
+}
+
+func (l *fakeLauncher) Settings() settings.Settings {
+	if l.settings == (settings.Settings{}) {
+		return settings.Default()
+	}
+	return l.settings
 }
 
 func (l *fakeLauncher) ClassBackoff(nodePool string, _ []state.Claim, now time.Time) (state.ClassBackoff, bool) {

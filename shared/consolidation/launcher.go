@@ -9,6 +9,7 @@ import (
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -35,6 +36,7 @@ type provisioningLaunches struct{ v *provisioning.Launches }
 func (p provisioningLaunches) NodePools() []scheduling.NodePool             { return p.v.Pools }
 func (p provisioningLaunches) Unavailable() scheduling.UnavailableOfferings { return p.v.Unavailable }
 func (p provisioningLaunches) Problems() []string                           { return p.v.Problems }
+func (p provisioningLaunches) Settings() settings.Settings                  { return p.v.Settings() }
 func (p provisioningLaunches) InFlight(claims []state.Claim, snap *kube.Snapshot) []scheduling.InFlightClaim {
 	return p.v.InFlight(claims, snap)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/runbudget"
 	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/state"
 	"github.com/nodewright/nodewright/shared/termination"
 )
@@ -100,6 +101,9 @@ type Launches interface {
 	// ClassBackoff says whether the EC2NodeClass of nodePool is backing off at now because its
 	// instances died at launch (see provisioning.Launches.ClassBackoff).
 	ClassBackoff(nodePool string, claims []state.Claim, now time.Time) (state.ClassBackoff, bool)
+	// Settings are the deployment's settings read with the configuration: the SpotToSpotConsolidation
+	// gate and the minValues and preference policies the engine decides with.
+	Settings() settings.Settings
 }
 
 // PendingLaunch is a recorded claim not launched yet.
@@ -152,9 +156,6 @@ type Config struct {
 	MaxCommands        int
 	// ColdCommandEstimate: see DefaultColdCommandEstimate.
 	ColdCommandEstimate time.Duration
-	// SpotToSpotConsolidation allows replacing spot nodes with cheaper spot nodes (Karpenter's feature
-	// gate of the same name, off by default).
-	SpotToSpotConsolidation bool
 }
 
 // Deps are the adapters a run goes through. All are required except Events (nil: none published).

@@ -54,7 +54,6 @@ func (r *Runner) read(ctx context.Context, snap *kube.Snapshot, prev *world) *wo
 	w := &world{claimOf: map[string]state.Claim{}, reserved: map[string]bool{}, allowed: map[string]map[disruption.Reason]int{},
 		drifted: map[string]int{}, expired: map[string]int{}}
 	w.input.Now = r.deps.Now()
-	w.input.Options.SpotToSpotConsolidation = r.cfg.SpotToSpotConsolidation
 	var missing []string
 	fail := func(what string, err error) { missing = append(missing, fmt.Sprintf("%s: %v", what, err)) }
 	var err error
@@ -82,6 +81,9 @@ func (r *Runner) read(ctx context.Context, snap *kube.Snapshot, prev *world) *wo
 		return w
 	}
 	w.problems = append(w.problems, w.launches.Problems()...)
+	s := w.launches.Settings()
+	w.input.Options.SpotToSpotConsolidation = s.FeatureGates.SpotToSpotConsolidation
+	w.input.MinValuesPolicy, w.input.IgnorePreferences = scheduling.MinValuesPolicy(s.MinValuesPolicy), s.IgnorePreferences()
 	r.fill(w, pools, prev)
 	return w
 }

@@ -80,6 +80,9 @@ type Input struct {
 	PersistentVolumes      []*corev1.PersistentVolume
 	StorageClasses         []*storagev1.StorageClass
 	MinValuesPolicy        scheduling.MinValuesPolicy
+	// IgnorePreferences drops the pods' preferences in every simulation (Karpenter's
+	// PREFERENCE_POLICY=Ignore), as provisioning does.
+	IgnorePreferences bool
 
 	Options Options
 }

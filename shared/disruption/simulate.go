@@ -103,7 +103,7 @@ func (e *engine) prepared() *scheduling.Prepared {
 		Nodes: dests, InFlight: in.InFlight, NodePools: e.schedPools, DaemonSets: in.DaemonSets,
 		InstanceTypes: in.InstanceTypes, Unavailable: in.Unavailable, MinValuesPolicy: in.MinValuesPolicy,
 		PersistentVolumeClaims: in.PersistentVolumeClaims, PersistentVolumes: in.PersistentVolumes,
-		StorageClasses: in.StorageClasses, Namespaces: in.Namespaces,
+		StorageClasses: in.StorageClasses, Namespaces: in.Namespaces, IgnorePreferences: in.IgnorePreferences,
 	})
 	return e.prep
 }

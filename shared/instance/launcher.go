@@ -25,7 +25,8 @@ var _ EC2API = (*ec2.Client)(nil)
 // Tag keys Nodewright puts on what it launches. They are Nodewright's own: an instance that carried
 // Karpenter's karpenter.sh/nodepool + karpenter.k8s.aws/ec2nodeclass + cluster tag (kubernetes.io/cluster/<name>
 // or eks:eks-cluster-name) without a NodeClaim would be terminated by Karpenter's garbage collection, so
-// none of Karpenter's tag keys is set. TagCluster marks what Nodewright owns: every list, clean-up and IAM
+// of Karpenter's tag keys only karpenter.sh/nodepool is set (cost allocation reports split by it), never
+// the other two (karpenter.go). TagCluster marks what Nodewright owns: every list, clean-up and IAM
 // condition on a destructive call requires it.
 const (
 	TagCluster   = "nodewright.sh/cluster"
@@ -34,8 +35,8 @@ const (
 	TagNodeClaim = "nodewright.sh/nodeclaim"
 )
 
-// Tag keys Karpenter puts on what it launches; Nodewright never sets them (tests and the sandbox use them
-// to make instances tagged as Karpenter tags its own).
+// Tag keys Karpenter puts on what it launches. Nodewright sets only KarpenterTagNodePool, never the others
+// (tests and the sandbox use them to make instances tagged as Karpenter tags its own).
 const (
 	KarpenterTagNodePool  = "karpenter.sh/nodepool"
 	KarpenterTagNodeClass = "karpenter.k8s.aws/ec2nodeclass"
@@ -267,16 +268,19 @@ func validate(req Request) error {
 	return nil
 }
 
-// Tags returns the tags of the claim's instance, volumes and fleet.
+// tags returns the tags of the claim's instance, volumes and fleet: the node class's, then the ownership
+// tags (which win), and karpenter.sh/nodepool with the claim's NodePool, which cost allocation reports
+// split by as they do for Karpenter's instances.
 func (req Request) tags() map[string]string {
 	t := map[string]string{}
 	for k, v := range req.Tags {
 		t[k] = v
 	}
-	// Karpenter's keys never reach an instance, whatever the node class says (its validation refuses them).
-	for _, k := range []string{KarpenterTagNodePool, KarpenterTagNodeClass, KarpenterTagNodeClaim, TagEKSClusterName} {
+	// Karpenter's keys never come from the node class (its validation refuses most of them).
+	for _, k := range KarpenterOwnedTagKeys {
 		delete(t, k)
 	}
+	t[KarpenterTagNodePool] = req.NodePool
 	t[ClusterTagKey(req.Cluster)] = "owned"
 	t[TagCluster] = req.Cluster
 	t[TagNodePool] = req.NodePool

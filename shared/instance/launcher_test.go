@@ -77,8 +77,8 @@ func TestLaunchTagsAndAdoptsOnRetry(t *testing.T) {
 	assert.Len(t, inst.SecurityGroupIDs, 1, "the instance's security groups are read")
 	assert.Equal(t, map[string]string{
 		"team": "platform", "kubernetes.io/cluster/demo": "owned", TagCluster: "demo",
-		TagNodePool: "default", TagNodeClass: "default", TagNodeClaim: "default-x7k2p",
-	}, inst.Tags, "ownership tags win over a node class tag of the same key; none of Karpenter's keys is set")
+		TagNodePool: "default", TagNodeClass: "default", TagNodeClaim: "default-x7k2p", KarpenterTagNodePool: "default",
+	}, inst.Tags, "ownership tags win over a node class tag of the same key; of Karpenter's keys only the NodePool")
 
 	// A retry of the same claim (moto ignores ClientToken) finds the instance instead of launching again.
 	again, err := l.Launch(ctx, n.request("default-x7k2p"))

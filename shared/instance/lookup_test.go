@@ -54,8 +54,9 @@ func TestListAndFindSkipForeignInstances(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, all, 1)
 	assert.Equal(t, own.ID, all[0].ID)
-	for _, k := range []string{KarpenterTagNodePool, KarpenterTagNodeClass, KarpenterTagNodeClaim, TagEKSClusterName} {
-		assert.NotContains(t, all[0].Tags, k, "Karpenter's garbage collection lists by this key")
+	assert.False(t, KarpenterCollectsInstance(all[0].Tags, "demo"), "Karpenter's garbage collection would list %v", all[0].Tags)
+	for _, k := range []string{KarpenterTagNodeClass, KarpenterTagNodeClaim, TagEKSClusterName} {
+		assert.NotContains(t, all[0].Tags, k)
 	}
 }
 

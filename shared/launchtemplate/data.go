@@ -109,7 +109,7 @@ func Data(t Template) (*ec2types.RequestLaunchTemplateData, error) {
 		data.SecurityGroupIds = groups
 	}
 	reservationTarget(data, o)
-	tags := tagList(Tags(o.Cluster.Name, nc, o.Labels[apis.NodePoolLabelKey]))
+	tags := tagList(LaunchedTags(o.Cluster.Name, nc, o.Labels[apis.NodePoolLabelKey]))
 	for _, rt := range []ec2types.ResourceType{ec2types.ResourceTypeInstance, ec2types.ResourceTypeVolume, ec2types.ResourceTypeNetworkInterface} {
 		data.TagSpecifications = append(data.TagSpecifications, ec2types.LaunchTemplateTagSpecificationRequest{ResourceType: rt, Tags: tags})
 	}
@@ -124,17 +124,16 @@ func connectionTracking(ct *apis.ConnectionTracking) *ec2types.ConnectionTrackin
 		UdpStreamTimeout: ct.UDPStreamTimeout, UdpTimeout: ct.UDPTimeout}
 }
 
-// Tags are the tags of a node class's launch templates and what they launch: the node class's tags, then
-// the ownership tags (which win): kubernetes.io/cluster/<cluster>=owned and Nodewright's own keys for the
-// cluster, the node class and the node pool when known. None of Karpenter's keys is set: instances with
-// karpenter.sh/nodepool + karpenter.k8s.aws/ec2nodeclass + a cluster tag, and launch templates with
-// eks:eks-cluster-name or karpenter.k8s.aws/cluster, are what Karpenter's garbage collection deletes.
+// Tags are the tags of a node class's launch templates: the node class's tags, then the ownership tags
+// (which win): kubernetes.io/cluster/<cluster>=owned and Nodewright's own keys for the cluster, the node
+// class and the node pool when known. None of Karpenter's keys is set: launch templates with
+// eks:eks-cluster-name or karpenter.k8s.aws/cluster are what Karpenter's clean-up deletes.
 func Tags(cluster string, nc *apis.EC2NodeClass, nodePool string) map[string]string {
 	tags := make(map[string]string, len(nc.Spec.Tags)+4)
 	for k, v := range nc.Spec.Tags {
 		tags[k] = v
 	}
-	for _, k := range karpenterKeys {
+	for _, k := range instance.KarpenterOwnedTagKeys {
 		delete(tags, k)
 	}
 	tags[instance.ClusterTagKey(cluster)] = "owned"
@@ -146,10 +145,18 @@ func Tags(cluster string, nc *apis.EC2NodeClass, nodePool string) map[string]str
 	return tags
 }
 
-// karpenterKeys are the tag keys Karpenter lists by; the node class's validation refuses them, and they
-// are dropped here too.
-var karpenterKeys = []string{instance.KarpenterTagNodePool, instance.KarpenterTagNodeClass, instance.KarpenterTagNodeClaim,
-	instance.TagEKSClusterName, "karpenter.k8s.aws/cluster"}
+// LaunchedTags are the tags of what a node class's launch template launches (instance, volumes, network
+// interface): the template's Tags and, when the node pool is known, karpenter.sh/nodepool with it, which
+// cost allocation reports split by as they do for Karpenter's instances. karpenter.k8s.aws/ec2nodeclass
+// is never set: with karpenter.sh/nodepool and the kubernetes.io/cluster/<cluster> tag it is what
+// Karpenter's garbage collection terminates an instance by (instance.KarpenterCollectsInstance).
+func LaunchedTags(cluster string, nc *apis.EC2NodeClass, nodePool string) map[string]string {
+	tags := Tags(cluster, nc, nodePool)
+	if nodePool != "" {
+		tags[instance.KarpenterTagNodePool] = nodePool
+	}
+	return tags
+}
 
 func tagList(m map[string]string) []ec2types.Tag {
 	keys := make([]string, 0, len(m))

@@ -75,8 +75,8 @@ func TestDataDefaults(t *testing.T) {
 		assert.Equal(t, rt, data.TagSpecifications[i].ResourceType)
 		assert.Equal(t, map[string]string{
 			"team": "platform", "nodewright.sh/cluster": "prod", "kubernetes.io/cluster/prod": "owned",
-			"nodewright.sh/ec2nodeclass": "default", "nodewright.sh/nodepool": "general",
-		}, tagMap(data.TagSpecifications[i].Tags), "ownership tags win over the node class's; none of Karpenter's keys")
+			"nodewright.sh/ec2nodeclass": "default", "nodewright.sh/nodepool": "general", "karpenter.sh/nodepool": "general",
+		}, tagMap(data.TagSpecifications[i].Tags), "ownership tags win over the node class's; of Karpenter's keys only the NodePool")
 	}
 }
 

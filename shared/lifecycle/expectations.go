@@ -2,11 +2,13 @@ package lifecycle
 
 import (
 	"maps"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/scheduling"
 	"github.com/nodewright/nodewright/shared/state"
 )
@@ -15,9 +17,10 @@ import (
 // its Node: every label recorded on the claim (its pool's template labels, the requirement values its
 // pods narrowed, its instance type's labels), for claims recorded without them the pool's template
 // labels and single-valued In requirements, the NodePool and EC2NodeClass labels, the instance type,
-// zone and capacity type the claim launched with, the pool's template annotations, taints and startup
-// taints, and the extended resources (not cpu, memory, pods, ephemeral-storage or hugepages) the
-// claim's pods requested.
+// zone and capacity type the claim launched with, the pool's template annotations (and, for a claim that
+// recorded it, karpenter.sh/nodeclaim-min-values-relaxed, as Karpenter annotates every NodeClaim and its
+// Node), taints and startup taints, and the extended resources (not cpu, memory, pods,
+// ephemeral-storage or hugepages) the claim's pods requested.
 func ExpectedFor(c state.Claim, pool scheduling.NodePool) Expected {
 	exp := Expected{ProviderID: c.NodeProviderID(), Labels: map[string]string{}, Annotations: maps.Clone(pool.Annotations),
 		Taints: pool.Taints, StartupTaints: pool.StartupTaints}
@@ -28,6 +31,12 @@ func ExpectedFor(c state.Claim, pool scheduling.NodePool) Expected {
 	}
 	maps.Copy(exp.Labels, pool.Labels)
 	maps.Copy(exp.Labels, c.Labels)
+	if c.MinValuesRelaxed != nil {
+		if exp.Annotations == nil {
+			exp.Annotations = map[string]string{}
+		}
+		exp.Annotations[apis.NodeClaimMinValuesRelaxedAnnotationKey] = strconv.FormatBool(*c.MinValuesRelaxed)
+	}
 	set := func(k, v string) {
 		if v != "" {
 			exp.Labels[k] = v

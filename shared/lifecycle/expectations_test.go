@@ -47,3 +47,17 @@ func TestInstanceID(t *testing.T) {
 		assert.Equal(t, want, instanceID(in), in)
 	}
 }
+
+// A claim recorded with its minValues outcome annotates its Node as Karpenter annotates a NodeClaim's
+// (karpenter.sh/nodeclaim-min-values-relaxed "true" or "false"); a claim recorded before that was kept
+// annotates nothing.
+func TestExpectedForAnnotatesWhetherMinValuesWereRelaxed(t *testing.T) {
+	pool := scheduling.NodePool{Name: "default", Annotations: map[string]string{"team": "ml"}}
+	for relaxed, want := range map[bool]string{true: "true", false: "false"} {
+		c := state.Claim{NodePool: "default", MinValuesRelaxed: &relaxed}
+		exp := ExpectedFor(c, pool)
+		assert.Equal(t, map[string]string{"team": "ml", "karpenter.sh/nodeclaim-min-values-relaxed": want}, exp.Annotations)
+	}
+	assert.Equal(t, map[string]string{"team": "ml"}, ExpectedFor(state.Claim{NodePool: "default"}, pool).Annotations)
+	assert.Equal(t, map[string]string{"team": "ml"}, pool.Annotations, "the NodePool's own annotations are not changed")
+}

@@ -177,6 +177,7 @@ type rig struct {
 	instances listedInstances
 	templates UnusedTemplates
 	profiles  UnusedProfiles
+	namer     InstanceNamer
 	now       time.Time
 }
 
@@ -188,7 +189,7 @@ func newRig(t *testing.T, claims ...state.Claim) *rig {
 func (r *rig) run(t *testing.T) RunReport {
 	t.Helper()
 	runner := NewRunner(RunnerConfig{}, RunnerDeps{Store: r.store, Nodes: r.nodes, NodeActions: r.writer,
-		Instances: r.instances, Terminations: r.queue, Templates: r.templates, Profiles: r.profiles,
+		Instances: r.instances, Terminations: r.queue, Templates: r.templates, Profiles: r.profiles, Namer: r.namer,
 		Now: func() time.Time { return r.now }})
 	rep, err := runner.Run(context.Background(), "run-1")
 	if r.instances.err == nil {

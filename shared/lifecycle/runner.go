@@ -123,7 +123,7 @@ type RunnerConfig struct {
 // RunnerDeps are the adapters a pass goes through. With a clientset c they are, as functions/lifecycle
 // wires them: Store *state.Store, Nodes c.CoreV1().Nodes(), NodeActions kube.NewActions(c), Instances
 // *instance.Launcher, Events *kube.Recorder, Terminations *termination.Sender, Templates
-// *launchtemplate.Provider, Profiles *nodeclass.Profiles, Now time.Now.
+// *launchtemplate.Provider, Profiles *nodeclass.Profiles, Namer *instance.Launcher, Now time.Now.
 type RunnerDeps struct {
 	Store       Store
 	Nodes       NodeLister
@@ -144,7 +144,9 @@ type RunnerDeps struct {
 	// (see recordDiedAtLaunch); nil skips that part.
 	GoneReasons GoneReasons
 	Unavailable LaunchFailures
-	Now         func() time.Time
+	// Namer gives the instances of registered claims the Name tag (see nameInstances); nil skips that part.
+	Namer InstanceNamer
+	Now   func() time.Time
 }
 
 // Prices is the hourly price of an offering; *pricing.Provider is one.
@@ -302,6 +304,7 @@ func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
 	p.repair(ctx)
 	p.releaseDeletedNodes(ctx)
 	p.houseKeep(ctx)
+	p.nameInstances(ctx)
 	rep.Joining = p.joining()
 	return nil
 }

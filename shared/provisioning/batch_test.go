@@ -83,7 +83,9 @@ func TestGroupClaimsBatchesIdenticalLaunchesInOrder(t *testing.T) {
 	}
 	reserved := claim("r1", "a", "us-east-1a", "m5.large")
 	reserved.ReservationID = "cr-1"
-	claims = append(claims, reserved)
+	relaxed := claim("x1", "a", "us-east-1a", "m5.large")
+	relaxed.MinValuesRelaxed = true // launches without the fleet context
+	claims = append(claims, reserved, relaxed)
 	names := func(groups [][]scheduling.ClaimPlan) [][]string {
 		var out [][]string
 		for _, g := range groups {
@@ -95,8 +97,8 @@ func TestGroupClaimsBatchesIdenticalLaunchesInOrder(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, [][]string{{"a1", "a2", "a5"}, {"a6"}, {"b1"}, {"a3"}, {"a4"}, {"r1"}}, names(groupClaims(claims, 3)),
-		"only the same pool, requirements, options and reservation share a batch; a batch holds at most 3")
+	assert.Equal(t, [][]string{{"a1", "a2", "a5"}, {"a6"}, {"b1"}, {"a3"}, {"a4"}, {"r1"}, {"x1"}}, names(groupClaims(claims, 3)),
+		"only the same pool, requirements, options, reservation and relaxed minValues share a batch; a batch holds at most 3")
 	assert.Len(t, groupClaims(claims, 0), len(claims), "a bound below one launches each claim alone")
 }
 

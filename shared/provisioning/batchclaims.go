@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/state"
 )
@@ -33,7 +31,7 @@ func (b batchLaunch) run(ctx context.Context) ([]*LaunchedClaim, []error) {
 	first := b.claims[0]
 	cp, nc := first.target.claim, first.target.class.nc
 	req := instance.Request{Cluster: first.target.cluster.Name, Claim: first.batch, NodePool: cp.NodePool, NodeClass: nc.Name,
-		Tags: nc.Spec.Tags, Context: aws.ToString(nc.Spec.Context)}
+		Tags: nc.Spec.Tags, Context: fleetContext(cp, nc)}
 	plan, err := buildLaunchPlan(ctx, first.templates, first.target, req)
 	if err == nil && len(plan.Reserved)+len(plan.Spot)+len(plan.OnDemand) == 0 {
 		err = errors.New("no offering of its instance types has a subnet and an AMI")

@@ -8,7 +8,7 @@ import (
 
 // launchKey is what makes two planned claims' launches identical: the same NodePool (so the same node
 // class, template labels, taints and tags), requirements (zones, capacity types, labels), instance-type
-// options and reservation. Such claims can share one CreateFleet; their pods and requests may differ,
+// options, reservation and relaxed minValues (a relaxed claim launches without the fleet context). Such claims can share one CreateFleet; their pods and requests may differ,
 // which only their own claim records hold.
 func launchKey(cp scheduling.ClaimPlan) string {
 	b, err := json.Marshal(struct {
@@ -16,7 +16,8 @@ func launchKey(cp scheduling.ClaimPlan) string {
 		Requirements  []scheduling.NodeSelectorRequirement
 		Options       []string
 		ReservationID string
-	}{cp.NodePool, cp.Requirements, cp.InstanceTypeOptions, cp.ReservationID})
+		Relaxed       bool
+	}{cp.NodePool, cp.Requirements, cp.InstanceTypeOptions, cp.ReservationID, cp.MinValuesRelaxed})
 	if err != nil { // plain strings and slices of them always marshal; keep such a claim alone
 		return "unbatchable/" + cp.Name
 	}

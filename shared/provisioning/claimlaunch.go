@@ -9,8 +9,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/launchtemplate"
+	"github.com/nodewright/nodewright/shared/scheduling"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -71,7 +73,7 @@ func (l *claimLaunch) record(ctx context.Context) (map[string]string, error) {
 func (l claimLaunch) launch(ctx context.Context, labels map[string]string) (*LaunchedClaim, error) {
 	cp, nc := l.target.claim, l.target.class.nc
 	req := instance.Request{Cluster: l.target.cluster.Name, Claim: l.name, NodePool: cp.NodePool, NodeClass: nc.Name,
-		Tags: nc.Spec.Tags, Context: aws.ToString(nc.Spec.Context)}
+		Tags: nc.Spec.Tags, Context: fleetContext(cp, nc)}
 	plan, err := l.plan(ctx, req)
 	if err != nil {
 		return nil, err
@@ -201,9 +203,10 @@ func (l claimLaunch) create(ctx context.Context, labels map[string]string) (stri
 // pendingClaim is the claim record written before the launch, under name.
 func (l claimLaunch) pendingClaim(name string, labels map[string]string) state.Claim {
 	cp, nc := l.target.claim, l.target.class.nc
+	relaxed := cp.MinValuesRelaxed
 	c := state.Claim{Name: name, NodePool: cp.NodePool, NodeClass: nc.Name, Lifecycle: state.Pending, Labels: labels,
 		Requests: requestStrings(cp.Requests), InstanceTypes: cp.InstanceTypeOptions, ReservationID: cp.ReservationID,
-		Replaces: l.replaces, Batch: l.batch}
+		Replaces: l.replaces, Batch: l.batch, MinValuesRelaxed: &relaxed}
 	l.stamp.stampCreated(&c)
 	return c
 }
@@ -321,4 +324,14 @@ func reservationType(plan LaunchPlan, id string) string {
 		}
 	}
 	return ""
+}
+
+// fleetContext is the CreateFleet context of the claim's launch: the node class's, except for a claim
+// whose minValues were relaxed (MIN_VALUES_POLICY BestEffort), which launches without one, as Karpenter's
+// does.
+func fleetContext(cp scheduling.ClaimPlan, nc *apis.EC2NodeClass) string {
+	if cp.MinValuesRelaxed {
+		return ""
+	}
+	return aws.ToString(nc.Spec.Context)
 }

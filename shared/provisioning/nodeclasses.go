@@ -10,6 +10,7 @@ import (
 	"github.com/nodewright/nodewright/shared/instancetypes"
 	"github.com/nodewright/nodewright/shared/nodeclass"
 	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/settings"
 )
 
 // NodeClassResolver resolves an EC2NodeClass against the account; *nodeclass.Resolver satisfies it.
@@ -50,7 +51,7 @@ func prepareClasses(ctx context.Context, r NodeClassResolver, cat *instancetypes
 	for _, p := range cfg.pools {
 		name := NodeClassRefName(p)
 		if _, done := classes[name]; !done && failed[name] == "" {
-			rc, why, readFailed := prepareClass(ctx, r, cat, prices, cfg.nodeClasses[name], name, k8sVersion)
+			rc, why, readFailed := prepareClass(ctx, r, cat, prices, cfg.nodeClasses[name], name, k8sVersion, cfg.settings)
 			if why != "" {
 				failed[name] = why
 				problems = append(problems, why)
@@ -72,10 +73,12 @@ func prepareClasses(ctx context.Context, r NodeClassResolver, cat *instancetypes
 	return classes, pools, problems, failed, unresolved
 }
 
-// prepareClass resolves one class; why says what makes it unusable, and readFailed that resolving it
-// failed (an AWS read past its retries), not the class: another run may well succeed.
+// prepareClass resolves one class and builds its instance types with the deployment's VM memory overhead
+// and reserved ENIs, and its capacity reservations unless the ReservedCapacity gate is off; why says what
+// makes it unusable, and readFailed that resolving it failed (an AWS read past its retries), not the
+// class: another run may well succeed.
 func prepareClass(ctx context.Context, r NodeClassResolver, cat *instancetypes.Catalog, prices instancetypes.Prices,
-	nc *apis.EC2NodeClass, name, k8sVersion string) (rc *readyClass, why string, readFailed bool) {
+	nc *apis.EC2NodeClass, name, k8sVersion string, s settings.Settings) (rc *readyClass, why string, readFailed bool) {
 	if nc == nil {
 		return nil, fmt.Sprintf("EC2NodeClass %q is not configured", name), false
 	}
@@ -90,11 +93,15 @@ func prepareClass(ctx context.Context, r NodeClassResolver, cat *instancetypes.C
 	if err != nil {
 		return nil, err.Error(), false
 	}
+	overhead := s.VMMemoryOverheadPercent
+	cfg.VMMemoryOverheadPercent, cfg.ReservedENIs = &overhead, s.ReservedENIs
 	subnets := nodeclass.BestPerZone(res.Subnets)
 	zones := slices.Sorted(maps.Keys(subnets))
-	reservations := make([]instancetypes.Reservation, 0, len(res.CapacityReservations))
-	for _, cr := range res.CapacityReservations {
-		reservations = append(reservations, instancetypes.Reservation{ID: cr.ID, InstanceType: cr.InstanceType, Zone: cr.AvailabilityZone, Available: cr.Available})
+	var reservations []instancetypes.Reservation
+	if s.FeatureGates.ReservedCapacity {
+		for _, cr := range res.CapacityReservations {
+			reservations = append(reservations, instancetypes.Reservation{ID: cr.ID, InstanceType: cr.InstanceType, Zone: cr.AvailabilityZone, Available: cr.Available})
+		}
 	}
 	types, _, err := cat.BuildWithReservations(cfg, prices, zones, reservations)
 	if err != nil {

@@ -8,12 +8,14 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nodewright/nodewright/shared/instancetypes"
 	"github.com/nodewright/nodewright/shared/launchtemplate"
 	"github.com/nodewright/nodewright/shared/runbudget"
 	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/sqsbatch"
 	"github.com/nodewright/nodewright/shared/state"
 )
@@ -27,9 +29,6 @@ const (
 	// DefaultLaunchMargin is how much time must be left before the deadline to start a launch: a claim
 	// write, a template, up to MaxLaunchAttempts CreateFleet calls and the claim update.
 	DefaultLaunchMargin = 20 * time.Second
-	// DefaultBatchIdle: Karpenter waits for 1 s without new pending pods (at most 10 s); the webhook
-	// tells Nodewright about each pod as it is marked, so half of that is enough to catch a burst.
-	DefaultBatchIdle = 500 * time.Millisecond
 	// DefaultColdRunEstimate is how long a run is assumed to take before this process measured one (see
 	// Handle): 1.5 times the provisioner's target at the largest tier (20 s at 150,000 pods, issue #23),
 	// for a cold process whose first reads are its slowest.
@@ -69,9 +68,6 @@ type Config struct {
 	// deadline (every Lambda invocation) holds it until then and no longer (state.LeaseTTLFor).
 	// LaunchMargin: see DefaultLaunchMargin.
 	LeaseTTL, LaunchMargin time.Duration
-	// BatchIdle is how long after the newest queue message a run waits before its snapshot, so a burst
-	// of pods is solved at once (see Handle); DefaultBatchIdle when zero, none when negative.
-	BatchIdle time.Duration
 	// Retry says how soon a batch handed back to SQS comes again (see BatchResponse).
 	Retry sqsbatch.Policy
 	// ColdRunEstimate: see DefaultColdRunEstimate.
@@ -117,6 +113,8 @@ type Provisioner struct {
 	failures failureMemo
 	// runs measures how long this process's runs take, so Handle starts another only if it fits.
 	runs runbudget.Meter
+	// settings are those the last configuration read found (batchSettings).
+	settings atomic.Pointer[settings.Settings]
 }
 
 // New returns a provisioner. Zero durations in cfg take their defaults.
@@ -126,9 +124,6 @@ func New(cfg Config, deps Dependencies) *Provisioner {
 	}
 	if cfg.LaunchMargin <= 0 {
 		cfg.LaunchMargin = DefaultLaunchMargin
-	}
-	if cfg.BatchIdle == 0 {
-		cfg.BatchIdle = DefaultBatchIdle
 	}
 	if cfg.ColdRunEstimate <= 0 {
 		cfg.ColdRunEstimate = DefaultColdRunEstimate
@@ -182,6 +177,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 		return err
 	}
 	cfg, snap, claims, unavailable := in.cfg, in.snap, in.claims, in.unavailable
+	p.remember(cfg.settings)
 	rep.Errors = append(rep.Errors, in.problems...)
 	for _, err := range in.badFailures {
 		rep.Errors = append(rep.Errors, err.Error())
@@ -218,7 +214,8 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 	input := scheduling.Input{Pods: pods, Nodes: withoutDisrupted(existingNodes(snap, index), disrupted), InFlight: inFlight,
 		NodePools: pools, DaemonSets: snap.DaemonSets, Unavailable: unavailable,
 		PersistentVolumeClaims: snap.PVCs, PersistentVolumes: snap.PVs,
-		StorageClasses: snap.StorageClasses, Namespaces: snap.Namespaces}
+		StorageClasses: snap.StorageClasses, Namespaces: snap.Namespaces,
+		MinValuesPolicy: scheduling.MinValuesPolicy(cfg.settings.MinValuesPolicy), IgnorePreferences: cfg.settings.IgnorePreferences()}
 	plan, err := scheduling.Solve(input)
 	rep.SolveDuration = p.deps.Now().Sub(start)
 	if err != nil {

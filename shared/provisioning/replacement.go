@@ -10,6 +10,7 @@ import (
 	"github.com/nodewright/nodewright/shared/instancetypes"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -49,6 +50,7 @@ func (p *Provisioner) PrepareLaunches(ctx context.Context) (*Launches, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.remember(cfg.settings)
 	cat, err := p.readCatalog(ctx)
 	if err != nil {
 		return nil, err
@@ -74,6 +76,9 @@ func (p *Provisioner) PrepareLaunches(ctx context.Context) (*Launches, error) {
 	}
 	return l, nil
 }
+
+// Settings are the deployment's settings as this read found them (settings.Default when none are stored).
+func (l *Launches) Settings() settings.Settings { return l.cfg.settings }
 
 // ClassBackoff says whether the EC2NodeClass of nodePool is backing off at now, as a provisioning run
 // judges it (instances died at launch since a node of the class, among claims, last initialized): a

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -24,6 +25,8 @@ type runConfig struct {
 	nodeClasses map[string]*apis.EC2NodeClass
 	classHash   map[string]string       // EC2NodeClass → drift hash
 	lifetimes   map[string]poolLifetime // NodePool → expireAfter and terminationGracePeriod
+	// settings are the deployment's settings (settings.Default when none are stored).
+	settings settings.Settings
 }
 
 // stamp is what a claim of pool, launched now, records of the configuration (see claimStamp).
@@ -32,9 +35,11 @@ func (cfg runConfig) stamp(pool scheduling.NodePool) claimStamp {
 		lifetime: cfg.lifetimes[pool.Name]}
 }
 
-// readConfig reads every NodePool and EC2NodeClass. An item that does not decode, or a NodePool the
-// scheduler cannot use, is left out and named in problems; failing to read the table is an error (a run
-// never decides on incomplete data).
+// readConfig reads every NodePool and EC2NodeClass, and the settings. An item that does not decode, or a
+// NodePool the scheduler cannot use, is left out and named in problems; settings that do not decode or
+// validate are named there too, and the defaults stand in (the CDK app validated what it stored, so that
+// is a table written by other means). Failing to read the table is an error (a run never decides on
+// incomplete data).
 func readConfig(ctx context.Context, r ConfigReader) (cfg runConfig, problems []string, err error) {
 	items, err := r.ListConfig(ctx, "")
 	if err != nil {
@@ -42,6 +47,7 @@ func readConfig(ctx context.Context, r ConfigReader) (cfg runConfig, problems []
 	}
 	cfg.poolHash, cfg.nodeClasses, cfg.classHash = map[string]string{}, map[string]*apis.EC2NodeClass{}, map[string]string{}
 	cfg.lifetimes, cfg.nodePools = map[string]poolLifetime{}, map[string]*apis.NodePool{}
+	cfg.settings = settings.Default()
 	var objs apis.Objects
 	for _, it := range items {
 		switch it.Kind {
@@ -63,6 +69,13 @@ func readConfig(ctx context.Context, r ConfigReader) (cfg runConfig, problems []
 			}
 			cfg.nodeClasses[nc.Name] = nc
 			cfg.classHash[nc.Name] = it.DriftHash
+		case state.KindSettings:
+			s, err := decodeSettings(it)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("Settings %s: %v; the defaults apply", it.Name, err))
+				continue
+			}
+			cfg.settings = s
 		default:
 			problems = append(problems, fmt.Sprintf("configuration item %s/%s: unknown kind", it.Kind, it.Name))
 		}
@@ -76,6 +89,18 @@ func readConfig(ctx context.Context, r ConfigReader) (cfg runConfig, problems []
 		cfg.pools = append(cfg.pools, pools...)
 	}
 	return cfg, problems, nil
+}
+
+// decodeSettings reads and validates a stored settings item.
+func decodeSettings(it state.ConfigItem) (settings.Settings, error) {
+	var s settings.Settings
+	if err := json.Unmarshal([]byte(it.Spec), &s); err != nil {
+		return settings.Settings{}, fmt.Errorf("decoding stored settings: %w", err)
+	}
+	if err := s.Validate(); err != nil {
+		return settings.Settings{}, err
+	}
+	return s, nil
 }
 
 // ReadNodePools reads the stored NodePools as a provisioning run sees them, for callers that need the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -22,7 +23,9 @@ type Trigger struct {
 	Messages int
 	// NewestSent is when the batch's newest message was sent (zero for the schedule, or when no message
 	// says), so a batch whose pods a completed run already saw can be acknowledged without a solve.
-	NewestSent time.Time
+	// OldestSent is when its oldest was (zero likewise): the batch window never reaches past
+	// BatchMaxDuration after it.
+	NewestSent, OldestSent time.Time
 	// Urgent is set when a message asks for replacement capacity for a disrupted claim (an interruption's
 	// deadline is running): the run does not wait for a burst to settle.
 	Urgent bool
@@ -73,6 +76,9 @@ func TriggerOf(payload []byte) Trigger {
 		if sent.After(t.NewestSent) {
 			t.NewestSent = sent
 		}
+		if t.OldestSent.IsZero() || sent.Before(t.OldestSent) {
+			t.OldestSent = sent
+		}
 		if body.Claim == "" && body.Namespace != "" && body.Name != "" {
 			t.Pods = append(t.Pods, PodKey{Namespace: body.Namespace, Name: body.Name, UID: body.UID})
 			continue
@@ -84,7 +90,7 @@ func TriggerOf(payload []byte) Trigger {
 		}
 	}
 	if !timed {
-		t.NewestSent = time.Time{}
+		t.NewestSent, t.OldestSent = time.Time{}, time.Time{}
 	}
 	if !othersTimed {
 		t.NewestOther = time.Time{}
@@ -103,6 +109,8 @@ type Outcome struct {
 	// included).
 	Report Report
 	Runs   int
+	// Waited is how long the first run waited, holding the lease, for the burst to settle (quietWait).
+	Waited time.Duration
 	// Launched are the claims every run of the invocation launched (Report has the last run's).
 	Launched []LaunchedClaim
 	Err      error
@@ -116,12 +124,27 @@ type Outcome struct {
 	Unsatisfied bool
 }
 
-// quietWait is how long a run for t, starting at now, waits before its snapshot.
-func quietWait(t Trigger, now time.Time, idle time.Duration) time.Duration {
-	if !t.Queue() || t.Urgent || t.NewestSent.IsZero() || idle <= 0 {
+// batchWindow is Karpenter's batching of pending pods: a run waits until idle has passed since the
+// newest pod, but never past max after the oldest (BATCH_IDLE_DURATION, BATCH_MAX_DURATION).
+type batchWindow struct{ idle, max time.Duration }
+
+// windowOf is the batch window of s.
+func windowOf(s settings.Settings) batchWindow {
+	return batchWindow{idle: s.BatchIdleDuration, max: s.BatchMaxDuration}
+}
+
+// quietWait is how long a run for t, starting at now, waits before its snapshot: until w.idle after the
+// batch's newest message and no later than w.max after its oldest, never longer than w.idle from now.
+// The schedule, an urgent batch and one whose messages do not all say when they were sent never wait.
+func quietWait(t Trigger, now time.Time, w batchWindow) time.Duration {
+	if !t.Queue() || t.Urgent || t.NewestSent.IsZero() || w.idle <= 0 {
 		return 0
 	}
-	return max(min(t.NewestSent.Add(idle).Sub(now), idle), 0)
+	until := t.NewestSent.Add(w.idle)
+	if w.max > 0 && !t.OldestSent.IsZero() && t.OldestSent.Add(w.max).Before(until) {
+		until = t.OldestSent.Add(w.max)
+	}
+	return max(min(until.Sub(now), w.idle), 0)
 }
 
 // markSnapshot records that a run over a snapshot taken at start, whose pods were listed at revision

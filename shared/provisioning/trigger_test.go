@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/settings"
 )
 
 // countingCluster counts snapshots: one per run that got past the lease and the config.
@@ -44,6 +45,7 @@ func TestTriggerOf(t *testing.T) {
 	tr := TriggerOf(batch(t, t0, t0.Add(2*time.Second), t0.Add(time.Second)))
 	assert.Equal(t, 3, tr.Messages)
 	assert.True(t, tr.NewestSent.Equal(t0.Add(2*time.Second)), "the newest message decides: %s", tr.NewestSent)
+	assert.True(t, tr.OldestSent.Equal(t0), "the oldest message bounds the batch window: %s", tr.OldestSent)
 
 	assert.False(t, TriggerOf([]byte(`{"source":"aws.scheduler","detail-type":"Scheduled Event"}`)).Queue(), "a schedule event")
 	assert.False(t, TriggerOf([]byte(`not json`)).Queue())
@@ -52,6 +54,7 @@ func TestTriggerOf(t *testing.T) {
 	tr = TriggerOf([]byte(noTime))
 	assert.Equal(t, 2, tr.Messages)
 	assert.True(t, tr.NewestSent.IsZero(), "a message without any time makes the batch uncoalescable")
+	assert.True(t, tr.OldestSent.IsZero())
 
 	replacement := `{"Records":[{"messageId":"1","body":"{\"cluster\":\"demo\",\"claim\":\"default-abcde\",\"reason\":\"SpotInterruption\"}"},` +
 		`{"messageId":"2","body":"{\"cluster\":\"demo\",\"name\":\"p\"}"}]}`
@@ -113,23 +116,45 @@ func TestHandleDoesNotMarkAFailedSnapshot(t *testing.T) {
 
 func TestQuietWait(t *testing.T) {
 	now := time.UnixMilli(1_700_000_000_000)
-	idle := 500 * time.Millisecond
-	queue := func(sent time.Time) Trigger { return Trigger{Messages: 1, NewestSent: sent} }
-	assert.Equal(t, 400*time.Millisecond, quietWait(queue(now.Add(-100*time.Millisecond)), now, idle), "the rest of the window")
-	assert.Equal(t, time.Duration(0), quietWait(queue(now.Add(-time.Second)), now, idle), "an old burst has settled")
-	assert.Equal(t, idle, quietWait(queue(now.Add(time.Hour)), now, idle), "a clock skewed into the future waits at most the window")
-	assert.Equal(t, time.Duration(0), quietWait(Trigger{}, now, idle), "the schedule never waits")
-	assert.Equal(t, time.Duration(0), quietWait(Trigger{Messages: 3}, now, idle), "a batch without times does not wait")
-	assert.Equal(t, time.Duration(0), quietWait(queue(now), now, -1), "disabled")
+	w := batchWindow{idle: 500 * time.Millisecond, max: 10 * time.Second}
+	queue := func(sent time.Time) Trigger { return Trigger{Messages: 1, NewestSent: sent, OldestSent: sent} }
+	assert.Equal(t, 400*time.Millisecond, quietWait(queue(now.Add(-100*time.Millisecond)), now, w), "the rest of the window")
+	assert.Equal(t, time.Duration(0), quietWait(queue(now.Add(-time.Second)), now, w), "an old burst has settled")
+	assert.Equal(t, w.idle, quietWait(queue(now.Add(time.Hour)), now, w), "a clock skewed into the future waits at most the window")
+	assert.Equal(t, time.Duration(0), quietWait(Trigger{}, now, w), "the schedule never waits")
+	assert.Equal(t, time.Duration(0), quietWait(Trigger{Messages: 3}, now, w), "a batch without times does not wait")
+	assert.Equal(t, time.Duration(0), quietWait(queue(now), now, batchWindow{max: time.Second}), "no idle duration: no wait")
 	urgent := queue(now)
 	urgent.Urgent = true
-	assert.Equal(t, time.Duration(0), quietWait(urgent, now, idle), "a replacement request never waits")
+	assert.Equal(t, time.Duration(0), quietWait(urgent, now, w), "a replacement request never waits")
+
+	// BATCH_MAX_DURATION: the window never reaches past max after the batch's oldest message.
+	long := Trigger{Messages: 2, NewestSent: now.Add(-100 * time.Millisecond), OldestSent: now.Add(-9800 * time.Millisecond)}
+	assert.Equal(t, 200*time.Millisecond, quietWait(long, now, w), "100 ms after the newest, 9.8 s after the oldest: 200 ms to the max")
+	long.OldestSent = now.Add(-12 * time.Second)
+	assert.Equal(t, time.Duration(0), quietWait(long, now, w), "the oldest pod has waited past the max already")
+}
+
+// The batch window comes from the stored settings: batchIdleDuration 0s means no wait at all.
+func TestHandleWaitsAsTheStoredSettingsSay(t *testing.T) {
+	ctx := context.Background()
+	sent := time.Now()
+	for idle, waits := range map[time.Duration]bool{0: false, 2 * time.Second: true} {
+		s := settings.Default()
+		s.BatchIdleDuration = idle
+		w := settingsWorld(t, &countingCluster{fakeCluster: fakeCluster{snap: pendingSnapshot()}}, poolAndClass, &s)
+		out := w.p.Handle(ctx, "run-1", TriggerOf(batch(t, sent)))
+		require.NoError(t, out.Err)
+		assert.Equal(t, waits, out.Waited > 0, "idle %s: waited %s", idle, out.Waited)
+		assert.LessOrEqual(t, out.Waited, idle)
+	}
 }
 
 func TestHandleWaitsForABurstToSettle(t *testing.T) {
 	ctx := context.Background()
-	w := newTestProvisioner(t, &countingCluster{fakeCluster: fakeCluster{snap: pendingSnapshot()}})
-	w.p.cfg.BatchIdle = 300 * time.Millisecond
+	s := settings.Default()
+	s.BatchIdleDuration = 300 * time.Millisecond
+	w := settingsWorld(t, &countingCluster{fakeCluster: fakeCluster{snap: pendingSnapshot()}}, poolAndClass, &s)
 	start := time.Now()
 	out := w.p.Handle(ctx, "run-1", TriggerOf(batch(t, start.Add(-100*time.Millisecond))))
 	require.NoError(t, out.Err)

@@ -56,9 +56,10 @@ const (
 //
 // A queue run lets a burst of pending pods finish arriving before its snapshot: kube-scheduler marks a
 // scaled-up deployment's pods one by one as the ReplicaSet creates them, and one solve over all of them
-// packs better than one per message batch. Holding the lease, the first run waits until BatchIdle has
-// passed since the newest message was sent (never longer than BatchIdle); the schedule, later runs and
-// replacement requests (an interruption's clock is running) never wait.
+// packs better than one per message batch. Holding the lease, the first run waits until the stored
+// settings' batchIdleDuration has passed since the newest message was sent (never longer than that, and
+// never past batchMaxDuration after the oldest: see quietWait and batchSettings); the schedule, later
+// runs and replacement requests (an interruption's clock is running) never wait.
 func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outcome {
 	out := Outcome{Trigger: t}
 	if t.Queue() {
@@ -68,7 +69,8 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outco
 		}
 		out.Mark = mark
 	}
-	quiet := quietWait(t, p.deps.Now(), p.cfg.BatchIdle)
+	quiet := quietWait(t, p.deps.Now(), windowOf(p.batchSettings(ctx, t)))
+	out.Waited = quiet
 	for {
 		out.Runs++
 		out.Report, out.Err = p.runAfter(ctx, fmt.Sprintf("%s#%d", runID, out.Runs), quiet)

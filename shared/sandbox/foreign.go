@@ -27,7 +27,7 @@ const (
 	karpenterTagNodeClass = instance.KarpenterTagNodeClass
 	karpenterTagNodeClaim = instance.KarpenterTagNodeClaim
 	// karpenterTagLTCluster is the cluster tag Karpenter v1.0 puts on its launch templates.
-	karpenterTagLTCluster = "karpenter.k8s.aws/cluster"
+	karpenterTagLTCluster = instance.KarpenterTagTemplateCluster
 	eksTagClusterName     = instance.TagEKSClusterName
 	karpenterFinalizer    = "karpenter.sh/termination"
 )
@@ -156,19 +156,6 @@ func (s *Sandbox) foreignInstancesTerminated(ctx context.Context, ids []string) 
 	return gone, nil
 }
 
-// karpenterCollects reports whether Karpenter's instance garbage collection lists an instance with tags
-// as its own: both of its tag keys and its cluster tag (v1.1 and later: eks:eks-cluster-name=<cluster>;
-// v1.0: the kubernetes.io/cluster/<cluster> key). Such an instance is terminated, and its Node deleted,
-// when no NodeClaim of Karpenter's stands for it. The test is made here rather than with Karpenter's
-// DescribeInstances filters because moto keeps only the last of several filters of one name (two
-// tag-key filters), so it would answer a different question than EC2 does.
-func karpenterCollects(tags map[string]string, cluster string) bool {
-	_, pool := tags[karpenterTagNodePool]
-	_, class := tags[karpenterTagNodeClass]
-	_, v10 := tags[kubernetesClusterTag(cluster)]
-	return pool && class && (tags[eksTagClusterName] == cluster || v10)
-}
-
 // ownInstancesMatchingKarpenterDiscovery lists the live instances that are not foreign (listed in foreign
 // or launched as another provisioner's) and that Karpenter's garbage collection would list: Nodewright's
 // instances Karpenter would terminate.
@@ -191,7 +178,10 @@ func (s *Sandbox) ownInstancesMatchingKarpenterDiscovery(ctx context.Context, fo
 				for _, t := range i.Tags {
 					tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
 				}
-				if id := aws.ToString(i.InstanceId); !skip[id] && !s.agent.isForeign(id) && karpenterCollects(tags, Cluster) {
+				// Judged on the tags rather than with Karpenter's DescribeInstances filters: moto keeps only
+				// the last of several filters of one name (two tag-key filters), so it would answer a
+				// different question than EC2 does.
+				if id := aws.ToString(i.InstanceId); !skip[id] && !s.agent.isForeign(id) && instance.KarpenterCollectsInstance(tags, Cluster) {
 					skip[id] = true
 					ids = append(ids, id)
 				}

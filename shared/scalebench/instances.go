@@ -92,9 +92,13 @@ func runInstances(ctx context.Context, e *ec2.Client, specs []launchSpec) ([]Ins
 		}
 	}
 	err = parallel(ctx, len(specs), 8, func(ctx context.Context, i int) error {
+		// Named after their Nodes already, as the lifecycle names a cluster's instances once they joined:
+		// the measured sweeps are a steady cluster's, not the one-off naming after an upgrade.
 		_, err := e.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{out[i].ID}, Tags: []ec2types.Tag{
 			{Key: aws.String(instance.TagNodePool), Value: aws.String(specs[i].NodePool)},
-			{Key: aws.String(instance.TagNodeClaim), Value: aws.String(specs[i].Claim)}}})
+			{Key: aws.String(instance.KarpenterTagNodePool), Value: aws.String(specs[i].NodePool)},
+			{Key: aws.String(instance.TagNodeClaim), Value: aws.String(specs[i].Claim)},
+			{Key: aws.String(instance.TagName), Value: aws.String(out[i].PrivateDNS)}}})
 		return err
 	})
 	return out, err

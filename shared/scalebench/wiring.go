@@ -127,7 +127,7 @@ func wireLifecycle(p parts) (invocation, error) {
 		GoneReasons: launcher, Unavailable: p.store, Events: kube.NewRecorder(p.client, kube.RecorderOptions{Instance: "lifecycle"}),
 		Prices: prices, Terminations: termination.NewSender(sqs.NewFromConfig(p.cfg), p.queues.Queues.Termination),
 		Templates: launchtemplate.New(e, Cluster, time.Now), Profiles: nodeclass.NewProfiles(iam.NewFromConfig(p.cfg), Cluster, p.cfg.Region),
-		Now: time.Now})
+		Namer: launcher, Now: time.Now})
 	return func(ctx context.Context, runID string) (string, error) {
 		rep, err := r.Run(ctx, runID) // one pass
 		detail := fmt.Sprintf("lease %t, registered %d, initialized %d, handed over %d, joining %d, deferred %d, errors %d%s %v",

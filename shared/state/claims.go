@@ -55,6 +55,10 @@ type Claim struct {
 	// recorded before the call; empty for a claim launched alone. The batch's instances carry it in their
 	// nodewright.sh/launch-batch tag until each is tagged with its claim, so reconciliation can pair them.
 	Batch string `dynamodbav:"batch,omitempty"`
+	// MinValuesRelaxed says whether the scheduler lowered a requirement's minValues to launch the claim
+	// (MIN_VALUES_POLICY BestEffort); its Node is annotated karpenter.sh/nodeclaim-min-values-relaxed with
+	// it, as Karpenter annotates every NodeClaim. Nil for claims recorded before it was.
+	MinValuesRelaxed *bool `dynamodbav:"minValuesRelaxed,omitempty"`
 	// Labels are every label the claim's Node will carry, as Karpenter sets them on a NodeClaim: the
 	// NodePool's template labels, its nodepool and node-class labels, the requirement values the pods
 	// packed on the claim narrowed to one (team=a from a pool's "team Exists" and a pod's nodeSelector),

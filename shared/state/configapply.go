@@ -57,7 +57,7 @@ type ApplyResult struct {
 
 // ApplyConfig makes the stored configuration match items: new objects are created, changed ones (by
 // SpecHash) updated with the next version, unchanged ones left alone. With prune, stored objects that are
-// not in items are deleted — except that an EC2NodeClass claims that are not deleted still use is not
+// not in items are deleted (the settings item, KindSettings, never is: no manifest holds it) — except that an EC2NodeClass claims that are not deleted still use is not
 // removed, as Karpenter's finalizer keeps it: then nothing at all is applied and the error, an
 // ErrNodeClassInUse, names each such class and how many claims use it (so does a failure to list the
 // claims). Concurrent writers are detected by version (ErrConflict).
@@ -69,7 +69,9 @@ func (s *Store) ApplyConfig(ctx context.Context, items []ConfigItem, prune bool)
 	}
 	current := map[string]ConfigItem{}
 	for _, c := range stored {
-		current[c.Kind+"/"+c.Name] = c
+		if c.Kind != KindSettings {
+			current[c.Kind+"/"+c.Name] = c
+		}
 	}
 	if prune {
 		if err := s.refuseRemovingUsedClasses(ctx, stored, items); err != nil {

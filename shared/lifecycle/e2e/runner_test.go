@@ -67,10 +67,14 @@ func TestLaunchedClaimIsRegisteredThenInitialized(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, evs.Items, 1, "one Registered Event on the Node")
 
+	assert.NotContains(t, e.instanceTags(t, inst.ID), instance.TagName, "the sweep of run-2 read the claim before it registered")
+
 	rep, err = r.Run(ctx, "run-3")
 	require.NoError(t, err)
 	assert.Equal(t, 0, rep.Initialized)
 	assert.Equal(t, "StartupTaintsExist: node.cilium.io/agent-not-ready:NoExecute", rep.Waiting["gpu-reg01"])
+	assert.Equal(t, 1, rep.InstancesNamed, rep.String())
+	assert.Equal(t, "ip-10-0-1-17.ec2.internal", e.instanceTags(t, inst.ID)[instance.TagName], "the instance is named after its Node")
 
 	require.NoError(t, kube.NewActions(e.kube).Untaint(ctx, n.Name, cilium), "the CNI agent is up")
 	rep, err = r.Run(ctx, "run-4")
@@ -81,7 +85,7 @@ func TestLaunchedClaimIsRegisteredThenInitialized(t *testing.T) {
 	c = e.claim(t, "gpu-reg01")
 	assert.Equal(t, state.Initialized, c.Lifecycle)
 	assert.NotNil(t, c.InitializedAt)
-	assert.Equal(t, 1, e.claimedInstances(t, "gpu-reg01"), "registration never touches the instance")
+	assert.Equal(t, 1, e.claimedInstances(t, "gpu-reg01"), "registration never touches the instance's claim tag")
 }
 
 func TestRunUntilSettledRegistersAndInitializesInOneInvocation(t *testing.T) {

@@ -185,8 +185,9 @@ func (e *env) runner(instances lifecycle.Instances) *lifecycle.Runner {
 func (e *env) runnerWith(rc lifecycle.RunnerConfig, instances lifecycle.Instances) *lifecycle.Runner {
 	cfg := awscalls.Instrument(e.cfg, awscalls.Deployment{Cluster: cluster, Account: awstest.AccountID, Table: "state", Manifests: config,
 		Queues: map[string]string{"Termination": "termination"}}, "lifecycle")
+	launcher := instance.New(ec2.NewFromConfig(cfg), cluster)
 	if instances == nil {
-		instances = instance.New(ec2.NewFromConfig(cfg), cluster)
+		instances = launcher
 	}
 	client := e.fnKube
 	return lifecycle.NewRunner(rc, lifecycle.RunnerDeps{
@@ -197,6 +198,7 @@ func (e *env) runnerWith(rc lifecycle.RunnerConfig, instances lifecycle.Instance
 		Events:       kube.NewRecorder(client, kube.RecorderOptions{Now: e.clock.Now}),
 		Prices:       e.prices,
 		Terminations: termination.NewSender(sqs.NewFromConfig(cfg), e.terminationQueue),
+		Namer:        launcher,
 		Now:          e.clock.Now,
 	})
 }
@@ -296,6 +298,15 @@ func (e *env) claimedInstances(t testing.TB, claim string) int {
 	}
 	require.Equal(t, found, n > 0)
 	return n
+}
+
+// instanceTags are the tags of a live instance of the cluster, as EC2 has them now.
+func (e *env) instanceTags(t testing.TB, id string) map[string]string {
+	t.Helper()
+	live, err := instance.New(e.ec2, cluster).LiveByID(context.Background(), []string{id})
+	require.NoError(t, err)
+	require.Len(t, live, 1, "instance %s is live", id)
+	return live[0].Tags
 }
 
 // pendingClaim writes a claim record as the provisioner does before calling EC2.
