@@ -52,15 +52,12 @@ func (s *prefixSearch) next() []*candidate {
 			return s.list
 		}
 	}
-	for s.lo <= s.hi {
-		mid := (s.lo + s.hi) / 2
+	for {
+		mid := s.step()
 		switch {
-		case !s.e.mightSave(s.list[:mid]):
-			s.hi = mid - 1
-		case mid == len(s.list) && s.whole != nil:
-			o := *s.whole
-			s.whole = nil
-			s.weigh(mid, o)
+		case mid == 0:
+			s.done = true
+			return nil
 		case !s.e.mayRun():
 			s.lo = s.hi + 1 // the budget is spent: keep the best so far
 		default:
@@ -74,8 +71,26 @@ func (s *prefixSearch) next() []*candidate {
 			return s.list[:mid]
 		}
 	}
-	s.done = true
-	return nil
+}
+
+// step moves the search past the prefixes it need not simulate (those the pruner rules out, and the
+// whole list once tried) to the next it would simulate, and returns its length, or 0 when the
+// search is over.
+func (s *prefixSearch) step() int {
+	for s.lo <= s.hi {
+		mid := (s.lo + s.hi) / 2
+		switch {
+		case !s.e.mightSave(s.list[:mid]):
+			s.hi = mid - 1
+		case mid == len(s.list) && s.whole != nil:
+			o := *s.whole
+			s.whole = nil
+			s.weigh(mid, o)
+		default:
+			return mid
+		}
+	}
+	return 0
 }
 
 // guess returns the prefix the search will ask for after the probe in flight, supposing that probe
@@ -101,23 +116,11 @@ func (s *prefixSearch) guess() []*candidate {
 		}
 		c.weigh(c.probe, supposed)
 	}
-	for c.lo <= c.hi {
-		mid := (c.lo + c.hi) / 2
-		switch {
-		case !s.e.mightSave(c.list[:mid]):
-			c.hi = mid - 1
-		case mid == len(c.list) && c.whole != nil:
-			o := *c.whole
-			c.whole = nil
-			c.weigh(mid, o)
-		default:
-			if _, ok := s.guessed[mid]; ok {
-				return nil
-			}
-			return c.list[:mid]
-		}
+	mid := c.step()
+	if _, ok := s.guessed[mid]; mid == 0 || ok {
+		return nil
 	}
-	return nil
+	return c.list[:mid]
 }
 
 // took hands the search the outcome of the prefix next returned.
