@@ -42,7 +42,7 @@ func runPlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset.StringVar(&f.nodes, "nodes", "", "existing nodes `FILE`: a NodeList or multi-document Nodes; pods with spec.nodeName count on them")
 	fset.StringVar(&f.daemonSets, "daemonsets", "", "DaemonSets `FILE`, whose pods add overhead to every node they run on")
 	fset.StringVar(&f.unavailable, "unavailable", "", "JSON `FILE` listing {instanceType, zone, capacityType} offerings with no capacity")
-	fset.StringVar(&f.volumes, "volumes", "", "`FILE` of PersistentVolumeClaims, PersistentVolumes and StorageClasses (kubectl get pvc,pv,sc -A -o yaml); pods' volumes pin their zones")
+	fset.StringVar(&f.volumes, "volumes", "", "`FILE` of PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes (kubectl get pvc,pv,sc,csinode -A -o yaml); pods' volumes pin their zones, CSINodes limit the volumes a node attaches")
 	fset.StringVar(&f.namespaces, "namespaces", "", "Namespaces `FILE` (kubectl get ns -o yaml) whose labels pod affinity namespaceSelectors match")
 	fset.StringVar(&f.output, "o", "table", "output `FORMAT`: table or json")
 	fset.BoolVar(&f.disrupt, "disrupt", false, "consolidation dry run: print every command the disruption function would take, tick after tick, and why each other node is kept")

@@ -86,7 +86,7 @@ func disruptInput(f planFlags, objs apis.Objects, in *scheduling.Input, warn fun
 		Now: time.Now().UTC(), NodePools: pools, PendingPods: in.Pods,
 		InstanceTypes: in.InstanceTypes, DaemonSets: in.DaemonSets, Unavailable: in.Unavailable,
 		Namespaces: in.Namespaces, PersistentVolumeClaims: in.PersistentVolumeClaims,
-		PersistentVolumes: in.PersistentVolumes, StorageClasses: in.StorageClasses,
+		PersistentVolumes: in.PersistentVolumes, StorageClasses: in.StorageClasses, CSINodes: in.CSINodes,
 		MinValuesPolicy: in.MinValuesPolicy,
 		Options:         disruption.Options{SpotToSpotConsolidation: f.spotToSpot},
 	}

@@ -185,8 +185,8 @@ func readDaemonSets(path string, warn func(string)) ([]*appsv1.DaemonSet, error)
 	})
 }
 
-// readVolumes reads PersistentVolumeClaims, PersistentVolumes and StorageClasses from one file (as
-// `kubectl get pvc,pv,storageclass -A -o yaml` prints them) into the solver's input.
+// readVolumes reads PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes from one
+// file (as `kubectl get pvc,pv,storageclass,csinode -A -o yaml` prints them) into the solver's input.
 func readVolumes(path string, in *scheduling.Input, warn func(string)) error {
 	docs, err := readKubeDocs(path)
 	if err != nil {
@@ -204,8 +204,11 @@ func readVolumes(path string, in *scheduling.Input, warn func(string)) error {
 		case "StorageClass":
 			sc := &storagev1.StorageClass{}
 			in.StorageClasses, target = append(in.StorageClasses, sc), sc
+		case "CSINode":
+			csi := &storagev1.CSINode{}
+			in.CSINodes, target = append(in.CSINodes, csi), csi
 		default:
-			return fmt.Errorf("%s: kind %q, want PersistentVolumeClaim, PersistentVolume or StorageClass", d.where, d.kind)
+			return fmt.Errorf("%s: kind %q, want PersistentVolumeClaim, PersistentVolume, StorageClass or CSINode", d.where, d.kind)
 		}
 		strict, err := sigsjson.UnmarshalStrict(d.json, target, sigsjson.DisallowUnknownFields)
 		if err != nil {

@@ -155,6 +155,13 @@ kind: StorageClass
 metadata: {name: gp3}
 provisioner: ebs.csi.aws.com
 volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: storage.k8s.io/v1
+kind: CSINode
+metadata: {name: node-1}
+spec:
+  drivers:
+  - {name: ebs.csi.aws.com, nodeID: i-1, allocatable: {count: 25}}
 `
 	path := filepath.Join(t.TempDir(), "volumes.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
@@ -163,6 +170,8 @@ volumeBindingMode: WaitForFirstConsumer
 	require.Len(t, in.PersistentVolumeClaims, 1)
 	require.Len(t, in.PersistentVolumes, 1)
 	require.Len(t, in.StorageClasses, 1)
+	require.Len(t, in.CSINodes, 1)
+	assert.Equal(t, int32(25), *in.CSINodes[0].Spec.Drivers[0].Allocatable.Count)
 	assert.Equal(t, "pv-1", in.PersistentVolumeClaims[0].Spec.VolumeName)
 
 	pod := schedulingtest.WithClaims(schedulingtest.Pod(schedulingtest.PodOptions{Name: "p", CPU: "1"}), "data")
@@ -175,5 +184,5 @@ volumeBindingMode: WaitForFirstConsumer
 	assert.Equal(t, "us-west-2b", plan.NewClaims[0].Zone, "the offering follows the volume's zone")
 
 	require.NoError(t, os.WriteFile(path, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"), 0o644))
-	assert.ErrorContains(t, readVolumes(path, &in, func(string) {}), `kind "Pod", want PersistentVolumeClaim, PersistentVolume or StorageClass`)
+	assert.ErrorContains(t, readVolumes(path, &in, func(string) {}), `kind "Pod", want PersistentVolumeClaim, PersistentVolume, StorageClass or CSINode`)
 }

@@ -205,6 +205,7 @@ func (r *Runner) fill(w *world, pools []disruption.NodePool, prev *world) {
 	in.PersistentVolumeClaims = snap.PVCs
 	in.PersistentVolumes = snap.PVs
 	in.StorageClasses = snap.StorageClasses
+	in.CSINodes = snap.CSINodes
 	in.Unavailable = w.launches.Unavailable()
 	r.allowances(w)
 }

@@ -79,7 +79,10 @@ type Input struct {
 	PersistentVolumeClaims []*corev1.PersistentVolumeClaim
 	PersistentVolumes      []*corev1.PersistentVolume
 	StorageClasses         []*storagev1.StorageClass
-	MinValuesPolicy        scheduling.MinValuesPolicy
+	// CSINodes limit the CSI volumes each node attaches (scheduling.Input.CSINodes): a pod is not
+	// moved onto a node whose limit its volumes would exceed.
+	CSINodes        []*storagev1.CSINode
+	MinValuesPolicy scheduling.MinValuesPolicy
 	// IgnorePreferences drops the pods' preferences in every simulation (Karpenter's
 	// PREFERENCE_POLICY=Ignore), as provisioning does.
 	IgnorePreferences bool

@@ -81,7 +81,7 @@ func newEngine(in *Input) *engine {
 		}
 	}
 	if !in.Options.fullSimulation {
-		e.compact = compactNodes(e.destinations, e.alwaysMoving, in.Options.pods)
+		e.compact = compactNodes(e.destinations, e.alwaysMoving, in.Options.pods, len(in.CSINodes) > 0)
 	}
 	return e
 }
@@ -103,7 +103,7 @@ func (e *engine) prepared() *scheduling.Prepared {
 		Nodes: dests, InFlight: in.InFlight, NodePools: e.schedPools, DaemonSets: in.DaemonSets,
 		InstanceTypes: in.InstanceTypes, Unavailable: in.Unavailable, MinValuesPolicy: in.MinValuesPolicy,
 		PersistentVolumeClaims: in.PersistentVolumeClaims, PersistentVolumes: in.PersistentVolumes,
-		StorageClasses: in.StorageClasses, Namespaces: in.Namespaces, IgnorePreferences: in.IgnorePreferences,
+		StorageClasses: in.StorageClasses, CSINodes: in.CSINodes, Namespaces: in.Namespaces, IgnorePreferences: in.IgnorePreferences,
 	})
 	return e.prep
 }

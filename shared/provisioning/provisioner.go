@@ -214,7 +214,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 	input := scheduling.Input{Pods: pods, Nodes: withoutDisrupted(existingNodes(snap, index), disrupted), InFlight: inFlight,
 		NodePools: pools, DaemonSets: snap.DaemonSets, Unavailable: unavailable,
 		PersistentVolumeClaims: snap.PVCs, PersistentVolumes: snap.PVs,
-		StorageClasses: snap.StorageClasses, Namespaces: snap.Namespaces,
+		StorageClasses: snap.StorageClasses, CSINodes: snap.CSINodes, Namespaces: snap.Namespaces,
 		MinValuesPolicy: scheduling.MinValuesPolicy(cfg.settings.MinValuesPolicy), IgnorePreferences: cfg.settings.IgnorePreferences()}
 	plan, err := scheduling.Solve(input)
 	rep.SolveDuration = p.deps.Now().Sub(start)

@@ -97,11 +97,12 @@ func (s *solver) diagnose(c *podClass, st *classStep) []Rejection {
 	var nodes nodeRejections
 	// Only the first refusal of each kind is quoted (nodeRejections), so only that one is worded:
 	// a pod that fits nowhere on thousands of nodes used to format every node's refusal.
+	pod := c.pods[c.next]
 	for _, slot := range s.slots {
-		if con := slot.fits(c, st); con != "" {
+		if con := slot.fits(c, st, pod); con != "" {
 			detail := ""
 			if nodes.counts[con] == 0 {
-				_, detail = slot.canAdd(c, st)
+				_, detail = slot.canAdd(c, st, pod)
 			}
 			nodes.add(con, detail)
 		} else if !s.slotAllows(st, slot) {

@@ -128,6 +128,16 @@
 // constraints count. Missing, lost or deleting claims and volumes, unfinished bindings, missing
 // classes and unbound claims of Immediate classes make the pod unschedulable with the volume named.
 //
+// Input.CSINodes limit how many volumes each CSI driver attaches to an existing node
+// (volumelimits.go), as Karpenter's existing-node check does: a pod is not placed on a node where its
+// claims would take a driver's attachments over the CSINode's allocatable count (constraint
+// VolumeLimit: "node X: CSI driver D allows N volumes, M attached"). Attachments are counted per
+// claim, so a claim shared by pods counts once and a pod whose claims are attached already adds
+// nothing; a claim's driver is its bound volume's CSI driver, else its class's provisioner, with
+// in-tree EBS counted as ebs.csi.aws.com. A node without a CSINode or a count for the driver, and
+// in-flight and new claims, have no limit. Prepare reads the limits and bound pods' attachments once;
+// with no counts at all nothing is resolved.
+//
 // # Cost lower bound
 //
 // LowerBound solves min Σ price_t·x_t subject to Σ cpu_t·x_t ≥ CPU and Σ mem_t·x_t ≥ memory, x ≥ 0, over
@@ -140,7 +150,7 @@
 //
 // # Not implemented
 //
-// DRA resource claims are reported as ConstraintUnsupported. Also absent: CSI attach limits,
-// capacity-reservation types (capacity blocks, interruptible) as scheduling inputs, cluster default
-// spread constraints, NodeOverlays, static NodePools and capacity buffers.
+// DRA resource claims are reported as ConstraintUnsupported. Also absent: capacity-reservation types
+// (capacity blocks, interruptible) as scheduling inputs, cluster default spread constraints,
+// NodeOverlays, static NodePools and capacity buffers.
 package scheduling

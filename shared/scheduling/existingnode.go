@@ -47,10 +47,16 @@ type nodeSlot struct {
 	available   Resources
 	capacity    Resources
 	hostPorts   []HostPort
-	placed      []*corev1.Pod
+	// attachLimits are the node's CSI volume limits (nil: none); attached are the volumes of those
+	// drivers on it, once each (volumelimits.go). A solve appends to attached as to hostPorts.
+	attachLimits []driverLimit
+	attached     []attachment
+	placed       []*corev1.Pod
 }
 
-func newNodeSlot(n ExistingNode, pools map[string]NodePool, daemons []*daemon) *nodeSlot {
+// newNodeSlot reads a node for the solver. vols, when not nil, gives the node's CSI volume limits
+// and resolves its pods' volumes against them; in-flight claims have no limits.
+func newNodeSlot(n ExistingNode, pools map[string]NodePool, daemons []*daemon, vols *volumeIndex) *nodeSlot {
 	node := n.Node
 	alloc, capacity := ResourcesFromList(node.Status.Allocatable), ResourcesFromList(node.Status.Capacity)
 	if alloc.IsZero() {
@@ -72,13 +78,21 @@ func newNodeSlot(n ExistingNode, pools map[string]NodePool, daemons []*daemon) *
 		name: node.Name, pool: n.NodePool, initialized: n.Initialized, reqs: reqs,
 		taints: SchedulingTaints(node.Spec.Taints, startup, n.Initialized), capacity: capacity,
 	}
+	if vols != nil {
+		s.attachLimits = vols.limits[node.Name]
+	}
 	used := Resources{}
+	var attachments []attachment
 	for _, p := range n.Pods {
 		if isTerminal(p) {
 			continue
 		}
 		used = used.Add(PodRequests(p)).clampedTo(maxUsed)
 		s.hostPorts = append(s.hostPorts, PodHostPorts(p)...)
+		if len(s.attachLimits) > 0 && len(p.Spec.Volumes) > 0 {
+			attachments = vols.attachments(p, attachments[:0])
+			s.attach(attachments)
+		}
 	}
 	// Daemons that will land on the node but are not running yet still need room.
 	for _, d := range daemons {
@@ -101,7 +115,7 @@ func newInFlightSlot(c InFlightClaim, pools map[string]NodePool, daemons []*daem
 	}
 	node := &corev1.Node{}
 	node.Name, node.Labels, node.Spec.Taints = c.Name, labels, c.Taints
-	s := newNodeSlot(ExistingNode{Node: node, Pods: c.Pods, NodePool: c.NodePool, Allocatable: c.Allocatable, Capacity: c.Capacity}, pools, daemons)
+	s := newNodeSlot(ExistingNode{Node: node, Pods: c.Pods, NodePool: c.NodePool, Allocatable: c.Allocatable, Capacity: c.Capacity}, pools, daemons, nil)
 	if _, ok := pools[c.NodePool]; !ok {
 		s.taints = SchedulingTaints(c.Taints, c.StartupTaints, false)
 	}
@@ -121,9 +135,10 @@ func orderSlots(slots []*nodeSlot) {
 	})
 }
 
-// canAdd returns nil when the pod class, at this relaxation step, fits the node, or what kept it off.
-func (s *nodeSlot) canAdd(c *podClass, step *classStep) (Constraint, string) {
-	con := s.fits(c, step)
+// canAdd returns nil when the pod of the class, at this relaxation step, fits the node, or what kept
+// it off.
+func (s *nodeSlot) canAdd(c *podClass, step *classStep, pod *corev1.Pod) (Constraint, string) {
+	con := s.fits(c, step, pod)
 	switch con {
 	case "":
 		return "", ""
@@ -133,6 +148,8 @@ func (s *nodeSlot) canAdd(c *podClass, step *classStep) (Constraint, string) {
 		return con, fmt.Sprintf("node %s: host port %s in use", s.name, HostPortConflict(s.hostPorts, c.hostPorts))
 	case ConstraintRequirement:
 		return con, fmt.Sprintf("node %s: %v", s.name, compatibleStrict(s.reqs, step.Requirements))
+	case ConstraintVolumeLimit:
+		return con, s.attachRefusal(c.attach[pod])
 	default:
 		return con, fmt.Sprintf("node %s: not enough %v", s.name, c.requests.Exceeding(s.available))
 	}
@@ -142,13 +159,13 @@ func (s *nodeSlot) canAdd(c *podClass, step *classStep) (Constraint, string) {
 // for every pod and only need to know whether it fits: formatting each refusal was a large part of
 // a solve over many full nodes. It checks room first, the cheapest test and the one that refuses
 // most often.
-func (s *nodeSlot) admits(c *podClass, step *classStep) bool {
-	return c.requests.Fits(s.available) && s.fits(c, step) == ""
+func (s *nodeSlot) admits(c *podClass, step *classStep, pod *corev1.Pod) bool {
+	return c.requests.Fits(s.available) && s.fits(c, step, pod) == ""
 }
 
-// fits is canAdd without the text: the first constraint that keeps the class off, in canAdd's
-// order.
-func (s *nodeSlot) fits(c *podClass, step *classStep) Constraint {
+// fits is canAdd without the text: the first constraint that keeps the pod off, in canAdd's order.
+// Only the CSI volume limits depend on the pod rather than its class (its own claims).
+func (s *nodeSlot) fits(c *podClass, step *classStep, pod *corev1.Pod) Constraint {
 	if err := Tolerates(c.tols, s.taints, !step.TolerateAllPreferNoSchedule); err != nil {
 		return ConstraintTaint
 	}
@@ -161,12 +178,18 @@ func (s *nodeSlot) fits(c *podClass, step *classStep) Constraint {
 	if !c.requests.Fits(s.available) {
 		return ConstraintResources
 	}
+	if len(s.attachLimits) > 0 && !s.attachFits(c.attach[pod]) {
+		return ConstraintVolumeLimit
+	}
 	return ""
 }
 
 func (s *nodeSlot) add(c *podClass, pod *corev1.Pod) {
 	s.available = s.available.Sub(c.requests)
 	s.hostPorts = append(s.hostPorts, c.hostPorts...)
+	if len(s.attachLimits) > 0 {
+		s.attach(c.attach[pod])
+	}
 	s.placed = append(s.placed, pod)
 }
 

@@ -35,13 +35,13 @@ func TestNewNodeSlotAvailable(t *testing.T) {
 		Ports: []corev1.ContainerPort{{HostPort: 80}}}}}}
 	done := running.DeepCopy()
 	done.Status.Phase = corev1.PodSucceeded
-	s := newNodeSlot(ExistingNode{Node: node, Pods: []*corev1.Pod{running, done}, Initialized: true}, nil, nil)
+	s := newNodeSlot(ExistingNode{Node: node, Pods: []*corev1.Pod{running, done}, Initialized: true}, nil, nil, nil)
 	assert.Equal(t, Resources{CPU: 3000, Pods: 9}, s.available, "finished pods free their room")
 	assert.Len(t, s.hostPorts, 1)
 	assert.True(t, s.reqs.Get(LabelHostname).Has("n1"), "the node name stands in for a missing hostname label")
 
 	// An uninitialized node without status takes its allocatable from the claim.
 	empty := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}}
-	s = newNodeSlot(ExistingNode{Node: empty, Allocatable: Resources{CPU: 2000, Pods: 20}}, nil, nil)
+	s = newNodeSlot(ExistingNode{Node: empty, Allocatable: Resources{CPU: 2000, Pods: 20}}, nil, nil, nil)
 	assert.Equal(t, Resources{CPU: 2000, Pods: 20}, s.available)
 }

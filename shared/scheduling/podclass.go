@@ -23,6 +23,10 @@ type podClass struct {
 	invalid   *Rejection
 	// next indexes the first pod not yet placed or failed; step the current relaxation step.
 	next, step int
+
+	// attach are the CSI attachments of the pods that have any, when some node limits them
+	// (volumelimits.go).
+	attach map[*corev1.Pod][]attachment
 }
 
 // classStep is one relaxation step with a signature that identifies its requirements, the topology

@@ -22,6 +22,8 @@ import (
 type Prepared struct {
 	in      Input
 	daemons []*daemon
+	// vols are in's claims, volumes, classes and CSI volume limits, read once.
+	vols *volumeIndex
 	// slots are the nodes and in-flight claims as a solve starts with them, in orderSlots' order;
 	// node[i] is the index in in.Nodes of slots[i], -1 for an in-flight claim.
 	slots []*nodeSlot
@@ -201,9 +203,10 @@ func prepare(in Input, r *reuse) *Prepared {
 	in.Pods = nil
 	p := &Prepared{in: in}
 	if r != nil {
-		p.daemons = r.prev.daemons // the same DaemonSets (PrepareFrom), read once
+		// the same DaemonSets, volumes and CSINodes (PrepareFrom), read once
+		p.daemons, p.vols = r.prev.daemons, r.prev.vols
 	} else {
-		p.daemons = newDaemons(in.DaemonSets)
+		p.daemons, p.vols = newDaemons(in.DaemonSets), newVolumeIndex(in)
 	}
 	byName := poolsByName(in.NodePools)
 	slots := make([]*nodeSlot, 0, len(in.Nodes)+len(in.InFlight))
@@ -211,7 +214,7 @@ func prepare(in Input, r *reuse) *Prepared {
 	for i, n := range in.Nodes {
 		slot := r.slot(i)
 		if slot == nil {
-			slot = newNodeSlot(n, byName, p.daemons)
+			slot = newNodeSlot(n, byName, p.daemons, p.vols)
 		}
 		slots = append(slots, slot)
 		index = append(index, i)
@@ -293,12 +296,13 @@ func (p *Prepared) Solve(pods []*corev1.Pod, leaveOut map[string]bool) (*Plan, e
 		}
 		buf = append(buf, *t)
 		c := &buf[len(buf)-1]
-		// A solve appends to hostPorts and placed: the copy must not write into the template's arrays.
-		c.hostPorts, c.placed = slices.Clip(c.hostPorts), nil
+		// A solve appends to hostPorts, attached and placed: the copy must not write into the
+		// template's arrays.
+		c.hostPorts, c.attached, c.placed = slices.Clip(c.hostPorts), slices.Clip(c.attached), nil
 		slots = append(slots, c)
 	}
 	if p.poolsErr != nil {
 		return nil, p.poolsErr
 	}
-	return solve(in, p.daemons, slots, views, &preparedSolve{pools: p.pools, keys: p.keys, counts: counts, domains: domains})
+	return solve(in, p.daemons, slots, views, p.vols, &preparedSolve{pools: p.pools, keys: p.keys, counts: counts, domains: domains})
 }

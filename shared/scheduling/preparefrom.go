@@ -3,8 +3,8 @@ package scheduling
 import "maps"
 
 // PrepareFrom is Prepare for an Input that differs from the one prev was prepared from only in its
-// nodes: the same NodePools, catalog, unavailable offerings, DaemonSets, in-flight claims, volumes
-// and namespaces (the caller's promise; they are not compared). A node that did not change (the
+// nodes: the same NodePools, catalog, unavailable offerings, DaemonSets, in-flight claims, volumes,
+// CSINodes and namespaces (the caller's promise; they are not compared). A node that did not change (the
 // same Node object, the same pods in the same order, the same NodePool, Initialized, Allocatable
 // and Capacity) is not read again: its slot and view are prev's. The pools, with the narrowings
 // their solves memoized, and the pod keys are prev's too. The disruption engine prepares the

@@ -24,6 +24,7 @@ const (
 	ConstraintHostPort    Constraint = "HostPort"
 	ConstraintTopology    Constraint = "Topology"
 	ConstraintVolume      Constraint = "Volume"
+	ConstraintVolumeLimit Constraint = "VolumeLimit"
 	ConstraintNoNodePool  Constraint = "NoNodePool"
 )
 
@@ -91,7 +92,7 @@ func (n *nodeRejections) rejection() (Rejection, bool) {
 	}
 	var parts []string
 	dominant, most := ConstraintResources, 0
-	for _, c := range []Constraint{ConstraintTaint, ConstraintRequirement, ConstraintHostPort, ConstraintTopology, ConstraintResources} {
+	for _, c := range []Constraint{ConstraintTaint, ConstraintRequirement, ConstraintHostPort, ConstraintVolumeLimit, ConstraintTopology, ConstraintResources} {
 		if k := n.counts[c]; k > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s (e.g. %s)", k, strings.ToLower(string(c)), n.first[c]))
 			if k > most {

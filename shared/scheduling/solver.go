@@ -32,6 +32,10 @@ type Input struct {
 	PersistentVolumeClaims []*corev1.PersistentVolumeClaim
 	PersistentVolumes      []*corev1.PersistentVolume
 	StorageClasses         []*storagev1.StorageClass
+	// CSINodes give, per node (by name), how many volumes each CSI driver may attach to it: a pod
+	// whose volumes would take a driver over its count is not placed there. A node without one, or
+	// without a count for a driver, has no limit for it; new claims have none either.
+	CSINodes []*storagev1.CSINode
 	// Namespaces give the labels that pod (anti-)affinity namespaceSelectors match; a namespace not
 	// listed has only its kubernetes.io/metadata.name label.
 	Namespaces []*corev1.Namespace
@@ -79,15 +83,16 @@ type solver struct {
 func Solve(in Input) (*Plan, error) {
 	daemons := newDaemons(in.DaemonSets)
 	byName := poolsByName(in.NodePools)
+	vols := newVolumeIndex(in)
 	slots := make([]*nodeSlot, 0, len(in.Nodes)+len(in.InFlight))
 	for _, n := range in.Nodes {
-		slots = append(slots, newNodeSlot(n, byName, daemons))
+		slots = append(slots, newNodeSlot(n, byName, daemons, vols))
 	}
 	for _, c := range in.InFlight {
 		slots = append(slots, newInFlightSlot(c, byName, daemons))
 	}
 	orderSlots(slots)
-	return solve(in, daemons, slots, nil, nil)
+	return solve(in, daemons, slots, nil, vols, nil)
 }
 
 // newPoolStates makes in's pools, in orderNodePools' order.
@@ -112,9 +117,9 @@ func poolsByName(pools []NodePool) map[string]NodePool {
 }
 
 // solve is Solve once the existing nodes and in-flight claims of in are slots (fresh, ordered by
-// orderSlots); Solve and Prepared.Solve share it. from, when not nil, is what a Prepared solve
-// reuses; Solve passes nil.
-func solve(in Input, daemons []*daemon, slots []*nodeSlot, views []*nodeView, from *preparedSolve) (*Plan, error) {
+// orderSlots); Solve and Prepared.Solve share it. vols is in's volumes read (newVolumeIndex); from,
+// when not nil, is what a Prepared solve reuses; Solve passes nil.
+func solve(in Input, daemons []*daemon, slots []*nodeSlot, views []*nodeView, vols *volumeIndex, from *preparedSolve) (*Plan, error) {
 	s := &solver{in: in, strict: in.MinValuesPolicy != MinValuesBestEffort, targets: map[targetKey]cachedTarget{}, views: views}
 	var pools []*poolState
 	var keys *podKeys
@@ -150,7 +155,13 @@ func solve(in Input, daemons []*daemon, slots []*nodeSlot, views []*nodeView, fr
 			}
 		}
 	}
-	classes := buildClasses(in.Pods, newVolumeIndex(in), hasPreferNoScheduleTaint(in.NodePools), in.IgnorePreferences, keys)
+	classes := buildClasses(in.Pods, vols, hasPreferNoScheduleTaint(in.NodePools), in.IgnorePreferences, keys)
+	if vols.limits != nil {
+		// Some node limits CSI attachments: the pods' volumes count against it (volumelimits.go).
+		for _, c := range classes {
+			c.attach = vols.classAttachments(c.pods)
+		}
+	}
 	s.setupTopology(classes)
 	for _, c := range classes {
 		if c.invalid == nil {
@@ -195,7 +206,7 @@ func (s *solver) placeOnExisting() {
 				cursor = len(s.slots)
 			}
 			for ; cursor < len(s.slots); cursor++ {
-				if s.slots[cursor].admits(c, st) && s.slotAllows(st, s.slots[cursor]) {
+				if s.slots[cursor].admits(c, st, pod) && s.slotAllows(st, s.slots[cursor]) {
 					s.addToSlot(s.slots[cursor], c, st, pod)
 					s.consume(c)
 					placed = true
@@ -279,7 +290,7 @@ func (s *solver) place(c *podClass, st *classStep, pod *corev1.Pod, slotCursor, 
 	}
 	for ; *slotCursor < len(s.slots); *slotCursor++ {
 		slot := s.slots[*slotCursor]
-		if slot.admits(c, st) && s.slotAllows(st, slot) {
+		if slot.admits(c, st, pod) && s.slotAllows(st, slot) {
 			s.addToSlot(slot, c, st, pod)
 			return true
 		}

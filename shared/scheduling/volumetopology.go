@@ -22,6 +22,8 @@ type volumeIndex struct {
 	classes map[string]*storagev1.StorageClass
 	// defaultClass is the class annotated as the default (when several are, the greatest name, so the choice is deterministic).
 	defaultClass string
+	// limits are the nodes' CSI volume limits by node name (volumelimits.go), nil when none has one.
+	limits map[string][]driverLimit
 }
 
 // defaultClassAnnotation marks the cluster's default StorageClass.
@@ -32,6 +34,7 @@ func newVolumeIndex(in Input) *volumeIndex {
 		claims:  make(map[string]*corev1.PersistentVolumeClaim, len(in.PersistentVolumeClaims)),
 		volumes: make(map[string]*corev1.PersistentVolume, len(in.PersistentVolumes)),
 		classes: make(map[string]*storagev1.StorageClass, len(in.StorageClasses)),
+		limits:  csiLimits(in.CSINodes),
 	}
 	for _, c := range in.PersistentVolumeClaims {
 		v.claims[c.Namespace+"/"+c.Name] = c

@@ -1,6 +1,9 @@
 package schedulingtest
 
 import (
+	"maps"
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,4 +58,22 @@ func StorageClass(name string, mode storagev1.VolumeBindingMode, zones ...string
 			{Key: "topology.kubernetes.io/zone", Values: zones}}}}
 	}
 	return sc
+}
+
+// CSIVolume builds a PersistentVolume provisioned by the named CSI driver, without node affinity.
+func CSIVolume(name, driver string) *corev1.PersistentVolume {
+	return &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PersistentVolumeSpec{PersistentVolumeSource: corev1.PersistentVolumeSource{
+			CSI: &corev1.CSIPersistentVolumeSource{Driver: driver, VolumeHandle: "vol-" + name}}}}
+}
+
+// CSINode builds the CSINode of the named node with an allocatable volume count per driver.
+func CSINode(node string, counts map[string]int32) *storagev1.CSINode {
+	csi := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: node}}
+	for _, driver := range slices.Sorted(maps.Keys(counts)) {
+		n := counts[driver]
+		csi.Spec.Drivers = append(csi.Spec.Drivers, storagev1.CSINodeDriver{Name: driver, NodeID: node,
+			Allocatable: &storagev1.VolumeNodeResources{Count: &n}})
+	}
+	return csi
 }
