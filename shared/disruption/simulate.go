@@ -169,6 +169,9 @@ func (e *engine) simulate(cands []*candidate) outcome {
 // simulateAll is simulate for each set of candidates, with the sets' solves run together
 // (Prepared.SolveAll); the outcomes are in the sets' order, each the one simulate gives it.
 func (e *engine) simulateAll(sets [][]*candidate) []outcome {
+	if len(sets) == 0 {
+		return nil // nothing to prepare the destinations for
+	}
 	jobs := make([]scheduling.SolveJob, len(sets))
 	moving := make([]int, len(sets))
 	for i, cands := range sets {

@@ -18,7 +18,7 @@ func (e *engine) width() int {
 // and the simulations it counts are those of trying one candidate after another: the batch is read
 // in order, a later candidate's simulation is dropped when an earlier one is valid, and so is what
 // the loop one by one would have recorded only after reaching it
-// (TestSingleNodeInBatchesMatchesOneByOne).
+// (TestWiderMatchesOneAtATime).
 func (e *engine) singleNode(cands []*candidate, b *budgets, blocked map[string]Kept) *Command {
 	width := e.width()
 	var skipped []Kept // recorded once the loop one by one would have passed them
@@ -39,6 +39,12 @@ func (e *engine) singleNode(cands []*candidate, b *budgets, blocked map[string]K
 				continue
 			}
 			batch, before, skipped = append(batch, c), append(before, skipped), nil
+		}
+		if len(batch) == 0 {
+			for _, k := range skipped {
+				blocked[k.Node] = k
+			}
+			return nil
 		}
 		// Budget, in order: n of the batch may run; when n < len(batch), the budget ran out at
 		// batch[n].
@@ -75,12 +81,6 @@ func (e *engine) singleNode(cands []*candidate, b *budgets, blocked map[string]K
 				}
 				e.failedSingle[c.name()] = why
 			}
-		}
-		if len(batch) == 0 {
-			for _, k := range skipped {
-				blocked[k.Node] = k
-			}
-			return nil
 		}
 	}
 }
