@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"sort"
-	"sync"
 
 	"github.com/nodewright/nodewright/shared/crash"
 	"github.com/nodewright/nodewright/shared/instance"
@@ -57,23 +56,12 @@ func (p *passState) nameInstances(ctx context.Context) {
 	if len(todo) > MaxNamesPerSweep {
 		todo = todo[:MaxNamesPerSweep]
 	}
-	free := make(chan struct{}, p.r.cfg.Workers)
-	var wg sync.WaitGroup
-	for _, n := range todo {
-		free <- struct{}{}
-		if p.late(ctx) {
-			break
+	pace(ctx, p, todo, func(ctx context.Context, n toName) {
+		// A panic here is this tag's error, not the pass's.
+		if err := crash.Call(func() error { return p.r.deps.Namer.NameInstance(ctx, n.id, n.node) }); err != nil {
+			p.fail("instance/"+n.id, err)
+			return
 		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-free; wg.Done() }()
-			// A panic on this goroutine would end the process with the lease held: it is this tag's error.
-			if err := crash.Call(func() error { return p.r.deps.Namer.NameInstance(ctx, n.id, n.node) }); err != nil {
-				p.fail("instance/"+n.id, err)
-				return
-			}
-			p.locked(func() { p.rep.InstancesNamed++ })
-		}()
-	}
-	wg.Wait()
+		p.locked(func() { p.rep.InstancesNamed++ })
+	})
 }

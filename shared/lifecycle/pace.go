@@ -34,21 +34,30 @@ func (p *passState) late(ctx context.Context) bool {
 	return ok && time.Until(deadline) < p.r.cfg.DeferMargin
 }
 
-// paced runs do for each item, at most RunnerConfig.Workers at once, starting them in order. Once a
-// worker is free for the next item it asks the pass whether it is late; if so it starts no more and
-// defers the claims (claim names each item's) of the items it did not start, noting that what was left
-// undone. It returns once every started item is done.
+// paced runs do for each item, at most RunnerConfig.Workers at once, starting them in order (pace). If
+// the pass grows late it defers the claims (claim names each item's) of the items it did not start,
+// noting that what was left undone. It returns once every started item is done.
 func paced[T any](ctx context.Context, p *passState, items []T, claim func(T) string, what string, do func(context.Context, T)) {
+	started := pace(ctx, p, items, do)
+	var deferred []string
+	for _, rest := range items[started:] {
+		deferred = append(deferred, claim(rest))
+	}
+	p.deferItems(deferred, what)
+}
+
+// pace runs do for each item, at most RunnerConfig.Workers at once, starting them in order. Once a
+// worker is free for the next item it asks the pass whether it is late; if so it starts no more. It
+// returns, once every started item is done, how many it started.
+func pace[T any](ctx context.Context, p *passState, items []T, do func(context.Context, T)) int {
 	free := make(chan struct{}, p.r.cfg.Workers)
 	var wg sync.WaitGroup
-	var deferred []string
 	var crashed atomic.Value // the first worker's panic, carried to the pass's goroutine
+	started := len(items)
 	for i, it := range items {
 		free <- struct{}{}
 		if p.late(ctx) {
-			for _, rest := range items[i:] {
-				deferred = append(deferred, claim(rest))
-			}
+			started = i
 			break
 		}
 		wg.Add(1)
@@ -68,7 +77,7 @@ func paced[T any](ctx context.Context, p *passState, items []T, claim func(T) st
 		// recovered as the pass's error and the lease given back (state.RunLeased).
 		panic(c.value)
 	}
-	p.deferItems(deferred, what)
+	return started
 }
 
 // deferItems notes claims the pass left for the next one because its deadline was near.
