@@ -70,6 +70,9 @@ func runExplain(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "nodewright explain:", err)
 			return 1
 		}
+		if e.Claim != nil {
+			e.Currency = tf.currency()
+		}
 		found = append(found, e)
 	}
 	if *output == "json" {
@@ -106,6 +109,8 @@ type explained struct {
 	// Expiry is when the claim expires; set with Claim.
 	Expiry    *claimExpiry     `json:"expiry,omitempty"`
 	Decisions []state.Decision `json:"decisions"`
+	// Currency is the currency of the claim's price (pricing.Currency of the region); set with Claim.
+	Currency string `json:"currency,omitempty"`
 	// Unschedulable are the provisioner's latest summaries of the pods it cannot provision, for a pod with
 	// no CannotProvision record of its own: past a per-run cap a pod is only counted there.
 	Unschedulable []state.Decision `json:"unschedulable,omitempty"`
@@ -178,8 +183,8 @@ func writeExplained(w io.Writer, all []explained, now time.Time) {
 			if !strings.HasPrefix(e.Subject, "nodeclaim/") {
 				fmt.Fprintln(w, "  nodeclaim", c.Name)
 			}
-			fmt.Fprintf(w, "  lifecycle %s  nodepool %s  instance %s %s %s %s  $%.4f/h  node %s\n", c.Lifecycle, c.NodePool,
-				orDash(c.InstanceID), orDash(c.InstanceType), orDash(c.Zone), orDash(c.CapacityType), c.PricePerHour, orDash(c.NodeName))
+			fmt.Fprintf(w, "  lifecycle %s  nodepool %s  instance %s %s %s %s  %s  node %s\n", c.Lifecycle, c.NodePool,
+				orDash(c.InstanceID), orDash(c.InstanceType), orDash(c.Zone), orDash(c.CapacityType), perHour(e.Currency, c.PricePerHour), orDash(c.NodeName))
 			if c.DisruptionReason != "" {
 				line := "  disrupted: " + c.DisruptionReason
 				if c.GoneBy != nil {

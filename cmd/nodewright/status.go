@@ -27,6 +27,8 @@ type statusReport struct {
 	NodeClaims  []claimStatus               `json:"nodeClaims"`
 	Unavailable []state.UnavailableOffering `json:"unavailableOfferings"`
 	Settings    statusSettings              `json:"settings"`
+	// Currency is the currency of the prices (pricing.Currency of the region): CNY in China, else USD.
+	Currency string `json:"currency"`
 }
 
 // poolStatus sums one NodePool's claims.
@@ -84,6 +86,7 @@ func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		var rep statusReport
 		if rep, err = readStatus(ctx, store, *all, statusNow()); err == nil {
+			rep.Currency = tf.currency()
 			return printStatus(stdout, stderr, rep, *output)
 		}
 	}
@@ -168,7 +171,7 @@ func readStatus(ctx context.Context, store *state.Store, all bool, now time.Time
 
 func writeStatus(w io.Writer, rep statusReport, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODEPOOL\tNODECLAIMS\tLIFECYCLES\t$/H\tDRIFTED\tEXPIRED\tEXPIRING<24H\tREQUESTED")
+	fmt.Fprintln(tw, "NODEPOOL\tNODECLAIMS\tLIFECYCLES\t"+perHourHeader(rep.Currency)+"\tDRIFTED\tEXPIRED\tEXPIRING<24H\tREQUESTED")
 	for _, p := range rep.NodePools {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%.4f\t%d\t%d\t%d\t%d\n", p.Name, p.Claims, lifecycles(p.ByLifecycle), p.PricePerHour,
 			p.Drifted, p.Expired, p.ExpiringSoon, p.DisruptionRequested)
@@ -179,7 +182,7 @@ func writeStatus(w io.Writer, rep statusReport, now time.Time) {
 		fmt.Fprintln(w, "No NodeClaims.")
 	} else {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tNODEPOOL\tLIFECYCLE\tTYPE\tZONE\tCAPACITY\t$/H\tNODE\tAGE\tDISRUPTION\tDRIFTED\tEXPIRES")
+		fmt.Fprintln(tw, "NAME\tNODEPOOL\tLIFECYCLE\tTYPE\tZONE\tCAPACITY\t"+perHourHeader(rep.Currency)+"\tNODE\tAGE\tDISRUPTION\tDRIFTED\tEXPIRES")
 		for _, c := range rep.NodeClaims {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.NodePool, c.Lifecycle, orDash(c.InstanceType),
 				orDash(c.Zone), orDash(c.CapacityType), c.PricePerHour, orDash(c.NodeName), age(now.Sub(c.CreatedAt)), disruptionColumn(c.Claim),

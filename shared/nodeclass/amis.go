@@ -26,7 +26,8 @@ type image struct {
 
 // amis resolves the AMI selector terms: through public SSM parameters for an alias, through
 // DescribeImages for ids, names, tags and owners, through a named SSM parameter for ssmParameter. For each
-// requirement set (architecture, GPU variant) it keeps the newest AMI, preferring non-deprecated ones.
+// requirement set (architecture, GPU or Neuron variant) it keeps the newest AMI, preferring non-deprecated
+// ones.
 func (r *Resolver) amis(ctx context.Context, nc *apis.EC2NodeClass, k8sVersion string) ([]apis.AMIStatus, error) {
 	var candidates []image
 	if alias, ok := nc.Alias(); ok {
@@ -91,8 +92,9 @@ func (r *Resolver) parameter(ctx context.Context, name string) (string, error) {
 	return aws.ToString(out.Parameter.Value), nil
 }
 
-// describeImages returns the images of in; reqs, when nil, become the image's architecture.
-func (r *Resolver) describeImages(ctx context.Context, in *ec2.DescribeImagesInput, reqs []corev1.NodeSelectorRequirement) ([]image, error) {
+// describeImages returns the images of in, one candidate per requirement set in reqSets (an image that
+// serves several variants is a candidate for each); nil reqSets become the image's architecture.
+func (r *Resolver) describeImages(ctx context.Context, in *ec2.DescribeImagesInput, reqSets [][]corev1.NodeSelectorRequirement) ([]image, error) {
 	var out []image
 	pager := ec2.NewDescribeImagesPaginator(r.ec2, in)
 	for pager.HasMorePages() {
@@ -108,20 +110,22 @@ func (r *Resolver) describeImages(ctx context.Context, in *ec2.DescribeImagesInp
 			if !ok {
 				continue // Macs and i386 images cannot be EKS nodes
 			}
-			rs := reqs
-			if rs == nil {
-				rs = []corev1.NodeSelectorRequirement{archIs(arch)}
+			sets := reqSets
+			if sets == nil {
+				sets = [][]corev1.NodeSelectorRequirement{{archIs(arch)}}
 			}
 			created, _ := time.Parse(time.RFC3339, aws.ToString(im.CreationDate))
 			deprecated := false
 			if dt, err := time.Parse(time.RFC3339, aws.ToString(im.DeprecationTime)); err == nil {
 				deprecated = !dt.After(r.now())
 			}
-			out = append(out, image{
-				status:   apis.AMIStatus{ID: aws.ToString(im.ImageId), Name: aws.ToString(im.Name), Deprecated: deprecated, Requirements: rs},
-				created:  created,
-				sortKeys: requirementsKey(rs),
-			})
+			for _, rs := range sets {
+				out = append(out, image{
+					status:   apis.AMIStatus{ID: aws.ToString(im.ImageId), Name: aws.ToString(im.Name), Deprecated: deprecated, Requirements: rs},
+					created:  created,
+					sortKeys: requirementsKey(rs),
+				})
+			}
 		}
 	}
 	return out, nil

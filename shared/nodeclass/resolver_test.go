@@ -14,6 +14,7 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodewright/nodewright/shared/apis"
@@ -238,4 +239,87 @@ func TestAliasParameterPaths(t *testing.T) {
 			assert.Equal(t, tc.want, params[0].path)
 		})
 	}
+}
+
+// variantPaths maps each parameter path of an alias to the variants its image serves, named by the
+// label its requirements need to exist ("standard" when none does).
+func variantPaths(t *testing.T, alias, k8s string) map[string][]string {
+	t.Helper()
+	a, ok := apis.ParseAlias(alias)
+	require.True(t, ok)
+	params, err := aliasParameters(a, k8s)
+	require.NoError(t, err)
+	out := map[string][]string{}
+	for _, p := range params {
+		for _, reqs := range p.requirements {
+			variant := "standard"
+			for _, r := range reqs {
+				if r.Operator == "Exists" {
+					variant = map[string]string{labelGPUCount: "nvidia", labelAccelerator: "neuron"}[r.Key]
+				}
+			}
+			out[p.path] = append(out[p.path], reqs[0].Values[0]+"/"+variant)
+		}
+	}
+	return out
+}
+
+func TestAliasParametersServeNeuronInstances(t *testing.T) {
+	al2023 := variantPaths(t, "al2023@latest", "1.34")
+	assert.Equal(t, []string{"amd64/neuron"}, al2023["/aws/service/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/neuron/recommended/image_id"])
+	assert.NotContains(t, al2023, "/aws/service/eks/optimized-ami/1.34/amazon-linux-2023/arm64/neuron/recommended/image_id",
+		"Neuron instances are x86_64 only")
+	pinned := variantPaths(t, "al2023@v20251001", "1.34")
+	assert.Equal(t, []string{"amd64/neuron"},
+		pinned["/aws/service/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/neuron/amazon-eks-node-al2023-x86_64-neuron-1.34-v20251001/image_id"])
+
+	al2 := variantPaths(t, "al2@latest", "1.32")
+	assert.Equal(t, []string{"amd64/nvidia", "amd64/neuron"}, al2["/aws/service/eks/optimized-ami/1.32/amazon-linux-2-gpu/recommended/image_id"],
+		"the AL2 GPU image carries the Neuron driver too")
+	al2Pinned := variantPaths(t, "al2@v20250715", "1.32")
+	assert.Equal(t, map[string][]string{
+		"/aws/service/eks/optimized-ami/1.32/amazon-linux-2/amazon-eks-node-1.32-v20250715/image_id":             {"amd64/standard"},
+		"/aws/service/eks/optimized-ami/1.32/amazon-linux-2-gpu/amazon-eks-gpu-node-1.32-v20250715/image_id":     {"amd64/nvidia", "amd64/neuron"},
+		"/aws/service/eks/optimized-ami/1.32/amazon-linux-2-arm64/amazon-eks-arm64-node-1.32-v20250715/image_id": {"arm64/standard"},
+	}, al2Pinned, "each AL2 image names its pinned releases its own way")
+
+	br := variantPaths(t, "bottlerocket@latest", "1.34")
+	assert.Equal(t, []string{"amd64/standard", "amd64/neuron"}, br["/aws/service/bottlerocket/aws-k8s-1.34/x86_64/latest/image_id"])
+}
+
+func TestResolveAliasNeuronVariant(t *testing.T) {
+	w := newWorld(t)
+	const neuron = "/aws/service/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/neuron/recommended/image_id"
+	params := fakeSSM{
+		"/aws/service/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/standard/recommended/image_id": w.amd64Image,
+		neuron: w.customImage,
+	}
+	r := New(w.ec2, params, w.iam, "demo", "us-east-1", func() time.Time { return now })
+	res, err := r.Resolve(context.Background(), nodeClass(func(s *apis.EC2NodeClassSpec) {
+		s.AMISelectorTerms = []apis.AMISelectorTerm{{Alias: "al2023@latest"}}
+	}), "1.34")
+	require.NoError(t, err)
+	require.True(t, res.Ready, "%+v", res.Status.Conditions)
+	byID := map[string]apis.AMIStatus{}
+	for _, a := range res.Status.AMIs {
+		byID[a.ID] = a
+	}
+	require.Contains(t, byID, w.customImage, "the neuron parameter's image is resolved")
+	assert.Equal(t, []corev1.NodeSelectorRequirement{archIs("amd64"), exists(labelAccelerator, true)}, byID[w.customImage].Requirements,
+		"it serves instances with accelerators (Inferentia, Trainium)")
+
+	// The AL2 GPU image is one AMI serving two variants: it is listed once per variant.
+	r = New(w.ec2, fakeSSM{"/aws/service/eks/optimized-ami/1.32/amazon-linux-2-gpu/recommended/image_id": w.customImage}, w.iam, "demo", "us-east-1",
+		func() time.Time { return now })
+	res, err = r.Resolve(context.Background(), nodeClass(func(s *apis.EC2NodeClassSpec) {
+		s.AMISelectorTerms = []apis.AMISelectorTerm{{Alias: "al2@latest"}}
+	}), "1.32")
+	require.NoError(t, err)
+	require.Len(t, res.Status.AMIs, 2)
+	var keys []string
+	for _, a := range res.Status.AMIs {
+		assert.Equal(t, w.customImage, a.ID)
+		keys = append(keys, a.Requirements[1].Key+" "+string(a.Requirements[1].Operator))
+	}
+	assert.ElementsMatch(t, []string{labelGPUCount + " Exists", labelAccelerator + " Exists"}, keys)
 }

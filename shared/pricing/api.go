@@ -24,8 +24,17 @@ type PricingAPI interface {
 var _ PricingAPI = (*awspricing.Client)(nil)
 
 // EndpointRegion is the region whose Pricing API endpoint serves prices for region: the API lives in
-// us-east-1, with copies in ap-south-1 and eu-central-1 that are closer to those geographies.
+// us-east-1, with copies in ap-south-1 and eu-central-1 that are closer to those geographies; China's
+// partition has its own in cn-northwest-1 (the SDK resolves its amazonaws.com.cn host from the region).
+// GovCloud and the isolated partitions have none: "" (see HasPricingAPI), never another partition's.
 func EndpointRegion(region string) string {
+	switch Partition(region) {
+	case PartitionChina:
+		return "cn-northwest-1"
+	case PartitionAWS:
+	default:
+		return ""
+	}
 	switch {
 	case strings.HasPrefix(region, "ap-"):
 		return "ap-south-1"
@@ -77,10 +86,10 @@ var _ OnDemandSource = APISource{}
 // apiPageSize is the largest page GetProducts serves.
 const apiPageSize = 100
 
-// OnDemandPrices returns instance type → hourly USD price for region, following NextToken to the last
+// OnDemandPrices returns instance type → hourly price (in Currency(region)) for region, following NextToken to the last
 // page. The request filters to Linux, shared tenancy, no pre-installed software, capacity status "Used"
 // and on-demand; each document is checked again (see ReadPriceListItem) and entries that are not hourly
-// USD prices above zero are skipped. A failed page fails the whole read, so a partial table never
+// prices above zero in the region's currency are skipped. A failed page fails the whole read, so a partial table never
 // replaces a complete one.
 func (s APISource) OnDemandPrices(ctx context.Context, region string) (map[string]float64, error) {
 	prices, _, err := s.read(ctx, region)
@@ -162,10 +171,11 @@ type priceListItem struct {
 }
 
 // ReadPriceListItem reads one Price List document (a JSON string in GetProducts' PriceList) and returns
-// its instance type and hourly USD on-demand price, or why it is skipped: a malformed document, another
+// its instance type and hourly on-demand price in region's currency (CNY in China, USD elsewhere; see
+// Currency), or why it is skipped: a malformed document, another
 // region, an operating system other than Linux, tenancy other than Shared, pre-installed software, a
 // capacity status other than Used (unused or allocated capacity reservations), a usage type other than
-// BoxUsage, or no positive hourly USD on-demand price. The request's filters should leave only wanted
+// BoxUsage, or no positive hourly on-demand price in that currency. The request's filters should leave only wanted
 // documents; the checks keep a filter the API ignores from mixing in wrong prices.
 func ReadPriceListItem(doc, region string) (string, float64, string) {
 	var item priceListItem
@@ -173,6 +183,7 @@ func ReadPriceListItem(doc, region string) (string, float64, string) {
 		return "", 0, "malformed document"
 	}
 	a := item.Product.Attributes
+	currency := Currency(region)
 	switch {
 	case a.InstanceType == "":
 		return "", 0, "no instance type"
@@ -194,17 +205,17 @@ func ReadPriceListItem(doc, region string) (string, float64, string) {
 			if dim.Unit != "Hrs" {
 				continue
 			}
-			usd, ok := dim.PricePerUnit["USD"]
+			amount, ok := dim.PricePerUnit[currency]
 			if !ok {
 				continue
 			}
-			v, err := strconv.ParseFloat(usd, 64)
+			v, err := strconv.ParseFloat(amount, 64)
 			if err == nil && v > 0 && v < 1e6 {
 				return a.InstanceType, v, ""
 			}
 		}
 	}
-	return "", 0, "no positive hourly USD price"
+	return "", 0, "no positive hourly " + currency + " price"
 }
 
 // isBoxUsage tells the usage type of an on-demand instance hour ("BoxUsage:m5.large", with a region prefix

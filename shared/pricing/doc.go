@@ -5,8 +5,12 @@
 // through an OnDemandRefresher and stores the table in the state table when the answer is complete and
 // sane; the provisioner and disruption functions load the stored table (StoredOnDemand, at most once a
 // minute). Until a table is stored, or when the API fails, prices come from the shipped table
-// (data/on-demand.json: every commercial region, each with its source and date; a region it does not cover
-// starts from us-east-1's, labelled "fallback"). OnDemandSourceInfo says which source prices decisions.
+// (data/on-demand.json: every commercial region, both GovCloud regions and cn-north-1, each with its
+// source and date; a region it does not cover starts from its own partition's fallback region, labelled
+// "fallback"). OnDemandSourceInfo says which source prices decisions. Prices never cross a partition (see
+// Partition): China is read from its own Pricing API endpoint and priced in CNY (Currency), GovCloud has
+// no Pricing API and keeps the shipped table, and a region of a partition without shipped prices is
+// refused.
 // A provider isolated from the internet (EnvIsolatedVPC, NewProviderFromEnv) never calls the Pricing API
 // and keeps the shipped table, and its OnDemandSourceInfo and DecisionNote say so.
 //

@@ -2,6 +2,7 @@ package pricing
 
 import (
 	"fmt"
+	"strings"
 )
 
 // EnvIsolatedVPC is set to "true" on the functions that price instances when they run in a VPC without
@@ -51,10 +52,15 @@ func (p *Provider) Isolated() bool {
 }
 
 // DecisionNote is what the decisions priced by p record about their prices (state.WithPriceNote): the
-// source of the shipped table and IsolatedNote when p is isolated, "" (nothing to say) otherwise.
+// source of the shipped table and IsolatedNote when p is isolated, and the currency when it is not USD
+// (decisions word amounts with a $ whatever the currency); "" when there is nothing to say.
 func (p *Provider) DecisionNote() string {
-	if !p.Isolated() {
-		return ""
+	var notes []string
+	if p.Isolated() {
+		notes = append(notes, p.OnDemandSourceInfo())
 	}
-	return p.OnDemandSourceInfo()
+	if c := p.Currency(); c != "USD" {
+		notes = append(notes, "prices are "+c+" per hour: the amounts written with $ are "+c)
+	}
+	return strings.Join(notes, "; ")
 }

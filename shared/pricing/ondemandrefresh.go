@@ -63,13 +63,16 @@ type OnDemandRefresh struct {
 // OnDemandRefreshEvery and no read failed in the last OnDemandRetryAfter, then stores what it read. A
 // failed or refused read keeps the prices held and the stored table (the last good read, or the shipped
 // table when there is none) and is returned for the caller to log with the reason. ctx bounds the whole
-// refresh, every page and retry included. For an isolated provider (Isolate) it reads nothing: the
-// shipped table prices.
+// refresh, every page and retry included. For an isolated provider (Isolate), and in GovCloud, which has
+// no Pricing API (as Karpenter, which skips the read there), it reads nothing: the shipped table prices.
 func (r *OnDemandRefresher) Refresh(ctx context.Context) (OnDemandRefresh, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.prices.Isolated() {
 		return r.result(IsolatedNote), nil
+	}
+	if !HasPricingAPI(r.prices.region) {
+		return r.result(NoPricingAPINote), nil
 	}
 	now := r.now()
 	if r.fresh(now) {

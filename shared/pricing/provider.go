@@ -31,6 +31,13 @@ var ErrNoPrices = errors.New("no on-demand prices for region")
 // ErrIsolated is returned when an isolated provider (Isolate) is asked to read the Pricing API.
 var ErrIsolated = errors.New(IsolatedNote)
 
+// ErrNoPricingAPI is returned when a provider for a region whose partition has no Pricing API (GovCloud)
+// is asked to read it.
+var ErrNoPricingAPI = errors.New(NoPricingAPINote)
+
+// NoPricingAPINote says why a GovCloud provider keeps the shipped table.
+const NoPricingAPINote = "GovCloud has no Pricing API: the shipped table prices"
+
 type spotKey struct{ instanceType, zone string }
 
 // Provider answers price questions for one region.
@@ -48,36 +55,55 @@ type Provider struct {
 	isolated bool
 }
 
-// FallbackRegion's shipped prices stand in for a region the table does not cover until the Pricing API
-// answers (as Karpenter does): list prices differ a little between regions, but the order of instance
-// types by price — what the scheduler uses — barely does.
+// FallbackRegion's shipped prices stand in for a commercial region the table does not cover until the
+// Pricing API answers (as Karpenter does): list prices differ a little between regions, but the order of
+// instance types by price — what the scheduler uses — barely does. A China or GovCloud region the table
+// does not cover starts from its own partition's (see partitionFallback), never from this one.
 const FallbackRegion = "us-east-1"
 
-// NewProvider starts from the shipped table for region (every commercial region is covered), or
-// FallbackRegion's for a region it does not cover; OnDemandSourceInfo says which, and the date of the
-// prices used.
+// NewProvider starts from the shipped table for region (every commercial region, both GovCloud regions
+// and cn-north-1 are covered), or for a region it does not cover from the fallback region of the same
+// partition: us-east-1, cn-north-1 (in CNY) or us-gov-west-1. OnDemandSourceInfo says which, and the
+// date of the prices used. A region of a partition without shipped prices (the isolated partitions) is
+// refused with ErrNoPartitionPrices, naming it: prices from another partition would be in the wrong
+// currency or for offerings that do not exist there.
 func NewProvider(region string) (*Provider, error) {
 	t, err := LoadStatic()
 	if err != nil {
 		return nil, err
 	}
+	partition := Partition(region)
 	p := &Provider{region: region, onDemand: map[string]float64{}, spot: map[spotKey]float64{}}
 	tableRegion, label := region, region
 	p.knownTypes = len(t.Regions[region])
 	if _, ok := t.Regions[region]; !ok {
-		tableRegion, label = FallbackRegion, FallbackRegion+" (fallback for "+region+")"
-		// A region the table does not cover is new; judge a fresh read by the smallest region covered.
-		p.knownTypes = len(t.Regions[FallbackRegion])
-		for _, prices := range t.Regions {
-			p.knownTypes = min(p.knownTypes, len(prices))
+		fallback, ok := partitionFallback[partition]
+		if _, shipped := t.Regions[fallback]; !ok || !shipped {
+			return nil, fmt.Errorf("pricing region %s (partition %q): %w", region, partition, ErrNoPartitionPrices)
+		}
+		tableRegion, label = fallback, fallback+" (fallback for "+region+")"
+		// A region the table does not cover is new; judge a fresh read by the smallest region covered in
+		// its partition.
+		p.knownTypes = len(t.Regions[fallback])
+		for r, prices := range t.Regions {
+			if Partition(r) == partition {
+				p.knownTypes = min(p.knownTypes, len(prices))
+			}
 		}
 	}
 	for k, v := range t.Regions[tableRegion] {
 		p.onDemand[k] = v
 	}
 	p.onDemandSource = "static table for " + label + " generated " + t.Sources[tableRegion].GeneratedAt
+	if c := Currency(region); c != "USD" {
+		p.onDemandSource += ", in " + c
+	}
 	return p, nil
 }
+
+// Currency is the currency of the provider's prices (Currency of its region): CNY in China, USD
+// elsewhere. Prices are never converted; what shows them should say which.
+func (p *Provider) Currency() string { return Currency(p.region) }
 
 // OnDemand returns the on-demand hourly price of an instance type.
 func (p *Provider) OnDemand(instanceType string) (float64, bool) {
@@ -134,6 +160,9 @@ func (p *Provider) OnDemandSourceInfo() string {
 func (p *Provider) RefreshOnDemand(ctx context.Context, src OnDemandSource, now time.Time) error {
 	if p.Isolated() {
 		return fmt.Errorf("refreshing on-demand prices for %s: %w", p.region, ErrIsolated)
+	}
+	if !HasPricingAPI(p.region) {
+		return fmt.Errorf("refreshing on-demand prices for %s: %w", p.region, ErrNoPricingAPI)
 	}
 	prices, err := src.OnDemandPrices(ctx, p.region)
 	if err != nil {

@@ -6,16 +6,20 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 )
 
-// staticTable is data/on-demand.json: Linux, shared-tenancy, on-demand hourly USD prices for every
-// commercial region (GovCloud and China excluded), each region with its own source and date. It is the
-// fallback when the AWS Pricing API cannot be read; data/README.md says where each region comes from and
-// how to regenerate it.
+// staticTable is data/on-demand.json: Linux, shared-tenancy, on-demand hourly prices for every
+// commercial region, both GovCloud regions and cn-north-1, each region with its own source, date and (in
+// China, CNY) currency. It is the fallback when the AWS Pricing API cannot be read, and all there is in
+// GovCloud, which has no Pricing API; data/README.md says where each region comes from and how to
+// regenerate it.
 //
 //   - us-east-1: the AWS Price List as published in aws/karpenter-provider-aws's generated price table,
 //     commit 1d927085dd81 (generated 2026-07-20T13:44:30Z); every type in it.
-//   - every other commercial region: the ec2instances.info data embedded in the Go module
+//   - cn-north-1, in CNY: the China table generated into the same repository at that commit (generated
+//     2024-11-06T01:00:11Z).
+//   - every other region: the ec2instances.info data embedded in the Go module
 //     github.com/cristim/ec2-instances-info v0.0.0-20250528091325-32acf84f42eb (data/instances.json,
 //     last updated by its commit f9eafba8b0c9 at 2025-04-24T13:17:44Z); current-generation types only,
 //     written by internal/gentable.
@@ -26,17 +30,28 @@ import (
 //go:embed data/on-demand.json
 var staticTable []byte
 
-// StaticTable is the shipped on-demand price table, decoded.
+// StaticTable is the shipped on-demand price table, decoded. Currency is the table's ("USD per hour");
+// a region priced in another currency names it in its source (see CurrencyOf).
 type StaticTable struct {
 	Currency string
 	Sources  map[string]RegionSource
 	Regions  map[string]map[string]float64
 }
 
-// RegionSource says where one region's shipped prices come from and when that source took them.
+// RegionSource says where one region's shipped prices come from, when that source took them and, when
+// it is not the table's, their currency ("CNY per hour").
 type RegionSource struct {
 	Source      string `json:"source"`
 	GeneratedAt string `json:"generatedAt"`
+	Currency    string `json:"currency,omitempty"`
+}
+
+// CurrencyOf is the currency of region's prices: its own when its source names one, else the table's.
+func (t StaticTable) CurrencyOf(region string) string {
+	if c := t.Sources[region].Currency; c != "" {
+		return c
+	}
+	return t.Currency
 }
 
 // LoadStatic decodes the shipped on-demand price table.
@@ -66,7 +81,8 @@ func EncodeStatic(t StaticTable) ([]byte, error) {
 }
 
 // Validate reports the first region whose prices or provenance are missing or wrong: every region has
-// prices, every price is a finite number above zero, and every region names its source and date.
+// prices, every price is a finite number above zero, every region names its source and date, and its
+// currency is its partition's (CNY in China, USD elsewhere).
 func (t StaticTable) Validate() error {
 	if t.Currency == "" {
 		return errors.New("currency: missing")
@@ -95,6 +111,9 @@ func (t StaticTable) Validate() error {
 			return fmt.Errorf("sources.%s.source: empty", region)
 		case src.GeneratedAt == "":
 			return fmt.Errorf("sources.%s.generatedAt: empty", region)
+		}
+		if code, _, _ := strings.Cut(t.CurrencyOf(region), " "); code != Currency(region) {
+			return fmt.Errorf("sources.%s.currency: %q, but %s's list prices are in %s", region, t.CurrencyOf(region), region, Currency(region))
 		}
 	}
 	for region := range t.Sources {

@@ -19,7 +19,13 @@ var commercialRegions = []string{"af-south-1", "ap-east-1", "ap-northeast-1", "a
 func TestStaticTableCoversEveryCommercialRegion(t *testing.T) {
 	table, err := LoadStatic()
 	require.NoError(t, err)
-	assert.Equal(t, commercialRegions, table.StaticRegions(), "no GovCloud, no China, no Local Zones")
+	var commercial []string
+	for _, r := range table.StaticRegions() {
+		if Partition(r) == PartitionAWS {
+			commercial = append(commercial, r)
+		}
+	}
+	assert.Equal(t, commercialRegions, commercial, "no Local Zones")
 	assert.Less(t, len(staticTable), 300_000, "the embedded file stays compact")
 
 	// Well-known list prices; a price far outside its band means the wrong column or region was read.
@@ -70,13 +76,44 @@ func TestStaticTableCoversEveryCommercialRegion(t *testing.T) {
 	}
 }
 
+func TestStaticTableCoversGovCloudAndChinaInTheirCurrencies(t *testing.T) {
+	table, err := LoadStatic()
+	require.NoError(t, err)
+	for region, want := range map[string]struct {
+		currency string
+		m5large  float64
+		types    int
+	}{
+		"us-gov-west-1": {"USD per hour", 0.121, 500},
+		"us-gov-east-1": {"USD per hour", 0.121, 350},
+		"cn-north-1":    {"CNY per hour", 1.013, 300},
+	} {
+		t.Run(region, func(t *testing.T) {
+			assert.Equal(t, want.currency, table.CurrencyOf(region))
+			assert.InDelta(t, want.m5large, table.Regions[region]["m5.large"], 1e-9, "the partition's own list price")
+			assert.Greater(t, len(table.Regions[region]), want.types)
+			assert.NotEmpty(t, table.Sources[region].Source)
+		})
+	}
+	assert.Equal(t, "USD per hour", table.CurrencyOf("us-east-1"))
+	assert.Contains(t, table.Sources["cn-north-1"].Source, "zz_generated.pricing_aws_cn.go")
+	assert.Contains(t, table.Sources["us-gov-west-1"].Source, "github.com/cristim/ec2-instances-info@v0.0.0-20250528091325-32acf84f42eb")
+
+	bad := `{"currency":"USD per hour","types":["a.large"],"regions":{"cn-north-1":{"source":"s","generatedAt":"d","prices":[1]}}}`
+	_, err = ParseStatic([]byte(bad))
+	assert.ErrorContains(t, err, `sources.cn-north-1.currency: "USD per hour", but cn-north-1's list prices are in CNY`)
+	bad = `{"currency":"USD per hour","types":["a.large"],"regions":{"eu-west-1":{"source":"s","generatedAt":"d","currency":"CNY per hour","prices":[1]}}}`
+	_, err = ParseStatic([]byte(bad))
+	assert.ErrorContains(t, err, `sources.eu-west-1.currency: "CNY per hour", but eu-west-1's list prices are in USD`)
+}
+
 func TestEncodeStaticRoundTrips(t *testing.T) {
 	table, err := LoadStatic()
 	require.NoError(t, err)
 	out, err := EncodeStatic(table)
 	require.NoError(t, err)
 	assert.Equal(t, string(staticTable), string(out), "the shipped file is what the generator writes")
-	_, err = EncodeStatic(StaticTable{Currency: "USD", Sources: map[string]RegionSource{"r": {"s", "d"}},
+	_, err = EncodeStatic(StaticTable{Currency: "USD", Sources: map[string]RegionSource{"r": {Source: "s", GeneratedAt: "d"}},
 		Regions: map[string]map[string]float64{"r": {"a.large": math.Inf(1)}}})
 	assert.ErrorContains(t, err, "regions.r.a.large: price +Inf is not a finite price above zero")
 }

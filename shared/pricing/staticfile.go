@@ -20,6 +20,7 @@ type staticFile struct {
 type staticFileRegion struct {
 	Source      string    `json:"source"`
 	GeneratedAt string    `json:"generatedAt"`
+	Currency    string    `json:"currency,omitempty"` // when not the table's
 	Prices      []float64 `json:"prices"`
 }
 
@@ -54,7 +55,7 @@ func decodeStaticFile(data []byte) (StaticTable, error) {
 			}
 		}
 		t.Regions[region] = prices
-		t.Sources[region] = RegionSource{Source: r.Source, GeneratedAt: r.GeneratedAt}
+		t.Sources[region] = RegionSource{Source: r.Source, GeneratedAt: r.GeneratedAt, Currency: r.Currency}
 	}
 	return t, nil
 }
@@ -88,7 +89,11 @@ func encodeStaticFile(t StaticTable) ([]byte, error) {
 				return nil, fmt.Errorf("regions.%s.%s: price %v is not finite", region, name, prices[j])
 			}
 		}
-		line, err := json.Marshal(staticFileRegion{Source: t.Sources[region].Source, GeneratedAt: t.Sources[region].GeneratedAt, Prices: prices})
+		src := t.Sources[region]
+		if src.Currency == t.Currency {
+			src.Currency = ""
+		}
+		line, err := json.Marshal(staticFileRegion{Source: src.Source, GeneratedAt: src.GeneratedAt, Currency: src.Currency, Prices: prices})
 		if err != nil {
 			return nil, fmt.Errorf("encoding regions.%s: %w", region, err)
 		}

@@ -155,6 +155,9 @@ func (l claimLaunch) launchRecord(plan LaunchPlan, labels map[string]string, ins
 	if l.batch != "" {
 		details["batch"] = l.batch
 	}
+	if len(plan.Filtered) > 0 {
+		details["filtered"] = strings.Join(plan.Filtered, "; ")
+	}
 	return launchRecord{
 		claim: &LaunchedClaim{Name: l.name, NodePool: cp.NodePool, InstanceID: inst.ID, InstanceType: inst.InstanceType,
 			Zone: inst.Zone, CapacityType: capacityType, Price: price, Pods: len(cp.Pods)},

@@ -40,6 +40,9 @@ type LaunchPlan struct {
 	OnDemand []instance.Override
 	// Images names the AMI of each launch template the overrides go through (template → image id).
 	Images map[string]string
+	// Filtered says what the filters before the fleet call left out (see filterOfferings), one entry per
+	// filter that left something out.
+	Filtered []string
 }
 
 // LaunchResult is what a launch did.

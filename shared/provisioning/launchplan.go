@@ -38,7 +38,9 @@ type claimTarget struct {
 // the launch template of the AMI that fits the instance type (its requirements: architecture at least)
 // and of that capacity type. A reserved offering goes through a template of its own that targets its
 // capacity reservation, if the node class still selects it and the requirements allow its id and type.
-// An instance type no AMI fits is left out.
+// An instance type no AMI fits is left out. Before any template is made, the offerings go through the
+// filters Karpenter applies last before CreateFleet (see filterOfferings): exotic instance types only when
+// nothing else is left, and no spot offering dearer than the cheapest on-demand one.
 func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarget, req instance.Request) (LaunchPlan, error) {
 	reqs, err := scheduling.RequirementsFromSpecs(t.claim.Requirements)
 	if err != nil {
@@ -48,12 +50,59 @@ func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarg
 	if err != nil {
 		return LaunchPlan{}, err
 	}
-	plan := LaunchPlan{Request: req, Images: map[string]string{}}
+	offers := launchOfferings(t, reqs, imageFor)
+	offers, filtered := filterOfferings(offers, t.class.byName, reqs)
+	plan := LaunchPlan{Request: req, Images: map[string]string{}, Filtered: filtered}
+	names := map[[3]string]string{} // (image, capacity type, reservation) → template
+	for _, lo := range offers {
+		key := [3]string{lo.image, lo.capacityType, lo.override.ReservationID}
+		lt, ok := names[key]
+		if !ok {
+			lt, err = templates.Ensure(ctx, launchtemplate.Template{NodeClass: t.class.nc, Resolved: t.class.resolved.Status,
+				ImageID: lo.image, Options: templateOptions(t, reqs, lo.capacityType, lo.reservation)})
+			if err != nil {
+				return LaunchPlan{}, fmt.Errorf("ensuring launch template for %s: %w", lo.image, err)
+			}
+			names[key] = lt
+			plan.Images[lt] = lo.image
+		}
+		ov := lo.override
+		ov.LaunchTemplate = lt
+		switch lo.capacityType {
+		case instance.CapacityTypeSpot:
+			plan.Spot = append(plan.Spot, ov)
+		case instance.CapacityTypeOnDemand:
+			plan.OnDemand = append(plan.OnDemand, ov)
+		default:
+			plan.Reserved = append(plan.Reserved, ov)
+		}
+	}
+	byPrice := func(a, b instance.Override) int {
+		return cmp.Or(cmp.Compare(a.Price, b.Price), cmp.Compare(a.InstanceType, b.InstanceType), cmp.Compare(a.Zone, b.Zone))
+	}
+	slices.SortStableFunc(plan.Reserved, byPrice)
+	slices.SortStableFunc(plan.Spot, byPrice)
+	slices.SortStableFunc(plan.OnDemand, byPrice)
+	return plan, nil
+}
+
+// launchOffering is one offering a launch may go through, before its launch template is made: the
+// override (without template), its capacity type, the AMI and, for a reserved offering, its reservation.
+type launchOffering struct {
+	override     instance.Override
+	capacityType string
+	image        string
+	reservation  *nodeclass.CapacityReservation
+}
+
+// launchOfferings lists the offerings of the claim's instance-type options a launch may take (see
+// buildLaunchPlan), in option order.
+func launchOfferings(t claimTarget, reqs scheduling.Requirements, imageFor func(string) (string, bool)) []launchOffering {
 	reservations := map[string]nodeclass.CapacityReservation{}
 	for _, cr := range t.class.resolved.CapacityReservations {
 		reservations[cr.ID] = cr
 	}
-	names := map[[3]string]string{} // (image, capacity type, reservation) → template
+	var out []launchOffering
 	for _, name := range t.claim.InstanceTypeOptions {
 		image, ok := imageFor(name)
 		if !ok || image == "" {
@@ -71,7 +120,8 @@ func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarg
 			if c := reqs.Get(scheduling.LabelCapacityType); c != nil && !c.Has(o.CapacityType) {
 				continue
 			}
-			var cr *nodeclass.CapacityReservation
+			lo := launchOffering{capacityType: o.CapacityType, image: image,
+				override: instance.Override{InstanceType: it.Name, Zone: o.Zone, SubnetID: subnet.ID, Price: o.Price}}
 			switch o.CapacityType {
 			case instance.CapacityTypeSpot, instance.CapacityTypeOnDemand:
 			case instance.CapacityTypeReserved:
@@ -85,40 +135,15 @@ func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarg
 				if rt := reqs.Get(scheduling.LabelCapacityReservationType); rt != nil && !rt.Has(r.ReservationType) {
 					continue
 				}
-				cr = &r
+				lo.reservation = &r
+				lo.override.ReservationID, lo.override.ReservationType = r.ID, r.ReservationType
 			default:
 				continue
 			}
-			key := [3]string{image, o.CapacityType, o.ReservationID}
-			lt, ok := names[key]
-			if !ok {
-				lt, err = templates.Ensure(ctx, launchtemplate.Template{NodeClass: t.class.nc, Resolved: t.class.resolved.Status,
-					ImageID: image, Options: templateOptions(t, reqs, o.CapacityType, cr)})
-				if err != nil {
-					return LaunchPlan{}, fmt.Errorf("ensuring launch template for %s: %w", image, err)
-				}
-				names[key] = lt
-				plan.Images[lt] = image
-			}
-			ov := instance.Override{InstanceType: it.Name, Zone: o.Zone, SubnetID: subnet.ID, LaunchTemplate: lt, Price: o.Price}
-			switch o.CapacityType {
-			case instance.CapacityTypeSpot:
-				plan.Spot = append(plan.Spot, ov)
-			case instance.CapacityTypeOnDemand:
-				plan.OnDemand = append(plan.OnDemand, ov)
-			default:
-				ov.ReservationID, ov.ReservationType = cr.ID, cr.ReservationType
-				plan.Reserved = append(plan.Reserved, ov)
-			}
+			out = append(out, lo)
 		}
 	}
-	byPrice := func(a, b instance.Override) int {
-		return cmp.Or(cmp.Compare(a.Price, b.Price), cmp.Compare(a.InstanceType, b.InstanceType), cmp.Compare(a.Zone, b.Zone))
-	}
-	slices.SortStableFunc(plan.Reserved, byPrice)
-	slices.SortStableFunc(plan.Spot, byPrice)
-	slices.SortStableFunc(plan.OnDemand, byPrice)
-	return plan, nil
+	return out
 }
 
 // templateOptions are the user-data inputs of the claim's nodes: the NodePool's labels (its
@@ -205,9 +230,25 @@ func amiRequirements(amis []apis.AMIStatus) ([]amiChoice, error) {
 // requirements the instance type meets, or "".
 func pickAMI(amis []amiChoice, it *scheduling.InstanceType) string {
 	for _, a := range amis {
-		if it.Requirements.Intersects(a.reqs) == nil {
+		if amiFits(it.Requirements, a.reqs) {
 			return a.id
 		}
 	}
 	return ""
+}
+
+// amiFits reports whether an instance type meets an AMI's requirements, strictly, as Karpenter maps AMIs
+// to instance types: a label the type does not carry meets only DoesNotExist and NotIn. So the NVIDIA
+// variant (instance-gpu-count Exists) never serves a Neuron type, nor the Neuron variant
+// (instance-accelerator-count Exists) a GPU one.
+func amiFits(it, ami scheduling.Requirements) bool {
+	for key, r := range ami {
+		if it.Has(key) {
+			continue
+		}
+		if op := r.Operator(); op != scheduling.OpDoesNotExist && op != scheduling.OpNotIn {
+			return false
+		}
+	}
+	return it.Intersects(ami) == nil
 }

@@ -11,8 +11,9 @@ import (
 )
 
 // The region's on-demand price table is one item beside the spot table: pk PRICES, sk ONDEMAND, with
-// region, observedAt (unix ms), source, ttl and the prices (instance type → hourly USD) gzip-compressed
-// in a binary attribute. A region's ~1,400 types encode to a few KB.
+// region, observedAt (unix ms), source, ttl and the prices (instance type → hourly price in the region's
+// currency: CNY in China, else USD) gzip-compressed in a binary attribute. A region's ~1,400 types
+// encode to a few KB.
 const (
 	onDemandPricesSort = "ONDEMAND"
 	attrSource         = "source"
@@ -24,7 +25,7 @@ const (
 const OnDemandPricesTTL = 30 * 24 * time.Hour
 
 // OnDemandPrices is a region's on-demand price table as read at ObservedAt from Source (for example the
-// AWS Pricing API): instance type → hourly USD price.
+// AWS Pricing API): instance type → hourly price in the region's currency (CNY in China, else USD).
 type OnDemandPrices struct {
 	Region     string
 	ObservedAt time.Time

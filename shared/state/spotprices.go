@@ -29,7 +29,7 @@ const (
 const SpotPricesTTL = 12 * time.Hour
 
 // SpotPrices is a region's spot price table as read from EC2 at ObservedAt: instance type → zone → hourly
-// USD price.
+// price in the region's currency (CNY in China, else USD).
 type SpotPrices struct {
 	Region     string
 	ObservedAt time.Time

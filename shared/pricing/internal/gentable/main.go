@@ -1,5 +1,6 @@
 // Command gentable rewrites regions of the shipped on-demand price table (shared/pricing/data/on-demand.json)
-// from an ec2instances.info instances.json that is already on disk; it makes no network calls. Regions not
+// from an ec2instances.info instances.json, or from a price table generated into
+// aws/karpenter-provider-aws, that is already on disk; it makes no network calls. Regions not
 // named with -regions are kept exactly as they are. See shared/pricing/data/README.md for the sources and
 // the command that produced the shipped table.
 package main
@@ -27,6 +28,8 @@ func main() {
 // options are the command's flags.
 type options struct {
 	instances   string
+	karpenter   string // a Karpenter generated price table, instead of instances
+	currency    string // of the prices read, when not the table's
 	table       string
 	regions     []string // nil: every commercial region in -instances
 	keep        map[string]bool
@@ -40,6 +43,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	var regions, keep string
 	fs.StringVar(&o.instances, "instances", "", "path of an ec2instances.info instances.json (for example data/instances.json of the github.com/cristim/ec2-instances-info module)")
+	fs.StringVar(&o.karpenter, "karpenter-table", "", "path of a price table generated into aws/karpenter-provider-aws (pkg/providers/pricing/zz_generated.pricing_*.go), instead of -instances")
+	fs.StringVar(&o.currency, "currency", "", `currency of the prices read when not the table's, for example "CNY per hour" for China`)
 	fs.StringVar(&o.table, "table", "data/on-demand.json", "path of the price table to update in place")
 	fs.StringVar(&regions, "regions", "commercial", `comma-separated regions to take from -instances, or "commercial" for every commercial region it has (GovCloud, China, Local Zones and Wavelength Zones excluded)`)
 	fs.StringVar(&keep, "keep", FallbackKeep, "comma-separated regions never replaced (us-east-1 comes from Karpenter's newer table)")
@@ -59,8 +64,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		}
 	}
 	switch {
-	case o.instances == "":
-		return o, errors.New("-instances: required, the path of the downloaded instances.json")
+	case o.instances == "" && o.karpenter == "":
+		return o, errors.New("-instances: required (or -karpenter-table), the path of the downloaded instances.json")
+	case o.instances != "" && o.karpenter != "":
+		return o, errors.New("-karpenter-table: give it or -instances, not both")
 	case o.table == "":
 		return o, errors.New("-table: required")
 	case o.source == "":
@@ -85,14 +92,9 @@ func run(args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-table %s: %w", o.table, err)
 	}
-	f, err := os.Open(o.instances)
+	prices, skipped, err := readPrices(o)
 	if err != nil {
-		return fmt.Errorf("reading -instances: %w", err)
-	}
-	defer f.Close()
-	prices, skipped, err := onDemandFromEC2Instances(f, o.regions)
-	if err != nil {
-		return fmt.Errorf("-instances %s: %w", o.instances, err)
+		return err
 	}
 	for _, region := range sortedRegions(prices) {
 		if o.keep[region] {
@@ -100,7 +102,11 @@ func run(args []string, stderr io.Writer) error {
 			continue
 		}
 		table.Regions[region] = prices[region]
-		table.Sources[region] = pricing.RegionSource{Source: o.source, GeneratedAt: o.generatedAt}
+		table.Sources[region] = pricing.RegionSource{Source: o.source, GeneratedAt: o.generatedAt, Currency: o.currency}
+		if o.karpenter != "" {
+			fmt.Fprintf(stderr, "%s: %d types\n", region, len(prices[region]))
+			continue
+		}
 		s := skipped[region]
 		fmt.Fprintf(stderr, "%s: %d types (skipped: %d not offered, %d previous generation, %d Mac, %d without a price)\n",
 			region, len(prices[region]), s.NotOffered, s.PreviousGeneration, s.Mac, s.Unpriced)
@@ -113,6 +119,32 @@ func run(args []string, stderr io.Writer) error {
 		return fmt.Errorf("writing -table: %w", err)
 	}
 	return nil
+}
+
+// readPrices reads the prices of -instances or -karpenter-table, for -regions.
+func readPrices(o options) (map[string]map[string]float64, map[string]skipCounts, error) {
+	if o.karpenter != "" {
+		f, err := os.Open(o.karpenter)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading -karpenter-table: %w", err)
+		}
+		defer f.Close()
+		prices, err := onDemandFromKarpenterTable(f, o.regions)
+		if err != nil {
+			return nil, nil, fmt.Errorf("-karpenter-table %s: %w", o.karpenter, err)
+		}
+		return prices, nil, nil
+	}
+	f, err := os.Open(o.instances)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading -instances: %w", err)
+	}
+	defer f.Close()
+	prices, skipped, err := onDemandFromEC2Instances(f, o.regions)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-instances %s: %w", o.instances, err)
+	}
+	return prices, skipped, nil
 }
 
 // FallbackKeep is the region the generator leaves alone by default: us-east-1's prices come from
