@@ -111,7 +111,7 @@ func TestPassRecordsObservedMemory(t *testing.T) {
 		memoryClaim("b", state.Initialized, "m5.large", "ami-1"), // the same pair, less memory: the smaller stands
 		memoryClaim("c", state.Registered, "m5.xlarge", "ami-1"),
 		memoryClaim("d", state.Initialized, "m5.large", "ami-2"),
-		memoryClaim("noimage", state.Initialized, "c5.large", ""),        // AMI unknown: nothing to key it on
+		memoryClaim("noimage", state.Initialized, "c5.large", ""),          // AMI unknown: nothing to key it on
 		memoryClaim("nocapacity", state.Initialized, "c5.xlarge", "ami-1"), // the Node reports none yet
 		memoryClaim("other", state.Initialized, "r5.large", "ami-1"),       // its Node's provider id is not the claim's
 		memoryClaim("launched", state.Launched, "r5.xlarge", "ami-1"),      // not registered
