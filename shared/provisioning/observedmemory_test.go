@@ -146,3 +146,26 @@ func keys[V any](m map[string]V) []string {
 	}
 	return out
 }
+
+// Consolidation plans its replacements from PrepareLaunches, and the dry run from Plan: both read the
+// observations as a run does.
+func TestPrepareLaunchesAndPlanUseObservedMemory(t *testing.T) {
+	ctx := context.Background()
+	w := memoryWorld(t)
+	observe(t, w.store, "m5.large", "ami-amd64", 7000)
+	l, err := w.p.PrepareLaunches(ctx)
+	require.NoError(t, err)
+	require.Len(t, l.Pools, 1)
+	byName := map[string]*scheduling.InstanceType{}
+	for _, it := range l.Pools[0].InstanceTypes {
+		byName[it.Name] = it
+	}
+	assert.Equal(t, int64(7000)<<20, byName["m5.large"].Capacity.Memory)
+	assert.Equal(t, int64(15155)<<20, byName["m5.xlarge"].Capacity.Memory, "estimated: nothing observed")
+
+	p := memoryPod("big")
+	plan, err := w.p.Plan(ctx, []*corev1.Pod{&p})
+	require.NoError(t, err)
+	require.Len(t, plan.NewClaims, 1)
+	assert.NotContains(t, plan.NewClaims[0].InstanceTypeOptions, "m5.large")
+}
