@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register("status", command{summary: "show the NodeClaims of a deployed Nodewright, per NodePool, the offerings out of capacity and the settings", run: runStatus})
+	register("status", command{summary: "show the NodeClaims of a deployed Nodewright, per NodePool, the offerings out of capacity, the observed memory and the settings", run: runStatus})
 }
 
 // statusNow is the clock status reads ages against; tests replace it.
@@ -26,7 +26,9 @@ type statusReport struct {
 	NodePools   []poolStatus                `json:"nodePools"`
 	NodeClaims  []claimStatus               `json:"nodeClaims"`
 	Unavailable []state.UnavailableOffering `json:"unavailableOfferings"`
-	Settings    statusSettings              `json:"settings"`
+	// Memory is the memory capacity registered Nodes reported per instance type and AMI.
+	Memory   []memoryStatus `json:"observedMemory"`
+	Settings statusSettings `json:"settings"`
 	// Currency is the currency of the prices (pricing.Currency of the region): CNY in China, else USD.
 	Currency string `json:"currency"`
 }
@@ -59,6 +61,7 @@ func requestPending(c state.Claim) bool { return c.DisruptionRequest != nil && c
 // instance, price, Node, why it is on its way out (or REQUESTED when `nodewright disrupt` asked for it),
 // its Drifted condition's reason and when it expires; the NodePools' totals, with how many claims drifted,
 // expired or expire within 24 hours; the offerings marked out of capacity and for how much longer; the
+// memory registered Nodes reported per instance type and AMI beside the estimate it replaces; the
 // settings the functions work with (Karpenter's, as the CDK app stored them, or the defaults).
 func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("nodewright status", flag.ContinueOnError)
@@ -124,7 +127,11 @@ func readStatus(ctx context.Context, store *state.Store, all bool, now time.Time
 	if err != nil {
 		return statusReport{}, err
 	}
-	rep := statusReport{NodeClaims: []claimStatus{}, Unavailable: unavailable, NodePools: []poolStatus{}, Settings: stored}
+	memory, err := readMemory(ctx, store, stored.Settings.VMMemoryOverheadPercent)
+	if err != nil {
+		return statusReport{}, err
+	}
+	rep := statusReport{NodeClaims: []claimStatus{}, Unavailable: unavailable, NodePools: []poolStatus{}, Memory: memory, Settings: stored}
 	if rep.Unavailable == nil {
 		rep.Unavailable = []state.UnavailableOffering{}
 	}
@@ -200,6 +207,7 @@ func writeStatus(w io.Writer, rep statusReport, now time.Time) {
 		tw.Flush()
 	}
 	fmt.Fprintln(w)
+	writeMemory(w, rep.Memory, now)
 	writeSettings(w, rep.Settings)
 }
 

@@ -101,6 +101,7 @@ func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 		Templates:    launchtemplate.New(ec2Client, name, time.Now),
 		Profiles:     profiles,
 		Namer:        launcher,
+		Memory:       store,
 		Now:          time.Now,
 	})
 	// On-demand prices come from the Pricing API (endpoint by pricing.EndpointRegion) every 12 hours and

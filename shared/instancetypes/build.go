@@ -54,3 +54,35 @@ func (c *Catalog) BuildWithReservations(cfg scheduling.NodeClassConfig, prices P
 	}
 	return types, skipped, nil
 }
+
+// WithObservedMemory returns types with each type that observed names built again under cfg with that
+// memory capacity (scheduling.NodeClassConfig.ObservedMemory) and the offerings it was built with; the
+// others are returned as they are. Only the observed types are rebuilt: a few of the catalog's hundreds.
+func (c *Catalog) WithObservedMemory(types []*scheduling.InstanceType, cfg scheduling.NodeClassConfig, observed map[string]int64) ([]*scheduling.InstanceType, error) {
+	if len(observed) == 0 {
+		return types, nil
+	}
+	cfg.ObservedMemory = observed
+	infos := make(map[string]scheduling.InstanceInfo, len(observed))
+	for _, t := range c.Types {
+		if observed[t.Info.Name] > 0 {
+			infos[t.Info.Name] = t.Info
+		}
+	}
+	out := slices.Clone(types)
+	for i, it := range out {
+		if observed[it.Name] <= 0 {
+			continue
+		}
+		info, ok := infos[it.Name]
+		if !ok {
+			return nil, fmt.Errorf("instance type %s is not in the catalog", it.Name)
+		}
+		rebuilt, err := scheduling.NewAWSInstanceType(info, cfg, it.Offerings)
+		if err != nil {
+			return nil, fmt.Errorf("building instance type %s with its observed memory: %w", it.Name, err)
+		}
+		out[i] = rebuilt
+	}
+	return out, nil
+}

@@ -48,6 +48,8 @@ type RunReport struct {
 	Errors []string
 	// InstancesNamed counts the instances given the Name tag of their Node (nameInstances).
 	InstancesNamed int
+	// MemoryRecorded counts the observations of memory capacity written (recordMemory).
+	MemoryRecorded int
 	// TemplatesDeleted and ProfilesDeleted name the launch templates and instance profiles deleted
 	// because no claim uses them any more.
 	TemplatesDeleted, ProfilesDeleted []string
@@ -67,6 +69,7 @@ func (r *RunReport) add(p RunReport) {
 	r.FinalizersRemoved += p.FinalizersRemoved
 	r.NodesLost += p.NodesLost
 	r.InstancesNamed += p.InstancesNamed
+	r.MemoryRecorded += p.MemoryRecorded
 	r.Joining, r.Deferred, r.Waiting, r.Skipped, r.Held = p.Joining, p.Deferred, p.Waiting, p.Skipped, p.Held
 	if p.Usage != nil { // a pass between sweeps does not sum the usage: the last sweep's stands
 		r.Usage = p.Usage
@@ -78,7 +81,7 @@ func (r *RunReport) add(p RunReport) {
 
 // String summarises the report in one line (for logs and test failures).
 func (r RunReport) String() string {
-	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d rebuilt=%d handedOver=%d claimsDeleted=%d finalizersRemoved=%d nodesLost=%d instancesNamed=%d templatesDeleted=%d profilesDeleted=%d joining=%d deferred=%d errors=%d",
+	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d rebuilt=%d handedOver=%d claimsDeleted=%d finalizersRemoved=%d nodesLost=%d instancesNamed=%d memoryRecorded=%d templatesDeleted=%d profilesDeleted=%d joining=%d deferred=%d errors=%d",
 		r.Passes, r.Registered, r.Initialized, r.Adopted, r.Rebuilt, r.HandedOver, r.ClaimsDeleted, r.FinalizersRemoved, r.NodesLost,
-		r.InstancesNamed, len(r.TemplatesDeleted), len(r.ProfilesDeleted), r.Joining, r.Deferred, len(r.Errors))
+		r.InstancesNamed, r.MemoryRecorded, len(r.TemplatesDeleted), len(r.ProfilesDeleted), r.Joining, r.Deferred, len(r.Errors))
 }

@@ -123,7 +123,8 @@ type RunnerConfig struct {
 // RunnerDeps are the adapters a pass goes through. With a clientset c they are, as functions/lifecycle
 // wires them: Store *state.Store, Nodes c.CoreV1().Nodes(), NodeActions kube.NewActions(c), Instances
 // *instance.Launcher, Events *kube.Recorder, Terminations *termination.Sender, Templates
-// *launchtemplate.Provider, Profiles *nodeclass.Profiles, Namer *instance.Launcher, Now time.Now.
+// *launchtemplate.Provider, Profiles *nodeclass.Profiles, Namer *instance.Launcher, Memory *state.Store,
+// Now time.Now.
 type RunnerDeps struct {
 	Store       Store
 	Nodes       NodeLister
@@ -146,7 +147,10 @@ type RunnerDeps struct {
 	Unavailable LaunchFailures
 	// Namer gives the instances of registered claims the Name tag (see nameInstances); nil skips that part.
 	Namer InstanceNamer
-	Now   func() time.Time
+	// Memory keeps the memory capacity registered Nodes report per instance type and AMI (see
+	// recordMemory); nil skips that part.
+	Memory MemoryRecorder
+	Now    func() time.Time
 }
 
 // Prices is the hourly price of an offering; *pricing.Provider is one.
@@ -165,6 +169,8 @@ type Runner struct {
 	lastSweep atomic.Int64
 	// passes measures how long this process's passes take (see timeForAnotherPass).
 	passes runbudget.Meter
+	// memory is what this process knows of the observed memory stored (see recordMemory).
+	memory memoryMemo
 }
 
 // NewRunner returns a runner.
@@ -276,6 +282,7 @@ func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
 	}
 	p.register(ctx)
 	p.initialize(ctx)
+	p.recordMemory(ctx)
 	if !sweep {
 		rep.Skipped = fmt.Sprintf("hand-overs and repairs: the pass sweeps every %s; between sweeps it reads only the joining claims", r.cfg.SweepEvery)
 		rep.Joining = p.joining()

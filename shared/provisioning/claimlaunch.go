@@ -158,6 +158,9 @@ func (l claimLaunch) launchRecord(plan LaunchPlan, labels map[string]string, ins
 	if len(plan.Filtered) > 0 {
 		details["filtered"] = strings.Join(plan.Filtered, "; ")
 	}
+	if src := l.target.class.memorySource(inst.InstanceType); src != "" {
+		details["memoryCapacity"] = src // which memory the plan counted on: observed or estimated
+	}
 	return launchRecord{
 		claim: &LaunchedClaim{Name: l.name, NodePool: cp.NodePool, InstanceID: inst.ID, InstanceType: inst.InstanceType,
 			Zone: inst.Zone, CapacityType: capacityType, Price: price, Pods: len(cp.Pods)},

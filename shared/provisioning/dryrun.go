@@ -10,8 +10,8 @@ import (
 	"github.com/nodewright/nodewright/shared/scheduling"
 )
 
-// Plan solves pods as a run would, with the stored configuration, the catalog and the offerings known
-// to be unavailable, over an empty cluster and launching nothing: the claims one run needs for exactly
+// Plan solves pods as a run would, with the stored configuration, the catalog, the observed memory and
+// the offerings known to be unavailable, over an empty cluster and launching nothing: the claims one run needs for exactly
 // these pods. Configuration problems a run would report are an error here.
 func (p *Provisioner) Plan(ctx context.Context, pods []*corev1.Pod) (*scheduling.Plan, error) {
 	cfg, problems, err := readConfig(ctx, p.deps.Store)
@@ -22,7 +22,11 @@ func (p *Provisioner) Plan(ctx context.Context, pods []*corev1.Pod) (*scheduling
 	if err != nil {
 		return nil, err
 	}
-	_, pools, more, _, _ := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion)
+	observed, err := readObservedMemory(ctx, p.deps.Store)
+	if err != nil {
+		return nil, err
+	}
+	_, pools, more, _, _ := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion, observed)
 	if problems = append(problems, more...); len(problems) > 0 {
 		return nil, fmt.Errorf("planning: %s", strings.Join(problems, "; "))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/nodewright/nodewright/shared/nodeclass"
 	"github.com/nodewright/nodewright/shared/scheduling"
 	"github.com/nodewright/nodewright/shared/settings"
+	"github.com/nodewright/nodewright/shared/state"
 )
 
 // NodeClassResolver resolves an EC2NodeClass against the account; *nodeclass.Resolver satisfies it.
@@ -39,19 +40,23 @@ type readyClass struct {
 	subnets map[string]nodeclass.Subnet
 	types   []*scheduling.InstanceType
 	byName  map[string]*scheduling.InstanceType
+	// memory are the observations the memory capacity of its types rests on, by type; a type not named
+	// has the estimate, nominal memory less overhead (vmMemoryOverheadPercent).
+	memory   map[string]state.MemoryObservation
+	overhead float64
 }
 
 // prepareClasses resolves every EC2NodeClass the pools reference and builds its instance types from the
 // catalog. It returns the usable classes and the pools that can launch; a pool whose class is missing,
 // not Ready or failed to resolve is left out and named in problems, and failed says why per class.
 func prepareClasses(ctx context.Context, r NodeClassResolver, cat *instancetypes.Catalog, prices instancetypes.Prices,
-	cfg runConfig, k8sVersion string) (classes map[string]*readyClass, pools []scheduling.NodePool, problems []string, failed map[string]string,
+	cfg runConfig, k8sVersion string, observed observedMemory) (classes map[string]*readyClass, pools []scheduling.NodePool, problems []string, failed map[string]string,
 	unresolved []string) {
 	classes, failed = map[string]*readyClass{}, map[string]string{}
 	for _, p := range cfg.pools {
 		name := NodeClassRefName(p)
 		if _, done := classes[name]; !done && failed[name] == "" {
-			rc, why, readFailed := prepareClass(ctx, r, cat, prices, cfg.nodeClasses[name], name, k8sVersion, cfg.settings)
+			rc, why, readFailed := prepareClass(ctx, r, cat, prices, cfg.nodeClasses[name], name, k8sVersion, cfg.settings, observed)
 			if why != "" {
 				failed[name] = why
 				problems = append(problems, why)
@@ -74,11 +79,13 @@ func prepareClasses(ctx context.Context, r NodeClassResolver, cat *instancetypes
 }
 
 // prepareClass resolves one class and builds its instance types with the deployment's VM memory overhead
-// and reserved ENIs, and its capacity reservations unless the ReservedCapacity gate is off; why says what
+// (or the memory registered Nodes reported, where observed has it for the AMI the class launches a type
+// with: withObservedMemory) and reserved ENIs, and its capacity reservations unless the ReservedCapacity
+// gate is off; why says what
 // makes it unusable, and readFailed that resolving it failed (an AWS read past its retries), not the
 // class: another run may well succeed.
 func prepareClass(ctx context.Context, r NodeClassResolver, cat *instancetypes.Catalog, prices instancetypes.Prices,
-	nc *apis.EC2NodeClass, name, k8sVersion string, s settings.Settings) (rc *readyClass, why string, readFailed bool) {
+	nc *apis.EC2NodeClass, name, k8sVersion string, s settings.Settings, observed observedMemory) (rc *readyClass, why string, readFailed bool) {
 	if nc == nil {
 		return nil, fmt.Sprintf("EC2NodeClass %q is not configured", name), false
 	}
@@ -107,7 +114,12 @@ func prepareClass(ctx context.Context, r NodeClassResolver, cat *instancetypes.C
 	if err != nil {
 		return nil, fmt.Sprintf("EC2NodeClass %s: building instance types: %v", name, err), false
 	}
-	rc = &readyClass{nc: nc, resolved: res, subnets: subnets, types: types, byName: map[string]*scheduling.InstanceType{}}
+	types, used, err := withObservedMemory(cat, cfg, types, res.Status.AMIs, observed)
+	if err != nil {
+		return nil, fmt.Sprintf("EC2NodeClass %s: building instance types: %v", name, err), false
+	}
+	rc = &readyClass{nc: nc, resolved: res, subnets: subnets, types: types, byName: map[string]*scheduling.InstanceType{},
+		memory: used, overhead: overhead}
 	for _, it := range types {
 		rc.byName[it.Name] = it
 	}

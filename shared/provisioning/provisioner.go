@@ -39,6 +39,7 @@ const (
 type Store interface {
 	ConfigReader
 	UnavailableRecorder
+	MemoryReader
 	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (state.Lease, error)
 	ReleaseLease(ctx context.Context, l state.Lease) error
 	UnavailableOfferings(ctx context.Context) ([]state.UnavailableOffering, error)
@@ -195,7 +196,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 		return err
 	}
 	p.loadSpotPrices(ctx, rep)
-	classes, pools, problems, _, unresolved := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion)
+	classes, pools, problems, _, unresolved := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion, in.memory)
 	rep.Errors = append(rep.Errors, problems...)
 	for _, name := range unresolved {
 		// Reading the class failed (throttled, a 500, a timeout past the client's retries): its pools' pods

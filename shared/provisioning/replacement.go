@@ -41,10 +41,10 @@ type Launches struct {
 	Problems []string
 }
 
-// PrepareLaunches reads the configuration, the catalog (once per Provisioner), spot prices, the
-// unavailable offerings and the launch failures per EC2NodeClass, and resolves every EC2NodeClass. The
-// error is for what keeps a caller from deciding on complete data: the configuration, catalog, unavailable
-// offerings or launch failures could not be read.
+// PrepareLaunches reads the configuration, the catalog (once per Provisioner), the observed memory, spot
+// prices, the unavailable offerings and the launch failures per EC2NodeClass, and resolves every
+// EC2NodeClass. The error is for what keeps a caller from deciding on complete data: the configuration,
+// catalog, observed memory, unavailable offerings or launch failures could not be read.
 func (p *Provisioner) PrepareLaunches(ctx context.Context) (*Launches, error) {
 	cfg, problems, err := readConfig(ctx, p.deps.Store)
 	if err != nil {
@@ -55,9 +55,13 @@ func (p *Provisioner) PrepareLaunches(ctx context.Context) (*Launches, error) {
 	if err != nil {
 		return nil, err
 	}
+	observed, err := readObservedMemory(ctx, p.deps.Store)
+	if err != nil {
+		return nil, err
+	}
 	var rep Report
 	p.loadSpotPrices(ctx, &rep)
-	classes, pools, more, failed, _ := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion)
+	classes, pools, more, failed, _ := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion, observed)
 	unavailable, err := p.unavailable(ctx)
 	if err != nil {
 		return nil, err

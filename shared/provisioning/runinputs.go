@@ -23,10 +23,12 @@ type runInputs struct {
 	// the records that could not be read, each naming its class and field.
 	classFailures []state.ClassFailures
 	badFailures   []error
+	// memory is the memory registered Nodes reported per instance type and AMI (observedmemory.go).
+	memory observedMemory
 }
 
-// read reads the configuration, the cluster, the claims, the offerings without capacity and the launch
-// failures per EC2NodeClass at once:
+// read reads the configuration, the cluster, the claims, the offerings without capacity, the launch
+// failures per EC2NodeClass and the observed memory at once:
 // the API server and DynamoDB answer in parallel, and in a burst the claim list alone takes a second
 // through moto. The order of the answers does not matter for the claims in flight: a claim counts as in
 // flight only until its Node shows in the snapshot with allocatable (matched by provider id, which the
@@ -86,6 +88,10 @@ func (p *Provisioner) readWithin(ctx context.Context) (runInputs, error) {
 	})
 	g.Go(func() (err error) {
 		in.classFailures, in.badFailures, err = p.deps.Store.ClassFailures(gctx)
+		return err
+	})
+	g.Go(func() (err error) {
+		in.memory, err = readObservedMemory(gctx, p.deps.Store)
 		return err
 	})
 	if err := g.Wait(); err != nil {

@@ -245,7 +245,7 @@ func (s *Sandbox) wire(ctx context.Context) error {
 	s.Lifecycle = lifecycle.NewRunner(lifecycle.RunnerConfig{SweepEvery: s.opts.LifecycleSweepEvery}, lifecycle.RunnerDeps{Store: s.Store, Nodes: kube.NewNodeView(s.FunctionClient(footprint.Lifecycle), kube.SnapshotOptions{}),
 		NodeActions: kube.NewActions(s.FunctionClient(footprint.Lifecycle)), Instances: launcher, GoneReasons: launcher, Unavailable: s.Store,
 		Events: s.recorders[footprint.Lifecycle], Prices: prices,
-		Terminations: termination.NewSender(s.SQS, s.Queues.Termination), Namer: launcher, Now: time.Now})
+		Terminations: termination.NewSender(s.SQS, s.Queues.Termination), Namer: launcher, Memory: s.Store, Now: time.Now})
 
 	start := time.Now()
 	catalog, err := s.Provisioner.Catalog(ctx)

@@ -89,6 +89,10 @@ type NodeClassConfig struct {
 	VMMemoryOverheadPercent *float64
 	// ReservedENIs are kept out of the ENI-limited pod density.
 	ReservedENIs int64
+	// ObservedMemory is, per instance type, the memory capacity a registered Node of that type reported
+	// when launched from the AMI this class launches the type with. It replaces the estimate (nominal
+	// memory less the VM overhead), as Karpenter's discovered capacity does.
+	ObservedMemory map[string]int64
 }
 
 func (c NodeClassConfig) family() string {
@@ -166,11 +170,16 @@ func MemoryCapacity(info InstanceInfo, overheadPercent float64) int64 {
 	return (sizeMiB - overheadMiB) * mib
 }
 
-// AWSCapacity returns the capacity of an instance type launched with cfg.
+// AWSCapacity returns the capacity of an instance type launched with cfg: its memory is the observed
+// one when cfg has it for the type, else the estimate (MemoryCapacity).
 func AWSCapacity(info InstanceInfo, cfg NodeClassConfig) Resources {
 	overhead := DefaultVMMemoryOverheadPercent
 	if cfg.VMMemoryOverheadPercent != nil {
 		overhead = *cfg.VMMemoryOverheadPercent
+	}
+	memory := MemoryCapacity(info, overhead)
+	if observed := cfg.ObservedMemory[info.Name]; observed > 0 {
+		memory = observed
 	}
 	pods, _ := podCapacity(info, cfg)
 	storage := cfg.RootVolumeBytes
@@ -180,7 +189,7 @@ func AWSCapacity(info InstanceInfo, cfg NodeClassConfig) Resources {
 	if cfg.InstanceStoreRAID0 && info.LocalNVMeGB > 0 {
 		storage = info.LocalNVMeGB * 1_000_000_000
 	}
-	r := Resources{CPU: info.VCPUs * 1000, Memory: MemoryCapacity(info, overhead), EphemeralStorage: storage, Pods: pods}
+	r := Resources{CPU: info.VCPUs * 1000, Memory: memory, EphemeralStorage: storage, Pods: pods}
 	ext := map[string]int64{}
 	for _, g := range info.GPUs {
 		switch strings.ToLower(g.Manufacturer) {

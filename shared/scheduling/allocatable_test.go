@@ -101,6 +101,24 @@ func TestAWSAllocatable(t *testing.T) {
 			want: Resources{CPU: 3920, Memory: 14162 * mib, EphemeralStorage: 89 * gib, Pods: 58},
 		},
 		{
+			// A registered m5.xlarge reported 14,900 MiB: kube-reserved and eviction come off that, not off
+			// the 15,155 MiB estimate.
+			name: "observed memory replaces the estimate",
+			cfg:  NodeClassConfig{ObservedMemory: map[string]int64{"m5.xlarge": 14900 * mib}},
+			want: Resources{CPU: 3920, Memory: (14900 - 893 - 100) * mib, EphemeralStorage: 17 * gib, Pods: 58},
+		},
+		{
+			name: "a percentage eviction threshold is taken of the observed memory",
+			cfg: NodeClassConfig{ObservedMemory: map[string]int64{"m5.xlarge": 10000 * mib},
+				Kubelet: KubeletConfig{EvictionHard: map[string]string{"memory.available": "10%"}}},
+			want: Resources{CPU: 3920, Memory: (10000 - 893 - 1000) * mib, EphemeralStorage: 17 * gib, Pods: 58},
+		},
+		{
+			name: "an observation of another type is not used",
+			cfg:  NodeClassConfig{ObservedMemory: map[string]int64{"m5.large": 7000 * mib}},
+			want: Resources{CPU: 3920, Memory: 14162 * mib, EphemeralStorage: 17 * gib, Pods: 58},
+		},
+		{
 			name: "GPUs become extended resources",
 			info: func(i *InstanceInfo) {
 				i.GPUs = []Accelerator{{Name: "T4", Manufacturer: "NVIDIA", Count: 1, MemoryMiB: 16384}}

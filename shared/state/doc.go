@@ -1,6 +1,6 @@
 // Package state is the DynamoDB adapter for everything Nodewright remembers between invocations: NodeClaim
 // records and their lifecycle, leases (single writer), event deduplication, unavailable offerings, the
-// disruption-budget ledger, decision records and configuration items.
+// disruption-budget ledger, decision records, configuration items and the memory registered Nodes report.
 //
 // One table per cluster (the CDK stack creates it; CreateTableInput describes the same schema for tests and
 // the local sandbox). Keys are strings "pk"/"sk"; "ttl" (epoch seconds) lets DynamoDB expire items, and
@@ -27,6 +27,7 @@
 //	high-water mark        MARK                        <mark name>                at (ms), only moves forward
 //	spot price table       PRICES                      SPOT                       gzip JSON, newer observation wins; ttl 12 h
 //	on-demand price table  PRICES                      ONDEMAND                   gzip JSON + source, newer observation wins; ttl 30 days
+//	observed memory        MEMORY                      <instance type>#<AMI>      a registered Node's capacity.memory, smallest wins; ttl 60 days
 //
 // Claims are spread over 16 partition keys so that a mass replacement's writes do not meet on one key, and
 // deleted claims leave the live shards so that no live path reads them: ListClaims reads the live shards

@@ -190,8 +190,9 @@ func (e *env) runnerWith(rc lifecycle.RunnerConfig, instances lifecycle.Instance
 		instances = launcher
 	}
 	client := e.fnKube
+	store := state.New(state.NewClient(cfg), "state", state.WithClock(e.clock.Now))
 	return lifecycle.NewRunner(rc, lifecycle.RunnerDeps{
-		Store:        state.New(state.NewClient(cfg), "state", state.WithClock(e.clock.Now)),
+		Store:        store,
 		Nodes:        client.CoreV1().Nodes(),
 		NodeActions:  kube.NewActions(client),
 		Instances:    instances,
@@ -199,6 +200,7 @@ func (e *env) runnerWith(rc lifecycle.RunnerConfig, instances lifecycle.Instance
 		Prices:       e.prices,
 		Terminations: termination.NewSender(sqs.NewFromConfig(cfg), e.terminationQueue),
 		Namer:        launcher,
+		Memory:       store,
 		Now:          e.clock.Now,
 	})
 }
