@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/instance"
@@ -267,7 +268,8 @@ func (l claimLaunch) abandon(ctx context.Context, reason string, cause error) er
 	if err != nil {
 		err = fmt.Errorf("deleting claim %s: %w", l.name, err)
 	}
-	return &LaunchFailure{Claim: l.name, NodePool: l.target.claim.NodePool, Reason: reason, Err: errors.Join(cause, derr, err)}
+	return &LaunchFailure{Claim: l.name, NodePool: l.target.claim.NodePool, Reason: reason, Err: errors.Join(cause, derr, err),
+		pods: l.target.claim.Pods}
 }
 
 // LaunchFailure is a claim whose launch failed: Reason is its LaunchFailed decision's reason; Pending says
@@ -276,6 +278,9 @@ type LaunchFailure struct {
 	Claim, NodePool, Reason string
 	Pending                 bool
 	Err                     error
+	// pods are the pods the claim was launched for, told of a failure for lack of capacity
+	// (capacityEvents).
+	pods []*corev1.Pod
 }
 
 func (f *LaunchFailure) Error() string { return f.Err.Error() }
