@@ -53,7 +53,9 @@ const (
 	// records here. It is left out so that no dashboard waits for it.
 )
 
-// NodeClaim lifecycle, consistency and repair.
+// NodeClaim lifecycle, consistency and repair. NodeClassNotReady is published on a NodePool that launches
+// nothing because its EC2NodeClass is missing or not Ready: Karpenter v1.14 keeps the reason but reports
+// that through the NodePool's NodeClassReady condition, which Nodewright has no object to carry.
 const (
 	ReasonInsufficientCapacityError Reason = "InsufficientCapacityError"
 	ReasonNodeClassNotReady         Reason = "NodeClassNotReady"

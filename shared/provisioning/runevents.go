@@ -31,12 +31,12 @@ func capacityEvents(failures []LaunchFailure) []kube.Event {
 			continue
 		}
 		claims = append(claims, kube.Event{Object: kube.NodeClaimObject(f.Claim), Type: corev1.EventTypeWarning,
-			Reason: kube.ReasonInsufficientCapacityError,
+			Reason:  kube.ReasonInsufficientCapacityError,
 			Message: fmt.Sprintf("NodeClaim %s of NodePool %s found no capacity in any offering it allows: %v", f.Claim, f.NodePool, f.Err)})
 		for _, pod := range f.pods {
 			pods = append(pods, kube.Event{Object: kube.PodObject(pod), Type: corev1.EventTypeWarning,
 				Reason: kube.ReasonInsufficientCapacityError,
-				Message: fmt.Sprintf("NodeClaim %s launched for this pod found no capacity in any offering it allows; the next run launches without them",
+				Message: fmt.Sprintf("NodeClaim %s, planned for this pod, found no capacity in any offering it allows; the next run plans again without those offerings",
 					f.Claim)})
 		}
 	}
