@@ -1,6 +1,7 @@
 package consolidation
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/nodewright/nodewright/shared/disruption"
 	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/provisioning"
 )
 
 // count is how many Events of reason were published on the object named name.
@@ -144,4 +146,32 @@ func TestFailedValidationOfAConsolidationIsRejected(t *testing.T) {
 		assert.Equal(t, 1, f.events.count("empty", kube.ReasonDisruptionBlocked))
 		assert.Zero(t, f.events.count("empty", kube.ReasonConsolidationRejected))
 	})
+}
+
+// A replacement whose launch finds no capacity anywhere gets InsufficientCapacityError on its NodeClaim,
+// as Karpenter's launch publishes it for every NodeClaim; another launch failure does not.
+func TestReplacementWithoutCapacityPublishesInsufficientCapacityError(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"no capacity", &provisioning.LaunchFailure{NodePool: "default", Reason: provisioning.NoCapacity, Err: provisioning.ErrNoCapacity}, 1},
+		{"another failure", &provisioning.LaunchFailure{NodePool: "default", Reason: "UnauthorizedOperation", Err: errors.New("denied")}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "100%")
+			f.node("n1", "medium", "1")
+			f.node("n2", "medium", "1")
+			f.runner.cfg.MaxCommands = 1
+			f.launch.launchErr = tc.err
+			f.run()
+			c := f.store.command()
+			require.Len(t, c.Replacements, 1)
+			assert.Equal(t, tc.want, f.events.count(c.Replacements[0], kube.ReasonInsufficientCapacityError))
+			if tc.want > 0 {
+				assert.Contains(t, f.events.message(c.Replacements[0], kube.ReasonInsufficientCapacityError), "found no capacity")
+			}
+		})
+	}
 }

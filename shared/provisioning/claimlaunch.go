@@ -239,7 +239,7 @@ func (l claimLaunch) failed(ctx context.Context, plan LaunchPlan, res LaunchResu
 	}
 	switch {
 	case errors.Is(err, ErrNoCapacity):
-		return l.abandon(ctx, "InsufficientCapacity", err)
+		return l.abandon(ctx, NoCapacity, err)
 	case errors.Is(err, ErrOfferingsRejected):
 		return l.abandon(ctx, "OfferingsRejected", err)
 	case instance.Answered(err) && kind != "":
@@ -271,6 +271,10 @@ func (l claimLaunch) abandon(ctx context.Context, reason string, cause error) er
 	return &LaunchFailure{Claim: l.name, NodePool: l.target.claim.NodePool, Reason: reason, Err: errors.Join(cause, derr, err),
 		pods: l.target.claim.Pods}
 }
+
+// NoCapacity is the LaunchFailure reason (and LaunchFailed decision reason) of a launch that found no
+// capacity in any offering it allows.
+const NoCapacity = "InsufficientCapacity"
 
 // LaunchFailure is a claim whose launch failed: Reason is its LaunchFailed decision's reason; Pending says
 // the outcome is unknown and the claim was left pending, otherwise it was deleted.

@@ -19,7 +19,7 @@ import (
 // Recorder's burst that the run's Nominated and FailedScheduling Events share.
 const maxCapacityEvents = 20
 
-// capacityEvents tell of the launches that failed for lack of capacity (reason InsufficientCapacity:
+// capacityEvents tell of the launches that failed for lack of capacity (reason NoCapacity:
 // every offering of every allowed capacity type was short), as Karpenter's launch publishes
 // InsufficientCapacityError on the NodeClaim: first one on each failed claim, then, while the bound
 // allows, one on each pod the claim was for (the object `kubectl describe pod` shows), which the next run
@@ -27,7 +27,7 @@ const maxCapacityEvents = 20
 func capacityEvents(failures []LaunchFailure) []kube.Event {
 	var claims, pods []kube.Event
 	for _, f := range failures {
-		if f.Reason != "InsufficientCapacity" {
+		if f.Reason != NoCapacity {
 			continue
 		}
 		claims = append(claims, kube.Event{Object: kube.NodeClaimObject(f.Claim), Type: corev1.EventTypeWarning,

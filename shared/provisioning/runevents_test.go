@@ -73,7 +73,7 @@ func TestCapacityEventsAreBounded(t *testing.T) {
 	var failures []LaunchFailure
 	for i := range 30 {
 		p := unschedulable(fmt.Sprint("p", i))
-		failures = append(failures, LaunchFailure{Claim: fmt.Sprint("c", i), NodePool: "default", Reason: "InsufficientCapacity",
+		failures = append(failures, LaunchFailure{Claim: fmt.Sprint("c", i), NodePool: "default", Reason: NoCapacity,
 			Err: ErrNoCapacity, pods: []*corev1.Pod{&p}})
 	}
 	evs := capacityEvents(failures)
