@@ -103,6 +103,7 @@ func (r *Runner) execute(ctx context.Context, id string, cmd disruption.Command,
 	for i, p := range pending {
 		launched, err := p.Launch(ctx)
 		if err != nil && launched == nil {
+			r.noCapacity(ctx, rec.Replacements[i], err, rep)
 			r.replacementFailed(ctx, &rec, rec.Replacements[i], fmt.Sprintf("launching replacement %s failed: %v", rec.Replacements[i], err), nil, rep)
 			return false
 		}

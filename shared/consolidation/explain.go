@@ -122,8 +122,8 @@ func commandOf(c state.DisruptionCommand) disruption.Command {
 	return cmd
 }
 
-// rejected records a command that was decided but not executed, with a DisruptionBlocked event on each
-// of its nodes.
+// rejected records a command that was decided but not executed, with an Event on each of its nodes
+// (rejectedEvent says which).
 func (r *Runner) rejected(ctx context.Context, cmd disruption.Command, stage, why string, rep *Report) {
 	now := r.deps.Now()
 	id := "rejected-" + strconv.FormatInt(now.UnixMilli(), 10)
@@ -131,8 +131,7 @@ func (r *Runner) rejected(ctx context.Context, cmd disruption.Command, stage, wh
 	rep.Rejected = append(rep.Rejected, msg)
 	r.record(ctx, commandDecisions(id, KindDisruptionRejected, cmd, msg, nil, now), rep)
 	for _, n := range cmd.Nodes {
-		r.publish(ctx, kube.Event{Object: nodeRef(n.Name), Type: corev1.EventTypeNormal, Reason: kube.ReasonDisruptionBlocked,
-			Message: "consolidation " + stage + " failed: " + why}, rep)
+		r.publish(ctx, rejectedEvent(cmd, n.Name, stage, why), rep)
 	}
 }
 

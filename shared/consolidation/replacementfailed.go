@@ -2,12 +2,14 @@ package consolidation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodewright/nodewright/shared/disruption"
 	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -62,4 +64,17 @@ func forcefulWhat(reason string) string {
 		return "asked to be disrupted by an operator"
 	}
 	return "expired (expiry is a hard lifetime)"
+}
+
+// noCapacity publishes InsufficientCapacityError on a replacement claim whose launch found no capacity in
+// any offering it allows, as Karpenter's launch does for every NodeClaim, replacements included (a
+// provisioning run does the same for its own claims). Other launch failures say nothing here: the
+// rollback's Events on the nodes say why.
+func (r *Runner) noCapacity(ctx context.Context, claim string, err error, rep *Report) {
+	var f *provisioning.LaunchFailure
+	if !errors.As(err, &f) || f.Reason != provisioning.NoCapacity {
+		return
+	}
+	r.publish(ctx, kube.Event{Object: kube.NodeClaimObject(claim), Type: corev1.EventTypeWarning, Reason: kube.ReasonInsufficientCapacityError,
+		Message: fmt.Sprintf("replacement NodeClaim %s of NodePool %s found no capacity in any offering it allows: %v", claim, f.NodePool, err)}, rep)
 }

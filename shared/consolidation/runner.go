@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodewright/nodewright/shared/disruption"
 	"github.com/nodewright/nodewright/shared/drift"
@@ -178,6 +179,11 @@ type Runner struct {
 	mu sync.Mutex
 	// kept remembers what was recorded lately about each kept node (see DefaultKeptEvery).
 	kept map[string]keptMemo
+	// candidates remembers the ConsolidationCandidate Event last published on each node (see
+	// announceCandidates).
+	candidates map[string]keptMemo
+	// protections remembers the do-not-disrupt Event last published on each pod (see doNotDisruptEvents).
+	protections map[types.UID]string
 	// pods remembers each node's pods as last seen, to date pod removals (see podEvents).
 	pods podEvents
 	// commands measures how long deciding and validating a command takes in this process (see
@@ -214,7 +220,7 @@ func New(cfg Config, deps Deps) *Runner {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
-	return &Runner{cfg: cfg, deps: deps, kept: map[string]keptMemo{}, pods: podEvents{seen: map[string]podMemo{}}}
+	return &Runner{cfg: cfg, deps: deps, kept: map[string]keptMemo{}, candidates: map[string]keptMemo{}, pods: podEvents{seen: map[string]podMemo{}}}
 }
 
 // Report is what one run did, for the handler's log line, metrics and tests.
@@ -327,7 +333,7 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 			if w.input.Incomplete == "" {
 				r.recordDrift(ctx, w, rep)
 				r.requestedWithoutNode(ctx, w, rep)
-				r.invalidDoNotDisrupt(ctx, w, rep)
+				r.doNotDisruptEvents(ctx, w, rep)
 			}
 		}
 		start := time.Now()
@@ -343,6 +349,7 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 			return nil
 		}
 		cmd := res.Commands[0]
+		r.announceCandidates(ctx, cmd, rep)
 		if !r.sleep(ctx, r.cfg.ValidationDelay) {
 			return nil
 		}
@@ -351,7 +358,7 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 		r.commands.Observe(r.deps.Now().Sub(began))
 		if verr := disruption.Validate(cmd, fresh.input); verr != nil {
 			rep.FailedValidations++
-			r.rejected(ctx, cmd, "validation", verr.Error(), rep)
+			r.rejected(ctx, cmd, stageValidation, verr.Error(), rep)
 			return nil
 		}
 		cmd, ok := r.heldBack(ctx, cmd, fresh, rep)

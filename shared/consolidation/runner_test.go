@@ -325,7 +325,7 @@ func TestDoNotDisruptDurationAndInvalidValues(t *testing.T) {
 			assert.NotContains(t, nodeNames(c), "pinned")
 		}
 		assert.False(t, f.cluster.tainted("pinned"))
-		assert.Empty(t, f.events.reasons("precious"))
+		assert.Equal(t, []kube.Reason{kube.ReasonDoNotDisruptUntil}, f.events.reasons("precious"), "the pod is told until when")
 	})
 	t.Run("a typo protects nothing and says so", func(t *testing.T) {
 		f := newFixture(t, "100%")

@@ -57,6 +57,18 @@ type Plan struct {
 	// Invalid are the pods whose karpenter.sh/do-not-disrupt value is neither "true" nor a duration: it
 	// protects nothing, and the caller says so with an InvalidDoNotDisruptAnnotation Event.
 	Invalid []InvalidAnnotation
+	// Timed are the pods whose karpenter.sh/do-not-disrupt value is a duration: the caller tells each when
+	// it ends (DoNotDisruptUntil) or that it has (DoNotDisruptGracePeriodElapsed), as Karpenter does when
+	// it judges a pod's eviction.
+	Timed []TimedProtection
+}
+
+// TimedProtection is a pod protected by a duration-valued karpenter.sh/do-not-disrupt: Held while it
+// lasts, Until when it ends.
+type TimedProtection struct {
+	Pod   *corev1.Pod
+	Held  bool
+	Until time.Time
 }
 
 // InvalidAnnotation is a pod whose karpenter.sh/do-not-disrupt value was ignored, and why.
@@ -77,10 +89,13 @@ func Of(in Input) Plan {
 	p.Drained = len(pending) == 0
 	held := map[*corev1.Pod]bool{}
 	for _, pod := range pending {
-		protected, _, err := disruption.DoNotDisrupt(pod, in.Now)
+		protected, until, err := disruption.DoNotDisrupt(pod, in.Now)
 		held[pod] = protected
 		if err != nil {
 			p.Invalid = append(p.Invalid, InvalidAnnotation{Pod: pod, Reason: err.Error()})
+		}
+		if !until.IsZero() && pod.DeletionTimestamp == nil {
+			p.Timed = append(p.Timed, TimedProtection{Pod: pod, Held: protected, Until: until})
 		}
 	}
 	lowest := 5

@@ -142,4 +142,11 @@ func TestDoNotDisruptDurationAndInvalidValues(t *testing.T) {
 	require.Len(t, plan.Invalid, 1)
 	assert.Equal(t, "typo", plan.Invalid[0].Pod.Name)
 	assert.Contains(t, plan.Invalid[0].Reason, `"ture"`)
+	require.Len(t, plan.Timed, 2, "both duration-protected pods are named, for their DoNotDisrupt Events")
+	assert.Equal(t, "young", plan.Timed[0].Pod.Name)
+	assert.True(t, plan.Timed[0].Held)
+	assert.Equal(t, t0.Add(20*time.Minute), plan.Timed[0].Until)
+	assert.Equal(t, "old", plan.Timed[1].Pod.Name)
+	assert.False(t, plan.Timed[1].Held)
+	assert.Equal(t, t0.Add(-15*time.Minute), plan.Timed[1].Until)
 }

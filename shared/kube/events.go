@@ -31,8 +31,11 @@ const (
 	ReasonDisruptionTerminating      Reason = "DisruptionTerminating"
 	ReasonUnconsolidatable           Reason = "Unconsolidatable"
 	ReasonConsolidationCandidate     Reason = "ConsolidationCandidate"
-	ReasonConsolidationApproved      Reason = "ConsolidationApproved"
-	ReasonConsolidationRejected      Reason = "ConsolidationRejected"
+	// ReasonConsolidationApproved is published by Karpenter's Balanced consolidation policy alone (a move
+	// whose savings-to-disruption score passes the pool's threshold). Nodewright has no Balanced policy yet
+	// (issue #29, item 4), so nothing publishes it; it is kept for that policy.
+	ReasonConsolidationApproved Reason = "ConsolidationApproved"
+	ReasonConsolidationRejected Reason = "ConsolidationRejected"
 	// ReasonDrifted is published on a Node when its claim is found drifted (the Drifted condition's
 	// reason is in the message).
 	ReasonDrifted Reason = "Drifted"
@@ -45,10 +48,14 @@ const (
 	ReasonFailedDraining                 Reason = "FailedDraining"
 	ReasonAwaitingVolumeDetachment       Reason = "AwaitingVolumeDetachment"
 	ReasonTerminationGracePeriodExpiring Reason = "TerminationGracePeriodExpiring"
-	ReasonFailedTermination              Reason = "FailedTermination"
+	// Karpenter also declares FailedTermination, but no code of it publishes that reason (v1.14): a
+	// termination that fails shows as FailedDraining, AwaitingVolumeDetachment or the claim's decision
+	// records here. It is left out so that no dashboard waits for it.
 )
 
-// NodeClaim lifecycle, consistency and repair.
+// NodeClaim lifecycle, consistency and repair. NodeClassNotReady is published on a NodePool that launches
+// nothing because its EC2NodeClass is missing or not Ready: Karpenter v1.14 keeps the reason but reports
+// that through the NodePool's NodeClassReady condition, which Nodewright has no object to carry.
 const (
 	ReasonInsufficientCapacityError Reason = "InsufficientCapacityError"
 	ReasonNodeClassNotReady         Reason = "NodeClassNotReady"

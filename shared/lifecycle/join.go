@@ -222,6 +222,7 @@ func (p *passState) initializeOne(ctx context.Context, in toInitialize) {
 		p.lifecycle[c.Name] = state.Initialized
 		p.rep.Initialized++
 	})
+	p.checkShape(ctx, c, node)
 	p.decide(ctx, subject, "Initialized", "Initialized",
 		fmt.Sprintf("Node %s is Ready with its startup taints gone and its resources registered", node.Name),
 		map[string]string{"node": node.Name, "instanceId": c.InstanceID})

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/instance"
@@ -244,7 +245,7 @@ func (l claimLaunch) failed(ctx context.Context, plan LaunchPlan, res LaunchResu
 	}
 	switch {
 	case errors.Is(err, ErrNoCapacity):
-		return l.abandon(ctx, "InsufficientCapacity", err)
+		return l.abandon(ctx, NoCapacity, err)
 	case errors.Is(err, ErrOfferingsRejected):
 		return l.abandon(ctx, "OfferingsRejected", err)
 	case instance.Answered(err) && kind != "":
@@ -273,8 +274,13 @@ func (l claimLaunch) abandon(ctx context.Context, reason string, cause error) er
 	if err != nil {
 		err = fmt.Errorf("deleting claim %s: %w", l.name, err)
 	}
-	return &LaunchFailure{Claim: l.name, NodePool: l.target.claim.NodePool, Reason: reason, Err: errors.Join(cause, derr, err)}
+	return &LaunchFailure{Claim: l.name, NodePool: l.target.claim.NodePool, Reason: reason, Err: errors.Join(cause, derr, err),
+		pods: l.target.claim.Pods}
 }
+
+// NoCapacity is the LaunchFailure reason (and LaunchFailed decision reason) of a launch that found no
+// capacity in any offering it allows.
+const NoCapacity = "InsufficientCapacity"
 
 // LaunchFailure is a claim whose launch failed: Reason is its LaunchFailed decision's reason; Pending says
 // the outcome is unknown and the claim was left pending, otherwise it was deleted.
@@ -282,6 +288,9 @@ type LaunchFailure struct {
 	Claim, NodePool, Reason string
 	Pending                 bool
 	Err                     error
+	// pods are the pods the claim was launched for, told of a failure for lack of capacity
+	// (capacityEvents).
+	pods []*corev1.Pod
 }
 
 func (f *LaunchFailure) Error() string { return f.Err.Error() }

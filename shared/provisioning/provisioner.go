@@ -196,8 +196,9 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 		return err
 	}
 	p.loadSpotPrices(ctx, rep)
-	classes, pools, problems, _, unresolved := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion, in.memory)
+	classes, pools, problems, failedClasses, unresolved := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion, in.memory)
 	rep.Errors = append(rep.Errors, problems...)
+	events := classEvents(poolNames(cfg.pools), poolClasses(cfg.pools), failedClasses, unresolved)
 	for _, name := range unresolved {
 		// Reading the class failed (throttled, a 500, a timeout past the client's retries): its pools' pods
 		// need another run, so the trigger that woke this one is not satisfied by it.
@@ -223,6 +224,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 		return fmt.Errorf("solving: %w", err)
 	}
 	plan.Unschedulable = explainBackedOff(plan.Unschedulable, held, backoffs, input)
+	events = append(events, incompatibleEvents(plan.NoCompatibleInstanceTypes)...)
 
 	byPool := map[string]scheduling.NodePool{}
 	for _, pool := range pools {
@@ -240,6 +242,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 			replaces: replacedClaims(cp, disrupted, byNode)}
 	}, rep)
 	p.forgetStaleClasses(rep.LaunchFailures, byPool)
+	p.publishAll(ctx, append(events, capacityEvents(rep.LaunchFailures)...), rep)
 	p.recordUnschedulable(ctx, runID, plan.Unschedulable, rep)
 	// Skipped pods, and those of a claim whose launch failed (a throttle or server error past the SDK's
 	// retries, or no capacity: the next run solves without those offerings), still need a run: without a

@@ -16,6 +16,10 @@ type Plan struct {
 	// launched into capacity reservations, which their counts rather than the LP limit; 0 when there
 	// are no new claims.
 	LowerBound float64 `json:"lowerBoundPerHour"`
+	// NoCompatibleInstanceTypes names the NodePools whose requirements left no instance type with an
+	// available offering and room for its daemons: they can launch nothing for any pod (Karpenter's
+	// NoCompatibleInstanceTypes).
+	NoCompatibleInstanceTypes []string `json:"noCompatibleInstanceTypes,omitempty"`
 }
 
 // ClaimPlan is one NodeClaim to launch.

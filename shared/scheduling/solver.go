@@ -343,6 +343,11 @@ func (s *solver) plan() *Plan {
 		}
 		placed[cl.pool] = placed[cl.pool].Add(cl.requests)
 	}
+	for _, ps := range s.pools {
+		if ps.preparedErr != nil && ps.preparedErr.Constraint == ConstraintOffering {
+			p.NoCompatibleInstanceTypes = append(p.NoCompatibleInstanceTypes, ps.Name)
+		}
+	}
 	// The bound is summed per NodePool: each pool's pods over that pool's types and prices.
 	for _, ps := range s.pools {
 		if r, ok := placed[ps]; ok {

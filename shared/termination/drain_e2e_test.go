@@ -184,6 +184,23 @@ func TestInvalidDoNotDisruptIsEvictedWithAnEvent(t *testing.T) {
 	assert.Contains(t, w.eventReasons(w.ns, typo), "Evicted")
 }
 
+// A do-not-disrupt duration that has ended protects nothing any more: the pod is evicted and told why
+// with DoNotDisruptGracePeriodElapsed, as Karpenter does.
+func TestEndedDoNotDisruptDurationIsEvictedWithAnEvent(t *testing.T) {
+	w := newWorld(t, worldOptions{grace: "1h"})
+	short := w.createPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "batch",
+		Annotations: map[string]string{drain.DoNotDisruptAnnotation: "1s"}}, Spec: w.podSpec(4)})
+	w.waitReady(1)
+	time.Sleep(1500 * time.Millisecond) // the pod's protection ends a second after it started
+
+	w.request("Drifted", nil)
+	w.pumpUntil(90*time.Second, "the claim to be deleted", func() bool { return w.claimIs(state.Deleted) })
+	order, _ := w.kubelet.left()
+	assert.Equal(t, []string{short}, order)
+	assert.Contains(t, w.eventReasons(w.ns, short), "DoNotDisruptGracePeriodElapsed")
+	assert.Contains(t, w.eventReasons(w.ns, short), "Evicted")
+}
+
 func TestSpotDeadlineBeatsBudgetsAndDoNotDisrupt(t *testing.T) {
 	w := newWorld(t, worldOptions{grace: "1h"})
 	w.replicaSet("web", 1, 4)

@@ -89,6 +89,9 @@ func (s *Service) drain(ctx context.Context, claim state.Claim, in delivery) (ou
 		s.publish(ctx, kube.Event{Object: kube.PodObject(bad.Pod), Type: corev1.EventTypeWarning,
 			Reason: kube.ReasonInvalidDoNotDisruptAnnotation, Message: bad.Reason})
 	}
+	for _, tp := range plan.Timed {
+		s.publish(ctx, protectionEvent(node, tp))
+	}
 	if plan.Drained {
 		return s.drained(ctx, claim, node, in, deadline, now)
 	}

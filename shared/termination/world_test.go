@@ -351,6 +351,10 @@ func (k *kubelet) sync(ctx context.Context, c kubernetes.Interface, node string)
 		case !isReady(p):
 			p.Status.Phase = corev1.PodRunning
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+			if p.Status.StartTime == nil {
+				started := metav1.Now() // as a kubelet records it; a do-not-disrupt duration counts from it
+				p.Status.StartTime = &started
+			}
 			_, _ = c.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 		}
 	}
