@@ -60,6 +60,9 @@ func handler(r runner, observe func(consolidation.Report), log *slog.Logger) fun
 		attrs := []any{"trigger", kind, "messages", len(batch.Records), "lease", rep.Lease, "commands", len(rep.Commands),
 			"advanced", rep.Advanced, "taintsLifted", rep.TaintsLifted, "rejected", rep.Rejected, "rolledBack", rep.RolledBack,
 			"evaluationMillis", rep.Evaluation.Milliseconds()}
+		if rep.BlockDrains+rep.Demoted+rep.Relabelled > 0 {
+			attrs = append(attrs, "capacityBlockDrains", rep.BlockDrains, "reservationsDemoted", rep.Demoted, "nodesRelabelled", rep.Relabelled)
+		}
 		if rep.LeaseNotReleased != "" {
 			attrs = append(attrs, "leaseNotReleased", rep.LeaseNotReleased)
 		}

@@ -21,11 +21,13 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/nodewright/nodewright/shared/consolidation"
 	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/nodeclass"
 	"github.com/nodewright/nodewright/shared/pricing"
 	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/state"
@@ -121,6 +123,9 @@ func build(ctx context.Context, s settings) (*consolidation.Runner, error) {
 			Nodes:        kube.NewActions(client),
 			Terminations: termination.NewSender(sqs.NewFromConfig(cfg), s.terminationQueue),
 			Events:       recorder,
+			// Reservations no EC2NodeClass selects any more are looked up by id, to tell an ended one
+			// (its nodes demoted to on-demand) from one still running.
+			Reservations: nodeclass.NewReservationLookup(ec2.NewFromConfig(cfg)),
 			Now:          time.Now,
 		}), nil
 }

@@ -24,6 +24,13 @@
 //     claim an operator asked to disrupt that has no Node goes straight to termination. Expired and
 //     requested commands reserve the ledger without a budget limit (they still count against the graceful
 //     reasons' budgets).
+//   - reservationends.go acts on the end of the capacity reservations claims run in, once per run
+//     before the first decision (reservationplan.go decides, purely): a capacity block's nodes are handed
+//     to the termination flow from 40 minutes before its end, with EC2's reclaim time (30 minutes before
+//     the end) as their deadline, and no budget; a reserved claim whose reservation is no longer active
+//     or gone is demoted to on-demand (record and Node labels), as Karpenter's capacityreservation
+//     controllers do. Reservations come from the run's EC2NodeClass resolutions; only those no class
+//     selects are looked up by id. A claim handed over carries a GoneBy and counts as disrupting.
 //   - explain.go records decisions under node/NAME and nodeclaim/NAME (for `nodewright explain`) and
 //     publishes Events with Karpenter's reasons; kept nodes are recorded only when their reason changes or
 //     every Config.KeptEvery.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/drift"
 	"github.com/nodewright/nodewright/shared/drift/driftinput"
 	"github.com/nodewright/nodewright/shared/kube"
@@ -216,6 +218,8 @@ type fakeCluster struct {
 	onRead func(c *fakeCluster, read int)
 	// onTaint runs before each taint.
 	onTaint func(node string)
+	// labelled names the Nodes Label wrote, one entry a write.
+	labelled []string
 }
 
 func (c *fakeCluster) Snapshot(context.Context) (*kube.Snapshot, error) {
@@ -279,6 +283,28 @@ func (c *fakeCluster) Untaint(_ context.Context, node string, t corev1.Taint) er
 	return nil
 }
 
+// Label sets (nil: removes) labels on the Node, as kube.Actions does; it counts the writes.
+func (c *fakeCluster) Label(_ context.Context, node string, labels map[string]*string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range c.nodes {
+		if c.nodes[i].Name != node {
+			continue
+		}
+		c.labelled = append(c.labelled, node)
+		for k, v := range labels {
+			if v == nil {
+				delete(c.nodes[i].Labels, k)
+			} else {
+				c.nodes[i].Labels[k] = *v
+			}
+		}
+		touch(&c.nodes[i].ObjectMeta)
+		return nil
+	}
+	return errors.New("node " + node + " not found")
+}
+
 // touch gives an object a new resourceVersion, as the API server does on every write: tests that
 // change an object between reads call it, so that the runner's later reads see the change.
 func touch(m *metav1.ObjectMeta) {
@@ -313,6 +339,21 @@ type fakeLauncher struct {
 	classFailures []state.ClassFailures
 	// settings are what Settings answers (the zero value: settings.Default).
 	settings settings.Settings
+	// reservations are what Reservations answers (the classes' resolved reservations); onDemand the
+	// prices OnDemandPrice answers.
+	reservations map[string]apis.CapacityReservationStatus
+	onDemand     map[string]float64
+}
+
+func (l *fakeLauncher) Reservations() map[string]apis.CapacityReservationStatus {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.reservations)
+}
+
+func (l *fakeLauncher) OnDemandPrice(instanceType string) (float64, bool) {
+	p, ok := l.onDemand[instanceType]
+	return p, ok
 }
 
 func (l *fakeLauncher) Settings() settings.Settings {

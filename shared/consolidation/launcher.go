@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/drift"
 	"github.com/nodewright/nodewright/shared/drift/driftinput"
 	"github.com/nodewright/nodewright/shared/kube"
@@ -59,6 +60,12 @@ func (p provisioningLaunches) Drift(c state.Claim, obs driftinput.Observed) drif
 	return p.v.Drift(c, obs)
 }
 func (p provisioningLaunches) Lifetime(c state.Claim) drift.Lifetime { return p.v.Lifetime(c) }
+func (p provisioningLaunches) Reservations() map[string]apis.CapacityReservationStatus {
+	return p.v.Reservations()
+}
+func (p provisioningLaunches) OnDemandPrice(instanceType string) (float64, bool) {
+	return p.v.OnDemandPrice(instanceType)
+}
 func (p provisioningLaunches) ClassBackoff(nodePool string, claims []state.Claim, now time.Time) (state.ClassBackoff, bool) {
 	return p.v.ClassBackoff(nodePool, claims, now)
 }

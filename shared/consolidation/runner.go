@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/disruption"
 	"github.com/nodewright/nodewright/shared/drift"
 	"github.com/nodewright/nodewright/shared/drift/driftinput"
@@ -105,6 +106,10 @@ type Launches interface {
 	// Settings are the deployment's settings read with the configuration: the SpotToSpotConsolidation
 	// gate and the minValues and preference policies the engine decides with.
 	Settings() settings.Settings
+	// Reservations are the capacity reservations this run's EC2NodeClass resolutions found usable, by
+	// id (no call to AWS); OnDemandPrice prices an instance type on demand as launches do.
+	Reservations() map[string]apis.CapacityReservationStatus
+	OnDemandPrice(instanceType string) (float64, bool)
 }
 
 // PendingLaunch is a recorded claim not launched yet.
@@ -120,10 +125,12 @@ type ClusterReader interface {
 	Snapshot(ctx context.Context) (*kube.Snapshot, error)
 }
 
-// NodeActions taints and untaints Nodes; *kube.Actions satisfies it.
+// NodeActions taints, untaints and relabels Nodes; *kube.Actions satisfies it.
 type NodeActions interface {
 	Taint(ctx context.Context, node string, taint corev1.Taint) error
 	Untaint(ctx context.Context, node string, taint corev1.Taint) error
+	// Label sets labels on the Node; a nil value removes the label.
+	Label(ctx context.Context, node string, labels map[string]*string) error
 }
 
 // Terminations hands claims to the termination flow; *termination.Sender satisfies it.
@@ -159,7 +166,9 @@ type Config struct {
 	ColdCommandEstimate time.Duration
 }
 
-// Deps are the adapters a run goes through. All are required except Events (nil: none published).
+// Deps are the adapters a run goes through. All are required except Events (nil: none published) and
+// Reservations (nil: a node whose capacity reservation no EC2NodeClass selects any more is left as it is;
+// see endReservations).
 type Deps struct {
 	Store        Store
 	Cluster      ClusterReader
@@ -167,6 +176,7 @@ type Deps struct {
 	Nodes        NodeActions
 	Terminations Terminations
 	Events       Events
+	Reservations ReservationLookup
 	Now          func() time.Time
 }
 
@@ -189,6 +199,8 @@ type Runner struct {
 	// commands measures how long deciding and validating a command takes in this process (see
 	// timeForCommand).
 	commands runbudget.Meter
+	// ended are the capacity reservations a lookup found ended (see rememberEnded).
+	ended map[string]reservationFact
 }
 
 // New returns a runner; zero values in cfg take their defaults.
@@ -260,6 +272,10 @@ type Report struct {
 	Drifted   map[string]int
 	Expired   map[string]int
 	Restamped int
+	// BlockDrains counts the claims handed to the termination flow because their capacity block ends;
+	// Demoted the reserved claims made on-demand because their reservation ended; Relabelled the Nodes
+	// whose capacity-type and reservation labels were brought in line with such a claim.
+	BlockDrains, Demoted, Relabelled int
 	// Evaluation is the time the engine took, summed over the run's decisions.
 	Evaluation time.Duration
 	// Errors are problems that did not stop the run.
@@ -324,6 +340,11 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 		}
 		last = w
 		rep.Errors = append(rep.Errors, w.problems...)
+		if i == 1 && w.input.Incomplete == "" && r.endReservations(ctx, w, rep) {
+			// Claims and Nodes changed: the decision reads them as they are now (a catch-up read).
+			w = r.read(ctx, nil, w)
+			last = w
+		}
 		if _, ok := ctx.Deadline(); ok {
 			// The search stops with its best command so far while a validation and an execution still fit.
 			w.input.Options.TimeLeft = func() bool { return r.timeFor(ctx, r.cfg.ValidationDelay+r.cfg.CommandMargin) }

@@ -187,7 +187,9 @@ func (r *Runner) fill(w *world, pools []disruption.NodePool, prev *world) {
 			if c.TerminationGracePeriod != nil {
 				node.TerminationGracePeriod = *c.TerminationGracePeriod
 			}
-			node.Disrupting = commanded[n.Name] || (ok && (c.Lifecycle == state.Draining || c.Lifecycle == state.Terminating))
+			// A claim with a GoneBy loses its instance whatever is decided (a capacity block's end handed
+			// over, not yet draining): no command takes it and no pod moves onto it.
+			node.Disrupting = commanded[n.Name] || (ok && (c.Lifecycle == state.Draining || c.Lifecycle == state.Terminating || c.GoneBy != nil))
 			r.judge(w, &node, c)
 		}
 		in.Nodes = append(in.Nodes, node)

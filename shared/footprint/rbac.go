@@ -64,7 +64,8 @@ func Rules(f Function) []rbacv1.PolicyRule {
 		rules = append(rules, snapshot...)
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}})
 	case Disruption:
-		// Decisions read the snapshot; a decision taints its candidates and a rollback untaints them.
+		// Decisions read the snapshot; a decision taints its candidates and a rollback untaints them; a
+		// Node whose capacity reservation ended is relabelled on-demand (the same patch of Nodes).
 		rules = append(rules, snapshot...)
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: patch})
 	case Interruption:

@@ -205,7 +205,8 @@ func TestEachFunctionMayDoWhatItsCodeDoesAndNothingElse(t *testing.T) {
 
 // TestFunctionsRunTheirOwnCodeUnderTheirOwnRole runs the kube adapters each function is wired with as
 // that function: the snapshot of a solve and of a disruption decision, the interruption's taint, the
-// lifecycle's finalizer, termination's delete; and shows a Node delete refused to all but termination.
+// disruption's untaint and relabel, the lifecycle's finalizer, termination's delete; and shows a Node
+// delete refused to all but termination.
 func TestFunctionsRunTheirOwnCodeUnderTheirOwnRole(t *testing.T) {
 	ctx := context.Background()
 	cp := kubetest.Shared(t, kubetest.Options{})
@@ -235,6 +236,10 @@ func TestFunctionsRunTheirOwnCodeUnderTheirOwnRole(t *testing.T) {
 	taint := corev1.Taint{Key: "nodewright.sh/probe", Effect: corev1.TaintEffectNoSchedule}
 	require.NoError(t, kube.NewActions(functionClient(t, cp, Interruption)).Taint(ctx, node, taint), "interruption taints")
 	require.NoError(t, kube.NewActions(functionClient(t, cp, Disruption)).Untaint(ctx, node, taint), "disruption untaints")
+	onDemand := "on-demand"
+	require.NoError(t, kube.NewActions(functionClient(t, cp, Disruption)).Label(ctx, node, map[string]*string{
+		"karpenter.sh/capacity-type": &onDemand, "karpenter.k8s.aws/capacity-reservation-id": nil}),
+		"disruption relabels a Node whose capacity reservation ended")
 	require.NoError(t, kube.NewActions(functionClient(t, cp, Lifecycle)).AddFinalizer(ctx, node, kube.TerminationFinalizer), "lifecycle adds the finalizer")
 	for _, f := range []Function{Provisioner, Disruption, Interruption, Lifecycle} {
 		err := kube.NewActions(functionClient(t, cp, f)).DeleteNode(ctx, node)

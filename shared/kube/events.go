@@ -82,6 +82,16 @@ const (
 	ReasonTerminatingOnInterruption              Reason = "TerminatingOnInterruption"
 )
 
+// Capacity reservations that end. Karpenter logs these without an Event; Nodewright names them so an
+// operator sees on the Node why it was drained or relabelled.
+const (
+	// ReasonCapacityBlockExpiring: the Node's capacity block ends within 40 minutes; it is drained.
+	ReasonCapacityBlockExpiring Reason = "CapacityBlockExpiring"
+	// ReasonCapacityReservationEnded: the Node's capacity reservation is no longer active; the Node is
+	// relabelled karpenter.sh/capacity-type=on-demand.
+	ReasonCapacityReservationEnded Reason = "CapacityReservationEnded"
+)
+
 // Event is one Kubernetes Event to publish.
 type Event struct {
 	Object corev1.ObjectReference

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -21,7 +22,8 @@ type CapacityReservation struct {
 }
 
 // capacityReservations returns the active Linux/UNIX reservations matching any term in one of zones,
-// ordered by id. A term by id that names no reservation matches nothing.
+// ordered by id, each with its state at the resolver's time (usableReservation). A term by id that names
+// no reservation matches nothing.
 func (r *Resolver) capacityReservations(ctx context.Context, terms []apis.CapacityReservationSelectorTerm, zones map[string]bool) ([]CapacityReservation, error) {
 	seen := map[string]CapacityReservation{}
 	for _, term := range terms {
@@ -35,7 +37,7 @@ func (r *Resolver) capacityReservations(ctx context.Context, terms []apis.Capaci
 				return nil, fmt.Errorf("describing capacity reservations: %w", err)
 			}
 			for _, cr := range page.CapacityReservations {
-				if res, ok := usableReservation(cr, zones); ok {
+				if res, ok := usableReservation(cr, zones, r.now()); ok {
 					seen[res.ID] = res
 				}
 			}
@@ -67,8 +69,11 @@ func reservationQuery(term apis.CapacityReservationSelectorTerm) *ec2.DescribeCa
 }
 
 // usableReservation keeps a reservation that is active, for Linux/UNIX, and in one of the class's zones
-// (filters EC2 applies are checked again, since an id term carries none).
-func usableReservation(cr ec2types.CapacityReservation, zones map[string]bool) (CapacityReservation, bool) {
+// (filters EC2 applies are checked again, since an id term carries none). Its state is expiring, and it
+// takes no launch (Available 0), for a capacity block whose end is within CapacityBlockDrainLead of now,
+// as Karpenter makes such a block's offerings unavailable: a node launched into it would be drained at
+// once. Classes that select reservations are never cached (Cache), so the state is as of this run.
+func usableReservation(cr ec2types.CapacityReservation, zones map[string]bool, now time.Time) (CapacityReservation, bool) {
 	zone := aws.ToString(cr.AvailabilityZone)
 	if cr.State != ec2types.CapacityReservationStateActive || cr.InstancePlatform != ec2types.CapacityReservationInstancePlatformLinuxUnix || !zones[zone] {
 		return CapacityReservation{}, false
@@ -80,11 +85,14 @@ func usableReservation(cr ec2types.CapacityReservation, zones map[string]bool) (
 	out := CapacityReservation{CapacityReservationStatus: apis.CapacityReservationStatus{
 		ID: aws.ToString(cr.CapacityReservationId), AvailabilityZone: zone, InstanceType: aws.ToString(cr.InstanceType),
 		InstanceMatchCriteria: string(cr.InstanceMatchCriteria), OwnerID: aws.ToString(cr.OwnerId), ReservationType: rtype,
-		Interruptible: aws.ToBool(cr.Interruptible), State: string(cr.State),
+		Interruptible: aws.ToBool(cr.Interruptible), State: ReservationStateActive,
 	}, Available: aws.ToInt32(cr.AvailableInstanceCount)}
 	if cr.EndDate != nil {
 		end := metav1.NewTime(*cr.EndDate)
 		out.EndTime = &end
+	}
+	if BlockEnding(rtype, cr.EndDate, now) {
+		out.State, out.Available = ReservationStateExpiring, 0
 	}
 	return out, true
 }

@@ -137,3 +137,36 @@ func TestResolveWithoutReservationTermsCallsNothing(t *testing.T) {
 	assert.Empty(t, res.CapacityReservations)
 	assert.Empty(t, condition(res, apis.ConditionTypeCapacityReservationsReady).Type, "no condition without terms")
 }
+
+// A capacity block takes no launch from 40 minutes before its end (2026-12-01T00:00Z in reservationXML):
+// its state is expiring and its room zero, as Karpenter marks it; at 41 minutes it is still active.
+func TestEndingCapacityBlockIsExpiring(t *testing.T) {
+	end := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		at        time.Time
+		state     string
+		available int32
+	}{
+		{name: "41 minutes before", at: end.Add(-41 * time.Minute), state: "active", available: 3},
+		{name: "39 minutes before", at: end.Add(-39 * time.Minute), state: "expiring", available: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			wire, _ := newReservationWire(t,
+				reservationXML("cr-blk", "us-east-1a", "p5.48xlarge", "Linux/UNIX", "active", "targeted", "capacity-block", 3)+
+					reservationXML("cr-odcr", "us-east-1a", "m5.large", "Linux/UNIX", "active", "targeted", "default", 2))
+			r := New(reservationsEC2{Client: w.ec2, wire: wire}, fakeSSM{}, w.iam, "demo", "us-east-1", func() time.Time { return tc.at })
+			res, err := r.Resolve(context.Background(), nodeClass(func(s *apis.EC2NodeClassSpec) {
+				s.CapacityReservationSelectorTerms = []apis.CapacityReservationSelectorTerm{{Tags: map[string]string{"team": "ml"}}}
+			}), "1.34")
+			require.NoError(t, err)
+			require.Len(t, res.CapacityReservations, 2)
+			blk, odcr := res.CapacityReservations[0], res.CapacityReservations[1]
+			assert.Equal(t, tc.state, blk.State)
+			assert.Equal(t, tc.available, blk.Available)
+			assert.Equal(t, "active", odcr.State, "an ODCR ending soon is not a block")
+			assert.EqualValues(t, 2, odcr.Available)
+		})
+	}
+}

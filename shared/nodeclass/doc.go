@@ -13,6 +13,10 @@
 // so runs do not repeat the same EC2, SSM and IAM reads every minute; StaleAnswer names the AWS answers
 // that say a cached value is gone, after which the caller drops the class (Cache.Forget).
 //
+// A capacity block within 40 minutes of its end resolves as expiring and takes no launch
+// (capacityblocks.go); ReservationLookup reads reservations by id for the disruption run, which drains a
+// block's nodes then and demotes the nodes of an ended reservation to on-demand.
+//
 // Profiles deletes the instance profiles made for roles once no class maps to them and no node uses
 // them (the lifecycle's housekeeping); it touches only profiles tagged and named as this cluster's and
 // region's.

@@ -114,3 +114,21 @@ func TestRunSkipsAFullReservation(t *testing.T) {
 	assert.Equal(t, scheduling.CapacityTypeSpot, rep.Claims[0].CapacityType)
 	require.Len(t, w.ec2.requests, 1, "a reservation with no available instance is not tried")
 }
+
+// The disruption run judges reservations' ends from what PrepareLaunches resolved, without another call:
+// the classes' usable reservations by id, and on-demand prices to demote a claim with.
+func TestLaunchesTellTheResolvedReservationsAndOnDemandPrices(t *testing.T) {
+	w := newReservedProvisioner(t, fakeCluster{snap: pendingSnapshot()}, 2, nil)
+	l, err := w.p.PrepareLaunches(context.Background())
+	require.NoError(t, err)
+	rs := l.Reservations()
+	require.Contains(t, rs, "cr-0abc")
+	assert.Equal(t, "default", rs["cr-0abc"].ReservationType)
+	assert.Equal(t, "us-east-1a", rs["cr-0abc"].AvailabilityZone)
+	assert.Len(t, rs, 1)
+	price, ok := l.OnDemandPrice("m5.xlarge")
+	assert.True(t, ok)
+	assert.InDelta(t, 0.192, price, 1e-9)
+	_, ok = l.OnDemandPrice("x9.nothing")
+	assert.False(t, ok)
+}

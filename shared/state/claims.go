@@ -98,8 +98,9 @@ type Claim struct {
 	// deadline of an interruption notice); every pod must be off the Node by then. Nil when no notice set one.
 	GoneBy *time.Time `dynamodbav:"goneBy,omitempty"`
 	// TerminationSentAt is when the lifecycle last handed the claim to the termination flow (its Node was
-	// deleted, its NodePool removed, or its drain stalled); TerminationSends counts those hand-overs. The
-	// lifecycle writes both, with the version check, before it sends, so overlapping passes send once.
+	// deleted, its NodePool removed, or its drain stalled), or the disruption run did because its capacity
+	// block ends; TerminationSends counts those hand-overs. The sender writes both, with the version check,
+	// before it sends, so overlapping passes send once.
 	TerminationSentAt *time.Time `dynamodbav:"terminationSentAt,omitempty"`
 	TerminationSends  int        `dynamodbav:"terminationSends,omitempty"`
 	// NodeLostAt is when a lifecycle pass, on a whole read, first found the Node of this registered or
