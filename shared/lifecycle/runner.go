@@ -146,7 +146,10 @@ type RunnerDeps struct {
 	Unavailable LaunchFailures
 	// Namer gives the instances of registered claims the Name tag (see nameInstances); nil skips that part.
 	Namer InstanceNamer
-	Now   func() time.Time
+	// Health lists the instances whose EC2 status checks are impaired, for node repair (noderepair.go);
+	// nil leaves node repair to the Node conditions.
+	Health InstanceHealth
+	Now    func() time.Time
 }
 
 // Prices is the hourly price of an offering; *pricing.Provider is one.
@@ -165,6 +168,8 @@ type Runner struct {
 	lastSweep atomic.Int64
 	// passes measures how long this process's passes take (see timeForAnotherPass).
 	passes runbudget.Meter
+	// repair is what node repair keeps between passes (noderepair.go).
+	repair repairMemory
 }
 
 // NewRunner returns a runner.
@@ -302,6 +307,7 @@ func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
 	}
 	r.lastSweep.Store(now.UnixNano())
 	p.repair(ctx)
+	p.repairNodes(ctx)
 	p.releaseDeletedNodes(ctx)
 	p.houseKeep(ctx)
 	p.nameInstances(ctx)
