@@ -197,3 +197,16 @@ func TestOnDemandRefreshLeavesTheInvocationItsMargin(t *testing.T) {
 	require.True(t, ok)
 	assert.WithinDuration(t, time.Now().Add(onDemandRefreshTimeout), d, time.Second)
 }
+
+func TestNodeRepairsAreLoggedAndReachTheSink(t *testing.T) {
+	r := &fakeSettler{rep: lifecycle.RunReport{Lease: true, Passes: 1, Repairs: []lifecycle.Repair{{NodePool: "default", Node: "ip-a",
+		Claim: "default-a", Condition: "ready"}}, RepairBlocked: []string{"gpu"}}}
+	var got lifecycle.RunReport
+	var logs bytes.Buffer
+	h := handler(r, priceRefresh{spot: (&spotCounter{}).refresh, onDemand: &onDemandCounter{}}, func(rep lifecycle.RunReport) { got = rep },
+		slog.New(slog.NewJSONHandler(&logs, nil)))
+	require.NoError(t, h(context.Background(), events.EventBridgeEvent{DetailType: "Scheduled Event"}))
+	assert.Equal(t, r.rep.Repairs, got.Repairs)
+	assert.Contains(t, logs.String(), `"repairs":1`)
+	assert.Contains(t, logs.String(), `"repairBlocked":["gpu"]`)
+}

@@ -124,15 +124,16 @@ func (e *engine) drift(cands []*candidate, b *budgets, blocked map[string]Kept) 
 const ExpiryHorizon = 10 * time.Minute
 
 // rolling returns the nodes a roll does not move pods to, besides its own candidates: drifted nodes,
-// nodes expiring within ExpiryHorizon, so a pod moves once, not once per rolled node, and nodes node
-// repair found unhealthy.
+// nodes expiring within ExpiryHorizon and nodes asked to be disrupted, so a pod moves once, not once
+// per rolled node, and nodes node repair found unhealthy or whose Ready condition says False or Unknown (a node with no Ready condition
+// reported is not judged).
 func (e *engine) rolling() map[string]bool {
 	out := map[string]bool{}
 	for _, n := range e.nodes {
 		if n.NodePool == "" || isDisrupting(n) {
 			continue
 		}
-		if n.Drifted != "" || n.Unhealthy != "" || (!n.ExpiresAt.IsZero() && n.ExpiresAt.Before(e.in.Now.Add(ExpiryHorizon))) {
+		if n.Drifted != "" || n.Requested || n.Unhealthy != "" || reportedNotReady(n) || (!n.ExpiresAt.IsZero() && n.ExpiresAt.Before(e.in.Now.Add(ExpiryHorizon))) {
 			out[n.Name()] = true
 		}
 	}
