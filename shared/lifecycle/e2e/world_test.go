@@ -199,6 +199,7 @@ func (e *env) runnerWith(rc lifecycle.RunnerConfig, instances lifecycle.Instance
 		Prices:       e.prices,
 		Terminations: termination.NewSender(sqs.NewFromConfig(cfg), e.terminationQueue),
 		Namer:        launcher,
+		Health:       instance.NewStatusChecks(ec2.NewFromConfig(cfg)),
 		Now:          e.clock.Now,
 	})
 }
