@@ -32,8 +32,8 @@ import (
 //     decision is recorded every repairBlockedEvery. The Event goes on the Node because that is where an
 //     operator looking at a broken node looks (`kubectl describe node`), and the NodePool has no object in
 //     the cluster to describe.
-//   - A node unhealthy past its toleration, while its instance runs (listed live this sweep), in service
-//     and with no disruption request yet, gets one (state.DisruptionRequest with Unhealthy): the
+//   - A node unhealthy past its toleration, while its instance runs (listed live this sweep), in service,
+//     not handed to the termination flow by this pass and with no disruption request yet, gets one (state.DisruptionRequest with Unhealthy): the
 //     disruption run acts on it as on an operator's, for the reason Unhealthy — replacement capacity for
 //     its pods first, with a bounded wait, whatever budgets and do-not-disrupt say — and the termination
 //     flow drains it forcefully, as Karpenter's repair does (its termination grace ends at once).
@@ -119,7 +119,7 @@ func (p *passState) repairNodes(ctx context.Context) {
 		}
 		unhealthy[c.NodePool]++
 		if (l != state.Registered && l != state.Initialized) || c.DisruptionRequest != nil || n.DeletionTimestamp != nil ||
-			!live[c.InstanceID] || !repairDue(cond, now) {
+			p.sent[c.Name] || !live[c.InstanceID] || !repairDue(cond, now) {
 			continue
 		}
 		due[c.NodePool] = append(due[c.NodePool], repairCandidate{claim: c, node: n, cond: cond})
