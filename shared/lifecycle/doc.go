@@ -16,7 +16,9 @@
 // stalled drains again (handover.go says when), and releases a deleting Node's finalizer once no claim
 // stands for it and its instance is gone. Last, on a whole read, it deletes the launch templates and
 // instance profiles no claim uses any more (housekeeping.go says how "in use" is decided), and gives the
-// instances of registered claims the Name tag of their Node, as Karpenter does (naming.go). The passes
+// instances of registered claims the Name tag of their Node, as Karpenter does (naming.go). With the
+// NodeRepair feature gate on, a sweep also asks for the replacement of Nodes unhealthy past their
+// toleration, within Karpenter's 20% guard (noderepair.go says how). The passes
 // between sweeps, every few seconds while Nodes join, read only the joining claims (by lifecycle, from an
 // index) and list no instances: they register and initialize, and leave the rest to the next sweep. Its
 // adapters sit behind the small interfaces declared in runner.go.
