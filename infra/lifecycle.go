@@ -19,11 +19,13 @@ type Lifecycle struct {
 	Function *GoFunction
 }
 
-// lifecycleEC2Reads are the reads of garbage collection (instances), the catalog refresh (instance
-// types, offerings, spot prices) and housekeeping (launch templates and when they were last used). None
-// supports resource-level permissions.
+// lifecycleEC2Reads are the reads of garbage collection (instances), node repair (the impaired status
+// checks; called only while the NodeRepair feature gate is on, but granted whatever the settings, like
+// the other reads, so the role does not depend on them), the catalog refresh (instance types, offerings,
+// spot prices) and housekeeping (launch templates and when they were last used). None supports
+// resource-level permissions.
 var lifecycleEC2Reads = []string{
-	"ec2:DescribeInstances", "ec2:DescribeInstanceTypeOfferings",
+	"ec2:DescribeInstances", "ec2:DescribeInstanceStatus", "ec2:DescribeInstanceTypeOfferings",
 	"ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates", "ec2:DescribeSpotPriceHistory", "ec2:DescribeTags",
 }
 

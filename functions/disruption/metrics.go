@@ -15,7 +15,7 @@ import (
 // writeRunMetrics writes what a disruption run did as EMF records named after Karpenter's disruption
 // metrics (without the karpenter_ prefix):
 //   - voluntary_disruption_decisions_total per command (dimensions ClusterName, Decision delete|replace,
-//     Reason Empty|Drifted|Underutilized|Expired|Manual, ConsolidationType empty|drift|multi|single|forceful);
+//     Reason Empty|Drifted|Underutilized|Expired|Manual|Unhealthy, ConsolidationType empty|drift|multi|single|forceful);
 //   - voluntary_disruption_decision_evaluation_duration_seconds, voluntary_disruption_failed_validations_total
 //     and voluntary_disruption_queue_failures_total (commands rolled back), dimension ClusterName;
 //   - voluntary_disruption_eligible_nodes per NodePool (dimensions ClusterName, NodePool);

@@ -139,7 +139,7 @@ func TestInstanceRunningStartsASettleLoop(t *testing.T) {
 func TestUsageReachesTheSink(t *testing.T) {
 	r := &fakeSettler{rep: lifecycle.RunReport{Lease: true, Passes: 1, Usage: []lifecycle.PoolUsage{{NodePool: "default", Nodes: 2}}}}
 	var got []lifecycle.PoolUsage
-	h := handler(r, priceRefresh{spot: (&spotCounter{}).refresh, onDemand: &onDemandCounter{}}, func(u []lifecycle.PoolUsage) { got = u }, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	h := handler(r, priceRefresh{spot: (&spotCounter{}).refresh, onDemand: &onDemandCounter{}}, func(rep lifecycle.RunReport) { got = rep.Usage }, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	require.NoError(t, h(context.Background(), events.EventBridgeEvent{DetailType: "Scheduled Event"}))
 	require.Len(t, got, 1)
 	assert.Equal(t, "default", got[0].NodePool)
@@ -196,4 +196,17 @@ func TestOnDemandRefreshLeavesTheInvocationItsMargin(t *testing.T) {
 	d, ok = rctx.Deadline()
 	require.True(t, ok)
 	assert.WithinDuration(t, time.Now().Add(onDemandRefreshTimeout), d, time.Second)
+}
+
+func TestNodeRepairsAreLoggedAndReachTheSink(t *testing.T) {
+	r := &fakeSettler{rep: lifecycle.RunReport{Lease: true, Passes: 1, Repairs: []lifecycle.Repair{{NodePool: "default", Node: "ip-a",
+		Claim: "default-a", Condition: "ready"}}, RepairBlocked: []string{"gpu"}}}
+	var got lifecycle.RunReport
+	var logs bytes.Buffer
+	h := handler(r, priceRefresh{spot: (&spotCounter{}).refresh, onDemand: &onDemandCounter{}}, func(rep lifecycle.RunReport) { got = rep },
+		slog.New(slog.NewJSONHandler(&logs, nil)))
+	require.NoError(t, h(context.Background(), events.EventBridgeEvent{DetailType: "Scheduled Event"}))
+	assert.Equal(t, r.rep.Repairs, got.Repairs)
+	assert.Contains(t, logs.String(), `"repairs":1`)
+	assert.Contains(t, logs.String(), `"repairBlocked":["gpu"]`)
 }

@@ -1,5 +1,6 @@
 // Command lifecycle is the Lambda behind the one-minute lifecycle schedule: it registers and initializes
-// the Nodes of launched claims, repairs what events missed (adopts interrupted launches, times out launches
+// the Nodes of launched claims, asks for the replacement of unhealthy nodes (feature gate NodeRepair),
+// repairs what events missed (adopts interrupted launches, times out launches
 // and registrations, terminates leaked instances, deletes ghost claims and Nodes), deletes the launch
 // templates and instance profiles no claim uses any more, and refreshes prices into the state table, where
 // the provisioner and disruption functions read them: spot prices from EC2 every run, on-demand prices from
@@ -45,9 +46,14 @@ func main() {
 		os.Exit(1)
 	}
 	cluster := os.Getenv(kube.EnvClusterName)
-	lambda.Start(handler(r, refresh, func(u []lifecycle.PoolUsage) {
-		if err := writeUsage(os.Stdout, cluster, u, time.Now()); err != nil {
-			log.Error("writing NodePool usage metrics", "error", err.Error())
+	lambda.Start(handler(r, refresh, func(rep lifecycle.RunReport) {
+		if rep.Usage != nil {
+			if err := writeUsage(os.Stdout, cluster, rep.Usage, time.Now()); err != nil {
+				log.Error("writing NodePool usage metrics", "error", err.Error())
+			}
+		}
+		if err := writeRepairs(os.Stdout, cluster, rep.Repairs, time.Now()); err != nil {
+			log.Error("writing node repair metrics", "error", err.Error())
 		}
 	}, log))
 }
@@ -102,7 +108,9 @@ func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 		Profiles:     profiles,
 		Namer:        launcher,
 		Memory:       store,
-		Now:          time.Now,
+		// Node repair (the NodeRepair feature gate) reads the impaired EC2 status checks once a sweep.
+		Health: instance.NewStatusChecks(ec2Client),
+		Now:    time.Now,
 	})
 	// On-demand prices come from the Pricing API (endpoint by pricing.EndpointRegion) every 12 hours and
 	// are stored for the provisioner and disruption functions; until then, and whenever the API fails,

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +37,33 @@ func writeUsage(w io.Writer, cluster string, usage []lifecycle.PoolUsage, at tim
 			if err := metrics.Write(w, rec, at); err != nil {
 				return fmt.Errorf("nodepool %s %s: %w", u.NodePool, r.name, err)
 			}
+		}
+	}
+	return nil
+}
+
+// writeRepairs counts the node repairs a run requested as Karpenter's nodeclaims_unhealthy_disrupted_total
+// (dimensions ClusterName, NodePool, Condition: ready, accelerated_hardware_ready, instance_status...,
+// CapacityType). Karpenter's image_id label is left out: one metric per AMI would multiply the metrics
+// billed for what the decision records already name. Nothing is written for a run that repaired nothing.
+func writeRepairs(w io.Writer, cluster string, repairs []lifecycle.Repair, at time.Time) error {
+	counts := map[[3]string]int{}
+	for _, r := range repairs {
+		counts[[3]string{r.NodePool, r.Condition, metrics.OrUnknown(r.CapacityType)}]++
+	}
+	keys := make([][3]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b [3]string) int {
+		return cmp.Or(strings.Compare(a[0], b[0]), strings.Compare(a[1], b[1]), strings.Compare(a[2], b[2]))
+	})
+	for _, k := range keys {
+		if err := metrics.Write(w, metrics.Record{
+			Dimensions: map[string]string{"ClusterName": cluster, "NodePool": k[0], "Condition": k[1], "CapacityType": k[2]},
+			Values:     map[string]float64{"nodeclaims_unhealthy_disrupted_total": float64(counts[k])},
+		}, at); err != nil {
+			return fmt.Errorf("nodepool %s: %w", k[0], err)
 		}
 	}
 	return nil

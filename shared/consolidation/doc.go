@@ -18,7 +18,7 @@
 //     claims launched through the provisioning launch path, or termination requests for a delete).
 //   - drift.go judges every managed node's claim on each read (provisioning.Launches.Drift: the NodePool and
 //     EC2NodeClass as configured, their resolution of this run, the launch path's own AMI choice) and fills
-//     the engine's Drifted, ExpiresAt and Requested; the run's first read records the changes (Drifted
+//     the engine's Drifted, ExpiresAt, Requested and Unhealthy (node repair's request); the run's first read records the changes (Drifted
 //     condition set, changed or cleared; hashes re-stamped after a hash-version change), with a Drifted
 //     Event and a decision record. A detection that cannot decide changes nothing and rolls nothing. A
 //     claim an operator asked to disrupt that has no Node goes straight to termination. Expired and

@@ -37,8 +37,11 @@ type driftChange struct {
 // is and the node undrifted for this run: nothing is rolled on a guess.
 func (r *Runner) judge(w *world, node *disruption.Node, c state.Claim) {
 	in := &w.input
-	if c.DisruptionRequest != nil {
-		node.Requested, node.RequestReason = true, c.DisruptionRequest.Reason
+	if r := c.DisruptionRequest; r != nil {
+		node.Requested, node.RequestReason = true, r.Reason
+		if r.Unhealthy != nil { // node repair's request: disrupted for the reason Unhealthy
+			node.Unhealthy = firstOf(r.Reason, r.Unhealthy.Type+"="+r.Unhealthy.Status)
+		}
 	}
 	if _, at := drift.Expired(w.launches.Lifetime(c), in.Now); !at.IsZero() {
 		node.ExpiresAt = at
@@ -169,7 +172,7 @@ func detailText(d map[string]string) string {
 	return strings.Join(parts, ", ")
 }
 
-// requestedWithoutNode hands claims an operator asked to disrupt that have no Node in the cluster (not
+// requestedWithoutNode hands claims an operator (or node repair) asked to disrupt that have no Node in the cluster (not
 // registered yet, or their Node is gone) straight to the termination flow: there is nothing to drain
 // and no pod to make room for. A claim already on its way out is left alone.
 func (r *Runner) requestedWithoutNode(ctx context.Context, w *world, rep *Report) {
@@ -182,7 +185,11 @@ func (r *Runner) requestedWithoutNode(ctx context.Context, w *world, rep *Report
 		if c.DisruptionRequest == nil || !c.Lifecycle.InService() || onNode[c.Name] || w.reserved[c.Name] {
 			continue
 		}
-		req := termination.Request{Claim: c.Name, Reason: string(disruption.ReasonManual), RequestedAt: now}
+		reason, who := disruption.ReasonManual, "an operator"
+		if c.DisruptionRequest.Unhealthy != nil {
+			reason, who = disruption.ReasonUnhealthy, "node repair"
+		}
+		req := termination.Request{Claim: c.Name, Reason: string(reason), RequestedAt: now}
 		if err := r.deps.Terminations.Send(ctx, req); err != nil {
 			rep.Errors = append(rep.Errors, fmt.Sprintf("claim %s: %v", c.Name, err))
 			continue
@@ -190,10 +197,10 @@ func (r *Runner) requestedWithoutNode(ctx context.Context, w *world, rep *Report
 		if rep.HandedOver == nil {
 			rep.HandedOver = map[string]int{}
 		}
-		rep.HandedOver[c.NodePool+"/"+string(disruption.ReasonManual)]++
+		rep.HandedOver[c.NodePool+"/"+string(reason)]++
 		r.record(ctx, []state.Decision{{Subject: "nodeclaim/" + c.Name, ID: "manual-" + strconv.FormatInt(now.UnixMilli(), 10),
-			Kind: KindDisrupt, Reason: string(disruption.ReasonManual), At: now,
-			Message: "disruption requested by an operator; the claim has no Node, so it is terminated at once",
+			Kind: KindDisrupt, Reason: string(reason), At: now,
+			Message: "disruption requested by " + who + "; the claim has no Node, so it is terminated at once",
 			Details: map[string]string{"nodePool": c.NodePool, "reason": c.DisruptionRequest.Reason}}}, rep)
 	}
 }

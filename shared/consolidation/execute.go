@@ -35,7 +35,7 @@ func (r *Runner) execute(ctx context.Context, id string, cmd disruption.Command,
 	for _, n := range cmd.Nodes {
 		allowed := ledgerAllowance(w, n.NodePool, cmd.Reason)
 		if forceful(cmd.Reason) {
-			// Budgets do not hold back expiry or an operator's request; the reservation still counts
+			// Budgets do not hold back expiry, an operator's request or node repair; the reservation still counts
 			// against the graceful reasons' budgets while the node goes.
 			allowed = math.MaxInt32
 		}
@@ -222,7 +222,7 @@ func (r *Runner) releaseAll(ctx context.Context, nodes []disruption.CommandNode,
 	}
 }
 
-// forceful reports whether reason removes nodes whatever budgets say (Expired, Manual).
+// forceful reports whether reason removes nodes whatever budgets say (Expired, Manual, Unhealthy).
 func forceful(reason disruption.Reason) bool {
-	return reason == disruption.ReasonExpired || reason == disruption.ReasonManual
+	return reason == disruption.ReasonExpired || reason == disruption.ReasonManual || reason == disruption.ReasonUnhealthy
 }

@@ -20,7 +20,7 @@ const KindReplacementFailed = "DisruptionReplacementFailed"
 // replacementFailed ends the wait of a command whose replacement (name) failed to launch, was removed or
 // did not initialize in time. The failure is recorded on the command, for the back-off of replacements
 // in its NodePool and image. A graceful command (consolidation, drift) is rolled back. A forceful one
-// (expiry, an operator's request) is not: as in Karpenter v1, an expired node is removed whatever
+// (expiry, an operator's request, node repair) is not: as in Karpenter v1, an expired node is removed whatever
 // happens to its replacement, so its nodes are handed to the termination flow now (whose own bounded
 // replacement wait and terminationGracePeriod apply) and their pods go pending for the provisioner. A
 // replacement still coming up is left to the lifecycle, which times it out if it never registers.
@@ -60,8 +60,11 @@ func (r *Runner) replacementPool(c *state.DisruptionCommand, name string, claims
 }
 
 func forcefulWhat(reason string) string {
-	if reason == string(disruption.ReasonManual) {
+	switch reason {
+	case string(disruption.ReasonManual):
 		return "asked to be disrupted by an operator"
+	case string(disruption.ReasonUnhealthy):
+		return "unhealthy (node repair does not wait on a replacement that cannot come)"
 	}
 	return "expired (expiry is a hard lifetime)"
 }

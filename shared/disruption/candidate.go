@@ -214,6 +214,16 @@ func nodeReady(n *Node) bool {
 	return false
 }
 
+// reportedNotReady reports whether the node has a Ready condition that is not True.
+func reportedNotReady(n *Node) bool {
+	for _, c := range n.Node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status != corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 func sortedPods(pods []*corev1.Pod) []*corev1.Pod {
 	out := slices.Clone(pods)
 	slices.SortFunc(out, comparePodKeys)

@@ -35,8 +35,9 @@
 //     percentages rounded up, malformed budgets allowing 0, nodes already disrupting (or not Ready)
 //     subtracted; nil budgets mean the default 10%. Budgets hold per pool and reason while a command
 //     is built.
-//   - Forceful removal (roll.go) comes before every method: nodes an operator asked to disrupt
-//     (Node.Requested, reason Manual), else expired nodes (Node.ExpiresAt passed, reason Expired),
+//   - Forceful removal (roll.go) comes before every method: nodes node repair asked to replace
+//     (Node.Unhealthy, reason Unhealthy; no other node's pod moves onto them), else nodes an operator
+//     asked to disrupt (Node.Requested, reason Manual), else expired nodes (Node.ExpiresAt passed, reason Expired),
 //     in one command, whatever budgets, do-not-disrupt and PDBs say (Karpenter's forceful
 //     methods). Unlike Karpenter, the command launches new nodes first for the pods the rest of the
 //     cluster cannot hold (no price rule); pods that fit nowhere are named in its Why.

@@ -24,6 +24,9 @@ const (
 	// terminationGracePeriod), but replacement capacity is launched first when the pods need it.
 	ReasonExpired Reason = "Expired"
 	ReasonManual  Reason = "Manual"
+	// ReasonUnhealthy removes a node node repair asked to replace (Node.Unhealthy): forceful as the two
+	// above, and first of them.
+	ReasonUnhealthy Reason = "Unhealthy"
 )
 
 // Policy is a NodePool's consolidation policy.
@@ -166,6 +169,9 @@ type Node struct {
 	// Requested is set when an operator asked for the node's disruption; RequestReason is their text.
 	Requested     bool
 	RequestReason string
+	// Unhealthy says what node repair found wrong with the node ("Ready=False for 31m0s..."); set, node
+	// repair asked for its replacement (reason Unhealthy) and no pod of another node moves onto it.
+	Unhealthy string
 	// Disrupting is set when the node is already on its way out: tainted karpenter.sh/disrupted,
 	// draining or deleting. Such nodes count against budgets and are not destinations.
 	Disrupting bool

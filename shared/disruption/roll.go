@@ -13,18 +13,19 @@ const (
 	// MethodDrift replaces drifted nodes, within the Drifted budget, one non-empty node per command
 	// (all empty drifted nodes the budget allows in one).
 	MethodDrift Method = "drift"
-	// MethodForceful removes expired nodes and nodes an operator asked to disrupt, whatever budgets
-	// and do-not-disrupt say, launching capacity for their pods first.
+	// MethodForceful removes unhealthy nodes node repair asked to replace, nodes an operator asked to
+	// disrupt and expired nodes, whatever budgets and do-not-disrupt say, launching capacity for their
+	// pods first.
 	MethodForceful Method = "forceful"
 )
 
-// forceful builds one command for the nodes an operator asked to disrupt, else for the expired
-// nodes: every managed node of a known pool that is not already being disrupted. Budgets,
+// forceful builds one command for the nodes node repair asked to replace, else for the nodes an
+// operator asked to disrupt, else for the expired nodes: every managed node of a known pool that is not already being disrupted. Budgets,
 // do-not-disrupt and PDBs do not hold them back (Karpenter's forceful methods), but the command
 // launches new nodes for whatever pods the rest of the cluster cannot hold, and the drain starts
 // once they are up. Pods that fit nowhere do not stop the command: they are named in its Why.
 func (e *engine) forceful() *Command {
-	for _, reason := range []Reason{ReasonManual, ReasonExpired} {
+	for _, reason := range []Reason{ReasonUnhealthy, ReasonManual, ReasonExpired} {
 		var cands []*candidate
 		for _, n := range e.nodes {
 			pool, ok := e.pools[n.NodePool]
@@ -59,8 +60,11 @@ func forcedCandidate(n *Node, pool NodePool) *candidate {
 
 // forced reports whether node n is to be removed forcefully for reason at the engine's time.
 func (e *engine) forced(n *Node, reason Reason) bool {
-	if reason == ReasonManual {
-		return n.Requested
+	switch reason {
+	case ReasonUnhealthy:
+		return n.Unhealthy != ""
+	case ReasonManual:
+		return n.Requested && n.Unhealthy == ""
 	}
 	return !n.ExpiresAt.IsZero() && !e.in.Now.Before(n.ExpiresAt)
 }
@@ -119,15 +123,17 @@ func (e *engine) drift(cands []*candidate, b *budgets, blocked map[string]Kept) 
 // drifted or expired node go to new nodes rather than to a node that is itself about to be rolled.
 const ExpiryHorizon = 10 * time.Minute
 
-// rolling returns the nodes a roll does not move pods to, besides its own candidates: drifted nodes
-// and nodes expiring within ExpiryHorizon, so a pod moves once, not once per rolled node.
+// rolling returns the nodes a roll does not move pods to, besides its own candidates: drifted nodes,
+// nodes expiring within ExpiryHorizon and nodes asked to be disrupted, so a pod moves once, not once
+// per rolled node, and nodes node repair found unhealthy or whose Ready condition says False or Unknown (a node with no Ready condition
+// reported is not judged).
 func (e *engine) rolling() map[string]bool {
 	out := map[string]bool{}
 	for _, n := range e.nodes {
 		if n.NodePool == "" || isDisrupting(n) {
 			continue
 		}
-		if n.Drifted != "" || (!n.ExpiresAt.IsZero() && n.ExpiresAt.Before(e.in.Now.Add(ExpiryHorizon))) {
+		if n.Drifted != "" || n.Requested || n.Unhealthy != "" || reportedNotReady(n) || (!n.ExpiresAt.IsZero() && n.ExpiresAt.Before(e.in.Now.Add(ExpiryHorizon))) {
 			out[n.Name()] = true
 		}
 	}
@@ -188,6 +194,8 @@ func (e *engine) rollCommand(r Reason, m Method, cands []*candidate, o outcome) 
 		why = "expired: " + expiryList(cands)
 	case ReasonManual:
 		why = "disruption requested by an operator" + requestList(cands)
+	case ReasonUnhealthy:
+		why = "unhealthy: " + unhealthyList(cands)
 	}
 	what := "Deleting"
 	if o.action == ActionReplace {
@@ -225,6 +233,14 @@ func expiryList(cands []*candidate) string {
 	parts := make([]string, 0, len(cands))
 	for _, c := range cands {
 		parts = append(parts, fmt.Sprintf("%s at %s", c.name(), c.node.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z")))
+	}
+	return firstFew(parts)
+}
+
+func unhealthyList(cands []*candidate) string {
+	parts := make([]string, 0, len(cands))
+	for _, c := range cands {
+		parts = append(parts, c.name()+" "+c.node.Unhealthy)
 	}
 	return firstFew(parts)
 }

@@ -343,3 +343,41 @@ func TestDriftDeleteThatMovesPodsPassesValidation(t *testing.T) {
 	require.Error(t, err, "once the pods no longer fit, the delete is refused")
 	assert.Contains(t, err.Error(), "would now be replaced")
 }
+
+// Node repair's requests come before an operator's and expiry, for the reason Unhealthy: budgets and
+// do-not-disrupt do not hold them, capacity launches first, and no pod moves onto a node that is not
+// Ready (another unhealthy node whose repair is not due yet).
+func TestUnhealthyNodesAreReplacedFirstAndTakeNoPods(t *testing.T) {
+	small := schedulingtest.SmallCatalog()
+	od := scheduling.CapacityTypeOnDemand
+	sick := node(small, nodeSpec{"sick", "default", "medium", od, []*corev1.Pod{annotated(pod("db", "1"), disruption.AnnotationDoNotDisrupt, "true")}})
+	sick.Requested, sick.RequestReason, sick.Unhealthy = true, "Ready=False for 31m0s", "Ready=False for 31m0s"
+	asked := node(small, nodeSpec{"asked", "default", "medium", od, nil})
+	asked.Requested, asked.RequestReason = true, "kernel CVE"
+	// roomy has room for db, but its kubelet stopped reporting: db must not move there.
+	roomy := node(small, nodeSpec{"roomy", "default", "large", od, nil})
+	roomy.Node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown}}
+	in := disruption.Input{Now: now, InstanceTypes: small,
+		NodePools: []disruption.NodePool{pool("default", onDemandOnly, amd64Only, budgets(disruption.Budget{Nodes: "0"}))},
+		Nodes:     []disruption.Node{sick, asked, roomy}}
+	cmd := decideOne(t, in)
+	assert.Equal(t, disruption.ReasonUnhealthy, cmd.Reason)
+	assert.Equal(t, disruption.MethodForceful, cmd.Method)
+	assert.Equal(t, []string{"sick"}, nodeNames(cmd))
+	assert.Equal(t, disruption.ActionReplace, cmd.Action, "db fits only on a node that is not Ready: capacity launches first")
+	assert.Contains(t, cmd.Why, "unhealthy: sick Ready=False for 31m0s")
+	require.NoError(t, disruption.Validate(cmd, in))
+
+	in.Nodes[2].Node.Status.Conditions[0].Status = corev1.ConditionTrue // roomy is Ready: db moves there
+	cmd = decideOne(t, in)
+	assert.Equal(t, disruption.ReasonUnhealthy, cmd.Reason)
+	assert.Equal(t, disruption.ActionDelete, cmd.Action, cmd.Why)
+
+	in.Nodes[0].Unhealthy = "" // an operator's request, no longer a repair: it comes after... the other request
+	cmd = decideOne(t, in)
+	assert.Equal(t, disruption.ReasonManual, cmd.Reason)
+	assert.Equal(t, []string{"asked", "sick"}, nodeNames(cmd))
+	in.Nodes[0].Disrupting = true
+	err := disruption.Validate(disruption.Command{Reason: disruption.ReasonUnhealthy, Nodes: []disruption.CommandNode{{Name: "sick", NodePool: "default"}}}, in)
+	require.Error(t, err)
+}

@@ -39,7 +39,7 @@ func Validate(cmd Command, fresh Input) error {
 		return &ValidationError{ValidationIncomplete, "the snapshot is incomplete: " + fresh.Incomplete}
 	}
 	e := newEngine(&fresh)
-	if cmd.Reason == ReasonExpired || cmd.Reason == ReasonManual {
+	if cmd.Reason == ReasonExpired || cmd.Reason == ReasonManual || cmd.Reason == ReasonUnhealthy {
 		return e.validateForceful(cmd)
 	}
 	// Only the command's nodes are judged as candidates (the rest of the cluster matters as

@@ -55,6 +55,11 @@ type RunReport struct {
 	TemplatesDeleted, ProfilesDeleted []string
 	// Usage is each NodePool's Nodes against its limits (last sweeping pass).
 	Usage []PoolUsage
+	// Repairs are the unhealthy nodes whose replacement node repair requested (NodeRepair gate).
+	Repairs []Repair
+	// RepairBlocked names the NodePools whose due repairs were held in the last sweep: too many of their
+	// nodes are unhealthy (MaxUnhealthyPercent).
+	RepairBlocked []string
 }
 
 // add folds one pass's report into the run's.
@@ -71,6 +76,10 @@ func (r *RunReport) add(p RunReport) {
 	r.InstancesNamed += p.InstancesNamed
 	r.MemoryRecorded += p.MemoryRecorded
 	r.Joining, r.Deferred, r.Waiting, r.Skipped, r.Held = p.Joining, p.Deferred, p.Waiting, p.Skipped, p.Held
+	r.Repairs = append(r.Repairs, p.Repairs...)
+	if p.Usage != nil { // a sweep: its judgement of the pools stands
+		r.RepairBlocked = p.RepairBlocked
+	}
 	if p.Usage != nil { // a pass between sweeps does not sum the usage: the last sweep's stands
 		r.Usage = p.Usage
 	}
@@ -81,7 +90,7 @@ func (r *RunReport) add(p RunReport) {
 
 // String summarises the report in one line (for logs and test failures).
 func (r RunReport) String() string {
-	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d rebuilt=%d handedOver=%d claimsDeleted=%d finalizersRemoved=%d nodesLost=%d instancesNamed=%d memoryRecorded=%d templatesDeleted=%d profilesDeleted=%d joining=%d deferred=%d errors=%d",
+	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d rebuilt=%d handedOver=%d claimsDeleted=%d finalizersRemoved=%d nodesLost=%d instancesNamed=%d memoryRecorded=%d repairs=%d repairBlocked=%d templatesDeleted=%d profilesDeleted=%d joining=%d deferred=%d errors=%d",
 		r.Passes, r.Registered, r.Initialized, r.Adopted, r.Rebuilt, r.HandedOver, r.ClaimsDeleted, r.FinalizersRemoved, r.NodesLost,
-		r.InstancesNamed, r.MemoryRecorded, len(r.TemplatesDeleted), len(r.ProfilesDeleted), r.Joining, r.Deferred, len(r.Errors))
+		r.InstancesNamed, r.MemoryRecorded, len(r.Repairs), len(r.RepairBlocked), len(r.TemplatesDeleted), len(r.ProfilesDeleted), r.Joining, r.Deferred, len(r.Errors))
 }

@@ -150,6 +150,9 @@ type RunnerDeps struct {
 	// Memory keeps the memory capacity registered Nodes report per instance type and AMI (see
 	// recordMemory); nil skips that part.
 	Memory MemoryRecorder
+	// Health lists the instances whose EC2 status checks are impaired, for node repair (noderepair.go);
+	// nil leaves node repair to the Node conditions.
+	Health InstanceHealth
 	Now    func() time.Time
 }
 
@@ -171,6 +174,8 @@ type Runner struct {
 	passes runbudget.Meter
 	// memory is what this process knows of the observed memory stored (see recordMemory).
 	memory memoryMemo
+	// repair is what node repair keeps between passes (noderepair.go).
+	repair repairMemory
 }
 
 // NewRunner returns a runner.
@@ -309,6 +314,7 @@ func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
 	}
 	r.lastSweep.Store(now.UnixNano())
 	p.repair(ctx)
+	p.repairNodes(ctx)
 	p.releaseDeletedNodes(ctx)
 	p.houseKeep(ctx)
 	p.nameInstances(ctx)

@@ -13,6 +13,7 @@ import (
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -27,6 +28,8 @@ type world struct {
 	byName map[string]*corev1.Node
 	// problems are configuration items that could not be used.
 	problems []string
+	// settings are the deployment's settings (its feature gates: NodeRepair).
+	settings settings.Settings
 }
 
 // joiningLifecycles are the states of the claims whose Node is on its way: what a pass between sweeps
@@ -58,11 +61,11 @@ func (r *Runner) read(ctx context.Context, sweep bool) (*world, error) {
 	if err != nil {
 		return nil, errors.Join(instErr, err)
 	}
-	pools, problems, err := provisioning.ReadNodePools(ctx, r.deps.Store)
+	pools, set, problems, err := provisioning.ReadNodePoolsAndSettings(ctx, r.deps.Store)
 	if err != nil {
 		return nil, errors.Join(instErr, err)
 	}
-	w.problems = problems
+	w.problems, w.settings = problems, set
 	w.pools = map[string]scheduling.NodePool{}
 	for _, p := range pools {
 		w.pools[p.Name] = p

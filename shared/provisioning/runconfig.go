@@ -109,3 +109,10 @@ func ReadNodePools(ctx context.Context, r ConfigReader) ([]scheduling.NodePool, 
 	cfg, problems, err := readConfig(ctx, r)
 	return cfg.pools, problems, err
 }
+
+// ReadNodePoolsAndSettings is ReadNodePools with the deployment's settings (settings.Default when none
+// are stored, or when the stored ones do not decode: problems then names them), from the same one read.
+func ReadNodePoolsAndSettings(ctx context.Context, r ConfigReader) ([]scheduling.NodePool, settings.Settings, []string, error) {
+	cfg, problems, err := readConfig(ctx, r)
+	return cfg.pools, cfg.settings, problems, err
+}

@@ -11,6 +11,9 @@ import (
 type FeatureGates struct {
 	// SpotToSpotConsolidation lets consolidation replace spot nodes with cheaper spot nodes.
 	SpotToSpotConsolidation bool
+	// NodeRepair replaces Nodewright's nodes that stay unhealthy (Node conditions, EC2 status checks) past
+	// their toleration, unless too many of their NodePool are unhealthy (shared/lifecycle noderepair.go).
+	NodeRepair bool
 	// ReservedCapacity launches into the capacity reservations EC2NodeClasses select
 	// (capacityReservationSelectorTerms); off, they are ignored and nothing launches as reserved.
 	ReservedCapacity bool
@@ -30,7 +33,7 @@ type gate struct {
 
 // gates are Karpenter's feature gates (FEATURE_GATES, v1.14), in its order.
 var gates = []gate{
-	{name: "NodeRepair", notImplemented: "Nodewright does not replace unhealthy nodes yet"},
+	{name: "NodeRepair", field: func(g *FeatureGates) *bool { return &g.NodeRepair }},
 	{name: "ReservedCapacity", def: true, field: func(g *FeatureGates) *bool { return &g.ReservedCapacity }},
 	{name: "SpotToSpotConsolidation", field: func(g *FeatureGates) *bool { return &g.SpotToSpotConsolidation }},
 	{name: "NodeOverlay", notImplemented: "Nodewright has no NodeOverlay resource"},

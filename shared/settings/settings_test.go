@@ -64,6 +64,7 @@ func TestParseFeatureGates(t *testing.T) {
 	for in, want := range map[string]FeatureGates{
 		"":                             {ReservedCapacity: true},
 		"SpotToSpotConsolidation=true": {SpotToSpotConsolidation: true, ReservedCapacity: true},
+		"NodeRepair=true":              {NodeRepair: true, ReservedCapacity: true},
 		" ReservedCapacity = false , SpotToSpotConsolidation=1": {SpotToSpotConsolidation: true},
 		// Karpenter's default FEATURE_GATES, copied as is: the gates Nodewright lacks are off there too.
 		"NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false": {ReservedCapacity: true},
@@ -75,7 +76,7 @@ func TestParseFeatureGates(t *testing.T) {
 	for in, reason := range map[string]string{
 		"SpotToSpot=true":                              `unknown feature gate "SpotToSpot": Karpenter's gates are NodeRepair, ReservedCapacity, SpotToSpotConsolidation, NodeOverlay, StaticCapacity, CapacityBuffer`,
 		"NodeClassCEL=true":                            `unknown feature gate "NodeClassCEL"`,
-		"NodeRepair=true":                              "feature gate NodeRepair cannot be true: Nodewright does not replace unhealthy nodes yet",
+		"NodeRepair=maybe":                             `feature gate NodeRepair: "maybe" is not true or false`,
 		"StaticCapacity=true":                          "cannot be true: Nodewright has no static NodePools",
 		"NodeOverlay=true":                             "cannot be true",
 		"CapacityBuffer=true":                          "cannot be true",
@@ -96,20 +97,20 @@ func TestParseFeatureGates(t *testing.T) {
 }
 
 func TestFeatureGatesPrintInKarpentersForm(t *testing.T) {
-	assert.Equal(t, "ReservedCapacity=true,SpotToSpotConsolidation=false", DefaultFeatureGates().String())
-	fg, err := ParseFeatureGates(FeatureGates{SpotToSpotConsolidation: true}.String())
+	assert.Equal(t, "NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false", DefaultFeatureGates().String())
+	fg, err := ParseFeatureGates(FeatureGates{SpotToSpotConsolidation: true, NodeRepair: true}.String())
 	require.NoError(t, err)
-	assert.Equal(t, FeatureGates{SpotToSpotConsolidation: true}, fg, "String parses back")
+	assert.Equal(t, FeatureGates{SpotToSpotConsolidation: true, NodeRepair: true}, fg, "String parses back")
 }
 
 func TestStoredSettingsRoundTrip(t *testing.T) {
 	s := Settings{MinValuesPolicy: MinValuesBestEffort, PreferencePolicy: PreferencesIgnore, VMMemoryOverheadPercent: 0.06,
 		ReservedENIs: 1, BatchIdleDuration: 2 * time.Second, BatchMaxDuration: 20 * time.Second,
-		FeatureGates: FeatureGates{SpotToSpotConsolidation: true}}
+		FeatureGates: FeatureGates{SpotToSpotConsolidation: true, NodeRepair: true}}
 	b, err := json.Marshal(s)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"minValuesPolicy":"BestEffort","preferencePolicy":"Ignore","vmMemoryOverheadPercent":0.06,"reservedENIs":1,
-		"batchIdleDuration":"2s","batchMaxDuration":"20s","featureGates":{"ReservedCapacity":false,"SpotToSpotConsolidation":true}}`, string(b))
+		"batchIdleDuration":"2s","batchMaxDuration":"20s","featureGates":{"NodeRepair":true,"ReservedCapacity":false,"SpotToSpotConsolidation":true}}`, string(b))
 	var back Settings
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, s, back)

@@ -13,13 +13,31 @@ type DriftCondition struct {
 	Since   time.Time         `dynamodbav:"since" json:"since"`
 }
 
-// DisruptionRequest is an operator's request to disrupt a claim (`nodewright disrupt`), the equivalent of
-// `kubectl delete nodeclaim`: the disruption run launches replacement capacity for its pods first, then
-// drains the node gracefully. Budgets and do-not-disrupt do not hold it back.
+// DisruptionRequest is a request to disrupt a claim: an operator's (`nodewright disrupt`), the equivalent of
+// `kubectl delete nodeclaim`, or node repair's (Unhealthy set). The disruption run launches replacement
+// capacity for its pods first, then drains the node (a repaired node's drain is forced, as Karpenter's
+// repair forces it). Budgets and do-not-disrupt do not hold it back.
 type DisruptionRequest struct {
-	// Reason is the operator's text ("" when none was given).
+	// Reason is the operator's text ("" when none was given), or what node repair found.
 	Reason      string    `dynamodbav:"reason,omitempty" json:"reason,omitempty"`
 	RequestedAt time.Time `dynamodbav:"requestedAt" json:"requestedAt"`
-	// By names who asked (the CLI's caller identity when known).
+	// By names who asked (the CLI's caller identity when known; RepairRequester for node repair).
 	By string `dynamodbav:"by,omitempty" json:"by,omitempty"`
+	// Unhealthy is set when node repair (the NodeRepair feature gate) asked: the condition that held past
+	// its toleration. The disruption run then disrupts the claim for the reason Unhealthy.
+	Unhealthy *UnhealthyCondition `dynamodbav:"unhealthy,omitempty" json:"unhealthy,omitempty"`
+}
+
+// RepairRequester is DisruptionRequest.By when node repair asked.
+const RepairRequester = "nodewright node repair"
+
+// UnhealthyCondition is what node repair found wrong with a claim's node: a Node condition in an
+// unhealthy status (Type Ready, Status False or Unknown; AcceleratedHardwareReady False...) or a failed
+// EC2 status check (Type InstanceStatus or SystemStatus, Status impaired), since when, and how long it is
+// tolerated before the node is replaced.
+type UnhealthyCondition struct {
+	Type       string        `dynamodbav:"type" json:"type"`
+	Status     string        `dynamodbav:"status" json:"status"`
+	Since      time.Time     `dynamodbav:"since" json:"since"`
+	Toleration time.Duration `dynamodbav:"toleration" json:"toleration"`
 }

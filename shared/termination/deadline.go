@@ -7,14 +7,22 @@ import (
 	"time"
 
 	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/disruption"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
 // deadline is when every pod must be off the claim's Node: the earliest of the request's own deadline (a
 // spot interruption's notice), the claim's GoneBy (a notice that came while the drain was already under
 // way, for whatever reason) and the claim's terminationGracePeriod (see grace) counted from when the
-// claim started draining. Nil when none applies.
+// claim started draining. Nil when none applies. A node drained for node repair (reason Unhealthy) has
+// its deadline when it started draining, as Karpenter's repair stamps the termination time at once: its
+// pods are deleted whatever PDBs and do-not-disrupt say (the disruption run launched their replacement
+// capacity before it handed the node over).
 func (s *Service) deadline(ctx context.Context, claim state.Claim, req Request) (*time.Time, error) {
+	if claim.DisruptionReason == string(disruption.ReasonUnhealthy) {
+		none := time.Duration(0)
+		return earliestDeadline(req.Deadline, claim.GoneBy, claim.DrainingAt, &none), nil
+	}
 	grace, err := s.grace(ctx, claim)
 	if err != nil {
 		return nil, err

@@ -82,3 +82,22 @@ func TestDeadlineUsesTheClaimsTerminationGracePeriod(t *testing.T) {
 		assert.Nil(t, got)
 	})
 }
+
+// A node drained for node repair has its deadline when its drain started, as Karpenter's repair stamps
+// the termination time at once: its pods are deleted whatever PDBs and do-not-disrupt say.
+func TestRepairedNodesDrainIsForced(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	s := NewService(Config{QueueURL: "http://queue"}, Deps{Store: &claimStore{}})
+	stamped := 30 * time.Minute
+	c := state.Claim{Name: "default-sick", NodePool: "default", DrainingAt: &t0, TerminationGracePeriod: &stamped, DisruptionReason: "Unhealthy"}
+	got, err := s.deadline(ctx, c, Request{Reason: "Unhealthy"})
+	require.NoError(t, err)
+	require.NotNil(t, got)
+	assert.Equal(t, t0, *got)
+
+	c.DisruptionReason = "Drifted"
+	got, err = s.deadline(ctx, c, Request{Reason: "Drifted"})
+	require.NoError(t, err)
+	assert.Equal(t, t0.Add(stamped), *got, "other reasons keep their grace period")
+}

@@ -201,6 +201,7 @@ func (e *env) runnerWith(rc lifecycle.RunnerConfig, instances lifecycle.Instance
 		Terminations: termination.NewSender(sqs.NewFromConfig(cfg), e.terminationQueue),
 		Namer:        launcher,
 		Memory:       store,
+		Health:       instance.NewStatusChecks(ec2.NewFromConfig(cfg)),
 		Now:          e.clock.Now,
 	})
 }
