@@ -28,6 +28,7 @@ import (
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/pricing"
 	"github.com/nodewright/nodewright/shared/provisioning"
+	"github.com/nodewright/nodewright/shared/runmetrics"
 	"github.com/nodewright/nodewright/shared/state"
 	"github.com/nodewright/nodewright/shared/termination"
 )
@@ -47,7 +48,7 @@ func main() {
 		os.Exit(1)
 	}
 	lambda.Start(handler(r, func(rep consolidation.Report) {
-		if err := writeRunMetrics(os.Stdout, s.cluster, rep, time.Now()); err != nil {
+		if err := runmetrics.Disruption(os.Stdout, s.cluster, rep, time.Now()); err != nil {
 			log.Error("writing disruption metrics", "error", err.Error())
 		}
 	}, log))

@@ -26,8 +26,8 @@ type settler interface {
 
 var _ settler = (*lifecycle.Runner)(nil)
 
-// usageSink receives each run's NodePool usage (metrics); nil drops it.
-type usageSink func([]lifecycle.PoolUsage)
+// reportSink receives the report of each run that held the lease (metrics); nil drops it.
+type reportSink func(lifecycle.RunReport)
 
 // priceRefresh are the price refreshes that run beside the passes: spot prices from EC2 every invocation,
 // on-demand prices from the Pricing API when they are due (every 12 hours).
@@ -40,7 +40,7 @@ type priceRefresh struct {
 // schedule still registers Nodes within seconds), and the price refreshes beside them, each bounded by its
 // own deadline so neither holds up the passes. It logs one JSON summary line and never fails the
 // invocation: the next schedule is the retry, and an EventBridge retry would only find the lease held.
-func handler(r settler, prices priceRefresh, usage usageSink, log *slog.Logger) func(context.Context, events.EventBridgeEvent) error {
+func handler(r settler, prices priceRefresh, report reportSink, log *slog.Logger) func(context.Context, events.EventBridgeEvent) error {
 	return func(ctx context.Context, ev events.EventBridgeEvent) error {
 		runID := "local"
 		if lc, ok := lambdacontext.FromContext(ctx); ok {
@@ -97,8 +97,8 @@ func handler(r settler, prices priceRefresh, usage usageSink, log *slog.Logger) 
 		if onDemand.err != nil {
 			attrs = append(attrs, "onDemandRefreshError", onDemand.err.Error())
 		}
-		if usage != nil && rep.Usage != nil {
-			usage(rep.Usage)
+		if report != nil && rep.Lease {
+			report(rep)
 		}
 		switch {
 		case err != nil:

@@ -31,6 +31,7 @@ import (
 	"github.com/nodewright/nodewright/shared/lifecycle"
 	"github.com/nodewright/nodewright/shared/nodeclass"
 	"github.com/nodewright/nodewright/shared/pricing"
+	"github.com/nodewright/nodewright/shared/runmetrics"
 	"github.com/nodewright/nodewright/shared/state"
 	"github.com/nodewright/nodewright/shared/termination"
 )
@@ -45,9 +46,9 @@ func main() {
 		os.Exit(1)
 	}
 	cluster := os.Getenv(kube.EnvClusterName)
-	lambda.Start(handler(r, refresh, func(u []lifecycle.PoolUsage) {
-		if err := writeUsage(os.Stdout, cluster, u, time.Now()); err != nil {
-			log.Error("writing NodePool usage metrics", "error", err.Error())
+	lambda.Start(handler(r, refresh, func(rep lifecycle.RunReport) {
+		if err := runmetrics.Lifecycle(os.Stdout, cluster, rep, time.Now()); err != nil {
+			log.Error("writing lifecycle metrics", "error", err.Error())
 		}
 	}, log))
 }

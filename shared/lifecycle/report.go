@@ -53,7 +53,15 @@ type RunReport struct {
 	TemplatesDeleted, ProfilesDeleted []string
 	// Usage is each NodePool's Nodes against its limits (last sweeping pass).
 	Usage []PoolUsage
+	// NodesCreated counts the Nodes registered, per NodePool and zone (Karpenter's nodes_created_total).
+	NodesCreated map[PoolZone]int
+	// Offerings are the current prices of the offerings Nodewright's live claims run on (last sweeping
+	// pass; see OfferingsInUse).
+	Offerings []OfferingPrice
 }
+
+// PoolZone is a NodePool and a zone.
+type PoolZone struct{ NodePool, Zone string }
 
 // add folds one pass's report into the run's.
 func (r *RunReport) add(p RunReport) {
@@ -69,7 +77,13 @@ func (r *RunReport) add(p RunReport) {
 	r.InstancesNamed += p.InstancesNamed
 	r.Joining, r.Deferred, r.Waiting, r.Skipped, r.Held = p.Joining, p.Deferred, p.Waiting, p.Skipped, p.Held
 	if p.Usage != nil { // a pass between sweeps does not sum the usage: the last sweep's stands
-		r.Usage = p.Usage
+		r.Usage, r.Offerings = p.Usage, p.Offerings
+	}
+	for k, n := range p.NodesCreated {
+		if r.NodesCreated == nil {
+			r.NodesCreated = map[PoolZone]int{}
+		}
+		r.NodesCreated[k] += n
 	}
 	r.Errors = append(r.Errors, p.Errors...)
 	r.TemplatesDeleted = append(r.TemplatesDeleted, p.TemplatesDeleted...)
