@@ -39,9 +39,11 @@ func Check(rec map[string]any) error {
 	for _, dir := range directives(rec) {
 		sets, _ := dir["Dimensions"].([]any)
 		for _, set := range sets {
+			names, _ := set.([]any)
 			var dims []string
-			for _, d := range set.([]any) {
-				dims = append(dims, d.(string))
+			for _, d := range names {
+				name, _ := d.(string)
+				dims = append(dims, name)
 			}
 			sort.Strings(dims)
 			for _, m := range metricDefs(dir) {

@@ -88,4 +88,3 @@ func budgetBlockedPools(rep consolidation.Report) int {
 	}
 	return n
 }
-

@@ -71,7 +71,9 @@ func TestCapacityMetrics(t *testing.T) {
 		Startup: []time.Duration{20 * time.Second, 45 * time.Second},
 	}
 	recs := provisionerRecords(t, provisioning.Outcome{Report: provisioning.Report{Lease: true}, Capacity: &c})
-	byType := func(name string) map[string]any { return valuesOf(recs, name, metrics.DimNodePool, metrics.DimResourceType) }
+	byType := func(name string) map[string]any {
+		return valuesOf(recs, name, metrics.DimNodePool, metrics.DimResourceType)
+	}
 	assert.EqualValues(t, map[string]any{"default/cpu": 7.8, "default/memory": float64(30 << 30)}, byType(metrics.NodesAllocatable))
 	assert.EqualValues(t, map[string]any{"default/cpu": 0.2, "default/memory": float64(2 << 30)}, byType(metrics.NodesSystemOverhead))
 	assert.EqualValues(t, map[string]any{"default/cpu": 3.9, "default/memory": float64(6 << 30)}, byType(metrics.NodesPodRequests))
