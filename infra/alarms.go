@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/nodewright/nodewright/shared/metrics"
 )
 
 // Alarms are the conditions that need an operator: work stuck in a dead-letter queue, a work queue
@@ -90,7 +92,7 @@ func NewAlarms(scope constructs.Construct, id string, w Watched, topicArn string
 	// each 5-minute period above zero in 3 periods in a row means some pod fit no NodePool for 15 minutes,
 	// not that a burst was briefly waiting. No runs is no evidence; the error alarms cover a broken function.
 	a.Unschedulable = a.add(awscloudwatch.NewAlarm(c, jsii.String("UnschedulablePods"), &awscloudwatch.AlarmProps{
-		Metric: emf{cluster: w.ClusterName}.metric(metricUnschedulablePods, statMin, "").
+		Metric: emf{cluster: w.ClusterName}.metric(metrics.SchedulerUnschedulablePods, statMin, "").
 			With(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5))}),
 		Threshold: jsii.Number(0), EvaluationPeriods: jsii.Number(3),
 		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
@@ -101,7 +103,7 @@ func NewAlarms(scope constructs.Construct, id string, w Watched, topicArn string
 	// EC2 refusing a launch as unauthorized or invalid is a configuration problem no retry fixes: every
 	// run that tries again is refused again, so one minute with such a refusal is enough.
 	a.LaunchesRefused = a.add(awscloudwatch.NewAlarm(c, jsii.String("LaunchesRefused"), &awscloudwatch.AlarmProps{
-		Metric: emf{cluster: w.ClusterName}.metric(metricLaunchesNeverWork, statSum, "").
+		Metric: emf{cluster: w.ClusterName}.metric(metrics.LaunchesNeverSucceed, statSum, "").
 			With(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1))}),
 		Threshold: jsii.Number(0), EvaluationPeriods: jsii.Number(1),
 		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
@@ -114,7 +116,7 @@ func NewAlarms(scope constructs.Construct, id string, w Watched, topicArn string
 	// that are 0 by schedule for a few hours are normal (business hours); every hourly minimum above zero
 	// for 3 hours in a row is worth a look. Runs that decide nothing write no datapoint.
 	a.BudgetBlocked = a.add(awscloudwatch.NewAlarm(c, jsii.String("ConsolidationBlockedByBudget"), &awscloudwatch.AlarmProps{
-		Metric: emf{cluster: w.ClusterName}.metric(metricBudgetBlockedPools, statMin, "").
+		Metric: emf{cluster: w.ClusterName}.metric(metrics.BudgetBlockedPools, statMin, "").
 			With(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Hours(jsii.Number(1))}),
 		Threshold: jsii.Number(0), EvaluationPeriods: jsii.Number(3),
 		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,

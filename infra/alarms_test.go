@@ -142,14 +142,14 @@ func TestAlarms(t *testing.T) {
 	t.Run("pods unschedulable for fifteen minutes", func(t *testing.T) {
 		var found []map[string]interface{}
 		for _, a := range c.ofType("AWS::CloudWatch::Alarm") {
-			if a["MetricName"] == "provisioner_unschedulable_pods" {
+			if a["MetricName"] == "scheduler_unschedulable_pods_count" {
 				found = append(found, a)
 			}
 		}
 		require.Len(t, found, 1)
 		a := found[0]
 		assert.Equal(t, "Nodewright", a["Namespace"])
-		assert.Equal(t, []interface{}{map[string]interface{}{"Name": "ClusterName", "Value": "unit"}}, a["Dimensions"])
+		assert.Equal(t, []interface{}{map[string]interface{}{"Name": "cluster", "Value": "unit"}}, a["Dimensions"])
 		assert.Equal(t, "Minimum", a["Statistic"], "every run of the period saw unschedulable pods")
 		assert.EqualValues(t, 0, a["Threshold"])
 		assert.Equal(t, "GreaterThanThreshold", a["ComparisonOperator"])
@@ -159,7 +159,7 @@ func TestAlarms(t *testing.T) {
 	t.Run("any launch EC2 refuses as unauthorized or invalid", func(t *testing.T) {
 		var found []map[string]interface{}
 		for _, a := range c.ofType("AWS::CloudWatch::Alarm") {
-			if a["MetricName"] == "provisioner_launches_never_succeed" {
+			if a["MetricName"] == "provisioner_launches_never_succeed_total" {
 				found = append(found, a)
 			}
 		}
@@ -183,7 +183,7 @@ func TestAlarms(t *testing.T) {
 		require.Len(t, found, 1)
 		a := found[0]
 		assert.Equal(t, "Nodewright", a["Namespace"])
-		assert.Equal(t, []interface{}{map[string]interface{}{"Name": "ClusterName", "Value": "unit"}}, a["Dimensions"])
+		assert.Equal(t, []interface{}{map[string]interface{}{"Name": "cluster", "Value": "unit"}}, a["Dimensions"])
 		assert.Equal(t, "Minimum", a["Statistic"], "every run of the hour found a NodePool at a standstill")
 		assert.EqualValues(t, 0, a["Threshold"])
 		assert.Equal(t, "GreaterThanThreshold", a["ComparisonOperator"])

@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nodewright/nodewright/shared/metrics"
 )
 
 // dashboardWidget is one widget of a synthesized dashboard body.
@@ -81,9 +83,9 @@ func TestDashboard(t *testing.T) {
 			perSection[section]++
 		}
 		assert.Equal(t, []string{"Alarms", "Scale-up", "Capacity", "Consolidation", "Interruption", "Termination", "Plumbing"}, headings)
-		assert.Equal(t, map[string]int{"Alarms": 1, "Scale-up": 5, "Capacity": 3, "Consolidation": 8, "Interruption": 4, "Termination": 5, "Plumbing": 7},
+		assert.Equal(t, map[string]int{"Alarms": 1, "Scale-up": 8, "Capacity": 9, "Consolidation": 8, "Interruption": 4, "Termination": 7, "Plumbing": 7},
 			perSection)
-		assert.Len(t, widgets, 40)
+		assert.Len(t, widgets, 51)
 	})
 
 	t.Run("widgets stay on the grid without overlapping", func(t *testing.T) {
@@ -97,40 +99,41 @@ func TestDashboard(t *testing.T) {
 	})
 
 	t.Run("reads every metric the functions write", func(t *testing.T) {
-		for _, m := range []string{
-			"scheduler_scheduling_duration_seconds", "provisioner_pending_pods", "provisioner_unschedulable_pods",
-			"provisioner_inflight_nodeclaims", "provisioner_coalesced_triggers", "nodeclaims_created",
-			"nodepools_usage", "nodepools_limit",
-			"interruption_received_messages", "interruption_deleted_messages", "interruption_failed_messages",
-			"interruption_message_queue_duration_seconds", "nodeclaims_disrupted",
-			"nodes_drained", "nodes_terminated", "nodes_termination_duration_seconds", "pods_drained",
-			"pods_eviction_requests", "termination_requests_redriven",
-			"voluntary_disruption_decisions_total", "voluntary_disruption_decision_evaluation_duration_seconds",
-			"voluntary_disruption_failed_validations_total", "voluntary_disruption_queue_failures_total",
-			"voluntary_disruption_eligible_nodes", "nodepools_allowed_disruptions", "nodeclaims_disrupted_total",
-			"voluntary_disruption_budget_blocked_nodepools", "nodeclaims_drifted", "nodeclaims_expired",
-		} {
-			// A plain metric's name is a JSON string; a search names it in its expression.
-			assert.Regexp(t, `"`+m+`"|\\"`+m+`\\"`, body, "metric %s", m)
+		all, err := json.Marshal(template.ToJSON())
+		require.NoError(t, err)
+		for m := range metrics.Catalog {
+			// A plain metric's name is a JSON string; a search names it in its expression. An alarm-only
+			// metric is in the template's alarms.
+			assert.Regexp(t, `"`+m+`"|\\"`+m+`\\"`, body+string(all), "metric %s", m)
 		}
+		for old := range metrics.Renamed {
+			assert.NotRegexp(t, `"`+old+`"|\\"`+old+`\\"`, body, "the old name %s is read nowhere", old)
+		}
+		assert.NotContains(t, body, "ClusterName", "dimensions are lower-case")
 	})
 
 	t.Run("finds NodePools, resources, reasons and codes at run time", func(t *testing.T) {
 		for _, search := range []string{
-			`SEARCH('{Nodewright,ClusterName,NodePool} MetricName=\"nodeclaims_created\" ClusterName=\"unit\"', 'Sum')`,
-			`SEARCH('{Nodewright,ClusterName,NodePool,ResourceType} MetricName=\"nodepools_usage\" ClusterName=\"unit\" ResourceType=\"cpu\"', 'Maximum')`,
-			`SEARCH('{Nodewright,ClusterName,NodePool,ResourceType} MetricName=\"nodepools_limit\" ClusterName=\"unit\" ResourceType=\"memory\"', 'Maximum')`,
-			`MetricName=\"nodepools_usage\" ClusterName=\"unit\" NOT ResourceType=\"cpu\" NOT ResourceType=\"memory\"`,
-			`SEARCH('{Nodewright,ClusterName,MessageType} MetricName=\"interruption_received_messages\"`,
-			`SEARCH('{Nodewright,ClusterName,Reason,NodePool,CapacityType} MetricName=\"nodeclaims_disrupted\"`,
-			`SEARCH('{Nodewright,ClusterName,NodePool} MetricName=\"nodes_termination_duration_seconds\" ClusterName=\"unit\"', 'p99')`,
-			`SEARCH('{Nodewright,ClusterName,Reason} MetricName=\"pods_drained\"`,
-			`SEARCH('{Nodewright,ClusterName,Code} MetricName=\"pods_eviction_requests\"`,
+			`SEARCH('{Nodewright,cluster,nodepool} MetricName=\"nodeclaims_created_total\" cluster=\"unit\"', 'Sum')`,
+			`SEARCH('{Nodewright,cluster,nodepool,resource_type} MetricName=\"nodepools_usage\" cluster=\"unit\" resource_type=\"cpu\"', 'Maximum')`,
+			`SEARCH('{Nodewright,cluster,nodepool,resource_type} MetricName=\"nodepools_limit\" cluster=\"unit\" resource_type=\"memory\"', 'Maximum')`,
+			`MetricName=\"nodepools_usage\" cluster=\"unit\" NOT resource_type=\"cpu\" NOT resource_type=\"memory\"`,
+			`SEARCH('{Nodewright,cluster,nodepool,resource_type} MetricName=\"nodes_allocatable\" cluster=\"unit\" resource_type=\"cpu\"', 'Maximum')`,
+			`SEARCH('{Nodewright,cluster,nodepool,resource_type} MetricName=\"nodes_total_pod_requests\" cluster=\"unit\" resource_type=\"memory\"', 'Maximum')`,
+			`SEARCH('{Nodewright,cluster,resource_type} MetricName=\"cluster_utilization_percent\"`,
+			`SEARCH('{Nodewright,cluster,instance_type,capacity_type,zone} MetricName=\"cloudprovider_instance_type_offering_price_estimate\"`,
+			`SEARCH('{Nodewright,cluster,message_type} MetricName=\"interruption_received_messages_total\"`,
+			`SEARCH('{Nodewright,cluster,nodepool,reason} MetricName=\"nodeclaims_disrupted_total\"`,
+			`SEARCH('{Nodewright,cluster,nodepool} MetricName=\"nodes_termination_duration_seconds\" cluster=\"unit\"', 'p99')`,
+			`SEARCH('{Nodewright,cluster,nodepool,zone} MetricName=\"nodes_terminated_total\"`,
+			`SEARCH('{Nodewright,cluster,reason} MetricName=\"pods_drained_total\"`,
+			`SEARCH('{Nodewright,cluster,code} MetricName=\"pods_eviction_requests_total\"`,
+			`SEARCH('{Nodewright,cluster,result} MetricName=\"webhook_requests_total\"`,
 		} {
 			assert.Contains(t, body, search)
 		}
-		assert.Contains(t, body, `${PROP('Dim.NodePool')}`, "search results are labelled by their dimensions")
-		assert.Contains(t, body, `"ClusterName","unit"`, "plain metrics are the cluster's")
+		assert.Contains(t, body, `${PROP('Dim.nodepool')}`, "search results are labelled by their dimensions")
+		assert.Contains(t, body, `"cluster","unit"`, "plain metrics are the cluster's")
 	})
 
 	t.Run("plumbing reads each function's and queue's own metrics", func(t *testing.T) {

@@ -3,6 +3,8 @@ package main
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/nodewright/nodewright/shared/metrics"
 )
 
 // Statistics the sections use.
@@ -24,17 +26,20 @@ func metricSections(w Watched) []dashboardSection {
 func scaleUpSection(e emf) dashboardSection {
 	return dashboardSection{
 		title: "Scale-up",
-		meaning: "Pods waiting for nodes and what the provisioner launched for them; unschedulable pods fit no NodePool " +
-			"(`nodewright explain` says why).",
+		meaning: "Pods waiting for nodes, what the provisioner launched for them and the webhook that wakes it; unschedulable pods " +
+			"fit no NodePool (`nodewright explain` says why).",
 		widgets: []awscloudwatch.IWidget{
-			graph("Pods waiting", 6, e.metric(metricPendingPods, statMax, "pending"),
-				e.metric(metricUnschedulablePods, statMax, "unschedulable"),
-				e.metric(metricInflightClaims, statMax, "in-flight NodeClaims")),
-			graph("Scheduling duration (s)", 6, e.metric(metricSchedulingDuration, statP50, "p50"),
-				e.metric(metricSchedulingDuration, statP99, "p99"), e.metric(metricSchedulingDuration, statMax, "max")),
-			graph("NodeClaims created per NodePool", 6, e.search(metricClaimsCreated, []string{dimNodePool}, statSum, "")),
-			graph("Coalesced triggers", 6, e.metric(metricCoalescedTriggers, statSum, "coalesced")),
-			graph("Failed launches by reason", 6, e.search(metricLaunchFailed, []string{dimNodePool, dimReason}, statSum, "")),
+			graph("Pods waiting", 6, e.metric(metrics.SchedulerQueueDepth, statMax, "queue depth"),
+				e.metric(metrics.SchedulerUnschedulablePods, statMax, "unschedulable"),
+				e.metric(metrics.InflightClaims, statMax, "in-flight NodeClaims")),
+			graph("Scheduling duration (s)", 6, e.metric(metrics.SchedulingDuration, statP50, "p50"),
+				e.metric(metrics.SchedulingDuration, statP99, "p99"), e.metric(metrics.SchedulingDuration, statMax, "max")),
+			graph("NodeClaims created per NodePool", 6, e.search(metrics.ClaimsCreated, []string{dimNodePool}, statSum, "")),
+			graph("Nodes created per NodePool and zone", 6, e.search(metrics.NodesCreated, []string{dimNodePool, dimZone}, statSum, "")),
+			graph("Coalesced triggers", 6, e.metric(metrics.CoalescedTriggers, statSum, "coalesced")),
+			graph("Failed launches by reason", 6, e.search(metrics.LaunchFailures, []string{dimNodePool, dimReason}, statSum, "")),
+			graph("Webhook requests by result", 6, e.search(metrics.WebhookRequests, []string{dimResult}, statSum, "")),
+			graph("Webhook answer time p99 (s)", 6, e.search(metrics.WebhookDuration, []string{dimResult}, statP99, "")),
 		},
 	}
 }
@@ -43,18 +48,37 @@ func capacitySection(e emf) dashboardSection {
 	dims := []string{dimNodePool, dimResourceType}
 	usageVsLimit := func(terms ...string) []awscloudwatch.IMetric {
 		return []awscloudwatch.IMetric{
-			e.search(metricPoolUsage, dims, statMax, "usage", terms...),
-			e.search(metricPoolLimit, dims, statMax, "limit", terms...),
+			e.search(metrics.PoolUsage, dims, statMax, "usage", terms...),
+			e.search(metrics.PoolLimit, dims, statMax, "limit", terms...),
+		}
+	}
+	requestsVsAllocatable := func(resource string) []awscloudwatch.IMetric {
+		term := dimResourceType + `="` + resource + `"`
+		return []awscloudwatch.IMetric{
+			e.search(metrics.NodesAllocatable, dims, statMax, "allocatable", term),
+			e.search(metrics.NodesPodRequests, dims, statMax, "pod requests", term),
+			e.search(metrics.NodesDaemonRequests, dims, statMax, "daemon requests", term),
+			e.search(metrics.NodesSystemOverhead, dims, statMax, "system overhead", term),
 		}
 	}
 	return dashboardSection{
-		title:   "Capacity",
-		meaning: "What each NodePool uses against its limits; a NodePool at its limit launches nothing more.",
+		title: "Capacity",
+		meaning: "What each NodePool uses against its limits (a NodePool at its limit launches nothing more), what its Nodes " +
+			"offer against what their pods request, how fast pods start and what the instances in use cost.",
 		widgets: []awscloudwatch.IWidget{
 			graph("CPU usage vs limit (cores)", 8, usageVsLimit(dimResourceType+`="cpu"`)...),
 			graph("Memory usage vs limit (bytes)", 8, usageVsLimit(dimResourceType+`="memory"`)...),
 			graph("Nodes, pods and other resources vs limit", 8,
 				usageVsLimit("NOT "+dimResourceType+`="cpu"`, "NOT "+dimResourceType+`="memory"`)...),
+			graph("CPU allocatable vs requested (cores)", 8, requestsVsAllocatable("cpu")...),
+			graph("Memory allocatable vs requested (bytes)", 8, requestsVsAllocatable("memory")...),
+			graph("Cluster utilization (% of allocatable requested)", 8,
+				e.search(metrics.ClusterUtilization, []string{dimResourceType}, statMax, "")),
+			graph("Pods on Nodewright nodes by phase", 8, e.search(metrics.PodsState, []string{dimNodePool, dimPhase}, statMax, "")),
+			graph("Pod startup (s)", 8, e.metric(metrics.PodsStartupDuration, statP50, "p50"),
+				e.metric(metrics.PodsStartupDuration, statP99, "p99")),
+			graph("Price of the offerings in use ($/hour)", 8,
+				e.search(metrics.OfferingPriceEstimate, []string{dimInstanceType, dimCapacityType, dimZone}, statMax, "")),
 		},
 	}
 }
@@ -67,18 +91,20 @@ func consolidationSection(e emf) dashboardSection {
 			"and no allowed disruptions for hours is held by its budget (`nodewright explain node/NAME` says why a node stays).",
 		widgets: []awscloudwatch.IWidget{
 			graph("Decisions by action, reason and method", 8,
-				e.search(metricDisruptionDecisions, []string{dimDecision, dimReason, dimMethod}, statSum, "")),
-			graph("Eligible nodes per NodePool", 8, e.search(metricDisruptionEligible, []string{dimNodePool}, statMax, "")),
-			graph("Allowed disruptions per NodePool and reason", 8, e.search(metricAllowedDisruptions, poolReason, statMin, "")),
-			graph("NodeClaims handed to termination", 8, e.search(metricClaimsConsolidated, poolReason, statSum, "")),
-			graph("Drifted NodeClaims per NodePool and drift type", 8, e.search(metricClaimsDrifted, []string{dimNodePool, dimType}, statMax, "")),
-			graph("Expired NodeClaims per NodePool", 8, e.search(metricClaimsExpired, []string{dimNodePool}, statMax, "")),
-			graph("Evaluation duration (s)", 8, e.metric(metricDisruptionEvaluation, statP50, "p50"),
-				e.metric(metricDisruptionEvaluation, statMax, "max")),
+				e.search(metrics.DisruptionDecisions, []string{dimDecision, dimReason, dimMethod}, statSum, "")),
+			graph("Eligible nodes per NodePool", 8, e.search(metrics.DisruptionEligibleNodes, []string{dimNodePool}, statMax, "")),
+			graph("Allowed disruptions per NodePool and reason", 8, e.search(metrics.AllowedDisruptions, poolReason, statMin, "")),
+			graph("NodeClaims disrupted per NodePool and reason; node repairs by condition", 8,
+				e.search(metrics.ClaimsDisrupted, poolReason, statSum, ""),
+				e.search(metrics.ClaimsUnhealthyDisrupted, []string{dimNodePool, dimCondition, dimCapacityType}, statSum, "repaired")),
+			graph("Drifted NodeClaims per NodePool and drift type", 8, e.search(metrics.ClaimsDrifted, []string{dimNodePool, dimType}, statMax, "")),
+			graph("Expired NodeClaims per NodePool", 8, e.search(metrics.ClaimsExpired, []string{dimNodePool}, statMax, "")),
+			graph("Evaluation duration (s)", 8, e.metric(metrics.DisruptionEvaluation, statP50, "p50"),
+				e.metric(metrics.DisruptionEvaluation, statMax, "max")),
 			graph("Failed validations, rollbacks, pools held by budgets", 8,
-				e.metric(metricDisruptionFailedChecks, statSum, "failed validations"),
-				e.metric(metricDisruptionRollbacks, statSum, "rolled back"),
-				e.metric(metricBudgetBlockedPools, statMax, "NodePools held by budgets")),
+				e.metric(metrics.DisruptionFailedValidations, statSum, "failed validations"),
+				e.metric(metrics.DisruptionQueueFailures, statSum, "rolled back"),
+				e.metric(metrics.BudgetBlockedPools, statMax, "NodePools held by budgets")),
 		},
 	}
 }
@@ -89,13 +115,14 @@ func interruptionSection(e emf) dashboardSection {
 		meaning: "Spot notices, rebalance recommendations, health and state-change events and what they disrupted; " +
 			"a spot notice gives two minutes, so time in queue must stay short.",
 		widgets: []awscloudwatch.IWidget{
-			graph("Messages received by type", 6, e.search(metricReceivedMessages, []string{dimMessageType}, statSum, ""),
-				e.metric(metricDeletedMessages, statSum, "deleted")),
-			graph("Messages failed", 6, e.metric(metricFailedMessages, statSum, "failed")),
-			graph("Time in queue (s)", 6, e.metric(metricMessageQueueTime, statP99, "p99"),
-				e.metric(metricMessageQueueTime, statMax, "max")),
+			graph("Messages received by type", 6, e.search(metrics.InterruptionReceived, []string{dimMessageType}, statSum, ""),
+				e.metric(metrics.InterruptionDeleted, statSum, "deleted")),
+			graph("Messages failed", 6, e.metric(metrics.InterruptionFailed, statSum, "failed"),
+				e.metric(metrics.InterruptionRetried, statSum, "retried")),
+			graph("Time in queue (s)", 6, e.metric(metrics.InterruptionQueueDuration, statP99, "p99"),
+				e.metric(metrics.InterruptionQueueDuration, statMax, "max")),
 			graph("NodeClaims disrupted by reason", 6,
-				e.search(metricClaimsDisrupted, []string{dimReason, dimNodePool, dimCapacityType}, statSum, "")),
+				e.search(metrics.ClaimsDisrupted, []string{dimNodePool, dimReason}, statSum, "")),
 		},
 	}
 }
@@ -104,16 +131,18 @@ func terminationSection(e emf) dashboardSection {
 	pool := []string{dimNodePool}
 	return dashboardSection{
 		title: "Termination",
-		meaning: "Nodes drained and removed, and how long it took; many redriven requests or refused evictions (429) " +
-			"mean PodDisruptionBudgets are holding drains.",
+		meaning: "Nodes drained and removed, how long it took and how long they lived; many redriven requests or refused " +
+			"evictions (429) mean PodDisruptionBudgets are holding drains.",
 		widgets: []awscloudwatch.IWidget{
-			graph("Nodes drained / terminated", 8, e.search(metricNodesDrained, pool, statSum, "drained"),
-				e.search(metricNodesTerminated, pool, statSum, "terminated")),
-			graph("Termination duration (s)", 8, e.search(metricTerminationDuration, pool, statP50, "p50"),
-				e.search(metricTerminationDuration, pool, statP99, "p99")),
-			graph("Termination requests redriven", 8, e.metric(metricRequestsRedriven, statSum, "redriven")),
-			graph("Pods drained by reason", 12, e.search(metricPodsDrained, []string{dimReason}, statSum, "")),
-			graph("Eviction requests by code", 12, e.search(metricEvictionRequests, []string{dimCode}, statSum, "")),
+			graph("Nodes drained / terminated", 6, e.search(metrics.NodesDrained, pool, statSum, "drained"),
+				e.search(metrics.NodesTerminated, []string{dimNodePool, dimZone}, statSum, "terminated")),
+			graph("NodeClaims terminated", 6, e.search(metrics.ClaimsTerminated, []string{dimNodePool, dimCapacityType, dimZone}, statSum, "")),
+			graph("Termination duration (s)", 6, e.search(metrics.NodesTerminationDuration, pool, statP50, "p50"),
+				e.search(metrics.NodesTerminationDuration, pool, statP99, "p99")),
+			graph("Node lifetime (s)", 6, e.search(metrics.NodesLifetime, pool, statP50, "p50")),
+			graph("Termination requests redriven", 8, e.metric(metrics.TerminationRedriven, statSum, "redriven")),
+			graph("Pods drained by reason", 8, e.search(metrics.PodsDrained, []string{dimReason}, statSum, "")),
+			graph("Eviction requests by code", 8, e.search(metrics.EvictionRequests, []string{dimCode}, statSum, "")),
 		},
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/nodewright/nodewright/shared/nodeclass"
 	"github.com/nodewright/nodewright/shared/pricing"
 	"github.com/nodewright/nodewright/shared/provisioning"
+	"github.com/nodewright/nodewright/shared/runmetrics"
 	"github.com/nodewright/nodewright/shared/state"
 	"github.com/nodewright/nodewright/shared/termination"
 )
@@ -49,7 +50,7 @@ func main() {
 		os.Exit(1)
 	}
 	lambda.Start(handler(r, func(rep consolidation.Report) {
-		if err := writeRunMetrics(os.Stdout, s.cluster, rep, time.Now()); err != nil {
+		if err := runmetrics.Disruption(os.Stdout, s.cluster, rep, time.Now()); err != nil {
 			log.Error("writing disruption metrics", "error", err.Error())
 		}
 	}, log))

@@ -26,6 +26,7 @@ import (
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/interruption"
 	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/runmetrics"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -40,7 +41,7 @@ func main() {
 	}
 	cluster := os.Getenv("NODEWRIGHT_CLUSTER_NAME")
 	lambda.Start(handler(svc, func(stats interruption.BatchStats) {
-		if err := writeBatchMetrics(os.Stdout, cluster, stats, time.Now()); err != nil {
+		if err := runmetrics.Interruption(os.Stdout, cluster, stats, time.Now()); err != nil {
 			log.Error("writing interruption metrics", "error", err.Error())
 		}
 	}))

@@ -27,7 +27,7 @@ type settler interface {
 var _ settler = (*lifecycle.Runner)(nil)
 
 // reportSink receives the report of each run that held the lease, for its metrics (NodePool usage, node
-// repairs); nil drops it.
+// repairs, nodes created, offering prices); nil drops it.
 type reportSink func(lifecycle.RunReport)
 
 // priceRefresh are the price refreshes that run beside the passes: spot prices from EC2 every invocation,
@@ -41,7 +41,7 @@ type priceRefresh struct {
 // schedule still registers Nodes within seconds), and the price refreshes beside them, each bounded by its
 // own deadline so neither holds up the passes. It logs one JSON summary line and never fails the
 // invocation: the next schedule is the retry, and an EventBridge retry would only find the lease held.
-func handler(r settler, prices priceRefresh, reports reportSink, log *slog.Logger) func(context.Context, events.EventBridgeEvent) error {
+func handler(r settler, prices priceRefresh, report reportSink, log *slog.Logger) func(context.Context, events.EventBridgeEvent) error {
 	return func(ctx context.Context, ev events.EventBridgeEvent) error {
 		runID := "local"
 		if lc, ok := lambdacontext.FromContext(ctx); ok {
@@ -104,8 +104,8 @@ func handler(r settler, prices priceRefresh, reports reportSink, log *slog.Logge
 		if len(rep.RepairBlocked) > 0 {
 			attrs = append(attrs, "repairBlocked", rep.RepairBlocked)
 		}
-		if reports != nil && rep.Lease {
-			reports(rep)
+		if report != nil && rep.Lease {
+			report(rep)
 		}
 		switch {
 		case err != nil:

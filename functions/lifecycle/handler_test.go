@@ -136,13 +136,21 @@ func TestInstanceRunningStartsASettleLoop(t *testing.T) {
 	assert.Contains(t, logs, `"registered":1`)
 }
 
-func TestUsageReachesTheSink(t *testing.T) {
+func TestTheReportReachesTheSink(t *testing.T) {
 	r := &fakeSettler{rep: lifecycle.RunReport{Lease: true, Passes: 1, Usage: []lifecycle.PoolUsage{{NodePool: "default", Nodes: 2}}}}
 	var got []lifecycle.PoolUsage
-	h := handler(r, priceRefresh{spot: (&spotCounter{}).refresh, onDemand: &onDemandCounter{}}, func(rep lifecycle.RunReport) { got = rep.Usage }, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	h := handler(r, priceRefresh{spot: (&spotCounter{}).refresh, onDemand: &onDemandCounter{}},
+		func(rep lifecycle.RunReport) { got = rep.Usage }, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	require.NoError(t, h(context.Background(), events.EventBridgeEvent{DetailType: "Scheduled Event"}))
 	require.Len(t, got, 1)
 	assert.Equal(t, "default", got[0].NodePool)
+
+	called := false
+	r = &fakeSettler{rep: lifecycle.RunReport{Lease: false}}
+	h = handler(r, priceRefresh{spot: (&spotCounter{}).refresh, onDemand: &onDemandCounter{}},
+		func(lifecycle.RunReport) { called = true }, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	require.NoError(t, h(context.Background(), events.EventBridgeEvent{DetailType: "Scheduled Event"}))
+	assert.False(t, called, "a run that did not hold the lease found nothing to report")
 }
 
 func TestHousekeepingIsLogged(t *testing.T) {

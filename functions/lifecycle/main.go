@@ -32,6 +32,7 @@ import (
 	"github.com/nodewright/nodewright/shared/lifecycle"
 	"github.com/nodewright/nodewright/shared/nodeclass"
 	"github.com/nodewright/nodewright/shared/pricing"
+	"github.com/nodewright/nodewright/shared/runmetrics"
 	"github.com/nodewright/nodewright/shared/state"
 	"github.com/nodewright/nodewright/shared/termination"
 )
@@ -47,13 +48,8 @@ func main() {
 	}
 	cluster := os.Getenv(kube.EnvClusterName)
 	lambda.Start(handler(r, refresh, func(rep lifecycle.RunReport) {
-		if rep.Usage != nil {
-			if err := writeUsage(os.Stdout, cluster, rep.Usage, time.Now()); err != nil {
-				log.Error("writing NodePool usage metrics", "error", err.Error())
-			}
-		}
-		if err := writeRepairs(os.Stdout, cluster, rep.Repairs, time.Now()); err != nil {
-			log.Error("writing node repair metrics", "error", err.Error())
+		if err := runmetrics.Lifecycle(os.Stdout, cluster, rep, time.Now()); err != nil {
+			log.Error("writing lifecycle metrics", "error", err.Error())
 		}
 	}, log))
 }

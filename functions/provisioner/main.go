@@ -22,6 +22,7 @@ import (
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/pricing"
 	"github.com/nodewright/nodewright/shared/provisioning"
+	"github.com/nodewright/nodewright/shared/runmetrics"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -36,7 +37,7 @@ func main() {
 	}
 	cluster := os.Getenv(kube.EnvClusterName)
 	lambda.Start(handler(p, func(out provisioning.Outcome) {
-		if err := writeRunMetrics(os.Stdout, cluster, out, time.Now()); err != nil {
+		if err := runmetrics.Provisioner(os.Stdout, cluster, out, time.Now()); err != nil {
 			log.Error("writing provisioning metrics", "error", err.Error())
 		}
 	}, log))

@@ -27,6 +27,7 @@ import (
 
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/runmetrics"
 	"github.com/nodewright/nodewright/shared/state"
 	"github.com/nodewright/nodewright/shared/termination"
 )
@@ -42,7 +43,7 @@ func main() {
 	log := lambdacontext.NewLogger()
 	cluster := os.Getenv(kube.EnvClusterName)
 	lambda.Start(handler(s, func(stats termination.BatchStats) {
-		if err := writeBatchMetrics(os.Stdout, cluster, stats, time.Now()); err != nil {
+		if err := runmetrics.Termination(os.Stdout, cluster, stats, time.Now()); err != nil {
 			log.Error("writing termination metrics", "error", err.Error())
 		}
 	}))

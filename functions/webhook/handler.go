@@ -4,25 +4,26 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/nodewright/nodewright/shared/podwebhook"
 )
 
+// resultSink receives what became of each request (a podwebhook Result) and how long answering took, for
+// the webhook's metrics; nil drops it.
+type resultSink func(result string, took time.Duration)
+
 // handler maps a Function URL request to the intake and its answer back. It never returns an error: a
 // Lambda error would be an HTTP 502 the API server has to wait for and then ignore anyway.
-func handler(in *podwebhook.Intake) func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+func handler(in *podwebhook.Intake, report resultSink) func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
 	return func(ctx context.Context, req events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
-		body := []byte(req.Body)
-		if req.IsBase64Encoded {
-			decoded, err := base64.StdEncoding.DecodeString(req.Body)
-			if err != nil {
-				return events.LambdaFunctionURLResponse{StatusCode: http.StatusBadRequest, Body: "body is not valid base64"}, nil
-			}
-			body = decoded
+		start := time.Now()
+		res := handle(ctx, in, req)
+		if report != nil {
+			report(res.Result, time.Since(start))
 		}
-		res := in.Handle(ctx, req.RawPath, body)
 		contentType := "text/plain"
 		if res.Status == http.StatusOK {
 			contentType = "application/json"
@@ -30,4 +31,17 @@ func handler(in *podwebhook.Intake) func(context.Context, events.LambdaFunctionU
 		return events.LambdaFunctionURLResponse{StatusCode: res.Status, Body: string(res.Body),
 			Headers: map[string]string{"Content-Type": contentType}}, nil
 	}
+}
+
+// handle decodes a Function URL body and hands it to the intake.
+func handle(ctx context.Context, in *podwebhook.Intake, req events.LambdaFunctionURLRequest) podwebhook.Response {
+	body := []byte(req.Body)
+	if req.IsBase64Encoded {
+		decoded, err := base64.StdEncoding.DecodeString(req.Body)
+		if err != nil {
+			return podwebhook.Response{Status: http.StatusBadRequest, Body: []byte("body is not valid base64"), Result: podwebhook.ResultMalformed}
+		}
+		body = decoded
+	}
+	return in.Handle(ctx, req.RawPath, body)
 }

@@ -48,13 +48,25 @@ func tokensFromMoto(t *testing.T) podwebhook.Tokens {
 
 func invoke(t *testing.T, tokens podwebhook.Tokens, q *recordingQueue, payload []byte) events.LambdaFunctionURLResponse {
 	t.Helper()
+	res, _ := invokeWithResult(t, tokens, q, payload)
+	return res
+}
+
+// invokeWithResult invokes the handler and returns what it reported for the metrics too.
+func invokeWithResult(t *testing.T, tokens podwebhook.Tokens, q *recordingQueue, payload []byte) (events.LambdaFunctionURLResponse, string) {
+	t.Helper()
 	intake := &podwebhook.Intake{Cluster: "demo", QueueURL: "https://sqs/provisioning.fifo", Tokens: tokens,
 		Queue: q, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: time.Now}
-	out, err := lambda.NewHandler(handler(intake)).Invoke(context.Background(), payload)
+	var results []string
+	out, err := lambda.NewHandler(handler(intake, func(result string, took time.Duration) {
+		results = append(results, result)
+		assert.Positive(t, took)
+	})).Invoke(context.Background(), payload)
 	require.NoError(t, err, "the handler never fails the invocation")
 	var res events.LambdaFunctionURLResponse
 	require.NoError(t, json.Unmarshal(out, &res))
-	return res
+	require.Len(t, results, 1, "one result per request")
+	return res, results[0]
 }
 
 func TestFunctionURLSample(t *testing.T) {
@@ -62,8 +74,9 @@ func TestFunctionURLSample(t *testing.T) {
 	require.NoError(t, err)
 	q := &recordingQueue{}
 	tokens := tokensFromMoto(t)
-	res := invoke(t, tokens, q, payload)
+	res, result := invokeWithResult(t, tokens, q, payload)
 	assert.Equal(t, 200, res.StatusCode)
+	assert.Equal(t, podwebhook.ResultEnqueued, result)
 	assert.Equal(t, "application/json", res.Headers["Content-Type"])
 	assert.Contains(t, res.Body, `"allowed":true`)
 	require.Len(t, q.sent, 1)
@@ -80,11 +93,15 @@ func TestFunctionURLSample(t *testing.T) {
 	req.RawPath = "/webhook/guess"
 	bad, err := json.Marshal(req)
 	require.NoError(t, err)
-	assert.Equal(t, 401, invoke(t, tokens, q, bad).StatusCode)
+	res, result = invokeWithResult(t, tokens, q, bad)
+	assert.Equal(t, 401, res.StatusCode)
+	assert.Equal(t, podwebhook.ResultUnauthorized, result)
 	assert.Len(t, q.sent, 2, "an unauthorized request enqueues nothing")
 
 	req.Body, req.RawPath = "%%%", "/webhook/3f9c2d7e61b04a8fa5d2c1e0b7a94f62"
 	garbled, err := json.Marshal(req)
 	require.NoError(t, err)
-	assert.Equal(t, 400, invoke(t, tokens, q, garbled).StatusCode)
+	res, result = invokeWithResult(t, tokens, q, garbled)
+	assert.Equal(t, 400, res.StatusCode)
+	assert.Equal(t, podwebhook.ResultMalformed, result, "a body that is not base64 is counted as malformed")
 }

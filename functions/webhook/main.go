@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/nodewright/nodewright/shared/podwebhook"
+	"github.com/nodewright/nodewright/shared/runmetrics"
 	"github.com/nodewright/nodewright/shared/webhooktoken"
 )
 
@@ -51,5 +52,10 @@ func main() {
 		Log:      log,
 		Now:      time.Now,
 	}
-	lambda.Start(handler(intake))
+	cluster := env["NODEWRIGHT_CLUSTER_NAME"]
+	lambda.Start(handler(intake, func(result string, took time.Duration) {
+		if err := runmetrics.Webhook(os.Stdout, cluster, result, took, time.Now()); err != nil {
+			log.Error("writing webhook metrics", "error", err.Error())
+		}
+	}))
 }

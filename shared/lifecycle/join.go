@@ -124,6 +124,10 @@ func (p *passState) registerOne(ctx context.Context, r toRegister) {
 		p.locked(func() {
 			p.lifecycle[c.Name] = state.Registered
 			p.rep.Registered++
+			if p.rep.NodesCreated == nil {
+				p.rep.NodesCreated = map[PoolZone]int{}
+			}
+			p.rep.NodesCreated[PoolZone{NodePool: c.NodePool, Zone: c.Zone}]++
 		})
 		msg := fmt.Sprintf("Node %s registered for NodeClaim %s (instance %s)", node.Name, c.Name, c.InstanceID)
 		p.event(ctx, node, corev1.EventTypeNormal, ReasonRegistered, msg)

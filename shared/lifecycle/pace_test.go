@@ -68,6 +68,11 @@ func TestManyNodesAreRegisteredConcurrentlyEachInOrder(t *testing.T) {
 	rep := r.run(t)
 	require.Empty(t, rep.Errors)
 	assert.Equal(t, n, rep.Registered, rep.String())
+	created := 0
+	for _, k := range rep.NodesCreated {
+		created += k
+	}
+	assert.Equal(t, n, created, "each registration counts once for nodes_created_total, however many workers")
 	assert.Zero(t, rep.Deferred)
 	assert.Greater(t, most.Load(), int32(1), "Nodes are written concurrently")
 	assert.LessOrEqual(t, most.Load(), int32(DefaultWorkers), "by at most DefaultWorkers at once")

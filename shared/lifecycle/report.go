@@ -60,7 +60,15 @@ type RunReport struct {
 	// RepairBlocked names the NodePools whose due repairs were held in the last sweep: too many of their
 	// nodes are unhealthy (MaxUnhealthyPercent).
 	RepairBlocked []string
+	// NodesCreated counts the Nodes registered, per NodePool and zone (Karpenter's nodes_created_total).
+	NodesCreated map[PoolZone]int
+	// Offerings are the current prices of the offerings Nodewright's live claims run on (last sweeping
+	// pass; see OfferingsInUse).
+	Offerings []OfferingPrice
 }
+
+// PoolZone is a NodePool and a zone.
+type PoolZone struct{ NodePool, Zone string }
 
 // add folds one pass's report into the run's.
 func (r *RunReport) add(p RunReport) {
@@ -81,7 +89,13 @@ func (r *RunReport) add(p RunReport) {
 		r.RepairBlocked = p.RepairBlocked
 	}
 	if p.Usage != nil { // a pass between sweeps does not sum the usage: the last sweep's stands
-		r.Usage = p.Usage
+		r.Usage, r.Offerings = p.Usage, p.Offerings
+	}
+	for k, n := range p.NodesCreated {
+		if r.NodesCreated == nil {
+			r.NodesCreated = map[PoolZone]int{}
+		}
+		r.NodesCreated[k] += n
 	}
 	r.Errors = append(r.Errors, p.Errors...)
 	r.TemplatesDeleted = append(r.TemplatesDeleted, p.TemplatesDeleted...)

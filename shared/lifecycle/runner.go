@@ -295,6 +295,7 @@ func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
 	}
 	p.keepFinalizers(ctx)
 	rep.Usage = Usage(w.nodes, w.claims, w.pools)
+	rep.Offerings = OfferingsInUse(w.claims, r.deps.Prices)
 	if p.late(ctx) {
 		// Registration and initialization left work for the next pass, or nearly used up the time; what
 		// remains is decided by the next pass on a fresh read, rather than cut off here half-way.

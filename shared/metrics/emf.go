@@ -28,17 +28,19 @@ func OrUnknown(v string) string {
 
 // Record is one EMF record: values that share the same dimensions and moment.
 type Record struct {
-	// Dimensions name the series, e.g. ClusterName and NodePool.
+	// Dimensions name the series, e.g. cluster and nodepool.
 	Dimensions map[string]string
 	// Values are the metrics, by name; Units their CloudWatch units (Count when absent).
 	Values map[string]float64
 	Units  map[string]string
+	// Samples are metrics with several datapoints each (at most MaxSamples; see WriteSamples).
+	Samples map[string][]float64
 }
 
 // Write writes r as one EMF line. It refuses a record without values, with a NaN or infinite value, or
 // with a dimension that has no value, naming the culprit.
 func Write(w io.Writer, r Record, at time.Time) error {
-	if len(r.Values) == 0 {
+	if len(r.Values) == 0 && len(r.Samples) == 0 {
 		return fmt.Errorf("metrics record: no values")
 	}
 	dims := make([]string, 0, len(r.Dimensions))
@@ -51,16 +53,27 @@ func Write(w io.Writer, r Record, at time.Time) error {
 		line[k] = v
 	}
 	sort.Strings(dims)
-	names := make([]string, 0, len(r.Values))
-	for name := range r.Values {
+	values := make(map[string][]float64, len(r.Values)+len(r.Samples))
+	for name, v := range r.Values {
+		values[name] = []float64{v}
+	}
+	for name, vs := range r.Samples {
+		if _, twice := values[name]; twice || len(vs) == 0 || len(vs) > MaxSamples {
+			return fmt.Errorf("metrics record: %s needs 1 to %d values, once", name, MaxSamples)
+		}
+		values[name] = vs
+	}
+	names := make([]string, 0, len(values))
+	for name := range values {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	defs := make([]map[string]string, 0, len(names))
 	for _, name := range names {
-		v := r.Values[name]
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("metrics record: %s is not a number", name)
+		for _, v := range values[name] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("metrics record: %s is not a number", name)
+			}
 		}
 		if _, clash := line[name]; clash {
 			return fmt.Errorf("metrics record: %s is both a dimension and a metric", name)
@@ -70,7 +83,11 @@ func Write(w io.Writer, r Record, at time.Time) error {
 			unit = "Count"
 		}
 		defs = append(defs, map[string]string{"Name": name, "Unit": unit})
-		line[name] = v
+		if _, many := r.Samples[name]; many {
+			line[name] = values[name]
+		} else {
+			line[name] = values[name][0]
+		}
 	}
 	line["_aws"] = map[string]any{
 		"Timestamp": at.UnixMilli(),

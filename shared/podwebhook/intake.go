@@ -69,11 +69,25 @@ type PodRef struct {
 	ObservedAt      time.Time `json:"observedAt"`
 }
 
-// Response is what the webhook answers, independent of the transport.
+// Response is what the webhook answers, independent of the transport, and Result what became of the
+// request, for the webhook's metrics (one of the Result constants).
 type Response struct {
 	Status int
 	Body   []byte
+	Result string
 }
+
+// What became of a webhook request (the result dimension of webhook_requests_total).
+const (
+	ResultEnqueued      = "enqueued"       // a pending pod's wake-up was sent
+	ResultCoalesced     = "coalesced"      // a pending pod sent moments ago: nothing sent again
+	ResultIgnored       = "ignored"        // an Event that is not a pod's FailedScheduling, or a dry run
+	ResultEnqueueFailed = "enqueue_failed" // the wake-up could not be sent; the backstop finds the pod
+	ResultUnauthorized  = "unauthorized"
+	ResultTooLarge      = "too_large"
+	ResultMalformed     = "malformed"
+	ResultError         = "error"
+)
 
 // Handle answers one webhook request: 401 without the token, 413 for a body over MaxBodyBytes, 400 for a
 // body that is not an Event AdmissionReview (the API server's failurePolicy Ignore lets the Event
@@ -85,26 +99,34 @@ func (in *Intake) Handle(ctx context.Context, path string, body []byte) Response
 	if !in.authorized(ctx, path) {
 		// Never the path: it is, or is close to, a token.
 		in.Log.WarnContext(ctx, "refused a webhook request without a valid path token")
-		return text(http.StatusUnauthorized, "unauthorized")
+		return text(http.StatusUnauthorized, "unauthorized", ResultUnauthorized)
 	}
 	if len(body) > MaxBodyBytes {
-		return text(http.StatusRequestEntityTooLarge, "request body too large")
+		return text(http.StatusRequestEntityTooLarge, "request body too large", ResultTooLarge)
 	}
 	review, err := kube.DecodeEventReview(bytes.NewReader(body), MaxBodyBytes)
 	if err != nil {
 		in.Log.WarnContext(ctx, "rejected admission review", "reason", err.Error())
-		return text(http.StatusBadRequest, "malformed AdmissionReview") // never echo internals
+		return text(http.StatusBadRequest, "malformed AdmissionReview", ResultMalformed) // never echo internals
 	}
+	result := ResultIgnored
 	if pod, ok := PendingPod(review); ok && !review.DryRun { // sideEffects: NoneOnDryRun
-		if err := in.enqueue(ctx, pod); err != nil {
+		sent, err := in.enqueue(ctx, pod)
+		switch {
+		case err != nil:
+			result = ResultEnqueueFailed
 			in.Log.ErrorContext(ctx, "enqueue failed; the backstop will find the pod", "pod", pod.Namespace+"/"+pod.Name, "error", err.Error())
+		case sent:
+			result = ResultEnqueued
+		default:
+			result = ResultCoalesced
 		}
 	}
 	out, err := kube.AllowedResponse(review.UID)
 	if err != nil {
-		return text(http.StatusInternalServerError, "encoding response")
+		return text(http.StatusInternalServerError, "encoding response", ResultError)
 	}
-	return Response{Status: http.StatusOK, Body: out}
+	return Response{Status: http.StatusOK, Body: out, Result: result}
 }
 
 // authorized checks the last path segment; the Tokens compare in constant time.
@@ -126,25 +148,28 @@ func PendingPod(review *kube.EventReview) (corev1.ObjectReference, bool) {
 // enqueue sends the pod's wake-up. Its deduplication id is the pod's uid alone, so SQS keeps one wake-up
 // per pod for five minutes however many Events the pod gets (one per change of the scheduler's
 // message), and the intake does not even send a pod it sent within that window (coalescer); a pod still
-// pending after that is found by the provisioner's next run or its one-minute backstop.
-func (in *Intake) enqueue(ctx context.Context, pod corev1.ObjectReference) error {
+// pending after that is found by the provisioner's next run or its one-minute backstop. sent is false
+// for such a coalesced pod.
+func (in *Intake) enqueue(ctx context.Context, pod corev1.ObjectReference) (sent bool, err error) {
 	ref := PodRef{Cluster: in.Cluster, Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID),
 		ResourceVersion: pod.ResourceVersion, ObservedAt: in.Now().UTC()}
 	if ref.UID == "" {
-		return errors.New("the Event names no pod uid")
+		return false, errors.New("the Event names no pod uid")
 	}
 	if in.coalesce.seen(ref.UID, time.Now()) {
-		return nil
+		return false, nil
 	}
 	body, err := json.Marshal(ref)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := in.send(ctx, &queued{uid: ref.UID, body: string(body), group: provisioningqueue.PodGroup(in.Cluster, ref.UID),
 		done: make(chan error, 1)}); err != nil {
-		return fmt.Errorf("sending %s/%s to the provisioning queue: %w", pod.Namespace, pod.Name, err)
+		return false, fmt.Errorf("sending %s/%s to the provisioning queue: %w", pod.Namespace, pod.Name, err)
 	}
-	return nil
+	return true, nil
 }
 
-func text(status int, msg string) Response { return Response{Status: status, Body: []byte(msg)} }
+func text(status int, msg, result string) Response {
+	return Response{Status: status, Body: []byte(msg), Result: result}
+}

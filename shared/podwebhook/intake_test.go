@@ -90,12 +90,14 @@ func receiveAll(t *testing.T, client *sqs.Client, url string) []sqstypes.Message
 // server may call again for the same creation; the pod gets one wake-up.
 func TestAPodsEventsAreCoalescedIntoOneWakeUp(t *testing.T) {
 	in, client, url := newIntake(t)
+	var results []string
 	for i := 0; i < 3; i++ {
 		body := withEvent(t, func(obj map[string]any) {
 			obj["regarding"].(map[string]any)["resourceVersion"] = fmt.Sprint(482913 + i)
 		})
 		res := in.Handle(context.Background(), "/webhook/"+token, body)
 		require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+		results = append(results, res.Result)
 		var review struct {
 			APIVersion string `json:"apiVersion"`
 			Response   struct {
@@ -108,6 +110,7 @@ func TestAPodsEventsAreCoalescedIntoOneWakeUp(t *testing.T) {
 		assert.True(t, review.Response.Allowed)
 		assert.Equal(t, "6b7c1d2e-4f3a-4e8b-9c1d-0a2b3c4d5e6f", review.Response.UID)
 	}
+	assert.Equal(t, []string{ResultEnqueued, ResultCoalesced, ResultCoalesced}, results, "the metrics tell a send from a coalesced one")
 	msgs := receiveAll(t, client, url)
 	require.Len(t, msgs, 1, "the FIFO queue deduplicates by pod uid")
 	assert.Equal(t, "demo/pod/0f9e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f", msgs[0].Attributes["MessageGroupId"],
@@ -126,30 +129,32 @@ func TestRequestsThatEnqueueNothing(t *testing.T) {
 		path   string
 		body   func(testing.TB) []byte
 		status int
+		result string
 	}{
-		{"no token", "/webhook", sample, http.StatusUnauthorized},
-		{"wrong token", "/webhook/" + strings.Repeat("0", len(token)), sample, http.StatusUnauthorized},
-		{"token prefix only", "/webhook/" + token[:10], sample, http.StatusUnauthorized},
+		{"no token", "/webhook", sample, http.StatusUnauthorized, ResultUnauthorized},
+		{"wrong token", "/webhook/" + strings.Repeat("0", len(token)), sample, http.StatusUnauthorized, ResultUnauthorized},
+		{"token prefix only", "/webhook/" + token[:10], sample, http.StatusUnauthorized, ResultUnauthorized},
 		{"another reason", "/webhook/" + token, func(t testing.TB) []byte {
 			return withEvent(t, func(obj map[string]any) { obj["reason"] = "Scheduled" })
-		}, http.StatusOK},
+		}, http.StatusOK, ResultIgnored},
 		{"regarding a Node", "/webhook/" + token, func(t testing.TB) []byte {
 			return withEvent(t, func(obj map[string]any) { obj["regarding"].(map[string]any)["kind"] = "Node" })
-		}, http.StatusOK},
+		}, http.StatusOK, ResultIgnored},
 		{"regarding no namespace", "/webhook/" + token, func(t testing.TB) []byte {
 			return withEvent(t, func(obj map[string]any) { delete(obj["regarding"].(map[string]any), "namespace") })
-		}, http.StatusOK},
+		}, http.StatusOK, ResultIgnored},
 		{"dry run", "/webhook/" + token, func(t testing.TB) []byte {
 			return []byte(strings.Replace(string(sample(t)), `"dryRun": false`, `"dryRun": true`, 1))
-		}, http.StatusOK},
-		{"malformed body", "/webhook/" + token, func(testing.TB) []byte { return []byte(`{"kind":"AdmissionReview"`) }, http.StatusBadRequest},
-		{"too large", "/webhook/" + token, func(testing.TB) []byte { return make([]byte, MaxBodyBytes+1) }, http.StatusRequestEntityTooLarge},
+		}, http.StatusOK, ResultIgnored},
+		{"malformed body", "/webhook/" + token, func(testing.TB) []byte { return []byte(`{"kind":"AdmissionReview"`) }, http.StatusBadRequest, ResultMalformed},
+		{"too large", "/webhook/" + token, func(testing.TB) []byte { return make([]byte, MaxBodyBytes+1) }, http.StatusRequestEntityTooLarge, ResultTooLarge},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			in, client, url := newIntake(t)
 			res := in.Handle(context.Background(), tc.path, tc.body(t))
 			assert.Equal(t, tc.status, res.Status, string(res.Body))
+			assert.Equal(t, tc.result, res.Result)
 			assert.Empty(t, receiveAll(t, client, url))
 			assert.NotContains(t, string(res.Body), "json:", "internal error text never reaches the caller")
 		})
@@ -164,6 +169,7 @@ func TestQueueFailureStillAllows(t *testing.T) {
 	res := in.Handle(context.Background(), "/webhook/"+token, sample(t))
 	assert.Equal(t, http.StatusOK, res.Status)
 	assert.Contains(t, string(res.Body), `"allowed":true`)
+	assert.Equal(t, ResultEnqueueFailed, res.Result)
 	assert.Contains(t, logged.String(), "enqueue failed")
 }
 
@@ -195,7 +201,7 @@ func BenchmarkEnqueue(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		pod.UID = types.UID(fmt.Sprintf("bench-%d", i))
 		start := time.Now()
-		if err := in.enqueue(context.Background(), pod); err != nil {
+		if _, err := in.enqueue(context.Background(), pod); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))

@@ -116,6 +116,8 @@ type Provisioner struct {
 	runs runbudget.Meter
 	// settings are those the last configuration read found (batchSettings).
 	settings atomic.Pointer[settings.Settings]
+	// lastCapacity is when this process last summed the capacity (UnixNano; see noteCapacity).
+	lastCapacity atomic.Int64
 }
 
 // New returns a provisioner. Zero durations in cfg take their defaults.
@@ -170,7 +172,7 @@ func (p *Provisioner) runAfter(ctx context.Context, runID string, quiet time.Dur
 	return rep, err
 }
 
-func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error {
+func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err error) {
 	snapshotAt := p.deps.Now()
 	in, err := p.read(ctx)
 	rep.ReadDuration = p.deps.Now().Sub(snapshotAt)
@@ -178,12 +180,17 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) error 
 		return err
 	}
 	cfg, snap, claims, unavailable := in.cfg, in.snap, in.claims, in.unavailable
+	index := NewClaimIndex(claims)
+	defer func() {
+		if err == nil && ctx.Err() == nil {
+			p.noteCapacity(ctx, snapshotAt, snap, index, rep)
+		}
+	}()
 	p.remember(cfg.settings)
 	rep.Errors = append(rep.Errors, in.problems...)
 	for _, err := range in.badFailures {
 		rep.Errors = append(rep.Errors, err.Error())
 	}
-	index := NewClaimIndex(claims)
 	disrupted := disruptedNodes(snap, index)
 	pods := append(provisionablePods(snap), reschedulablePods(snap, disrupted)...)
 	rep.PendingPods = len(pods)

@@ -35,6 +35,8 @@ type Report struct {
 	// ReadDuration, SolveDuration and LaunchDuration are the run's three phases: reading the cluster,
 	// the claims and the configuration; solving; launching (claims written, CreateFleet, claims updated).
 	ReadDuration, SolveDuration, LaunchDuration time.Duration
+	// Capacity is the capacity of Nodewright's Nodes, summed at most every CapacityEvery (nil otherwise).
+	Capacity *Capacity
 }
 
 // LaunchedClaim is one claim launched by the run.

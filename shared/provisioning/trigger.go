@@ -113,6 +113,8 @@ type Outcome struct {
 	Waited time.Duration
 	// Launched are the claims every run of the invocation launched (Report has the last run's).
 	Launched []LaunchedClaim
+	// Capacity is the last capacity a run of the invocation summed (nil: none did; see CapacityEvery).
+	Capacity *Capacity
 	Err      error
 	// Panics are the runs of this invocation that panicked (each a *crash.PanicError with its stack),
 	// including those a later run got past: a panic is a defect, and must be seen even when the batch

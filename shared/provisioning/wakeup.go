@@ -75,6 +75,9 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outco
 		out.Runs++
 		out.Report, out.Err = p.runAfter(ctx, fmt.Sprintf("%s#%d", runID, out.Runs), quiet)
 		out.Launched = append(out.Launched, out.Report.Claims...)
+		if out.Report.Capacity != nil {
+			out.Capacity = out.Report.Capacity
+		}
 		if pe := (*crash.PanicError)(nil); errors.As(out.Err, &pe) {
 			out.Panics = append(out.Panics, out.Err)
 		}

@@ -107,6 +107,9 @@ func TestDrainsInTiersThenTerminates(t *testing.T) {
 	if assert.Len(t, w.stats.Terminated, 1) {
 		assert.Equal(t, "default", w.stats.Terminated[0].NodePool)
 		assert.Positive(t, w.stats.Terminated[0].Took)
+		assert.Equal(t, "us-east-1a", w.stats.Terminated[0].Zone)
+		assert.True(t, w.stats.Terminated[0].Node, "the claim had a Node: nodes_terminated_total and its lifetime count it")
+		assert.Positive(t, w.stats.Terminated[0].Lifetime)
 	}
 	assert.Equal(t, map[string]int{"Drifted": 4}, w.stats.PodsDrained)
 	assert.Equal(t, 4, w.stats.Evictions["200"], "every pod evicted once: %v", w.stats.Evictions)

@@ -13,6 +13,8 @@ type stepStats struct {
 	// terminated: this delivery marked the claim deleted; took is how long since the request was made.
 	terminated bool
 	took       time.Duration
+	// gone is the claim that was terminated (zone, capacity type, whether it had a Node, its lifetime).
+	gone Termination
 }
 
 func (a *stepStats) add(b stepStats) {
@@ -25,15 +27,18 @@ func (a *stepStats) add(b stepStats) {
 	a.podsDrained += b.podsDrained
 	a.drained = a.drained || b.drained
 	if b.terminated {
-		a.terminated, a.took = true, b.took
+		a.terminated, a.took, a.gone = true, b.took, b.gone
 	}
 }
 
 // Termination is one claim the batch finished terminating.
 type Termination struct {
-	NodePool string
+	NodePool, Zone, CapacityType string
 	// Took is from the first termination request to the claim's deletion.
 	Took time.Duration
+	// Node says the claim had a Node; Lifetime is from the Node's registration to its deletion.
+	Node     bool
+	Lifetime time.Duration
 }
 
 // BatchStats is what one batch did, for the function's metrics.
@@ -60,7 +65,9 @@ func (b *BatchStats) count(pool, reason string, s stepStats) {
 		b.Drained[pool]++
 	}
 	if s.terminated {
-		b.Terminated = append(b.Terminated, Termination{NodePool: pool, Took: s.took})
+		t := s.gone
+		t.NodePool, t.Took = pool, s.took
+		b.Terminated = append(b.Terminated, t)
 	}
 	if s.podsDrained > 0 {
 		b.PodsDrained[reason] += s.podsDrained

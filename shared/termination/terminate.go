@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/state"
@@ -79,7 +80,12 @@ func (s *Service) terminate(ctx context.Context, claim state.Claim, req Request)
 	}
 	out := outcome{finished: true, note: "claim terminated"}
 	if moved {
-		out.stats = stepStats{terminated: true, took: max(s.deps.Now().Sub(req.RequestedAt), 0)}
+		now := s.deps.Now()
+		gone := Termination{Zone: claim.Zone, CapacityType: claim.CapacityType, Node: claim.NodeName != ""}
+		if gone.Node {
+			gone.Lifetime = max(now.Sub(nodeSince(claim)), 0)
+		}
+		out.stats = stepStats{terminated: true, took: max(now.Sub(req.RequestedAt), 0), gone: gone}
 	}
 	return out, nil
 }
@@ -117,4 +123,16 @@ func (s *Service) removeNode(ctx context.Context, node string) error {
 		return err
 	}
 	return s.deps.Actions.DeleteNode(ctx, node)
+}
+
+// nodeSince is when the claim's Node joined: its registration, or for a claim that recorded none (rebuilt
+// or adopted ones) its launch.
+func nodeSince(c state.Claim) time.Time {
+	switch {
+	case c.RegisteredAt != nil:
+		return *c.RegisteredAt
+	case c.LaunchedAt != nil:
+		return *c.LaunchedAt
+	}
+	return c.CreatedAt
 }

@@ -1,0 +1,72 @@
+package runmetrics
+
+import (
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/nodewright/nodewright/shared/consolidation"
+	"github.com/nodewright/nodewright/shared/disruption"
+	"github.com/nodewright/nodewright/shared/metrics"
+)
+
+func disruptionRecords(t *testing.T, rep consolidation.Report) []map[string]any {
+	t.Helper()
+	return emitted(t, func(w io.Writer) error { return Disruption(w, "prod", rep, time.Now()) })
+}
+
+func TestDisruptionMetrics(t *testing.T) {
+	rep := consolidation.Report{Lease: true, Evaluation: 250 * time.Millisecond, FailedValidations: 1, RolledBack: 2,
+		Commands: []disruption.Command{
+			{Reason: disruption.ReasonEmpty, Method: disruption.MethodEmpty, Action: disruption.ActionDelete},
+			{Reason: disruption.ReasonUnderutilized, Method: disruption.MethodMulti, Action: disruption.ActionReplace},
+		},
+		EligibleNodes: map[string]int{"default": 7},
+		Allowed:       map[string]map[disruption.Reason]int{"default": {disruption.ReasonEmpty: 3, disruption.ReasonUnderutilized: 1}},
+		HandedOver:    map[string]int{"default/Empty": 2},
+		Drifted:       map[string]int{"default/AMIDrift": 3},
+		Expired:       map[string]int{"default": 2},
+	}
+	recs := disruptionRecords(t, rep)
+	assert.InDelta(t, 0.25, valuesOf(recs, metrics.DisruptionEvaluation)[""], 1e-9)
+	assert.EqualValues(t, map[string]any{"": 1.0}, valuesOf(recs, metrics.DisruptionFailedValidations))
+	assert.EqualValues(t, map[string]any{"": 2.0}, valuesOf(recs, metrics.DisruptionQueueFailures))
+	assert.EqualValues(t, map[string]any{"delete/Empty/empty": 1.0, "replace/Underutilized/multi": 1.0},
+		valuesOf(recs, metrics.DisruptionDecisions, metrics.DimDecision, metrics.DimReason, metrics.DimConsolidationType))
+	assert.EqualValues(t, map[string]any{"default": 7.0}, valuesOf(recs, metrics.DisruptionEligibleNodes, metrics.DimNodePool))
+	assert.EqualValues(t, map[string]any{"default/Empty": 3.0, "default/Underutilized": 1.0},
+		valuesOf(recs, metrics.AllowedDisruptions, metrics.DimNodePool, metrics.DimReason))
+	assert.EqualValues(t, map[string]any{"default/Empty": 2.0}, valuesOf(recs, metrics.ClaimsDisrupted, metrics.DimNodePool, metrics.DimReason))
+	assert.EqualValues(t, map[string]any{"default/AMIDrift": 3.0}, valuesOf(recs, metrics.ClaimsDrifted, metrics.DimNodePool, metrics.DimType))
+	assert.EqualValues(t, map[string]any{"default": 2.0}, valuesOf(recs, metrics.ClaimsExpired, metrics.DimNodePool))
+	assert.EqualValues(t, map[string]any{"": 0.0}, valuesOf(recs, metrics.BudgetBlockedPools))
+}
+
+func TestRunsThatDecidedNothingWriteNoBudgetSignal(t *testing.T) {
+	recs := disruptionRecords(t, consolidation.Report{Lease: true, Skipped: "incomplete"})
+	assert.Empty(t, recs, "no evidence either way, and no counter counted anything")
+}
+
+func TestBudgetBlockedPools(t *testing.T) {
+	zero := map[disruption.Reason]int{disruption.ReasonEmpty: 0, disruption.ReasonUnderutilized: 0}
+	cases := []struct {
+		name string
+		rep  consolidation.Report
+		want int
+	}{
+		{name: "no candidate held back", rep: consolidation.Report{Allowed: map[string]map[disruption.Reason]int{"a": zero}}, want: 0},
+		{name: "held back while the budget allows nothing", want: 1, rep: consolidation.Report{
+			BudgetBlocked: map[string]int{"a": 3}, Allowed: map[string]map[disruption.Reason]int{"a": zero}}},
+		{name: "held back while still disrupting within the budget", want: 0, rep: consolidation.Report{
+			BudgetBlocked: map[string]int{"a": 3},
+			Allowed:       map[string]map[disruption.Reason]int{"a": {disruption.ReasonEmpty: 0, disruption.ReasonUnderutilized: 2}}}},
+		{name: "two pools, one at a standstill", want: 1, rep: consolidation.Report{
+			BudgetBlocked: map[string]int{"a": 1, "b": 2},
+			Allowed:       map[string]map[disruption.Reason]int{"a": zero, "b": {disruption.ReasonEmpty: 1}}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, budgetBlockedPools(tc.rep)) })
+	}
+}
