@@ -48,6 +48,7 @@ func Info(it ec2types.InstanceTypeInfo) (scheduling.InstanceInfo, error) {
 		info.LocalNVMeGB = aws.ToInt64(st.TotalSizeInGB)
 	}
 	info.NitroEnclaves = it.NitroEnclavesSupport == ec2types.NitroEnclavesSupportSupported
+	info.BranchInterfaces = BranchInterfaces(name)
 	accelerators(&info, it)
 	if info.VCPUs <= 0 || info.MemoryMiB <= 0 {
 		return scheduling.InstanceInfo{}, fmt.Errorf("%s: reports %d vCPUs and %d MiB", name, info.VCPUs, info.MemoryMiB)

@@ -89,3 +89,14 @@ func TestInfoTakesTheMaximumEBSBandwidthOfDefaultOptimizedTypes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, info.EBSBandwidthMbps, "not EBS-optimized by default: no label")
 }
+
+// Pods asking for vpc.amazonaws.com/pod-eni (security groups for pods) need a type with branch
+// interfaces: EC2 does not report them, so they come from the shipped table.
+func TestInfoCountsBranchInterfaces(t *testing.T) {
+	info, err := Info(ec2Type("m5.large", ec2types.ArchitectureTypeX8664))
+	require.NoError(t, err)
+	assert.EqualValues(t, 9, info.BranchInterfaces)
+	info, err = Info(ec2Type("t3.micro", ec2types.ArchitectureTypeX8664))
+	require.NoError(t, err)
+	assert.Zero(t, info.BranchInterfaces)
+}
