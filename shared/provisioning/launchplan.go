@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -53,7 +55,8 @@ func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarg
 	for _, cr := range t.class.resolved.CapacityReservations {
 		reservations[cr.ID] = cr
 	}
-	names := map[[3]string]string{} // (image, capacity type, reservation) → template
+	names := map[[4]string]string{} // (image, capacity type, reservation, EFA interfaces) → template
+	wantsEFA := t.claim.Requests.Extended[scheduling.ResourceEFA] > 0
 	for _, name := range t.claim.InstanceTypeOptions {
 		image, ok := imageFor(name)
 		if !ok || image == "" {
@@ -89,11 +92,19 @@ func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarg
 			default:
 				continue
 			}
-			key := [3]string{image, o.CapacityType, o.ReservationID}
+			// Pods that request EFA need the instance's EFA interfaces attached at launch: the types of one
+			// claim can have different counts, so each count gets its own template (as Karpenter does).
+			var efa int32
+			if wantsEFA {
+				efa = int32(min(it.Capacity.Extended[scheduling.ResourceEFA], math.MaxInt32))
+			}
+			key := [4]string{image, o.CapacityType, o.ReservationID, strconv.Itoa(int(efa))}
 			lt, ok := names[key]
 			if !ok {
+				opts := templateOptions(t, reqs, o.CapacityType, cr)
+				opts.EFAInterfaces = efa
 				lt, err = templates.Ensure(ctx, launchtemplate.Template{NodeClass: t.class.nc, Resolved: t.class.resolved.Status,
-					ImageID: image, Options: templateOptions(t, reqs, o.CapacityType, cr)})
+					ImageID: image, Options: opts})
 				if err != nil {
 					return LaunchPlan{}, fmt.Errorf("ensuring launch template for %s: %w", image, err)
 				}
