@@ -26,6 +26,10 @@ func (c *Catalog) Build(cfg scheduling.NodeClassConfig, prices Prices, zones []s
 func (c *Catalog) BuildWithReservations(cfg scheduling.NodeClassConfig, prices Prices, zones []string, reservations []Reservation) (types []*scheduling.InstanceType, skipped map[string]string, err error) {
 	skipped = map[string]string{}
 	for _, t := range c.Types {
+		if why := incompatible(t.Info.Name, cfg); why != "" {
+			skipped[t.Info.Name] = why
+			continue
+		}
 		offerings := reservedOfferings(t.Info.Name, reservations, prices)
 		for _, z := range t.Zones {
 			if zones != nil && !slices.Contains(zones, z) {

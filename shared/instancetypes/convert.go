@@ -38,13 +38,17 @@ func Info(it ec2types.InstanceTypeInfo) (scheduling.InstanceInfo, error) {
 		info.SustainedClockGHz = aws.ToFloat64(p.SustainedClockSpeedInGhz)
 	}
 	network(&info, it.NetworkInfo)
-	if ebs := it.EbsInfo; ebs != nil && ebs.EbsOptimizedInfo != nil {
-		info.EBSBandwidthMbps = int64(aws.ToInt32(ebs.EbsOptimizedInfo.BaselineBandwidthInMbps))
+	// The EBS bandwidth label is the type's maximum (burst) bandwidth, and only for types that are
+	// EBS-optimized by default, as Karpenter labels it: selectors written for Karpenter's values pick
+	// the same types here.
+	if ebs := it.EbsInfo; ebs != nil && ebs.EbsOptimizedInfo != nil && ebs.EbsOptimizedSupport == ec2types.EbsOptimizedSupportDefault {
+		info.EBSBandwidthMbps = int64(aws.ToInt32(ebs.EbsOptimizedInfo.MaximumBandwidthInMbps))
 	}
 	if st := it.InstanceStorageInfo; st != nil && st.NvmeSupport != ec2types.EphemeralNvmeSupportUnsupported {
 		info.LocalNVMeGB = aws.ToInt64(st.TotalSizeInGB)
 	}
 	info.NitroEnclaves = it.NitroEnclavesSupport == ec2types.NitroEnclavesSupportSupported
+	info.BranchInterfaces = BranchInterfaces(name)
 	accelerators(&info, it)
 	if info.VCPUs <= 0 || info.MemoryMiB <= 0 {
 		return scheduling.InstanceInfo{}, fmt.Errorf("%s: reports %d vCPUs and %d MiB", name, info.VCPUs, info.MemoryMiB)

@@ -71,3 +71,32 @@ func TestInfoReadsTheDefaultNetworkCardAndAccelerators(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "amd64", info.Architecture, "i386+x86_64 types run amd64 nodes")
 }
+
+// The EBS bandwidth is EC2's maximum for types EBS-optimized by default (c5.large: 4,750 Mbps, not its
+// 650 Mbps baseline), and absent for the others, as Karpenter labels it.
+func TestInfoTakesTheMaximumEBSBandwidthOfDefaultOptimizedTypes(t *testing.T) {
+	it := ec2Type("c5.large", ec2types.ArchitectureTypeX8664)
+	it.EbsInfo = &ec2types.EbsInfo{EbsOptimizedSupport: ec2types.EbsOptimizedSupportDefault,
+		EbsOptimizedInfo: &ec2types.EbsOptimizedInfo{BaselineBandwidthInMbps: aws.Int32(650), MaximumBandwidthInMbps: aws.Int32(4750)}}
+	info, err := Info(it)
+	require.NoError(t, err)
+	assert.EqualValues(t, 4750, info.EBSBandwidthMbps)
+
+	it = ec2Type("c3.large", ec2types.ArchitectureTypeX8664)
+	it.EbsInfo = &ec2types.EbsInfo{EbsOptimizedSupport: ec2types.EbsOptimizedSupportSupported,
+		EbsOptimizedInfo: &ec2types.EbsOptimizedInfo{BaselineBandwidthInMbps: aws.Int32(450), MaximumBandwidthInMbps: aws.Int32(450)}}
+	info, err = Info(it)
+	require.NoError(t, err)
+	assert.Zero(t, info.EBSBandwidthMbps, "not EBS-optimized by default: no label")
+}
+
+// Pods asking for vpc.amazonaws.com/pod-eni (security groups for pods) need a type with branch
+// interfaces: EC2 does not report them, so they come from the shipped table.
+func TestInfoCountsBranchInterfaces(t *testing.T) {
+	info, err := Info(ec2Type("m5.large", ec2types.ArchitectureTypeX8664))
+	require.NoError(t, err)
+	assert.EqualValues(t, 9, info.BranchInterfaces)
+	info, err = Info(ec2Type("t3.micro", ec2types.ArchitectureTypeX8664))
+	require.NoError(t, err)
+	assert.Zero(t, info.BranchInterfaces)
+}

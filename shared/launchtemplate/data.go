@@ -89,7 +89,7 @@ func Data(t Template) (*ec2types.RequestLaunchTemplateData, error) {
 		data.CpuOptions = &ec2types.LaunchTemplateCpuOptionsRequest{NestedVirtualization: ec2types.NestedVirtualizationSpecification(*c.NestedVirtualization)}
 	}
 	ipv6 := o.Cluster.IPv6()
-	if ipv6 || nc.Spec.AssociatePublicIPAddress != nil || nc.Spec.IPPrefixCount != nil || nc.Spec.ConnectionTracking != nil {
+	if o.EFAInterfaces > 0 || ipv6 || nc.Spec.AssociatePublicIPAddress != nil || nc.Spec.IPPrefixCount != nil || nc.Spec.ConnectionTracking != nil {
 		ni := ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{
 			DeviceIndex:                     aws.Int32(0),
 			AssociatePublicIpAddress:        nc.Spec.AssociatePublicIPAddress,
@@ -105,6 +105,9 @@ func Data(t Template) (*ec2types.RequestLaunchTemplateData, error) {
 			ni.Ipv6AddressCount, ni.PrimaryIpv6 = aws.Int32(1), aws.Bool(true)
 		}
 		data.NetworkInterfaces = []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{ni}
+		if o.EFAInterfaces > 0 {
+			data.NetworkInterfaces = efaInterfaces(ni, o.EFAInterfaces)
+		}
 	} else {
 		data.SecurityGroupIds = groups
 	}
@@ -114,6 +117,21 @@ func Data(t Template) (*ec2types.RequestLaunchTemplateData, error) {
 		data.TagSpecifications = append(data.TagSpecifications, ec2types.LaunchTemplateTagSpecificationRequest{ResourceType: rt, Tags: tags})
 	}
 	return data, nil
+}
+
+// efaInterfaces are n EFA interfaces made like ni, one per network card: the first is the node's primary
+// interface (device 0 of card 0), the others device 1 of cards 1..n-1, so the primary keeps precedence
+// (the one a public address goes to), as Karpenter lays them out for pods that request
+// vpc.amazonaws.com/efa.
+func efaInterfaces(ni ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest, n int32) []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest {
+	out := make([]ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest, n)
+	for i := range n {
+		e := ni
+		e.NetworkCardIndex, e.DeviceIndex = aws.Int32(i), aws.Int32(min(i, 1))
+		e.InterfaceType = aws.String(string(ec2types.NetworkInterfaceTypeEfa))
+		out[i] = e
+	}
+	return out
 }
 
 func connectionTracking(ct *apis.ConnectionTracking) *ec2types.ConnectionTrackingSpecificationRequest {

@@ -92,6 +92,10 @@ type Options struct {
 	// (targeted); CapacityReservationType is its type, default or capacity-block.
 	CapacityReservationID   string
 	CapacityReservationType string
+	// EFAInterfaces, when positive, gives the node that many EFA network interfaces, one per network
+	// card (see efaInterfaces): the instance type's EFA count, set for claims whose pods request
+	// vpc.amazonaws.com/efa, so the device plugin has the interfaces it advertises.
+	EFAInterfaces int32
 }
 
 func (o Options) raid0() bool {

@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -53,13 +55,15 @@ func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarg
 	offers := launchOfferings(t, reqs, imageFor)
 	offers, filtered := filterOfferings(offers, t.class.byName, reqs)
 	plan := LaunchPlan{Request: req, Images: map[string]string{}, Filtered: filtered}
-	names := map[[3]string]string{} // (image, capacity type, reservation) → template
+	names := map[[4]string]string{} // (image, capacity type, reservation, EFA interfaces) → template
 	for _, lo := range offers {
-		key := [3]string{lo.image, lo.capacityType, lo.override.ReservationID}
+		key := [4]string{lo.image, lo.capacityType, lo.override.ReservationID, strconv.Itoa(int(lo.efa))}
 		lt, ok := names[key]
 		if !ok {
+			opts := templateOptions(t, reqs, lo.capacityType, lo.reservation)
+			opts.EFAInterfaces = lo.efa
 			lt, err = templates.Ensure(ctx, launchtemplate.Template{NodeClass: t.class.nc, Resolved: t.class.resolved.Status,
-				ImageID: lo.image, Options: templateOptions(t, reqs, lo.capacityType, lo.reservation)})
+				ImageID: lo.image, Options: opts})
 			if err != nil {
 				return LaunchPlan{}, fmt.Errorf("ensuring launch template for %s: %w", lo.image, err)
 			}
@@ -93,6 +97,8 @@ type launchOffering struct {
 	capacityType string
 	image        string
 	reservation  *nodeclass.CapacityReservation
+	// efa is the EFA interfaces its nodes launch with: the type's, when the claim's pods request EFA.
+	efa int32
 }
 
 // launchOfferings lists the offerings of the claim's instance-type options a launch may take (see
@@ -103,6 +109,7 @@ func launchOfferings(t claimTarget, reqs scheduling.Requirements, imageFor func(
 		reservations[cr.ID] = cr
 	}
 	var out []launchOffering
+	wantsEFA := t.claim.Requests.Extended[scheduling.ResourceEFA] > 0
 	for _, name := range t.claim.InstanceTypeOptions {
 		image, ok := imageFor(name)
 		if !ok || image == "" {
@@ -139,6 +146,11 @@ func launchOfferings(t claimTarget, reqs scheduling.Requirements, imageFor func(
 				lo.override.ReservationID, lo.override.ReservationType = r.ID, r.ReservationType
 			default:
 				continue
+			}
+			// Pods that request EFA need the instance's EFA interfaces attached at launch: the types of one
+			// claim can have different counts, so each count gets its own template (as Karpenter does).
+			if wantsEFA {
+				lo.efa = int32(min(it.Capacity.Extended[scheduling.ResourceEFA], math.MaxInt32))
 			}
 			out = append(out, lo)
 		}

@@ -86,3 +86,33 @@ func TestAMIRequirementsPreferCurrentImages(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ami-old", pickAMI(choices, amd), "a deprecated AMI is used when it is all there is")
 }
+
+// Pods that request EFA get templates with each instance type's EFA interfaces (one template per count);
+// a claim that requests none launches without them.
+func TestBuildLaunchPlanAttachesEFAInterfacesWhenRequested(t *testing.T) {
+	efaType := func(name string, efa int64) *scheduling.InstanceType {
+		it := instanceType(name, "amd64", 96, 30, "us-east-1a")
+		it.Capacity.Extended = map[string]int64{scheduling.ResourceEFA: efa}
+		it.Allocatable.Extended = map[string]int64{scheduling.ResourceEFA: efa}
+		return it
+	}
+	class := testClass(efaType("p4d.24xlarge", 4), efaType("p5.48xlarge", 32))
+	claim := scheduling.ClaimPlan{InstanceTypeOptions: []string{"p4d.24xlarge", "p5.48xlarge"},
+		Requirements: []scheduling.NodeSelectorRequirement{{Key: scheduling.LabelCapacityType, Operator: scheduling.OpIn, Values: []string{"on-demand"}}},
+		Requests:     scheduling.Resources{CPU: 1000, Extended: map[string]int64{scheduling.ResourceEFA: 1}}}
+	templates := &fakeTemplates{}
+	_, err := buildLaunchPlan(context.Background(), templates, claimTarget{claim: claim, class: class}, instance.Request{})
+	require.NoError(t, err)
+	var counts []int32
+	for _, tpl := range templates.made {
+		counts = append(counts, tpl.Options.EFAInterfaces)
+	}
+	assert.ElementsMatch(t, []int32{4, 32}, counts)
+
+	claim.Requests.Extended = nil
+	templates = &fakeTemplates{}
+	_, err = buildLaunchPlan(context.Background(), templates, claimTarget{claim: claim, class: class}, instance.Request{})
+	require.NoError(t, err)
+	require.Len(t, templates.made, 1)
+	assert.Zero(t, templates.made[0].Options.EFAInterfaces)
+}

@@ -95,6 +95,9 @@ type NodeClassConfig struct {
 	ObservedMemory map[string]int64
 }
 
+// Family is the class's AMI family, AL2023 when none is set.
+func (c NodeClassConfig) Family() string { return c.family() }
+
 func (c NodeClassConfig) family() string {
 	if c.AMIFamily == "" {
 		return AMIFamilyAL2023
@@ -299,7 +302,7 @@ func AWSLabels(info InstanceInfo, cfg NodeClassConfig) map[string]string {
 		l[LabelInstanceCapabilityFlex] = "true"
 	}
 	if info.CPUManufacturer != "" {
-		l[LabelInstanceCPUManufacturer] = strings.ToLower(strings.ReplaceAll(info.CPUManufacturer, " ", "-"))
+		setLabelValue(l, LabelInstanceCPUManufacturer, info.CPUManufacturer)
 	}
 	if info.SustainedClockGHz > 0 {
 		l[LabelInstanceCPUSustainedClock] = strconv.FormatInt(int64(math.Round(info.SustainedClockGHz*1000)), 10)
@@ -312,14 +315,14 @@ func AWSLabels(info InstanceInfo, cfg NodeClassConfig) map[string]string {
 	}
 	if len(info.GPUs) == 1 {
 		g := info.GPUs[0]
-		l[LabelInstanceGPUName] = strings.ToLower(g.Name)
-		l[LabelInstanceGPUManufacturer] = strings.ToLower(g.Manufacturer)
+		setLabelValue(l, LabelInstanceGPUName, g.Name)
+		setLabelValue(l, LabelInstanceGPUManufacturer, g.Manufacturer)
 		l[LabelInstanceGPUCount] = strconv.FormatInt(g.Count, 10)
 		l[LabelInstanceGPUMemory] = strconv.FormatInt(g.MemoryMiB, 10)
 	}
 	if len(info.Neuron) == 1 {
 		n := info.Neuron[0]
-		l[LabelInstanceAcceleratorName] = strings.ToLower(n.Name)
+		setLabelValue(l, LabelInstanceAcceleratorName, n.Name)
 		l[LabelInstanceAcceleratorMaker] = "aws"
 		l[LabelInstanceAcceleratorCount] = strconv.FormatInt(n.Count, 10)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 func TestKubeReservedCPU(t *testing.T) {
@@ -172,4 +173,31 @@ func TestAWSLabels(t *testing.T) {
 
 	info.Name = "c7i-flex.large"
 	assert.Equal(t, "true", AWSLabels(info, NodeClassConfig{})[LabelInstanceCapabilityFlex])
+}
+
+// EC2 names some accelerators with spaces ("Radeon Pro V520"): the labels take Karpenter's lower-kebab
+// form, and a name that cannot be a label value at all is left out, since one invalid value fails the
+// Node's registration patch.
+func TestAcceleratorLabelsAreValidLabelValues(t *testing.T) {
+	info := m5xlarge()
+	info.Name = "g4ad.xlarge"
+	info.GPUs = []Accelerator{{Name: "Radeon Pro V520", Manufacturer: "AMD", Count: 1, MemoryMiB: 8192}}
+	l := AWSLabels(info, NodeClassConfig{})
+	assert.Equal(t, "radeon-pro-v520", l[LabelInstanceGPUName])
+	assert.Equal(t, "amd", l[LabelInstanceGPUManufacturer])
+
+	info.Name = "dl1.24xlarge"
+	info.GPUs = []Accelerator{{Name: "Gaudi HL-205", Manufacturer: "Habana", Count: 8}}
+	assert.Equal(t, "gaudi-hl-205", AWSLabels(info, NodeClassConfig{})[LabelInstanceGPUName])
+
+	info.GPUs = nil
+	info.Neuron = []Accelerator{{Name: "Inferentia 2", Manufacturer: "aws", Count: 1}}
+	assert.Equal(t, "inferentia-2", AWSLabels(info, NodeClassConfig{})[LabelInstanceAcceleratorName])
+
+	info.Neuron = []Accelerator{{Name: "Accel (rev/2)", Manufacturer: "aws", Count: 1}}
+	l = AWSLabels(info, NodeClassConfig{})
+	assert.NotContains(t, l, LabelInstanceAcceleratorName)
+	for k, v := range l {
+		assert.Empty(t, validation.IsValidLabelValue(v), "%s=%q", k, v)
+	}
 }
