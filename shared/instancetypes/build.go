@@ -15,8 +15,9 @@ type Prices interface {
 
 // Build turns the catalog into the scheduler's instance types for one EC2NodeClass: labels and
 // allocatable from the AWS model under cfg, and an offering per zone (restricted to zones, the zones of
-// the node class's subnets; nil means all) and capacity type that has a price. Types left with no
-// offering are returned in skipped with the reason.
+// the node class's subnets; nil means all) and capacity type that has a price. Offerings carry the id
+// of their zone from cfg.ZoneIDs (none when it lacks the zone) and types carry cfg.Region. Types left
+// with no offering are returned in skipped with the reason.
 func (c *Catalog) Build(cfg scheduling.NodeClassConfig, prices Prices, zones []string) (types []*scheduling.InstanceType, skipped map[string]string, err error) {
 	return c.BuildWithReservations(cfg, prices, zones, nil)
 }
@@ -45,6 +46,9 @@ func (c *Catalog) BuildWithReservations(cfg scheduling.NodeClassConfig, prices P
 					offerings = append(offerings, scheduling.Offering{Zone: z, CapacityType: scheduling.CapacityTypeSpot, Price: p, Available: true})
 				}
 			}
+		}
+		for i := range offerings {
+			offerings[i].ZoneID = cfg.ZoneIDs[offerings[i].Zone]
 		}
 		if len(offerings) == 0 {
 			skipped[t.Info.Name] = "no priced offering in the node class's zones"

@@ -10,6 +10,9 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/nodewright/nodewright/shared/scheduling"
 )
@@ -85,7 +88,8 @@ func (a ResourceAmounts) Resources() scheduling.Resources {
 
 // ReadCatalog decodes a catalog file, rejecting unknown fields, and checks each entry: a name, unique
 // names, positive CPU and memory, every number within the bounds of catalogbounds.go, and at least one
-// offering with a zone, a known capacity type and a finite, non-negative, bounded price. A reserved
+// offering with a zone, a known capacity type and a finite, non-negative, bounded price; a zoneID, when
+// given, is a label value. A reserved
 // offering names its reservation (reservationID) and, when available, says how many more instances it
 // takes (reservationCapacity ≥ 1: a full reservation is written with available false, never as an
 // unlimited one); other offerings carry neither. name labels the errors.
@@ -144,6 +148,8 @@ func (e CatalogEntry) check() error {
 		switch {
 		case o.Zone == "":
 			return fmt.Errorf("offerings[%d]: zone is empty", j)
+		case o.ZoneID != "" && len(validation.IsValidLabelValue(o.ZoneID)) > 0:
+			return fmt.Errorf("offerings[%d]: zoneID %q is not a label value: %s", j, o.ZoneID, strings.Join(validation.IsValidLabelValue(o.ZoneID), "; "))
 		case !slices.Contains([]string{scheduling.CapacityTypeOnDemand, scheduling.CapacityTypeSpot, scheduling.CapacityTypeReserved}, o.CapacityType):
 			return fmt.Errorf("offerings[%d]: capacityType %q is not on-demand, spot or reserved", j, o.CapacityType)
 		}
@@ -199,7 +205,13 @@ func WriteCatalog(w io.Writer, f *CatalogFile) error {
 
 // derivedLabels are the labels NewInstanceType derives from the name and offerings; entries omit them.
 var derivedLabels = map[string]bool{
-	scheduling.LabelInstanceType: true, scheduling.LabelZone: true, scheduling.LabelCapacityType: true,
+	scheduling.LabelInstanceType: true, scheduling.LabelZone: true, scheduling.LabelZoneID: true, scheduling.LabelCapacityType: true,
+}
+
+// derivedValue reports whether a single-valued requirement is one NewInstanceType derives when the
+// label is absent: instance-capability-flex "false" (keys it requires absent are not single-valued).
+func derivedValue(key, value string) bool {
+	return key == scheduling.LabelInstanceCapabilityFlex && value == "false"
 }
 
 // CatalogFrom describes instance types as catalog entries, sorted by name. Labels are the single-valued
@@ -209,7 +221,7 @@ func CatalogFrom(types []*scheduling.InstanceType) *CatalogFile {
 	for _, it := range types {
 		labels := map[string]string{}
 		for key, req := range it.Requirements {
-			if vals := req.Values(); !derivedLabels[key] && req.Operator() == scheduling.OpIn && len(vals) == 1 {
+			if vals := req.Values(); !derivedLabels[key] && req.Operator() == scheduling.OpIn && len(vals) == 1 && !derivedValue(key, vals[0]) {
 				labels[key] = vals[0]
 			}
 		}

@@ -75,6 +75,7 @@ func TestReadCatalog(t *testing.T) {
 		{name: "no name", json: `[{"cpuMillis":2000,"memoryMiB":4096,"offerings":[` + offering + `]}]`, wantErr: "instanceTypes[0] (): name is empty"},
 		{name: "no cpu", json: `[{"name":"a.large","memoryMiB":4096,"offerings":[` + offering + `]}]`, wantErr: "instanceTypes[0] (a.large): cpuMillis must be positive"},
 		{name: "no offerings", json: `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096}]`, wantErr: "(a.large): no offerings"},
+		{name: "bad zone id", json: `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[{"zone":"z","zoneID":"use1 az1","capacityType":"spot","price":1}]}]`, wantErr: `offerings[0]: zoneID "use1 az1" is not a label value`},
 		{name: "bad capacity type", json: `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[{"zone":"z","capacityType":"cheap","price":1}]}]`, wantErr: `offerings[0]: capacityType "cheap" is not on-demand, spot or reserved`},
 		{name: "negative price", json: `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[{"zone":"z","capacityType":"spot","price":-1}]}]`, wantErr: "offerings[0]: price -1 is negative"},
 		{name: "reserved with count", json: `[{"name":"a.large","cpuMillis":2000,"memoryMiB":4096,"offerings":[{"zone":"z","capacityType":"reserved","price":0,"available":true,"reservationID":"cr-1","reservationCapacity":3}]}]`, types: 1},

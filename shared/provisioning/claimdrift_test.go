@@ -91,14 +91,15 @@ func TestLaunchesDriftAMI(t *testing.T) {
 			assert.Nil(t, got.Restamp, it)
 		}
 	})
-	// The case that made drift use provisioning's choice: a matcher of its own could disagree with the
-	// launch about an AMI whose requirements name a label the node lacks (gpu-count Exists), so every
-	// such node would have looked AMI-drifted, and been rolled, forever. The launch matches strictly,
-	// as Karpenter does: a label the type lacks meets only DoesNotExist and NotIn.
+	// The case that made drift use provisioning's choice: the launch picks an AMI whose requirements a
+	// matcher on the node's labels would reject (gpu-count Exists, a label the claim does not record),
+	// so every such node would have looked AMI-drifted, and been rolled, forever. A type without a GPU
+	// requires gpu-count absent, so it takes the standard image even when the NVIDIA one is listed
+	// first, as in Karpenter.
 	t.Run("gpu-count Exists on a node lacking the label: the launch's choice, not drift", func(t *testing.T) {
 		l := driftRun(t, poolAndClass, amiStatus("ami-nvidia", nvidiaAMI), amiStatus("ami-standard", standardAMI))
 		c := launchedOn(t, l, "m5.large")
-		require.Equal(t, "ami-standard", c.ImageID, "the launch path's choice: m5.large defines no gpu-count, so Exists rules the NVIDIA AMI out")
+		require.Equal(t, "ami-standard", c.ImageID, "m5.large requires gpu-count absent, so the NVIDIA image's gpu-count Exists rules it out")
 		require.NotContains(t, c.Labels, scheduling.LabelInstanceGPUCount)
 		got := l.Drift(c, driftinput.Observed{})
 		assert.Equal(t, drift.NotDrifted, got.Verdict, "%+v", got)

@@ -43,8 +43,9 @@ func TestLaunchedLabels(t *testing.T) {
 	assert.Equal(t, map[string]string{"team": "a", scheduling.LabelNodePool: "teams", scheduling.LabelInstanceFamily: "m5",
 		scheduling.LabelInstanceCPU: "4", scheduling.LabelInstanceType: "m5.xlarge", scheduling.LabelZone: "us-east-1a",
 		scheduling.LabelZoneID: "use1-az1", scheduling.LabelCapacityType: "reserved",
-		scheduling.LabelCapacityReservationID: "cr-1", scheduling.LabelCapacityReservationType: "capacity-block"}, got,
-		"the claim's labels win over the instance type's; the launch settles type, zone and capacity")
+		scheduling.LabelCapacityReservationID: "cr-1", scheduling.LabelCapacityReservationType: "capacity-block",
+		scheduling.LabelInstanceCapabilityFlex: "false"}, got,
+		"the claim's labels win over the instance type's; the launch settles type, zone and capacity; a type that is not flex says so, as in Karpenter")
 	assert.Equal(t, "teams", claim[scheduling.LabelNodePool], "the claim's map is not changed")
 	assert.NotContains(t, claim, scheduling.LabelInstanceFamily)
 

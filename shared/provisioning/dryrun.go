@@ -18,6 +18,7 @@ func (p *Provisioner) Plan(ctx context.Context, pods []*corev1.Pod) (*scheduling
 	if err != nil {
 		return nil, err
 	}
+	cfg.region = p.cfg.Region
 	cat, err := p.readCatalog(ctx)
 	if err != nil {
 		return nil, err

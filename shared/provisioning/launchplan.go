@@ -35,8 +35,8 @@ type claimTarget struct {
 }
 
 // buildLaunchPlan turns a planned claim into the overrides of its launch, per capacity type and cheapest
-// first: every available offering of its instance-type options that its requirements allow (zone,
-// capacity type) in a zone where the node class has a subnet (the one with most free addresses), through
+// first: every available offering of its instance-type options that its requirements allow (zone, zone
+// id, capacity type) in a zone where the node class has a subnet (the one with most free addresses), through
 // the launch template of the AMI that fits the instance type (its requirements: architecture at least)
 // and of that capacity type. A reserved offering goes through a template of its own that targets its
 // capacity reservation, if the node class still selects it and the requirements allow its id and type.
@@ -127,6 +127,9 @@ func launchOfferings(t claimTarget, reqs scheduling.Requirements, imageFor func(
 			if c := reqs.Get(scheduling.LabelCapacityType); c != nil && !c.Has(o.CapacityType) {
 				continue
 			}
+			if !zoneIDAllowed(reqs, subnet.ZoneID, o.ZoneID) {
+				continue
+			}
 			lo := launchOffering{capacityType: o.CapacityType, image: image,
 				override: instance.Override{InstanceType: it.Name, Zone: o.Zone, SubnetID: subnet.ID, Price: o.Price}}
 			switch o.CapacityType {
@@ -156,6 +159,18 @@ func launchOfferings(t claimTarget, reqs scheduling.Requirements, imageFor func(
 		}
 	}
 	return out
+}
+
+// zoneIDAllowed reports whether the claim's requirements allow the zone id of an override: the id of its
+// subnet's zone, else the offering's. An override whose zone id is unknown on both sides is allowed,
+// as before zone ids were known (a catalog or subnet status without them).
+func zoneIDAllowed(reqs scheduling.Requirements, subnetZoneID, offeringZoneID string) bool {
+	r, ok := reqs[scheduling.LabelZoneID]
+	if !ok {
+		return true
+	}
+	id := cmp.Or(subnetZoneID, offeringZoneID)
+	return id == "" || r.Has(id)
 }
 
 // templateOptions are the user-data inputs of the claim's nodes: the NodePool's labels (its

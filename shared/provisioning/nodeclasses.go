@@ -56,7 +56,7 @@ func prepareClasses(ctx context.Context, r NodeClassResolver, cat *instancetypes
 	for _, p := range cfg.pools {
 		name := NodeClassRefName(p)
 		if _, done := classes[name]; !done && failed[name] == "" {
-			rc, why, readFailed := prepareClass(ctx, r, cat, prices, cfg.nodeClasses[name], name, k8sVersion, cfg.settings, observed)
+			rc, why, readFailed := prepareClass(ctx, r, cat, prices, cfg.nodeClasses[name], name, k8sVersion, cfg.region, cfg.settings, observed)
 			if why != "" {
 				failed[name] = why
 				problems = append(problems, why)
@@ -78,14 +78,13 @@ func prepareClasses(ctx context.Context, r NodeClassResolver, cat *instancetypes
 	return classes, pools, problems, failed, unresolved
 }
 
-// prepareClass resolves one class and builds its instance types with the deployment's VM memory overhead
-// (or the memory registered Nodes reported, where observed has it for the AMI the class launches a type
-// with: withObservedMemory) and reserved ENIs, and its capacity reservations unless the ReservedCapacity
-// gate is off; why says what
-// makes it unusable, and readFailed that resolving it failed (an AWS read past its retries), not the
-// class: another run may well succeed.
+// prepareClass resolves one class and builds its instance types (in region, "" when unknown) with the
+// deployment's VM memory overhead (or the memory registered Nodes reported, where observed has it for the
+// AMI the class launches a type with: withObservedMemory) and reserved ENIs, and its capacity
+// reservations unless the ReservedCapacity gate is off; why says what makes it unusable, and readFailed
+// that resolving it failed (an AWS read past its retries), not the class: another run may well succeed.
 func prepareClass(ctx context.Context, r NodeClassResolver, cat *instancetypes.Catalog, prices instancetypes.Prices,
-	nc *apis.EC2NodeClass, name, k8sVersion string, s settings.Settings, observed observedMemory) (rc *readyClass, why string, readFailed bool) {
+	nc *apis.EC2NodeClass, name, k8sVersion, region string, s settings.Settings, observed observedMemory) (rc *readyClass, why string, readFailed bool) {
 	if nc == nil {
 		return nil, fmt.Sprintf("EC2NodeClass %q is not configured", name), false
 	}
@@ -104,6 +103,14 @@ func prepareClass(ctx context.Context, r NodeClassResolver, cat *instancetypes.C
 	cfg.VMMemoryOverheadPercent, cfg.ReservedENIs = &overhead, s.ReservedENIs
 	subnets := nodeclass.BestPerZone(res.Subnets)
 	zones := slices.Sorted(maps.Keys(subnets))
+	// Offerings carry their zone's id and types the region, so that zone-id and region requirements
+	// (pods, NodePools, topology spread on zone-id) choose among them.
+	cfg.Region, cfg.ZoneIDs = region, map[string]string{}
+	for z, sn := range subnets {
+		if sn.ZoneID != "" {
+			cfg.ZoneIDs[z] = sn.ZoneID
+		}
+	}
 	var reservations []instancetypes.Reservation
 	if s.FeatureGates.ReservedCapacity {
 		for _, cr := range res.CapacityReservations {

@@ -70,6 +70,7 @@ func NewOnAWS(p AWSParts) (*Provisioner, error) {
 	return New(Config{
 		Cluster:           join,
 		KubernetesVersion: p.Cluster.Version,
+		Region:            p.Config.Region,
 	}, Dependencies{
 		Store:       p.Store,
 		Cluster:     snapshots,

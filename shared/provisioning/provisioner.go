@@ -65,6 +65,9 @@ type Config struct {
 	Cluster launchtemplate.Cluster
 	// KubernetesVersion ("1.34") selects AMIs behind aliases.
 	KubernetesVersion string
+	// Region is the AWS region nodes launch in: every instance type's topology.kubernetes.io/region
+	// requirement. "" leaves region unconstrained.
+	Region string
 	// LeaseTTL bounds a run that dies holding the lease when its context has no deadline; a run with a
 	// deadline (every Lambda invocation) holds it until then and no longer (state.LeaseTTLFor).
 	// LaunchMargin: see DefaultLaunchMargin.

@@ -50,6 +50,7 @@ func (p *Provisioner) PrepareLaunches(ctx context.Context) (*Launches, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.region = p.cfg.Region
 	p.remember(cfg.settings)
 	cat, err := p.readCatalog(ctx)
 	if err != nil {

@@ -27,6 +27,8 @@ type runConfig struct {
 	lifetimes   map[string]poolLifetime // NodePool → expireAfter and terminationGracePeriod
 	// settings are the deployment's settings (settings.Default when none are stored).
 	settings settings.Settings
+	// region is the AWS region the run launches in (Config.Region), "" when unknown.
+	region string
 }
 
 // stamp is what a claim of pool, launched now, records of the configuration (see claimStamp).

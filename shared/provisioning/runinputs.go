@@ -72,6 +72,7 @@ func (p *Provisioner) readWithin(ctx context.Context) (runInputs, error) {
 	g, gctx := crash.WithContext(ctx) // a panic on one of these goroutines comes back as the read's error
 	g.Go(func() (err error) {
 		in.cfg, in.problems, err = readConfig(gctx, p.deps.Store)
+		in.cfg.region = p.cfg.Region
 		return err
 	})
 	g.Go(func() (err error) {

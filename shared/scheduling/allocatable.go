@@ -93,6 +93,12 @@ type NodeClassConfig struct {
 	// when launched from the AMI this class launches the type with. It replaces the estimate (nominal
 	// memory less the VM overhead), as Karpenter's discovered capacity does.
 	ObservedMemory map[string]int64
+	// Region, when known, is every instance type's topology.kubernetes.io/region; "" leaves region
+	// unconstrained (a catalog file carries none).
+	Region string
+	// ZoneIDs maps each zone of the class's subnets to its zone id, which offerings carry
+	// (topology.k8s.aws/zone-id); a zone missing here has an offering with no zone id.
+	ZoneIDs map[string]string
 }
 
 // Family is the class's AMI family, AL2023 when none is set.
@@ -103,6 +109,13 @@ func (c NodeClassConfig) family() string {
 		return AMIFamilyAL2023
 	}
 	return c.AMIFamily
+}
+
+// windowsBuilds are the node.kubernetes.io/windows-build values of the Windows AMI families.
+var windowsBuilds = map[string]string{
+	AMIFamilyWindows2019: "10.0.17763",
+	AMIFamilyWindows2022: "10.0.20348",
+	AMIFamilyWindows2025: "10.0.26100",
 }
 
 func isWindows(family string) bool { return strings.HasPrefix(family, "Windows") }
@@ -292,6 +305,12 @@ func AWSLabels(info InstanceInfo, cfg NodeClassConfig) map[string]string {
 	}
 	if isWindows(cfg.family()) {
 		l[LabelOS] = "windows"
+		if b := windowsBuilds[cfg.family()]; b != "" {
+			l[LabelWindowsBuild] = b
+		}
+	}
+	if cfg.Region != "" {
+		l[LabelRegion] = cfg.Region
 	}
 	family, size, _ := strings.Cut(info.Name, ".")
 	l[LabelInstanceFamily], l[LabelInstanceSize] = family, size

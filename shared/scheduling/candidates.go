@@ -81,8 +81,11 @@ func newPoolState(p NodePool, catalog []*InstanceType, daemons []*daemon, unavai
 		if it.Requirements.Intersects(reqs) != nil || !it.HasAvailableOffering(reqs, unavailable) {
 			continue
 		}
-		nodeReqs := reqs.Intersection(it.Requirements)
-		overhead, ports := daemonOverhead(daemons, p.Taints, nodeReqs)
+		var overhead Resources
+		var ports []HostPort
+		if len(daemons) > 0 { // the intersection copies every key of the type: skip it when no daemon asks
+			overhead, ports = daemonOverhead(daemons, p.Taints, reqs.Intersection(it.Requirements))
+		}
 		usable := it.Allocatable.Sub(overhead)
 		if usable.CPU < 0 || usable.Memory < 0 || usable.Pods < 0 {
 			continue
@@ -224,11 +227,11 @@ func capacities(cands []*candidate) []Capacity {
 	return out
 }
 
-// repriced returns the candidates priced at their cheapest offering under reqs (a pod's zone or
-// capacity-type requirement can rule out the cheapest offering of the pool), cheapest first. Candidates
+// repriced returns the candidates priced at their cheapest offering under reqs (a pod's zone, zone-id
+// or capacity-type requirement can rule out the cheapest offering of the pool), cheapest first. Candidates
 // whose price does not change are shared; changed ones are copied.
 func repriced(cands []*candidate, reqs Requirements, unavailable UnavailableOfferings) []*candidate {
-	if !reqs.Has(LabelZone) && !reqs.Has(LabelCapacityType) {
+	if !reqs.Has(LabelZone) && !reqs.Has(LabelZoneID) && !reqs.Has(LabelCapacityType) {
 		return cands
 	}
 	out := make([]*candidate, len(cands))

@@ -16,7 +16,9 @@
 // ports, and topology rules (topology.go). InstanceType carries its labels as requirements, capacity,
 // allocatable (the AWS model in allocatable.go: VM memory overhead, kube-reserved CPU and memory,
 // eviction thresholds, ENI-limited pod density, maxPods, podsPerCore and reserved overrides) and
-// offerings (zone × capacity type × price × availability, minus Input.Unavailable).
+// offerings (zone and its id × capacity type × price × availability, minus Input.Unavailable). As in
+// Karpenter, an instance type requires absent every AWS instance label it lacks (typerequirements.go),
+// so a requirement on hardware it does not have rules it out.
 //
 // # Algorithm
 //

@@ -25,12 +25,12 @@ func (s *solver) finalize(cl *claim) (ClaimPlan, bool) {
 	if s.res != nil {
 		launchReqs, options = s.settleReservation(cl, options)
 	}
-	// Order by the price the claim would pay: its zone, capacity-type and reservation requirements
+	// Order by the price the claim would pay: its zone, zone-id, capacity-type and reservation requirements
 	// may rule out the pool's cheapest offerings.
 	prices := make(map[*candidate]float64, len(options))
 	for _, o := range options {
 		prices[o] = o.price
-		if s.res != nil || cl.reqs.Has(LabelZone) || cl.reqs.Has(LabelCapacityType) {
+		if s.res != nil || cl.reqs.Has(LabelZone) || cl.reqs.Has(LabelZoneID) || cl.reqs.Has(LabelCapacityType) {
 			prices[o] = o.it.cheapestPrice(launchReqs, ps.unavailable)
 		}
 	}

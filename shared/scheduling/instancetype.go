@@ -13,7 +13,9 @@ const MaxInstanceTypeOptions = 60
 type InstanceType struct {
 	Name string
 	// Requirements are the labels a node of this type carries, as requirements: instance-type, arch,
-	// os, the AWS instance labels, and zone and capacity-type In the values of its offerings.
+	// os, region when known, the AWS instance labels, and zone, zone-id (when known) and capacity-type
+	// In the values of its offerings. The instance-describing labels a type lacks are required absent
+	// (DoesNotExist; see addAbsentKeys), so a requirement on them rules the type out.
 	Requirements Requirements
 	// Capacity is what the machine has; Allocatable is what pods can request (capacity minus kube and
 	// system reservations and eviction thresholds).
@@ -23,7 +25,8 @@ type InstanceType struct {
 }
 
 // NewInstanceType builds an instance type from its labels, capacity, allocatable and offerings, adding
-// the instance-type label and zone and capacity-type requirements derived from the offerings.
+// the instance-type label, zone, zone-id and capacity-type requirements derived from the offerings, and
+// DoesNotExist for the AWS instance labels it lacks (addAbsentKeys).
 func NewInstanceType(name string, labels map[string]string, capacity, allocatable Resources, offerings []Offering) *InstanceType {
 	reqs := RequirementsFromLabels(labels)
 	reqs.Add(&Requirement{Key: LabelInstanceType, values: []string{name}})
@@ -33,13 +36,15 @@ func NewInstanceType(name string, labels map[string]string, capacity, allocatabl
 		cts = append(cts, o.CapacityType)
 	}
 	reqs.Add(&Requirement{Key: LabelZone, values: sortedUnique(zones)}, &Requirement{Key: LabelCapacityType, values: sortedUnique(cts)})
+	addAbsentKeys(reqs, labels, offerings)
 	return &InstanceType{Name: name, Requirements: reqs, Capacity: capacity, Allocatable: allocatable, Offerings: slices.Clone(offerings)}
 }
 
 // HasAvailableOffering reports whether some offering compatible with reqs is available.
 func (it *InstanceType) HasAvailableOffering(reqs Requirements, unavailable UnavailableOfferings) bool {
+	r := offeringReqsOf(reqs)
 	for i := range it.Offerings {
-		if it.compatibleOffering(&it.Offerings[i], reqs, unavailable) {
+		if it.offeringAllowed(&it.Offerings[i], r, unavailable) {
 			return true
 		}
 	}

@@ -8,7 +8,10 @@ import (
 
 // Offering is one way to buy an instance type: a zone and capacity type at a price per hour.
 type Offering struct {
-	Zone         string  `json:"zone"`
+	Zone string `json:"zone"`
+	// ZoneID is the zone's id (topology.k8s.aws/zone-id, e.g. usw2-az1), "" when unknown (a catalog
+	// file written without it): a zone-id requirement then does not rule the offering out.
+	ZoneID       string  `json:"zoneID,omitempty"`
 	CapacityType string  `json:"capacityType"`
 	Price        float64 `json:"price"`
 	Available    bool    `json:"available"`
@@ -57,25 +60,44 @@ func CompareCapacityTypes(a, b string) int {
 	return cmp.Or(cmp.Compare(capacityTypeRank(a), capacityTypeRank(b)), cmp.Compare(a, b))
 }
 
-// compatibleOffering reports whether o can be used under reqs (zone, capacity type and reservation
-// allowed) and is available; a reserved offering also needs a reservation with room (usableReservation).
+// offeringReqs are the requirements an offering is checked against, looked up once per instance type
+// rather than once per offering.
+type offeringReqs struct {
+	zone, zoneID, capacityType, reservationID *Requirement
+}
+
+func offeringReqsOf(reqs Requirements) offeringReqs {
+	return offeringReqs{zone: reqs[LabelZone], zoneID: reqs[LabelZoneID], capacityType: reqs[LabelCapacityType],
+		reservationID: reqs[LabelCapacityReservationID]}
+}
+
+// compatibleOffering reports whether o can be used under reqs (zone, zone id, capacity type and
+// reservation allowed) and is available; a reserved offering also needs a reservation with room
+// (usableReservation).
 func (it *InstanceType) compatibleOffering(o *Offering, reqs Requirements, unavailable UnavailableOfferings) bool {
+	return it.offeringAllowed(o, offeringReqsOf(reqs), unavailable)
+}
+
+// offeringAllowed is compatibleOffering with the requirements looked up. An offering whose zone id is
+// unknown is not ruled out by a zone-id requirement.
+func (it *InstanceType) offeringAllowed(o *Offering, r offeringReqs, unavailable UnavailableOfferings) bool {
 	if !o.Available || (len(unavailable) > 0 && unavailable.Has(OfferingKey{it.Name, o.Zone, o.CapacityType})) {
 		return false
 	}
 	if o.CapacityType == CapacityTypeReserved && !usableReservation(o) {
 		return false
 	}
-	if z, ok := reqs[LabelZone]; ok && !z.Has(o.Zone) {
+	if r.zone != nil && !r.zone.Has(o.Zone) {
 		return false
 	}
-	if c, ok := reqs[LabelCapacityType]; ok && !c.Has(o.CapacityType) {
+	if r.zoneID != nil && o.ZoneID != "" && !r.zoneID.Has(o.ZoneID) {
 		return false
 	}
-	if o.ReservationID != "" {
-		if r, ok := reqs[LabelCapacityReservationID]; ok && !r.Has(o.ReservationID) {
-			return false
-		}
+	if r.capacityType != nil && !r.capacityType.Has(o.CapacityType) {
+		return false
+	}
+	if o.ReservationID != "" && r.reservationID != nil && !r.reservationID.Has(o.ReservationID) {
+		return false
 	}
 	return true
 }
@@ -90,9 +112,10 @@ func usableReservation(o *Offering) bool {
 // type precedence then zone; ok is false when there is none.
 func (it *InstanceType) CheapestOffering(reqs Requirements, unavailable UnavailableOfferings) (Offering, bool) {
 	best, found := Offering{}, false
+	r := offeringReqsOf(reqs)
 	for i := range it.Offerings {
 		o := &it.Offerings[i]
-		if !it.compatibleOffering(o, reqs, unavailable) {
+		if !it.offeringAllowed(o, r, unavailable) {
 			continue
 		}
 		if !found || o.Price < best.Price || (o.Price == best.Price && cmp.Or(CompareCapacityTypes(o.CapacityType, best.CapacityType), cmp.Compare(o.Zone, best.Zone)) < 0) {
@@ -106,9 +129,10 @@ func (it *InstanceType) CheapestOffering(reqs Requirements, unavailable Unavaila
 // compatible available offerings (reserved, then spot, then on-demand), and within it the cheapest.
 func (it *InstanceType) LaunchOffering(reqs Requirements, unavailable UnavailableOfferings) (Offering, bool) {
 	best, found := Offering{}, false
+	r := offeringReqsOf(reqs)
 	for i := range it.Offerings {
 		o := &it.Offerings[i]
-		if !it.compatibleOffering(o, reqs, unavailable) {
+		if !it.offeringAllowed(o, r, unavailable) {
 			continue
 		}
 		if !found {

@@ -142,7 +142,7 @@ func (t *topology) domainOptions(ct *classTopology, key string, candidates []str
 		return n
 	}
 	price := func(string) float64 { return 0 }
-	if key != LabelZone {
+	if key != LabelZone && key != LabelZoneID {
 		// Zones usually price alike; other keys (capacity type, instance family) do not.
 		prices := t.prices[key]
 		price = func(d string) float64 { return prices[d] }
@@ -301,15 +301,20 @@ func poolDomainPrices(pools []*poolState, key string, admit func([]corev1.Taint)
 		poolReq := ps.reqs[key]
 		for _, c := range ps.candidates {
 			switch key {
-			case LabelZone, LabelCapacityType:
+			case LabelZone, LabelZoneID, LabelCapacityType:
+				// Offering keys: the domains are those of the available offerings.
 				for i := range c.it.Offerings {
 					o := &c.it.Offerings[i]
-					if c.it.compatibleOffering(o, ps.reqs, ps.unavailable) {
-						if key == LabelZone {
-							note(o.Zone, o.Price)
-						} else {
-							note(o.CapacityType, o.Price)
-						}
+					if !c.it.compatibleOffering(o, ps.reqs, ps.unavailable) {
+						continue
+					}
+					switch {
+					case key == LabelZone:
+						note(o.Zone, o.Price)
+					case key == LabelCapacityType:
+						note(o.CapacityType, o.Price)
+					case o.ZoneID != "": // zone ids unknown (an old catalog file): no domain
+						note(o.ZoneID, o.Price)
 					}
 				}
 			default:
