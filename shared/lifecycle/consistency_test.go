@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -74,19 +73,6 @@ func TestShapeIssues(t *testing.T) {
 	}
 }
 
-// publishedEvents records Events.
-type publishedEvents struct {
-	mu     sync.Mutex
-	events []kube.Event
-}
-
-func (p *publishedEvents) Publish(_ context.Context, e kube.Event) (bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.events = append(p.events, e)
-	return true, nil
-}
-
 // A Node that initializes with less memory than its instance type promised gets FailedConsistencyCheck,
 // on the Node and on its NodeClaim, as Karpenter's consistency check publishes it; one as promised gets
 // none.
@@ -103,7 +89,7 @@ func TestInitializedNodeOfTheWrongShapeFailsTheConsistencyCheck(t *testing.T) {
 			n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
 			r.nodes = listedNodes{n}
 			r.instances.list = []instance.Instance{{ID: "i-0s", Tags: map[string]string{instance.TagNodeClaim: c.Name}}}
-			events := &publishedEvents{}
+			events := &recEvents{}
 			runner := NewRunner(RunnerConfig{}, RunnerDeps{Store: r.store, Nodes: r.nodes, NodeActions: r.writer,
 				Instances: r.instances, Terminations: r.queue, Events: events, Now: func() time.Time { return r.now }})
 			rep, err := runner.Run(context.Background(), "run-1")
