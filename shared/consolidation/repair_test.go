@@ -18,9 +18,9 @@ func repairRequest() *state.DisruptionRequest {
 		Unhealthy: &state.UnhealthyCondition{Type: "Ready", Status: "False", Since: start.Add(-31 * time.Minute), Toleration: 30 * time.Minute}}
 }
 
-// Node repair's request disrupts the node for the reason Unhealthy, whatever the budget (0 here):
-// replacement capacity first, and the node handed over once it is up.
-func TestRepairRequestReplacesTheNodeFirstForTheReasonUnhealthy(t *testing.T) {
+// repairFixture has two nodes under a zero budget, each with a pod that fits nowhere else, and node
+// repair's request on claim-sick; a run takes one command.
+func repairFixture(t *testing.T) *fixture {
 	f := newFixture(t, "0")
 	f.node("sick", "medium", "3")
 	f.node("busy", "medium", "3")
@@ -28,6 +28,13 @@ func TestRepairRequestReplacesTheNodeFirstForTheReasonUnhealthy(t *testing.T) {
 	c.DisruptionRequest = repairRequest()
 	f.store.setClaim(c)
 	f.runner.cfg.MaxCommands = 1
+	return f
+}
+
+// Node repair's request disrupts the node for the reason Unhealthy, whatever the budget (0 here):
+// replacement capacity first, and the node handed over once it is up.
+func TestRepairRequestReplacesTheNodeFirstForTheReasonUnhealthy(t *testing.T) {
+	f := repairFixture(t)
 	rep := f.run()
 
 	require.Len(t, rep.Commands, 1)
@@ -46,13 +53,7 @@ func TestRepairRequestReplacesTheNodeFirstForTheReasonUnhealthy(t *testing.T) {
 
 // A repair does not wait forever behind a replacement that cannot launch: the node is drained anyway.
 func TestRepairDrainsTheNodeWhenItsReplacementFails(t *testing.T) {
-	f := newFixture(t, "0")
-	f.node("sick", "medium", "3")
-	f.node("busy", "medium", "3")
-	c := f.store.claim("claim-sick")
-	c.DisruptionRequest = repairRequest()
-	f.store.setClaim(c)
-	f.runner.cfg.MaxCommands = 1
+	f := repairFixture(t)
 	f.launch.launchErr = errors.New("InsufficientInstanceCapacity")
 	f.run()
 	assert.Equal(t, map[string]string{"claim-sick": "Unhealthy"}, f.terms.claims())
