@@ -147,8 +147,8 @@ func throttleAlarm(c constructs.Construct, cluster string, f NamedFunction) awsc
 	if f.Name == "Webhook" {
 		periods, datapoints = 1, 1
 		description = fmt.Sprintf("Nodewright %s: the webhook was throttled. The API server let those pods through "+
-			"(failurePolicy Ignore) and logged the failure, which can include the webhook's URL and its token: rotate the token (README, section Rotating "+
-			"the webhook token), and look for a flood of calls to the Function URL.", cluster)
+			"(failurePolicy Ignore) and logged the failure, which can include the webhook's URL and its token: rotate the token (infra/README.md, section "+
+			"Rotating the webhook token), and look for a flood of calls to the Function URL.", cluster)
 	}
 	return awscloudwatch.NewAlarm(c, jsii.String(f.Name+"Throttles"), &awscloudwatch.AlarmProps{
 		Metric: f.Function.MetricThrottles(&awscloudwatch.MetricOptions{Statistic: jsii.String(statSum),

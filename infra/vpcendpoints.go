@@ -25,7 +25,7 @@ type endpointService struct {
 // presigned GetCallerIdentity URL that the API server, not the function, sends to STS), CloudWatch Logs
 // (Lambda delivers the functions' logs and EMF metrics itself), Secrets Manager (only the webhook reads
 // it, outside the VPC). The Pricing API has no endpoint in most regions: isolatedVPC keeps the functions
-// off it. IAM has no endpoint at all (see the README: EC2NodeClasses name an instanceProfile there).
+// off it. IAM has no endpoint at all (see infra/README.md: EC2NodeClasses name an instanceProfile there).
 var endpointServices = []endpointService{
 	{"ec2", true}, {"sqs", true}, {"ssm", true}, {"eks", true}, {"dynamodb", false},
 }

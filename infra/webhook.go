@@ -45,7 +45,7 @@ func NewWebhook(scope constructs.Construct, id, cluster, functionsDir string, si
 	cdknag.NagSuppressions_AddResourceSuppressions(token, &[]*cdknag.NagPackSuppression{{
 		Id: jsii.String("AwsSolutions-SMG4"),
 		Reason: jsii.String("The token is part of the webhook URL registered in the cluster's ValidatingWebhookConfiguration, " +
-			"which a rotation Lambda cannot re-register. The operator rotates it (README, 'Rotating the webhook token'): " +
+			"which a rotation Lambda cannot re-register. The operator rotates it (infra/README.md, 'Rotating the webhook token'): " +
 			"PutSecretValue with a new token; the webhook function follows within seconds and accepts the new (AWSCURRENT) " +
 			"and the old (AWSPREVIOUS) token for an hour after the new version's creation; within that hour the operator " +
 			"re-applies `nodewright manifests` with the new URL."),

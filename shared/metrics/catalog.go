@@ -136,7 +136,7 @@ var Catalog = map[string]Spec{
 }
 
 // Renamed maps each name written before issue #27 to its name now (dimensions went from ClusterName,
-// NodePool, ... to cluster, nodepool, ... at the same time). The README's migration table lists it.
+// NodePool, ... to cluster, nodepool, ... at the same time). infra/README.md's migration table (section Metrics) lists it.
 var Renamed = map[string]string{
 	"provisioner_pending_pods":           SchedulerQueueDepth,
 	"provisioner_unschedulable_pods":     SchedulerUnschedulablePods,

@@ -51,7 +51,7 @@ var timeouts = map[string]time.Duration{
 	Webhook:      5 * time.Second,
 }
 
-// tiers are the measured tiers (README, "Performance at scale"), smallest first. The first is what the
+// tiers are the measured tiers (shared/scalebench/README.md, "Performance at scale"), smallest first. The first is what the
 // functions had before sizing existed, and stays the default.
 var tiers = []tier{
 	{pods: 30_000, memory: map[string]int{Provisioner: 1024, Disruption: 2048, Lifecycle: 512, Termination: 512, Interruption: 512, Webhook: 256}},
