@@ -111,7 +111,7 @@ func disruptInput(f planFlags, objs apis.Objects, in *scheduling.Input, warn fun
 			InstanceType: labels[scheduling.LabelInstanceType], Zone: labels[scheduling.LabelZone],
 			CapacityType: labels[scheduling.LabelCapacityType],
 			Allocatable:  en.Allocatable, Capacity: en.Capacity,
-			// LaunchedAt and LastPodEvent stay zero: no pod event history, so "long ago".
+			// InitializedAt, LaunchedAt and LastPodEvent stay zero: no history, so "long ago".
 		}
 		pool := labels[scheduling.LabelNodePool]
 		switch {

@@ -391,6 +391,30 @@ func TestReplacementNodesCarryTheirLaunchTime(t *testing.T) {
 	assert.Equal(t, "claim-r", w.input.Nodes[0].Claim)
 }
 
+// consolidateAfter counts from the claim's initialization, which the lifecycle stamps on the claim:
+// the engine gets it with the node (and the launch time, which stands in when it is missing).
+func TestNodesCarryTheirClaimsInitializationTime(t *testing.T) {
+	f := newFixture(t, "100%")
+	f.node("n", "medium", "1")
+	f.node("old", "medium", "1")
+	c := f.store.claim("claim-old")
+	c.InitializedAt = nil // a claim initialized before the time was recorded
+	f.store.setClaim(c)
+	w := f.runner.read(context.Background(), nil, nil)
+	require.Empty(t, w.input.Incomplete)
+	require.Len(t, w.input.Nodes, 2)
+	byName := map[string]disruption.Node{}
+	for _, n := range w.input.Nodes {
+		byName[n.Name()] = n
+	}
+	claim := f.store.claim("claim-n")
+	require.NotNil(t, claim.InitializedAt)
+	assert.Equal(t, *claim.InitializedAt, byName["n"].InitializedAt)
+	assert.Equal(t, *claim.LaunchedAt, byName["n"].LaunchedAt)
+	assert.True(t, byName["old"].InitializedAt.IsZero())
+	assert.Equal(t, *c.LaunchedAt, byName["old"].LaunchedAt)
+}
+
 // A pod leaving a node is dated by the run that first sees it gone; a node seen for the first time (a
 // cold start cannot know what left it before) counts as changed then, never as quiet since its pods came.
 func TestPodRemovalIsDatedByTheRunThatSeesIt(t *testing.T) {

@@ -181,6 +181,10 @@ func (r *Runner) fill(w *world, pools []disruption.NodePool, prev *world) {
 			node.CapacityType = firstOf(c.CapacityType, n.Labels[scheduling.LabelCapacityType])
 			node.Price = c.PricePerHour
 			node.LaunchedAt = launchedAt(c, n)
+			if c.InitializedAt != nil {
+				// Set by the lifecycle when it initializes the claim: consolidateAfter counts from it.
+				node.InitializedAt = *c.InitializedAt
+			}
 			if len(c.Replaces) > 0 {
 				node.ReplacementLaunchedAt = node.LaunchedAt
 			}

@@ -50,8 +50,26 @@ func (c *candidate) drifted() bool { return c.node.Drifted != "" }
 
 func (c *candidate) name() string { return c.node.Name() }
 
-// empty reports whether nothing has to move off the node.
-func (c *candidate) empty() bool { return len(c.pods) == 0 }
+// empty reports whether the node is empty as Karpenter counts it (its IsEmpty): moving its pods
+// adds nothing to the node's base disruption cost, so it holds no reschedulable pod or only pods
+// whose eviction cost is zero or less (a pod-deletion-cost or priority low enough, cost.go). Such
+// pods are drained with the node, like any other; nothing is launched for them first.
+func (c *candidate) empty() bool { return c.cost <= baseDisruptionCost }
+
+// noPods reports whether no reschedulable pod is left on the node: drift's "empty first", which
+// Karpenter decides by this and not by empty's cost.
+func (c *candidate) noPods() bool { return len(c.pods) == 0 }
+
+// freePods counts the candidate's pods whose eviction costs nothing (EvictionCost ≤ 0).
+func (c *candidate) freePods() int {
+	n := 0
+	for _, p := range c.pods {
+		if EvictionCost(p) <= 0 {
+			n++
+		}
+	}
+	return n
+}
 
 // findCandidates returns the nodes consolidation may remove, in consolidation order (price per
 // disruption cost, highest first), and a reason for each other node.
@@ -166,12 +184,8 @@ func consolidationBlock(now time.Time, c *candidate) string {
 	if pool.ConsolidateAfter == nil {
 		return fmt.Sprintf("NodePool %s has consolidateAfter Never", pool.Name())
 	}
-	since := n.LaunchedAt
-	if n.LastPodEvent.After(since) {
-		since = n.LastPodEvent
-	}
-	if at := since.Add(*pool.ConsolidateAfter); now.Before(at) {
-		return fmt.Sprintf("consolidateAfter %s has not passed since the last pod change; consolidatable at %s", *pool.ConsolidateAfter, at.UTC().Format(time.RFC3339))
+	if at := settledSince(n).Add(*pool.ConsolidateAfter); now.Before(at) {
+		return fmt.Sprintf("consolidateAfter %s has not passed since the node initialized or its pods last changed; consolidatable at %s", *pool.ConsolidateAfter, at.UTC().Format(time.RFC3339))
 	}
 	if !c.empty() {
 		switch pool.Policy {
@@ -189,6 +203,32 @@ func consolidationBlock(now time.Time, c *candidate) string {
 		c.noReplace = true
 	}
 	return ""
+}
+
+// settledSince is when consolidateAfter starts counting for n: the later of its initialization
+// (its launch when that is unknown) and its last pod event. Karpenter counts from the last pod
+// event when there is one, else from initialization; taking the later never makes a node
+// consolidatable sooner than Karpenter would, and differs only for pods bound before the node
+// finished initializing.
+func settledSince(n *Node) time.Time {
+	since := n.InitializedAt
+	if since.IsZero() {
+		since = n.LaunchedAt
+	}
+	if n.LastPodEvent.After(since) {
+		since = n.LastPodEvent
+	}
+	return since
+}
+
+// settling reports whether n is an initialized node still inside its pool's consolidateAfter at
+// now (Karpenter's IsUnderConsolidateAfter): consolidation moves no candidate's pod onto it. A
+// consolidateAfter of Never or 0 has no window.
+func settling(now time.Time, n *Node, pool NodePool) bool {
+	if !n.Initialized || pool.ConsolidateAfter == nil || *pool.ConsolidateAfter <= 0 {
+		return false
+	}
+	return now.Before(settledSince(n).Add(*pool.ConsolidateAfter))
 }
 
 // isDisrupting reports whether the node is already on its way out.

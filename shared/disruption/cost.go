@@ -23,10 +23,14 @@ func EvictionCost(pod *corev1.Pod) float64 {
 	return min(max(cost, -10), 10)
 }
 
+// baseDisruptionCost is what disrupting a node costs with no pod to move (Karpenter's
+// PerNodeBaseDisruptionCost); a node whose RescheduleDisruptionCost is no more is empty.
+const baseDisruptionCost = 1.0
+
 // RescheduleDisruptionCost is the cost of moving pods elsewhere: 1 plus the sum of their positive
 // eviction costs.
 func RescheduleDisruptionCost(pods []*corev1.Pod) float64 {
-	cost := 1.0
+	cost := baseDisruptionCost
 	for _, p := range pods {
 		cost += max(0, EvictionCost(p))
 	}

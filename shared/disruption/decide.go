@@ -167,7 +167,16 @@ func (e *engine) emptiness(cands []*candidate, b *budgets, blocked map[string]Ke
 	for _, c := range chosen {
 		cmd.SavingsPerHour += c.node.Price
 	}
-	cmd.Why = fmt.Sprintf("Deleting %s: no pods to move; saves $%.4f/h.", nodeList(chosen), cmd.SavingsPerHour)
+	free := 0
+	for _, c := range chosen {
+		free += c.freePods()
+	}
+	if free == 0 {
+		cmd.Why = fmt.Sprintf("Deleting %s: no pods to move; saves $%.4f/h.", nodeList(chosen), cmd.SavingsPerHour)
+	} else {
+		cmd.Why = fmt.Sprintf("Deleting %s: empty but for %d pods whose eviction costs nothing (pod-deletion-cost or priority), drained with them; saves $%.4f/h.",
+			nodeList(chosen), free, cmd.SavingsPerHour)
+	}
 	return cmd
 }
 

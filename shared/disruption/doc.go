@@ -26,11 +26,20 @@
 //     more than one PDB is blocked; unready pods pass under unhealthyPodEvictionPolicy AlwaysAllow);
 //     drift of a claim with a terminationGracePeriod (Node.TerminationGracePeriod) goes past those
 //     pod-level blockers, as Karpenter's eventual disruption does (consolidation never does),
-//     consolidateAfter passed since the later of launch and the last pod event (nil means Never),
-//     and for nodes with pods to move: policy WhenEmptyOrUnderutilized, a known offering and
-//     price, and no pod the scheduler refuses outright (scheduling.ValidatePod). Every other node
-//     gets a Kept reason. DaemonSet and mirror pods never count and never
-//     move. Candidates are ordered by price / RescheduleDisruptionCost, highest first (cost.go).
+//     consolidateAfter passed since the later of the claim's initialization (Node.InitializedAt;
+//     its launch when unknown) and the last pod event (nil means Never; Karpenter counts from the
+//     last pod event when there is one, else from initialization, so the later never frees a node
+//     sooner), and for nodes that are not empty: policy WhenEmptyOrUnderutilized, a known offering
+//     and price, and no pod the scheduler refuses outright (scheduling.ValidatePod). Every other
+//     node gets a Kept reason. DaemonSet and mirror pods never count and never move. Candidates are
+//     ordered by price / RescheduleDisruptionCost, highest first (cost.go).
+//   - Empty, as Karpenter counts it: RescheduleDisruptionCost ≤ 1, so a node holding only pods
+//     whose eviction cost is zero or less (pod-deletion-cost ≤ -2^27 or priority ≤ -2^25 for a pod
+//     with nothing else) is empty. The Empty method deletes it under either policy, without a
+//     simulation; the termination flow drains those pods like any other, and nothing is launched
+//     for them first. Consolidation (multi-node, single-node) takes only nodes that are not empty.
+//     Drift's "empty first" counts nodes with no reschedulable pod at all, as Karpenter's drift
+//     does.
 //   - Budgets (budget.go): AllowedDisruptions with cron schedules read in UTC, durations, reasons,
 //     percentages rounded up, malformed budgets allowing 0, nodes already disrupting (or not Ready)
 //     subtracted; nil budgets mean the default 10%. Budgets hold per pool and reason while a command
@@ -64,7 +73,11 @@
 //     pending pods and the pods of disrupting nodes to place; valid iff every candidate pod lands on
 //     an initialized node or a new claim. When nothing but candidate pods is placed, a node that is
 //     not initialized keeps its pods but takes none (closeNode), so they go to a replacement
-//     instead of making the command invalid as in Karpenter.
+//     instead of making the command invalid as in Karpenter. An initialized node still inside its
+//     own pool's consolidateAfter (settling, candidate.go) takes none of the candidates' pods,
+//     which go elsewhere or to a replacement; pending pods and pods of disrupting nodes may still
+//     land there (Karpenter's consolidation simulation; scheduling.SolveJob.Settling). Drift and
+//     forceful removal place pods on such nodes as on any other.
 //     Replacement price rule (replace.go): options keep types whose worst price in the launch's
 //     capacity type is below the candidates' total (for n replacements, below each one's price
 //     plus 1/n of the saving, so any launch saves money); a
@@ -104,8 +117,7 @@
 // # Not implemented
 //
 // Drift detection itself (the caller sets Node.Drifted; see shared/drift), static pools, the Balanced policy (its nodes are kept when they have pods),
-// nomination windows, destinations still inside their
-// own consolidateAfter, the consolidated-state memo, round-robin of pools in single-node, the
-// 1-minute / 3-minute method timeouts (use Options.TimeLeft) and Karpenter's empty-means-cost≤1 rule
-// (here a node is empty only when no reschedulable pod is left on it).
+// nomination windows, the consolidated-state memo, round-robin of pools in single-node and the
+// 1-minute / 3-minute method timeouts (use Options.TimeLeft). Sequence records no pod events and
+// no initialization time for the nodes it launches, so they never settle within a sequence.
 package disruption

@@ -147,10 +147,12 @@ type Node struct {
 	Zone         string
 	CapacityType string
 	Price        float64
-	// LaunchedAt is when the claim launched; LastPodEvent is when a pod was last bound to or removed
-	// from the node (zero: none since launch). consolidateAfter counts from the later of the two.
-	LaunchedAt   time.Time
-	LastPodEvent time.Time
+	// InitializedAt is when the claim was initialized (zero: unknown; LaunchedAt, when the claim
+	// launched, stands in for it). LastPodEvent is when a pod was last bound to or removed from the
+	// node (zero: none since). consolidateAfter counts from the later of the two (settledSince).
+	InitializedAt time.Time
+	LaunchedAt    time.Time
+	LastPodEvent  time.Time
 	// ReplacementLaunchedAt is set when the node was launched to replace consolidated nodes.
 	ReplacementLaunchedAt time.Time
 	// Drifted is the drift kind of the node's claim (Karpenter's Drifted condition reason, "" when the

@@ -33,6 +33,9 @@ func newPruner(e *engine) *pruner {
 		if !n.Initialized {
 			continue // a pod moved there makes the command invalid anyway
 		}
+		if e.settling[n.Node.Name] {
+			continue // inside its consolidateAfter: takes no candidate's pod
+		}
 		alloc := scheduling.ResourcesFromList(n.Node.Status.Allocatable)
 		if alloc.IsZero() {
 			alloc = n.Allocatable

@@ -87,7 +87,7 @@ func (e *engine) drift(cands []*candidate, b *budgets, blocked map[string]Kept) 
 	})
 	var empty []*candidate
 	for _, c := range drifted {
-		if !c.empty() {
+		if !c.noPods() {
 			continue
 		}
 		if b.left(c.pool.Name(), ReasonDrifted) == 0 {

@@ -302,8 +302,9 @@ func (s *sequencer) nextName() string {
 // replacementNode is the node a replacement claim becomes: its offering's labels (the pool's, the
 // instance type's, the claim's single-valued requirements, its zone and capacity type), the pool's
 // taints, the instance type's allocatable and the claim's price. It is not initialized yet. Its
-// LaunchedAt is left zero, as pod events are not recorded (see Sequence): only the churn guard,
-// through ReplacementLaunchedAt, holds it back.
+// InitializedAt and LaunchedAt are left zero, as pod events are not recorded (see Sequence): only
+// the churn guard, through ReplacementLaunchedAt, holds it back, and once initialized it is never
+// settling (it takes candidates' pods at once, where a real one would wait out consolidateAfter).
 func (s *sequencer) replacementNode(cp scheduling.ClaimPlan, now time.Time) Node {
 	labels := map[string]string{}
 	var pool *NodePool

@@ -26,8 +26,14 @@ type engine struct {
 	compact      []scheduling.ExistingNode
 	// alwaysMoving are the pending pods and the pods of disrupting nodes, simulated every time.
 	alwaysMoving []*corev1.Pod
-	catalogs     map[string]map[string]*scheduling.InstanceType
-	prune        *pruner
+	// settling are the destinations still inside their own consolidateAfter (settling): a
+	// consolidation's simulation moves none of the candidates' pods there, as Karpenter's does
+	// not, though the pods in exempt (alwaysMoving) may go there. Drift and forceful removal do not
+	// hold them back.
+	settling map[string]bool
+	exempt   map[*corev1.Pod]bool
+	catalogs map[string]map[string]*scheduling.InstanceType
+	prune    *pruner
 	// prep is the destinations read once by the scheduler for every simulation of the run
 	// (prepared).
 	prep      *scheduling.Prepared
@@ -65,8 +71,20 @@ func newEngine(in *Input) *engine {
 			Node: n.Node, Pods: n.Pods, NodePool: n.NodePool, Initialized: n.Initialized,
 			Allocatable: n.Allocatable, Capacity: n.Capacity,
 		})
+		if pool, ok := e.pools[n.NodePool]; ok && settling(in.Now, n, pool) {
+			if e.settling == nil {
+				e.settling = map[string]bool{}
+			}
+			e.settling[n.Name()] = true
+		}
 	}
 	e.alwaysMoving = append(sortedPods(in.PendingPods), disruptingPods...)
+	if e.settling != nil {
+		e.exempt = make(map[*corev1.Pod]bool, len(e.alwaysMoving))
+		for _, p := range e.alwaysMoving {
+			e.exempt[p] = true
+		}
+	}
 	if len(e.alwaysMoving) == 0 {
 		// Replacements of the current Sequence tick take no pod but their own (memo.go), and no node
 		// that is not up takes a candidate's pod: a command may not count on capacity that is not
@@ -161,7 +179,8 @@ func maxReplacements(n int) int { return max(1, n-1) }
 // every other node and new claims, and says whether the candidates can be deleted (no new claim)
 // or replaced (at most maxReplacements new claims, together cheaper than the candidates). A
 // candidate pod that cannot be placed, or that would land on a node or claim not initialized yet,
-// makes it invalid.
+// makes it invalid. No candidate pod goes to a node still inside its own consolidateAfter
+// (engine.settling).
 func (e *engine) simulate(cands []*candidate) outcome {
 	return e.simulateAll([][]*candidate{cands})[0]
 }
@@ -177,7 +196,7 @@ func (e *engine) simulateAll(sets [][]*candidate) []outcome {
 	for i, cands := range sets {
 		removed := make(map[string]bool, len(cands))
 		jobs[i].Pods, moving[i] = e.moving(cands, removed)
-		jobs[i].LeaveOut = removed
+		jobs[i].LeaveOut, jobs[i].Settling, jobs[i].Exempt = removed, e.settling, e.exempt
 	}
 	results := e.prepared().SolveAll(jobs)
 	out := make([]outcome, len(sets))

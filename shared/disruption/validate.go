@@ -60,10 +60,10 @@ func Validate(cmd Command, fresh Input) error {
 		case c.node.Claim != n.Claim:
 			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s now belongs to claim %s, not %s", n.Name, c.node.Claim, n.Claim)}
 		case cmd.Reason == ReasonEmpty && !c.empty():
-			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer empty (%d pods would have to move)", n.Name, len(c.pods))}
+			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer empty (%d pods whose eviction has a cost would have to move)", n.Name, len(c.pods)-c.freePods())}
 		case cmd.Reason == ReasonDrifted && !c.drifted():
 			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer drifted", n.Name)}
-		case emptyDrift(cmd) && !c.empty():
+		case emptyDrift(cmd) && !c.noPods():
 			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer empty (%d pods would have to move)", n.Name, len(c.pods))}
 		case cmd.Reason != ReasonDrifted && !c.consolidatable():
 			return &ValidationError{ValidationCandidate, fmt.Sprintf("node %s is no longer a candidate: %s", n.Name, c.unconsolidatable)}

@@ -52,6 +52,9 @@ type nodeSlot struct {
 	attachLimits []driverLimit
 	attached     []attachment
 	placed       []*corev1.Pod
+	// settling is set for a node that takes no pod of a class kept off settling nodes
+	// (SolveJob.Settling).
+	settling bool
 }
 
 // newNodeSlot reads a node for the solver. vols, when not nil, gives the node's CSI volume limits
@@ -150,6 +153,8 @@ func (s *nodeSlot) canAdd(c *podClass, step *classStep, pod *corev1.Pod) (Constr
 		return con, fmt.Sprintf("node %s: %v", s.name, compatibleStrict(s.reqs, step.Requirements))
 	case ConstraintVolumeLimit:
 		return con, s.attachRefusal(c.attach[pod])
+	case ConstraintConsolidateAfter:
+		return con, fmt.Sprintf("node %s: still inside its NodePool's consolidateAfter, it takes no pod of the nodes being consolidated", s.name)
 	default:
 		return con, fmt.Sprintf("node %s: not enough %v", s.name, c.requests.Exceeding(s.available))
 	}
@@ -166,6 +171,9 @@ func (s *nodeSlot) admits(c *podClass, step *classStep, pod *corev1.Pod) bool {
 // fits is canAdd without the text: the first constraint that keeps the pod off, in canAdd's order.
 // Only the CSI volume limits depend on the pod rather than its class (its own claims).
 func (s *nodeSlot) fits(c *podClass, step *classStep, pod *corev1.Pod) Constraint {
+	if s.settling && c.offSettling {
+		return ConstraintConsolidateAfter
+	}
 	if err := Tolerates(c.tols, s.taints, !step.TolerateAllPreferNoSchedule); err != nil {
 		return ConstraintTaint
 	}

@@ -27,6 +27,9 @@ type podClass struct {
 	// attach are the CSI attachments of the pods that have any, when some node limits them
 	// (volumelimits.go).
 	attach map[*corev1.Pod][]attachment
+	// offSettling is set for pods settling nodes do not take (SolveJob.Settling): they never share a
+	// class with pods that settling nodes take, so what one pod of a class is refused holds for all.
+	offSettling bool
 }
 
 // classStep is one relaxation step with a signature that identifies its requirements, the topology
@@ -80,9 +83,11 @@ func comparePods(a, b *corev1.Pod) int {
 // buildClasses groups pods into classes and orders them largest first (CPU, then memory), as
 // first-fit-decreasing needs, with a deterministic tie-break independent of input order.
 // keys, when not nil, memoizes what buildClasses derives from a pod alone (a Prepared's solves
-// place the same pod objects again and again).
-func buildClasses(pods []*corev1.Pod, vols *volumeIndex, preferNoSchedule, ignorePreferences bool, keys *podKeys) []*podClass {
+// place the same pod objects again and again). keptOff, when not nil, tells the pods settling nodes
+// do not take; they form classes of their own.
+func buildClasses(pods []*corev1.Pod, vols *volumeIndex, preferNoSchedule, ignorePreferences bool, keys *podKeys, keptOff func(*corev1.Pod) bool) []*podClass {
 	byKey := map[string]*podClass{}
+	var offKey map[string]*podClass // the classes of pods kept off settling nodes, by key
 	for _, pod := range pods {
 		req, key := keys.of(pod)
 		var volumeReqs []Requirements
@@ -97,24 +102,45 @@ func buildClasses(pods []*corev1.Pod, vols *volumeIndex, preferNoSchedule, ignor
 				key += "|volumes " + volumeKey(volumeReqs)
 			}
 		}
-		c, ok := byKey[key]
+		classes, off := byKey, keptOff != nil && keptOff(pod)
+		if off {
+			if offKey == nil {
+				offKey = map[string]*podClass{}
+			}
+			classes = offKey
+		}
+		c, ok := classes[key]
 		if !ok {
 			c = newPodClass(key, pod, req, preferNoSchedule, ignorePreferences)
 			c.applyVolumes(volumeReqs, volumeErr)
-			byKey[key] = c
+			c.offSettling = off
+			classes[key] = c
 		}
 		c.pods = append(c.pods, pod)
 	}
-	out := make([]*podClass, 0, len(byKey))
-	for _, c := range byKey {
-		slices.SortFunc(c.pods, comparePods)
-		out = append(out, c)
+	out := make([]*podClass, 0, len(byKey)+len(offKey))
+	for _, classes := range []map[string]*podClass{byKey, offKey} {
+		for _, c := range classes {
+			slices.SortFunc(c.pods, comparePods)
+			out = append(out, c)
+		}
 	}
 	slices.SortFunc(out, func(a, b *podClass) int {
 		return cmp.Or(cmp.Compare(b.requests.CPU, a.requests.CPU), cmp.Compare(b.requests.Memory, a.requests.Memory),
-			comparePods(a.pods[0], b.pods[0]), cmp.Compare(a.key, b.key))
+			comparePods(a.pods[0], b.pods[0]), cmp.Compare(a.key, b.key), compareBool(a.offSettling, b.offSettling))
 	})
 	return out
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 func newPodClass(key string, pod *corev1.Pod, req Resources, preferNoSchedule, ignorePreferences bool) *podClass {

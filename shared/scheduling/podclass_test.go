@@ -36,7 +36,7 @@ func TestBuildClasses(t *testing.T) {
 	tolerating.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
 	pods = append(pods, tolerating)
 
-	classes := buildClasses(pods, nil, false, false, nil)
+	classes := buildClasses(pods, nil, false, false, nil, nil)
 	var got [][]string
 	for _, c := range classes {
 		var names []string

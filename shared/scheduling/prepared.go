@@ -65,6 +65,8 @@ type preparedSolve struct {
 	keys    *podKeys
 	counts  *existingCounts
 	domains *preparedDomains
+	// keptOff, when set, tells the pods settling slots do not take (SolveJob.Settling).
+	keptOff func(*corev1.Pod) bool
 }
 
 // nodeView is what setupTopology reads of an existing node, read once by Prepare: its labels as
@@ -262,6 +264,13 @@ func prepare(in Input, r *reuse) *Prepared {
 // nodes named in leaveOut (in-flight claims always stay): the same plan, byte for byte, as Solve
 // given that Input (TestPreparedSolveMatchesSolve).
 func (p *Prepared) Solve(pods []*corev1.Pod, leaveOut map[string]bool) (*Plan, error) {
+	return p.solveJob(SolveJob{Pods: pods, LeaveOut: leaveOut})
+}
+
+// solveJob is Solve of job's pods without its LeaveOut nodes, its Settling nodes taking only its
+// Exempt pods.
+func (p *Prepared) solveJob(job SolveJob) (*Plan, error) {
+	pods, leaveOut := job.Pods, job.LeaveOut
 	in := p.in
 	in.Pods = pods
 	views := p.views
@@ -299,10 +308,15 @@ func (p *Prepared) Solve(pods []*corev1.Pod, leaveOut map[string]bool) (*Plan, e
 		// A solve appends to hostPorts, attached and placed: the copy must not write into the
 		// template's arrays.
 		c.hostPorts, c.attached, c.placed = slices.Clip(c.hostPorts), slices.Clip(c.attached), nil
+		c.settling = p.node[i] >= 0 && job.Settling[c.name]
 		slots = append(slots, c)
 	}
 	if p.poolsErr != nil {
 		return nil, p.poolsErr
 	}
-	return solve(in, p.daemons, slots, views, p.vols, &preparedSolve{pools: p.pools, keys: p.keys, counts: counts, domains: domains})
+	ps := &preparedSolve{pools: p.pools, keys: p.keys, counts: counts, domains: domains}
+	if len(job.Settling) > 0 {
+		ps.keptOff = func(pod *corev1.Pod) bool { return !job.Exempt[pod] }
+	}
+	return solve(in, p.daemons, slots, views, p.vols, ps)
 }

@@ -26,6 +26,9 @@ const (
 	ConstraintVolume      Constraint = "Volume"
 	ConstraintVolumeLimit Constraint = "VolumeLimit"
 	ConstraintNoNodePool  Constraint = "NoNodePool"
+	// ConstraintConsolidateAfter: the node is still inside its NodePool's consolidateAfter and takes
+	// no pod of the nodes a consolidation removes (SolveJob.Settling).
+	ConstraintConsolidateAfter Constraint = "ConsolidateAfter"
 )
 
 // Rejection says why one NodePool (or the existing nodes, when NodePool is empty) cannot take a pod.
@@ -92,7 +95,7 @@ func (n *nodeRejections) rejection() (Rejection, bool) {
 	}
 	var parts []string
 	dominant, most := ConstraintResources, 0
-	for _, c := range []Constraint{ConstraintTaint, ConstraintRequirement, ConstraintHostPort, ConstraintVolumeLimit, ConstraintTopology, ConstraintResources} {
+	for _, c := range []Constraint{ConstraintTaint, ConstraintRequirement, ConstraintHostPort, ConstraintVolumeLimit, ConstraintConsolidateAfter, ConstraintTopology, ConstraintResources} {
 		if k := n.counts[c]; k > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s (e.g. %s)", k, strings.ToLower(string(c)), n.first[c]))
 			if k > most {

@@ -10,10 +10,16 @@ import (
 )
 
 // SolveJob is one solve of SolveAll: the pods to place and the nodes to leave out, as Solve takes
-// them.
+// them, and the settling nodes.
 type SolveJob struct {
 	Pods     []*corev1.Pod
 	LeaveOut map[string]bool
+	// Settling are existing nodes that take none of Pods but those in Exempt: Karpenter's
+	// consolidation keeps the pods of the nodes it removes off nodes still inside their own
+	// NodePool's consolidateAfter, while pending pods and pods of nodes going away may land there.
+	// Nil: every node takes every pod.
+	Settling map[string]bool
+	Exempt   map[*corev1.Pod]bool
 }
 
 // SolveResult is what Solve returned for one SolveJob.
@@ -41,7 +47,7 @@ func (p *Prepared) SolveAll(jobs []SolveJob) []SolveResult {
 	workers := min(runtime.GOMAXPROCS(0), len(jobs))
 	if workers <= 1 {
 		for i, j := range jobs {
-			out[i].Plan, out[i].Err = p.Solve(j.Pods, j.LeaveOut)
+			out[i].Plan, out[i].Err = p.solveJob(j)
 		}
 		return out
 	}
@@ -74,7 +80,7 @@ func (p *Prepared) SolveAll(jobs []SolveJob) []SolveResult {
 				}
 			}()
 			for i := take(); i >= 0; i = take() {
-				out[i].Plan, out[i].Err = p.Solve(jobs[i].Pods, jobs[i].LeaveOut)
+				out[i].Plan, out[i].Err = p.solveJob(jobs[i])
 			}
 		}()
 	}

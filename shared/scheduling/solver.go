@@ -123,8 +123,9 @@ func solve(in Input, daemons []*daemon, slots []*nodeSlot, views []*nodeView, vo
 	s := &solver{in: in, strict: in.MinValuesPolicy != MinValuesBestEffort, targets: map[targetKey]cachedTarget{}, views: views}
 	var pools []*poolState
 	var keys *podKeys
+	var keptOff func(*corev1.Pod) bool
 	if from != nil {
-		pools, keys, s.existing, s.domains = from.pools, from.keys, from.counts, from.domains
+		pools, keys, s.existing, s.domains, keptOff = from.pools, from.keys, from.counts, from.domains, from.keptOff
 	}
 	if pools == nil {
 		var err error
@@ -155,7 +156,7 @@ func solve(in Input, daemons []*daemon, slots []*nodeSlot, views []*nodeView, vo
 			}
 		}
 	}
-	classes := buildClasses(in.Pods, vols, hasPreferNoScheduleTaint(in.NodePools), in.IgnorePreferences, keys)
+	classes := buildClasses(in.Pods, vols, hasPreferNoScheduleTaint(in.NodePools), in.IgnorePreferences, keys, keptOff)
 	if vols.limits != nil {
 		// Some node limits CSI attachments: the pods' volumes count against it (volumelimits.go).
 		for _, c := range classes {
