@@ -105,6 +105,9 @@ func consolidationSection(e emf) dashboardSection {
 				e.metric(metrics.DisruptionFailedValidations, statSum, "failed validations"),
 				e.metric(metrics.DisruptionQueueFailures, statSum, "rolled back"),
 				e.metric(metrics.BudgetBlockedPools, statMax, "NodePools held by budgets")),
+			graph("Balanced moves per NodePool; their median score (approved at 0.5)", 8,
+				e.search(metrics.ConsolidationMoves, []string{dimDecision, dimNodePool, dimPolicy}, statSum, ""),
+				e.search(metrics.ConsolidationScore, []string{dimDecision, dimNodePool, dimPolicy}, statP50, "score")),
 		},
 	}
 }

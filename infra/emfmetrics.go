@@ -29,6 +29,7 @@ const (
 	dimPhase        = metrics.DimPhase
 	dimResult       = metrics.DimResult
 	dimCondition    = metrics.DimCondition
+	dimPolicy       = metrics.DimPolicy
 )
 
 // metricPeriod is the resolution of the dashboard's graphs: the provisioner and lifecycle functions run

@@ -26,7 +26,8 @@ taken as long ago: consolidateAfter never holds a node back (Never still disable
 Scheduled budgets are treated as always active, so the answer holds at any hour. A replacement is
 priced at its launch offering and named r-1, r-2...; it takes no other pods and is not disrupted in
 the tick that launched it. PodDisruptionBudgets (--pdbs) are used as their status says and do not
-change from tick to tick.`
+change from tick to tick. A command taking nodes of a NodePool with consolidationPolicy Balanced
+shows its score; the moves that policy rejects in the last tick are listed with theirs.`
 
 // maxDisruptTicks bounds the dry run; stderr says when it was reached.
 const maxDisruptTicks = 1000

@@ -60,16 +60,95 @@ type contractDoc struct {
 			Pod string `json:"pod"`
 			To  string `json:"to"`
 		} `json:"moves"`
-		SavingsPerHour float64 `json:"savingsPerHour"`
-		Why            string  `json:"why"`
+		SavingsPerHour float64        `json:"savingsPerHour"`
+		Score          *contractScore `json:"score"`
+		Why            string         `json:"why"`
 	} `json:"commands"`
 	Kept []struct {
 		Node   string `json:"node"`
 		Reason string `json:"reason"`
 	} `json:"kept"`
+	RejectedMoves []struct {
+		Method         string        `json:"method"`
+		Action         string        `json:"action"`
+		Nodes          []string      `json:"nodes"`
+		SavingsPerHour float64       `json:"savingsPerHour"`
+		Score          contractScore `json:"score"`
+	} `json:"rejectedMoves"`
 	CostBeforePerHour *float64 `json:"costBeforePerHour"`
 	CostAfterPerHour  *float64 `json:"costAfterPerHour"`
 	SolveSeconds      *float64 `json:"solveSeconds"`
+}
+
+// contractScore is the Balanced policy's score of a move.
+type contractScore struct {
+	Score     float64 `json:"score"`
+	Threshold float64 `json:"threshold"`
+	K         int     `json:"k"`
+	Approved  bool    `json:"approved"`
+	Pools     []struct {
+		NodePool           string  `json:"nodePool"`
+		SavingsPerHour     float64 `json:"savingsPerHour"`
+		DisruptionCost     float64 `json:"disruptionCost"`
+		PoolCostPerHour    float64 `json:"poolCostPerHour"`
+		PoolDisruptionCost float64 `json:"poolDisruptionCost"`
+		SavingsFraction    float64 `json:"savingsFraction"`
+		DisruptionFraction float64 `json:"disruptionFraction"`
+		Score              float64 `json:"score"`
+		Approved           bool    `json:"approved"`
+	} `json:"pools"`
+}
+
+// checkScore holds a score to the Balanced rule (issue 29): k 2, threshold 1/2, each pool's score
+// (savings / pool cost) / (disruption / pool disruption) and approved iff at least the threshold,
+// the move approved iff every pool is, its score the lowest, the pools' credited savings adding up
+// to the move's (each pool credited in proportion to its nodes' price when several). balanced are
+// the pools the move takes nodes of whose policy is Balanced: exactly those are scored.
+func checkScore(where string, s *contractScore, savings float64, balanced map[string]bool, fail func(string, ...any)) {
+	if len(balanced) == 0 {
+		if s != nil {
+			fail("%s: scored although none of its NodePools is Balanced", where)
+		}
+		return
+	}
+	if s == nil {
+		fail("%s: takes nodes of Balanced NodePools but carries no score", where)
+		return
+	}
+	if s.K != 2 || s.Threshold != 0.5 {
+		fail("%s: k %d, threshold %v; want 2 and 0.5", where, s.K, s.Threshold)
+	}
+	approved, lowest, credited := true, math.Inf(1), 0.0
+	scored := map[string]bool{}
+	for _, p := range s.Pools {
+		scored[p.NodePool] = true
+		credited += p.SavingsPerHour
+		if math.Abs(p.SavingsFraction-p.SavingsPerHour/p.PoolCostPerHour) > 1e-9 ||
+			math.Abs(p.DisruptionFraction-p.DisruptionCost/p.PoolDisruptionCost) > 1e-9 ||
+			math.Abs(p.Score-p.SavingsFraction/p.DisruptionFraction) > 1e-9 {
+			fail("%s: NodePool %s's score %v is not (%v / %v) / (%v / %v)", where, p.NodePool, p.Score, p.SavingsPerHour,
+				p.PoolCostPerHour, p.DisruptionCost, p.PoolDisruptionCost)
+		}
+		if p.Approved != (p.Score >= s.Threshold) {
+			fail("%s: NodePool %s scores %v and is approved=%v", where, p.NodePool, p.Score, p.Approved)
+		}
+		approved = approved && p.Approved
+		lowest = min(lowest, p.Score)
+	}
+	if len(scored) != len(balanced) {
+		fail("%s: scores NodePools %v, the move's Balanced ones are %v", where, scored, balanced)
+	}
+	for pool := range balanced {
+		if !scored[pool] {
+			fail("%s: Balanced NodePool %s not scored", where, pool)
+		}
+	}
+	if approved != s.Approved || lowest != s.Score {
+		fail("%s: move approved=%v with score %v, its pools say %v and %v", where, s.Approved, s.Score, approved, lowest)
+	}
+	if credited > savings+priceTolerance {
+		fail("%s: the pools are credited $%.6f/h, the move saves $%.6f/h", where, credited, savings)
+	}
 }
 
 // catalogOffer is one offering of the catalog file, read straight from its JSON.
@@ -426,6 +505,16 @@ func checkDisruptContract(files disruptFiles, out []byte) ([]string, contractSum
 		if c.Reason == "Underutilized" && c.SavingsPerHour <= 0 || c.SavingsPerHour < 0 {
 			fail("%s: saves %.6f", where, c.SavingsPerHour)
 		}
+		balanced := map[string]bool{}
+		for name := range inCommand {
+			if n := nodes[name]; n != nil && pools[n.pool] != nil && pools[n.pool].Spec.Disruption.ConsolidationPolicy == apis.ConsolidationPolicyBalanced && c.Reason == "Underutilized" {
+				balanced[n.pool] = true
+			}
+		}
+		checkScore(where, c.Score, c.SavingsPerHour, balanced, fail)
+		if c.Score != nil && !c.Score.Approved {
+			fail("%s: a command the Balanced policy rejects was taken", where)
+		}
 		totalSavings += c.SavingsPerHour
 		for name := range inCommand {
 			if n := nodes[name]; n != nil {
@@ -470,6 +559,29 @@ func checkDisruptContract(files disruptFiles, out []byte) ([]string, contractSum
 	}
 	if *doc.SolveSeconds < 0 {
 		fail("solveSeconds %f", *doc.SolveSeconds)
+	}
+	// The moves the Balanced policy rejected: nodes still there at the end, of Balanced pools,
+	// scored below the threshold.
+	if doc.RejectedMoves == nil {
+		fail("rejectedMoves must be present (a list, not null)")
+	}
+	for i, m := range doc.RejectedMoves {
+		where := fmt.Sprintf("rejectedMoves[%d]", i)
+		balanced := map[string]bool{}
+		for _, name := range m.Nodes {
+			n := nodes[name]
+			if n == nil || !n.alive || !n.ours {
+				fail("%s: node %s is not a remaining Nodewright node", where, name)
+				continue
+			}
+			if np := pools[n.pool]; np != nil && np.Spec.Disruption.ConsolidationPolicy == apis.ConsolidationPolicyBalanced {
+				balanced[n.pool] = true
+			}
+		}
+		checkScore(where, &m.Score, m.SavingsPerHour, balanced, fail)
+		if m.Score.Approved {
+			fail("%s: an approved move listed as rejected", where)
+		}
 	}
 	return errs, sum, nil
 }

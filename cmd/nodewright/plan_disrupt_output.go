@@ -15,11 +15,14 @@ import (
 // disruptReport is the -o json document of plan --disrupt, the contract of issue 13. Lists are never
 // null; prices are dollars per hour rounded to a millionth.
 type disruptReport struct {
-	Commands          []disruptCommand `json:"commands"`
-	Kept              []disruptKept    `json:"kept"`
-	CostBeforePerHour float64          `json:"costBeforePerHour"`
-	CostAfterPerHour  float64          `json:"costAfterPerHour"`
-	SolveSeconds      float64          `json:"solveSeconds"`
+	Commands []disruptCommand `json:"commands"`
+	Kept     []disruptKept    `json:"kept"`
+	// RejectedMoves are the moves the Balanced policy scored below its threshold in the last tick
+	// (why the nodes of Balanced pools left are kept), each with its score.
+	RejectedMoves     []disruption.ScoredMove `json:"rejectedMoves"`
+	CostBeforePerHour float64                 `json:"costBeforePerHour"`
+	CostAfterPerHour  float64                 `json:"costAfterPerHour"`
+	SolveSeconds      float64                 `json:"solveSeconds"`
 }
 
 type disruptCommand struct {
@@ -31,7 +34,9 @@ type disruptCommand struct {
 	Replacements   []disruptReplacement `json:"replacements"`
 	Moves          []disruption.Move    `json:"moves"`
 	SavingsPerHour float64              `json:"savingsPerHour"`
-	Why            string               `json:"why"`
+	// Score is the Balanced policy's approval of the command, when it takes nodes of a Balanced pool.
+	Score *disruption.Score `json:"score,omitempty"`
+	Why   string            `json:"why"`
 }
 
 type disruptReplacement struct {
@@ -55,7 +60,7 @@ func dollars(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 // newDisruptReport turns a sequence into the report: ours are the input's Nodewright nodes, which
 // with the replacements are the nodes priced and listed as kept.
 func newDisruptReport(in *disruption.Input, seq disruption.SequenceResult, ours map[string]bool, elapsed time.Duration) disruptReport {
-	r := disruptReport{Commands: []disruptCommand{}, Kept: []disruptKept{}, SolveSeconds: elapsed.Seconds()}
+	r := disruptReport{Commands: []disruptCommand{}, Kept: []disruptKept{}, RejectedMoves: []disruption.ScoredMove{}, SolveSeconds: elapsed.Seconds()}
 	for _, n := range in.Nodes {
 		if ours[n.Name()] {
 			r.CostBeforePerHour += n.Price
@@ -65,7 +70,7 @@ func newDisruptReport(in *disruption.Input, seq disruption.SequenceResult, ours 
 	for _, c := range seq.Commands {
 		dc := disruptCommand{
 			Tick: c.Tick, Reason: string(c.Reason), Method: string(c.Method), Action: string(c.Action),
-			Nodes: []string{}, Replacements: []disruptReplacement{}, Moves: []disruption.Move{}, Why: c.Why,
+			Nodes: []string{}, Replacements: []disruptReplacement{}, Moves: []disruption.Move{}, Why: c.Why, Score: c.Score,
 		}
 		savings := 0.0
 		for _, n := range c.Nodes {
@@ -95,6 +100,7 @@ func newDisruptReport(in *disruption.Input, seq disruption.SequenceResult, ours 
 			r.Kept = append(r.Kept, disruptKept{Node: k.Node, Reason: k.Reason})
 		}
 	}
+	r.RejectedMoves = append(r.RejectedMoves, seq.Rejected...)
 	r.CostBeforePerHour, r.CostAfterPerHour = dollars(r.CostBeforePerHour), dollars(r.CostAfterPerHour)
 	return r
 }
@@ -140,6 +146,9 @@ func writeDisruptTable(w io.Writer, r disruptReport, ticks int) error {
 	if len(r.Commands) > 0 {
 		fmt.Fprintln(w)
 	}
+	if err := writeRejectedMoves(w, r.RejectedMoves); err != nil {
+		return err
+	}
 	if len(r.Kept) > 0 {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "KEPT NODE\tREASON")
@@ -160,6 +169,21 @@ func writeDisruptTable(w io.Writer, r disruptReport, ticks int) error {
 	fmt.Fprintf(w, "cost: $%.4f/h before, $%.4f/h after; saves $%.4f/h (%.1f%%)\n", r.CostBeforePerHour, r.CostAfterPerHour, saved, pct)
 	_, err := fmt.Fprintf(w, "solve: %s\n", time.Duration(r.SolveSeconds*float64(time.Second)).Round(time.Millisecond))
 	return err
+}
+
+// writeRejectedMoves lists the moves the Balanced policy rejected, with their scores.
+func writeRejectedMoves(w io.Writer, moves []disruption.ScoredMove) error {
+	if len(moves) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "REJECTED MOVE (BALANCED)\tMETHOD\tACTION\tSAVES $/H\tSCORE\tTHRESHOLD\tWHY")
+	for _, m := range moves {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%.2f\t%.2f\t%s\n", nodeNames(m.Nodes), m.Method, m.Action, m.SavingsPerHour, m.Score.Score,
+			m.Score.Threshold, m.Score.Describe())
+	}
+	fmt.Fprintln(tw)
+	return tw.Flush()
 }
 
 // nodeNames shows the first few node names and how many more there are.

@@ -108,6 +108,20 @@ func TestPlanDisruptScenarios(t *testing.T) {
 			kept: map[string]string{"s1": "no consolidation", "s2": "no consolidation", "s3": "no consolidation"},
 		},
 		{
+			// pool steady is Balanced: replacing b1 saves too little for its disruption
+			scenario: "balanced", disrupted: nil, ticks: 0,
+			kept: map[string]string{"b1": "the Balanced policy rejects the move: NodePool steady scores 0.46 < 0.50", "k1": "karpenter.sh/do-not-disrupt"},
+			check: func(t *testing.T, doc contractDoc) {
+				require.Len(t, doc.RejectedMoves, 1)
+				m := doc.RejectedMoves[0]
+				assert.Equal(t, []string{"b1"}, m.Nodes)
+				assert.Equal(t, "replace", m.Action)
+				assert.InDelta(t, 0.384-0.17, m.SavingsPerHour, 1e-9)
+				assert.False(t, m.Score.Approved)
+				assert.InDelta(t, ((0.384-0.17)/0.768)/(3.0/5.0), m.Score.Score, 1e-9)
+			},
+		},
+		{
 			scenario: "spot", args: []string{"--spot-to-spot"}, disrupted: []string{"s1", "s2", "s3"}, ticks: 1,
 			kept: map[string]string{"r-1": "costs less"},
 			check: func(t *testing.T, doc contractDoc) {
@@ -156,6 +170,44 @@ func TestPlanDisruptTable(t *testing.T) {
 	code, out, errOut = runPlanArgs(t, scenarioFiles("repack").args()...)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "r-1: c5.xlarge on-demand us-east-1a $0.1700/h")
+}
+
+// TestPlanDisruptBalancedScores: with NodePool default Balanced, the repack scenario's command carries
+// its score (0.982/1.152 of the pool's cost saved for all of its disruption: 0.85, approved) in the
+// JSON and the table; the balanced scenario's table lists the move it rejects with its score.
+func TestPlanDisruptBalancedScores(t *testing.T) {
+	pools, err := os.ReadFile(disruptFile("nodepools.yaml"))
+	require.NoError(t, err)
+	balanced := strings.Replace(string(pools), "consolidationPolicy: WhenEmptyOrUnderutilized\n    consolidateAfter: 30s",
+		"consolidationPolicy: Balanced\n    consolidateAfter: 30s", 1)
+	require.NotEqual(t, string(pools), balanced)
+	files := scenarioFiles("repack")
+	files.nodePools = filepath.Join(t.TempDir(), "nodepools.yaml")
+	require.NoError(t, os.WriteFile(files.nodePools, []byte(balanced), 0o600))
+
+	out := runDisruptJSON(t, files)
+	violations, _, err := checkDisruptContract(files, out)
+	require.NoError(t, err)
+	assert.Empty(t, violations)
+	var doc contractDoc
+	require.NoError(t, json.Unmarshal(out, &doc))
+	require.Len(t, doc.Commands, 1)
+	s := doc.Commands[0].Score
+	require.NotNil(t, s)
+	assert.True(t, s.Approved)
+	assert.InDelta(t, (3*0.384-0.17)/(3*0.384), s.Score, 1e-9)
+	assert.Empty(t, doc.RejectedMoves)
+
+	code, table, errOut := runPlanArgs(t, files.args()...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, table, "Balanced: NodePool default scores 0.85 >= 0.50 (k 2: saves 85.2% of its cost for 100.0% of its disruption cost)")
+
+	code, table, errOut = runPlanArgs(t, scenarioFiles("balanced").args()...)
+	require.Equal(t, 0, code, errOut)
+	for _, want := range []string{"REJECTED MOVE (BALANCED)", "SCORE", "THRESHOLD",
+		"rejected: NodePool steady scores 0.46 < 0.50 (k 2: saves 27.9% of its cost for 60.0% of its disruption cost)"} {
+		assert.Contains(t, table, want)
+	}
 }
 
 // TestPlanDisruptUsage: the flags of the dry run are refused where they make no sense, and bad
@@ -266,6 +318,22 @@ func TestDisruptContractCheckerCatches(t *testing.T) {
 		}},
 		{"a field the contract does not have", "empty", "not the contract's JSON", func(d doc) {
 			d["extra"] = true
+		}},
+		{"a rejected move's score not below the threshold", "balanced", "NodePool steady scores", func(d doc) {
+			d["rejectedMoves"].([]any)[0].(map[string]any)["score"].(map[string]any)["pools"].([]any)[0].(map[string]any)["approved"] = true
+		}},
+		{"a rejected move's score not what its fractions give", "balanced", "is not (", func(d doc) {
+			d["rejectedMoves"].([]any)[0].(map[string]any)["score"].(map[string]any)["pools"].([]any)[0].(map[string]any)["score"] = 0.3
+		}},
+		{"a rejected move listed as approved", "balanced", "an approved move listed as rejected", func(d doc) {
+			s := d["rejectedMoves"].([]any)[0].(map[string]any)["score"].(map[string]any)
+			s["approved"] = true
+		}},
+		{"a score on a command of no Balanced pool", "repack", "none of its NodePools is Balanced", func(d doc) {
+			jsonCommand(d, 0)["score"] = map[string]any{"score": 1.0, "threshold": 0.5, "k": 2.0, "approved": true, "pools": []any{}}
+		}},
+		{"rejectedMoves missing", "empty", "rejectedMoves must be present", func(d doc) {
+			delete(d, "rejectedMoves")
 		}},
 	}
 	for _, m := range mutations {

@@ -24,9 +24,6 @@ func unsupportedNodePoolFields(np *NodePool) field.ErrorList {
 	if np.Spec.Replicas != nil {
 		errs = append(errs, notSupportedYet(spec.Child("replicas"), "static NodePools (alpha in Karpenter, feature gate StaticCapacity)"))
 	}
-	if np.Spec.Disruption.ConsolidationPolicy == ConsolidationPolicyBalanced {
-		errs = append(errs, notSupportedYet(spec.Child("disruption", "consolidationPolicy"), "the Balanced consolidation policy (new in Karpenter); use WhenEmpty or WhenEmptyOrUnderutilized"))
-	}
 	return errs
 }
 

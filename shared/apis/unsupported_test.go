@@ -24,9 +24,6 @@ func TestNotSupportedYet(t *testing.T) {
 			np.Spec.Weight = nil
 			np.Spec.Limits = nil
 		}},
-		{"balanced consolidation", "spec.disruption.consolidationPolicy", func(np *apis.NodePool) {
-			np.Spec.Disruption.ConsolidationPolicy = apis.ConsolidationPolicyBalanced
-		}},
 	}
 	for _, c := range npCases {
 		t.Run(c.name, func(t *testing.T) {

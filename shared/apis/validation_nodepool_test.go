@@ -231,3 +231,11 @@ func TestNodePoolNameLeavesRoomForClaimNames(t *testing.T) {
 		`<nodepool>-<5 characters> and launches it with that name and a launch-attempt suffix as EC2's CreateFleet client token, which is at most 64 characters`,
 		errs[0].Error())
 }
+
+// TestBalancedConsolidationPolicyIsAccepted: Balanced is a consolidation policy Nodewright implements
+// (shared/disruption/balanced.go), not gated in Karpenter, so a NodePool with it validates.
+func TestBalancedConsolidationPolicyIsAccepted(t *testing.T) {
+	np := baseNodePool(t)
+	np.Spec.Disruption.ConsolidationPolicy = apis.ConsolidationPolicyBalanced
+	assert.Empty(t, apis.ValidateNodePool(np))
+}

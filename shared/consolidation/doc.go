@@ -34,6 +34,9 @@
 //   - explain.go records decisions under node/NAME and nodeclaim/NAME (for `nodewright explain`) and
 //     publishes Events with Karpenter's reasons; kept nodes are recorded only when their reason changes or
 //     every Config.KeptEvery.
+//   - scores.go reports what the Balanced policy scored (Report.Scores, read by the score metrics) and
+//     publishes ConsolidationApproved / ConsolidationRejected on the Nodes, at most MaxScoreEvents per
+//     run and a node's again only when its message changes or every Config.KeptEvery.
 //   - podevents.go dates each node's last pod event; its comment states the precision.
 //
 // Order of writes, for crash safety: ledger, command record, replacement claims (pending), taint,

@@ -190,8 +190,9 @@ type Runner struct {
 	// kept remembers what was recorded lately about each kept node (see DefaultKeptEvery).
 	kept map[string]keptMemo
 	// candidates remembers the ConsolidationCandidate Event last published on each node (see
-	// announceCandidates).
+	// announceCandidates); scored the Balanced policy's Event (see publishScores).
 	candidates map[string]keptMemo
+	scored     map[string]keptMemo
 	// protections remembers the do-not-disrupt Event last published on each pod (see doNotDisruptEvents).
 	protections map[types.UID]string
 	// pods remembers each node's pods as last seen, to date pod removals (see podEvents).
@@ -232,7 +233,7 @@ func New(cfg Config, deps Deps) *Runner {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
-	return &Runner{cfg: cfg, deps: deps, kept: map[string]keptMemo{}, candidates: map[string]keptMemo{}, pods: podEvents{seen: map[string]podMemo{}}}
+	return &Runner{cfg: cfg, deps: deps, kept: map[string]keptMemo{}, candidates: map[string]keptMemo{}, scored: map[string]keptMemo{}, pods: podEvents{seen: map[string]podMemo{}}}
 }
 
 // Report is what one run did, for the handler's log line, metrics and tests.
@@ -276,6 +277,11 @@ type Report struct {
 	// Demoted the reserved claims made on-demand because their reservation ended; Relabelled the Nodes
 	// whose capacity-type and reservation labels were brought in line with such a claim.
 	BlockDrains, Demoted, Relabelled int
+	// Scores are the moves the Balanced policy scored in the run's decisions, approved (a command's) or
+	// rejected, at most MaxReportedScores; ScoreEvents counts the ConsolidationApproved and
+	// ConsolidationRejected Events they led to (at most MaxScoreEvents).
+	Scores      []disruption.ScoredMove
+	ScoreEvents int
 	// Evaluation is the time the engine took, summed over the run's decisions.
 	Evaluation time.Duration
 	// Errors are problems that did not stop the run.
@@ -366,6 +372,7 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 			return nil
 		}
 		r.recordKept(ctx, w, res.Kept, rep)
+		r.publishScores(ctx, res, rep)
 		if len(res.Commands) == 0 {
 			return nil
 		}

@@ -25,6 +25,8 @@ import (
 //     it (as pods pinned to local storage do), so every simulation fails and nothing tells so
 //     beforehand: single-node simulates every candidate. This is the slowest path;
 //     Options.TimeLeft bounds it in production.
+//   - balanced: fragmented under the Balanced policy: every move is scored against the pool's totals
+//     (one pass over the pool's pods per Decide) and hopeless candidates are skipped beforehand.
 func BenchmarkDecide(b *testing.B) {
 	cases := []struct {
 		name        string
@@ -38,6 +40,9 @@ func BenchmarkDecide(b *testing.B) {
 		{name: "fragmented", nodes: 200, podsPerNode: 20, removed: 0.6, budget: "100%"},
 		{name: "fragmented", nodes: 2000, podsPerNode: 20, removed: 0.6, budget: "10%"},
 		{name: "fragmented", nodes: 2000, podsPerNode: 20, removed: 0.6, budget: "100%"},
+		{name: "balanced", nodes: 2000, podsPerNode: 20, removed: 0.6, budget: "10%", modify: func(in disruption.Input) {
+			in.NodePools[0].Policy = disruption.Balanced
+		}},
 		{name: "full", nodes: 2000, podsPerNode: 20, removed: 0, budget: "10%"},
 		{name: "packed-spot", nodes: 2000, podsPerNode: 1000, removed: 0, budget: "10%", modify: func(in disruption.Input) {
 			setCapacityType(in, scheduling.CapacityTypeSpot)

@@ -191,7 +191,7 @@ func consolidationBlock(now time.Time, c *candidate) string {
 		switch pool.Policy {
 		case WhenEmpty:
 			return fmt.Sprintf("NodePool %s consolidates only empty nodes (WhenEmpty) and %d pods would have to move", pool.Name(), len(c.pods))
-		case "", WhenEmptyOrUnderutilized:
+		case "", WhenEmptyOrUnderutilized, Balanced:
 		default:
 			return fmt.Sprintf("consolidation policy %s is not supported for nodes with pods", pool.Policy)
 		}

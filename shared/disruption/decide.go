@@ -53,6 +53,9 @@ type Command struct {
 	Moves        []Move                 `json:"moves,omitempty"`
 	// SavingsPerHour is what the nodes cost minus what the replacement costs.
 	SavingsPerHour float64 `json:"savingsPerHour"`
+	// Score is the Balanced policy's approval of an Underutilized command that takes nodes of a
+	// Balanced pool (nil otherwise).
+	Score *Score `json:"score,omitempty"`
 	// Why is the decision in one sentence for an operator.
 	Why string `json:"why"`
 }
@@ -68,6 +71,11 @@ type Result struct {
 	Kept []Kept `json:"kept"`
 	// Skipped says why nothing was decided at all (incomplete input).
 	Skipped string `json:"skipped,omitempty"`
+	// Rejected are the moves the Balanced policy rejected in this run (at most MaxRejectedMoves):
+	// each candidate single-node simulated and found worth too little for its disruption, and, when
+	// multi-node found nothing, the last prefix it rejected so (Karpenter reports the same one).
+	// Candidates the pre-filter ruled out without a simulation are only in Kept.
+	Rejected []ScoredMove `json:"rejected,omitempty"`
 	// Simulations is how many scheduling simulations ran; SearchStopped is set when
 	// Options.MaxSimulations or Options.TimeLeft cut the search short.
 	Simulations   int  `json:"simulations"`
@@ -128,7 +136,8 @@ func Decide(in Input) Result {
 			blocked[c.name()] = Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: fmt.Sprintf("drifted (%s); %s", c.node.Drifted, c.unconsolidatable)}
 		}
 	}
-	res := Result{Commands: []Command{}, Simulations: e.sims, SearchStopped: e.exhausted, failedSingle: e.failedSingle, prepared: e.prep, multiFailed: e.multiFailed}
+	res := Result{Commands: []Command{}, Simulations: e.sims, SearchStopped: e.exhausted, failedSingle: e.failedSingle, prepared: e.prep, multiFailed: e.multiFailed,
+		Rejected: e.rejected}
 	chosen := map[string]bool{}
 	if cmd != nil {
 		res.Commands = append(res.Commands, *cmd)
@@ -219,6 +228,11 @@ func (e *engine) multiNode(cands []*candidate, b *budgets, blocked map[string]Ke
 	}
 	if len(list) == 0 {
 		e.multiFailed = !e.exhausted
+		for _, s := range searches {
+			if s.rejectedN > 0 {
+				e.noteRejected(MethodMulti, s.list[:s.rejectedN], s.rejected)
+			}
+		}
 		return nil
 	}
 	return e.consolidation(MethodMulti, list, best)
@@ -256,11 +270,14 @@ func (e *engine) consolidation(m Method, cands []*candidate, o outcome) *Command
 		cmd.Why = fmt.Sprintf("Replacing %s with %d cheaper nodes (%s): %s fit on them and other nodes; saves $%.4f/h.",
 			nodeList(cands), len(o.replacements), replacementList(o.replacements), podsOf(cands, len(o.moves)), o.savings)
 	}
+	if o.score != nil {
+		cmd.Why += " " + o.score.approval() + "."
+	}
 	return cmd
 }
 
 func newCommand(r Reason, m Method, cands []*candidate, o outcome) *Command {
-	cmd := &Command{Reason: r, Method: m, Action: o.action, Moves: o.moves, SavingsPerHour: o.savings}
+	cmd := &Command{Reason: r, Method: m, Action: o.action, Moves: o.moves, SavingsPerHour: o.savings, Score: o.score}
 	for _, c := range cands {
 		cmd.Nodes = append(cmd.Nodes, CommandNode{Name: c.name(), Claim: c.node.Claim, NodePool: c.pool.Name(), PricePerHour: c.node.Price})
 	}

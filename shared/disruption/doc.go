@@ -29,7 +29,7 @@
 //     consolidateAfter passed since the later of the claim's initialization (Node.InitializedAt;
 //     its launch when unknown) and the last pod event (nil means Never; Karpenter counts from the
 //     last pod event when there is one, else from initialization, so the later never frees a node
-//     sooner), and for nodes that are not empty: policy WhenEmptyOrUnderutilized, a known offering
+//     sooner), and for nodes that are not empty: policy WhenEmptyOrUnderutilized or Balanced, a known offering
 //     and price, and no pod the scheduler refuses outright (scheduling.ValidatePod). Every other
 //     node gets a Kept reason. DaemonSet and mirror pods never count and never move. Candidates are
 //     ordered by price / RescheduleDisruptionCost, highest first (cost.go).
@@ -87,6 +87,14 @@
 //     price of a candidate of the same type; minValues must still hold.
 //   - Churn guard: a node launched as a replacement less than consolidateAfter ago may be deleted
 //     but not replaced.
+//   - Balanced policy (balanced.go, README.md): a move (multi-node prefix, single-node candidate, and
+//     the re-check in Validate) that takes nodes of a Balanced pool is approved only when, for each
+//     such pool, (savings credited to the pool / what all its nodes cost) / (its nodes' disruption
+//     cost in the move / that of all its nodes) is at least 1/BalancedK; a cross-pool move credits
+//     each pool the share of the saving its nodes' price is of the move's. A rejection makes the
+//     move invalid (multi-node searches shorter prefixes, single-node the next candidate) and is
+//     listed in Result.Rejected; a command carries its Score. A candidate or prefix whose deletion
+//     (the most any move of it saves) would be rejected is skipped without a simulation.
 //   - Search budget: Options.MaxSimulations and Options.TimeLeft stop the search; multi-node then
 //     returns its best command so far.
 //
@@ -116,7 +124,7 @@
 //
 // # Not implemented
 //
-// Drift detection itself (the caller sets Node.Drifted; see shared/drift), static pools, the Balanced policy (its nodes are kept when they have pods),
+// Drift detection itself (the caller sets Node.Drifted; see shared/drift), static pools,
 // nomination windows, the consolidated-state memo, round-robin of pools in single-node and the
 // 1-minute / 3-minute method timeouts (use Options.TimeLeft). Sequence records no pod events and
 // no initialization time for the nodes it launches, so they never settle within a sequence.

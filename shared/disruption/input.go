@@ -37,6 +37,9 @@ const (
 	WhenEmpty Policy = "WhenEmpty"
 	// WhenEmptyOrUnderutilized also deletes or replaces underused nodes (Karpenter's default).
 	WhenEmptyOrUnderutilized Policy = "WhenEmptyOrUnderutilized"
+	// Balanced deletes or replaces underused nodes too, but only through moves whose share of the
+	// pool's cost saved is worth their share of the pool's disruption (balanced.go).
+	Balanced Policy = "Balanced"
 )
 
 // Well-known keys the engine reads.

@@ -25,6 +25,10 @@ type prefixSearch struct {
 	// of prefixes simulated on a guess (guess), by length, until the search asks for them.
 	lastValid bool
 	guessed   map[int]outcome
+	// rejected is the outcome of the last prefix weighed that the Balanced policy rejected, and
+	// rejectedN its length (0: none).
+	rejected  outcome
+	rejectedN int
 }
 
 // newPrefixSearch starts a search over list.
@@ -37,7 +41,7 @@ type prefixSearch struct {
 // whole list is not tried first: there it mostly fails, and costs a simulation per run.
 func (e *engine) newPrefixSearch(list []*candidate) *prefixSearch {
 	return &prefixSearch{e: e, list: list, lo: 2, hi: len(list),
-		wholeFirst: len(list) >= 2 && !e.in.Options.multiFailed && e.mightSave(list)}
+		wholeFirst: len(list) >= 2 && !e.in.Options.multiFailed && e.mightSave(list) && e.passes(list)}
 }
 
 // next returns the prefix to simulate next, or nil when the search is over.
@@ -80,7 +84,7 @@ func (s *prefixSearch) step() int {
 	for s.lo <= s.hi {
 		mid := (s.lo + s.hi) / 2
 		switch {
-		case !s.e.mightSave(s.list[:mid]):
+		case !s.e.mightSave(s.list[:mid]) || !s.e.passes(s.list[:mid]):
 			s.hi = mid - 1
 		case mid == len(s.list) && s.whole != nil:
 			o := *s.whole
@@ -144,6 +148,9 @@ func (s *prefixSearch) took(o outcome) {
 func (s *prefixSearch) weigh(n int, o outcome) {
 	s.lastValid = o.invalid == ""
 	if o.invalid != "" {
+		if o.score != nil {
+			s.rejected, s.rejectedN = o, n
+		}
 		s.hi = n - 1
 		return
 	}

@@ -51,6 +51,9 @@ type SequenceResult struct {
 	// Kept are the nodes left at the end that were not disrupted, with the reasons the last tick's
 	// final Decide gave (every node present at the end has one).
 	Kept []Kept
+	// Rejected are the moves the Balanced policy rejected in the last tick's final Decide (the one
+	// that decided nothing): why the nodes of Balanced pools left at the end are kept, with scores.
+	Rejected []ScoredMove
 	// Nodes are the cluster after the last completed tick: disrupted nodes gone, replacements
 	// initialized, moved pods bound to their destinations.
 	Nodes []Node
@@ -132,7 +135,7 @@ func Sequence(in Input, opts SequenceOptions) SequenceResult {
 		if last.Skipped != "" {
 			res.Skipped = last.Skipped
 		}
-		res.Kept = last.Kept
+		res.Kept, res.Rejected = last.Kept, last.Rejected
 		if decided == 0 {
 			break
 		}

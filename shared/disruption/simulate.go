@@ -43,6 +43,10 @@ type engine struct {
 	failedSingle map[string]string
 	// multiFailed is set when multi-node searched to the end and found nothing.
 	multiFailed bool
+	// totals are the Balanced pools' totals (balanced.go), nil when no pool is Balanced; rejected
+	// are the moves the Balanced policy rejected in this run (noteRejected).
+	totals   map[string]poolTotals
+	rejected []ScoredMove
 }
 
 func newEngine(in *Input) *engine {
@@ -85,6 +89,7 @@ func newEngine(in *Input) *engine {
 			e.exempt[p] = true
 		}
 	}
+	e.totals = balancedTotals(e.pools, e.nodes)
 	if len(e.alwaysMoving) == 0 {
 		// Replacements of the current Sequence tick take no pod but their own (memo.go), and no node
 		// that is not up takes a candidate's pod: a command may not count on capacity that is not
@@ -167,6 +172,9 @@ type outcome struct {
 	savings      float64
 	// stranded are the candidate pods a forceful roll could place nowhere (they will be pending).
 	stranded []string
+	// score is the Balanced policy's score of a move that saves money and takes nodes of a Balanced
+	// pool; when it rejects the move, invalid says so and action and savings say what it was.
+	score *Score
 }
 
 // maxReplacements is how many new nodes may replace n candidates: one for a single node (replace
@@ -261,6 +269,12 @@ func (e *engine) judge(cands []*candidate, pl placement) outcome {
 		if out.savings <= 0 {
 			return outcome{invalid: fmt.Sprintf("the replacements cost $%.4f/h, not less than the $%.4f/h of the nodes", spent, total)}
 		}
+	}
+	if s := e.scoreMove(cands, out.savings); s != nil {
+		if !s.Approved {
+			return outcome{invalid: "the Balanced policy rejects the move: " + s.rejection(), action: out.action, savings: out.savings, score: s}
+		}
+		out.score = s
 	}
 	slices.SortFunc(out.moves, func(a, b Move) int { return cmp.Compare(a.Pod, b.Pod) })
 	return out

@@ -75,6 +75,12 @@ func (e *engine) singleNode(cands []*candidate, b *budgets, blocked map[string]K
 			}
 			why := "no consolidation: " + o.invalid
 			blocked[c.name()] = Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: why}
+			if o.score != nil {
+				// A Balanced rejection is not memoized: the pool's totals change with every
+				// command of the tick, and so may the score.
+				e.noteRejected(MethodSingle, batch[i:i+1], o)
+				continue
+			}
 			if e.memoSafe() {
 				if e.failedSingle == nil {
 					e.failedSingle = map[string]string{}
@@ -86,14 +92,18 @@ func (e *engine) singleNode(cands []*candidate, b *budgets, blocked map[string]K
 }
 
 // skipSingle says whether single-node passes c over without simulating it, and what it records
-// for c then: its NodePool's budget is spent, its simulation failed earlier in the tick, or the LP
-// bound says no replacement of it can cost less.
+// for c then: its NodePool's budget is spent, its simulation failed earlier in the tick, the
+// Balanced policy would reject even its deletion (mayPass), or the LP bound says no replacement of
+// it can cost less.
 func (e *engine) skipSingle(c *candidate, b *budgets) (Kept, bool) {
 	if b.left(c.pool.Name(), ReasonUnderutilized) == 0 {
 		return budgetKept(c, ReasonUnderutilized), true
 	}
 	if why, ok := e.knownFailed(c); ok {
 		return Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: why}, true
+	}
+	if ok, why := e.mayPass([]*candidate{c}); !ok {
+		return Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: "no consolidation: " + why}, true
 	}
 	if !e.mightSave([]*candidate{c}) {
 		return Kept{Node: c.name(), NodePool: c.pool.Name(), Reason: "no consolidation: its pods would need a new node that costs at least as much as it does (LP lower bound)"}, true

@@ -31,9 +31,9 @@ const (
 	ReasonDisruptionTerminating      Reason = "DisruptionTerminating"
 	ReasonUnconsolidatable           Reason = "Unconsolidatable"
 	ReasonConsolidationCandidate     Reason = "ConsolidationCandidate"
-	// ReasonConsolidationApproved is published by Karpenter's Balanced consolidation policy alone (a move
-	// whose savings-to-disruption score passes the pool's threshold). Nodewright has no Balanced policy yet
-	// (issue #29, item 4), so nothing publishes it; it is kept for that policy.
+	// ReasonConsolidationApproved is published by the Balanced consolidation policy alone, on the Nodes of
+	// a move whose savings-to-disruption score reaches the threshold; ReasonConsolidationRejected on the
+	// Nodes of a move it scored below (and, for every policy, of a command that failed its validation).
 	ReasonConsolidationApproved Reason = "ConsolidationApproved"
 	ReasonConsolidationRejected Reason = "ConsolidationRejected"
 	// ReasonDrifted is published on a Node when its claim is found drifted (the Drifted condition's

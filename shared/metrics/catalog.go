@@ -49,6 +49,8 @@ const (
 	DisruptionEligibleNodes     = "voluntary_disruption_eligible_nodes"
 	AllowedDisruptions          = "nodepools_allowed_disruptions"
 	BudgetBlockedPools          = "voluntary_disruption_budget_blocked_nodepools"
+	ConsolidationScore          = "consolidation_score"
+	ConsolidationMoves          = "consolidation_moves_total"
 	ClaimsDrifted               = "nodeclaims_drifted"
 	ClaimsExpired               = "nodeclaims_expired"
 	WebhookRequests             = "webhook_requests_total"
@@ -73,6 +75,7 @@ const (
 	DimType              = "type"
 	DimResult            = "result"
 	DimCondition         = "condition"
+	DimPolicy            = "policy"
 )
 
 // Spec is one metric: the dimensions it carries besides DimCluster, its unit (empty: by resource_type,
@@ -129,10 +132,14 @@ var Catalog = map[string]Spec{
 	DisruptionEligibleNodes:     {Dims: []string{DimNodePool}, Unit: "Count"},
 	AllowedDisruptions:          {Dims: []string{DimNodePool, DimReason}, Unit: "Count"},
 	BudgetBlockedPools:          {Unit: "Count", Own: true},
-	ClaimsDrifted:               {Dims: []string{DimNodePool, DimType}, Unit: "Count", Own: true},
-	ClaimsExpired:               {Dims: []string{DimNodePool}, Unit: "Count", Own: true},
-	WebhookRequests:             {Dims: []string{DimResult}, Unit: "Count", Own: true},
-	WebhookDuration:             {Dims: []string{DimResult}, Unit: "Seconds", Own: true},
+	// The Balanced consolidation policy's score of each move per NodePool, and the moves it judged:
+	// decision is the pool's approved|rejected (the move's, for moves_total), policy is Balanced.
+	ConsolidationScore: {Dims: []string{DimDecision, DimNodePool, DimPolicy}, Unit: "None"},
+	ConsolidationMoves: {Dims: []string{DimDecision, DimNodePool, DimPolicy}, Unit: "Count"},
+	ClaimsDrifted:      {Dims: []string{DimNodePool, DimType}, Unit: "Count", Own: true},
+	ClaimsExpired:      {Dims: []string{DimNodePool}, Unit: "Count", Own: true},
+	WebhookRequests:    {Dims: []string{DimResult}, Unit: "Count", Own: true},
+	WebhookDuration:    {Dims: []string{DimResult}, Unit: "Seconds", Own: true},
 }
 
 // Renamed maps each name written before issue #27 to its name now (dimensions went from ClusterName,

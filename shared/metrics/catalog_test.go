@@ -23,6 +23,7 @@ var karpenters = map[string]bool{
 	"voluntary_disruption_decisions_total": true, "voluntary_disruption_decision_evaluation_duration_seconds": true,
 	"voluntary_disruption_failed_validations_total": true, "voluntary_disruption_queue_failures_total": true,
 	"voluntary_disruption_eligible_nodes": true, "nodepools_allowed_disruptions": true, "nodeclaims_unhealthy_disrupted_total": true,
+	"consolidation_score": true, "consolidation_moves_total": true,
 }
 
 func TestCatalogNamesAreKarpentersOrSayTheyAreNot(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nodewright/nodewright/shared/consolidation"
+	"github.com/nodewright/nodewright/shared/disruption"
 	"github.com/nodewright/nodewright/shared/metrics"
 )
 
@@ -22,7 +23,10 @@ import (
 //   - and, by runs that decided: voluntary_disruption_decision_evaluation_duration_seconds,
 //     voluntary_disruption_eligible_nodes per nodepool with candidates, nodepools_allowed_disruptions per
 //     nodepool and reason, and voluntary_disruption_budget_blocked_nodepools, the NodePools whose budgets
-//     allowed no disruption at all while they had candidates (Nodewright's own; an alarm reads it).
+//     allowed no disruption at all while they had candidates (Nodewright's own; an alarm reads it);
+//   - consolidation_score, the Balanced policy's score of each move per nodepool (decision: whether
+//     that pool approved it), and consolidation_moves_total, the moves it scored per nodepool
+//     (decision: whether the move was approved), both with policy Balanced (Report.Scores).
 func Disruption(w io.Writer, cluster string, rep consolidation.Report, at time.Time) error {
 	e := newEmitter(w, cluster, at)
 	if rep.FailedValidations > 0 {
@@ -60,11 +64,42 @@ func Disruption(w io.Writer, cluster string, rep consolidation.Report, at time.T
 	for _, pool := range slices.Sorted(maps.Keys(rep.Expired)) {
 		e.one(metrics.ClaimsExpired, float64(rep.Expired[pool]), metrics.DimNodePool, pool)
 	}
+	balancedScores(e, rep.Scores)
 	for _, key := range slices.Sorted(maps.Keys(rep.HandedOver)) {
 		pool, reason, _ := strings.Cut(key, "/")
 		e.one(metrics.ClaimsDisrupted, float64(rep.HandedOver[key]), metrics.DimNodePool, pool, metrics.DimReason, reason)
 	}
 	return e.err
+}
+
+// maxScore keeps a score CloudWatch can store: a move that disrupts nothing of its pool scores
+// math.MaxFloat64 (it cannot happen, a node counts 1), which CloudWatch refuses.
+const maxScore = 1e9
+
+// balancedScores writes consolidation_score samples and consolidation_moves_total counts.
+func balancedScores(e *emitter, moves []disruption.ScoredMove) {
+	scores := map[[3]string][]float64{}
+	counts := map[[3]string]int{}
+	for _, m := range moves {
+		for _, p := range m.Score.Pools {
+			scores[[3]string{decision(p.Approved), p.NodePool, string(disruption.Balanced)}] = append(
+				scores[[3]string{decision(p.Approved), p.NodePool, string(disruption.Balanced)}], min(p.Score, maxScore))
+			counts[[3]string{decision(m.Score.Approved), p.NodePool, string(disruption.Balanced)}]++
+		}
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(scores), compareKeys) {
+		e.samples(metrics.ConsolidationScore, scores[k], metrics.DimDecision, k[0], metrics.DimNodePool, k[1], metrics.DimPolicy, k[2])
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(counts), compareKeys) {
+		e.one(metrics.ConsolidationMoves, float64(counts[k]), metrics.DimDecision, k[0], metrics.DimNodePool, k[1], metrics.DimPolicy, k[2])
+	}
+}
+
+func decision(approved bool) string {
+	if approved {
+		return "approved"
+	}
+	return "rejected"
 }
 
 func compareKeys(a, b [3]string) int { return slices.Compare(a[:], b[:]) }

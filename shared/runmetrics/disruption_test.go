@@ -70,3 +70,22 @@ func TestBudgetBlockedPools(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, budgetBlockedPools(tc.rep)) })
 	}
 }
+
+// TestBalancedScoreMetrics: each scored move gives consolidation_score samples per NodePool, decided by
+// that pool, and one consolidation_moves_total per NodePool, decided by the move: here a move x
+// rejects although y approves it, and an approved move of x alone.
+func TestBalancedScoreMetrics(t *testing.T) {
+	rep := consolidation.Report{Lease: true, Scores: []disruption.ScoredMove{
+		{Method: disruption.MethodMulti, Action: disruption.ActionReplace, Nodes: []string{"a", "c"}, Score: disruption.Score{
+			Score: 0.46875, Threshold: 0.5, K: 2, Pools: []disruption.PoolScore{
+				{NodePool: "x", Score: 0.46875}, {NodePool: "y", Score: 0.9375, Approved: true}}}},
+		{Method: disruption.MethodSingle, Action: disruption.ActionDelete, Nodes: []string{"b"}, Score: disruption.Score{
+			Score: 0.5, Threshold: 0.5, K: 2, Approved: true, Pools: []disruption.PoolScore{{NodePool: "x", Score: 0.5, Approved: true}}}},
+	}}
+	recs := disruptionRecords(t, rep)
+	dims := []string{metrics.DimDecision, metrics.DimNodePool, metrics.DimPolicy}
+	assert.EqualValues(t, map[string]any{"rejected/x/Balanced": []any{0.46875}, "approved/y/Balanced": []any{0.9375}, "approved/x/Balanced": []any{0.5}},
+		valuesOf(recs, metrics.ConsolidationScore, dims...))
+	assert.EqualValues(t, map[string]any{"rejected/x/Balanced": 1.0, "rejected/y/Balanced": 1.0, "approved/x/Balanced": 1.0},
+		valuesOf(recs, metrics.ConsolidationMoves, dims...))
+}

@@ -17,7 +17,7 @@ with open('instance-types.json', 'w') as f:
     f.write('[\n' + ',\n'.join(json.dumps(e, sort_keys=True) for e in cat) + '\n]\n')
 
 def node(name, pool, itype, zone='us-east-1a', ct='on-demand'):
-    taints = [{'key': 'dedicated', 'value': pool, 'effect': 'NoSchedule'}] if pool in ('limited', 'batch', 'flex') else []
+    taints = [{'key': 'dedicated', 'value': pool, 'effect': 'NoSchedule'}] if pool in ('limited', 'batch', 'flex', 'steady') else []
     e = big[itype]
     labels = dict(e['labels'])
     labels.update({'karpenter.sh/nodepool': pool, 'karpenter.sh/initialized': 'true', 'karpenter.sh/registered': 'true',
@@ -85,3 +85,9 @@ write('whenempty', [node('b1', 'batch', 'm5.large'), node('b2', 'batch', 'm5.xla
 # node could replace them, which needs --spot-to-spot.
 write('spot', [node('s%d' % i, 'flex', 'm5.xlarge', ct='spot') for i in (1, 2, 3)],
       [pod('calc-%d' % i, 's%d' % i, '2500m', '1Gi', app='calc', tolerate='flex') for i in (1, 2, 3)])
+# balanced: pool steady (Balanced). k1 runs a do-not-disrupt pod that leaves no room; replacing
+# b1 (m5.2xlarge, $0.384/h) by a c5.xlarge ($0.17/h) saves 27.9% of the pool's cost for 60% of its
+# disruption cost (3 of 5): score 0.46, rejected, although deleting it would score 0.83.
+write('balanced', [node('k1', 'steady', 'm5.2xlarge'), node('b1', 'steady', 'm5.2xlarge')],
+      [pod('db-1', 'k1', '7', '4Gi', app='db', annotations={'karpenter.sh/do-not-disrupt': 'true'}, tolerate='steady'),
+       pod('calc-1', 'b1', '1500m', '1Gi', app='calc', tolerate='steady'), pod('calc-2', 'b1', '1500m', '1Gi', app='calc', tolerate='steady')])
