@@ -154,6 +154,8 @@ func conditions(in Claim) []metav1.Condition {
 		return metav1.Condition{Type: typ, Status: metav1.ConditionUnknown, Reason: reason, Message: message, LastTransitionTime: at(&c.CreatedAt)}
 	}
 	var out []metav1.Condition
+	// A pending claim has not launched; one that went from pending straight to terminating (its launch
+	// failed) has no instance to show for it.
 	launched := l != state.Pending && (c.InstanceID != "" || c.LaunchedAt != nil || l != state.Terminating)
 	if launched {
 		out = append(out, metav1.Condition{Type: apis.ConditionTypeLaunched, Status: metav1.ConditionTrue, Reason: apis.ConditionTypeLaunched, LastTransitionTime: at(c.LaunchedAt)})
