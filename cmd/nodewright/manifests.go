@@ -13,12 +13,13 @@ import (
 )
 
 func init() {
-	register("manifests", command{summary: "print the RBAC and webhook registration Nodewright needs in the cluster", run: runManifests})
+	register("manifests", command{summary: "print the mirror CRDs, RBAC and webhook registration Nodewright needs in the cluster", run: runManifests})
 }
 
-// runManifests prints, as multi-document YAML for kubectl apply, each function's ClusterRole and its
-// ClusterRoleBinding to that function's group (footprint.RBAC) and the ValidatingWebhookConfiguration pointing at the webhook URL (the stack
-// outputs WebhookFunctionUrl and, in Secrets Manager, the path token).
+// runManifests prints, as multi-document YAML for kubectl apply, the mirror CRDs of nodewright.sh and the
+// ValidatingAdmissionPolicy that keeps them read-only (footprint.Mirrors), each function's ClusterRole and
+// its ClusterRoleBinding to that function's group (footprint.RBAC) and the ValidatingWebhookConfiguration
+// pointing at the webhook URL (the stack outputs WebhookFunctionUrl and, in Secrets Manager, the path token).
 func runManifests(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("nodewright manifests", flag.ContinueOnError)
 	fset.SetOutput(stderr)
@@ -41,7 +42,7 @@ func runManifests(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fset.Usage()
 		return 2
 	}
-	objs := footprint.RBAC()
+	objs := append(footprint.Mirrors(), footprint.RBAC()...)
 	if *noWebhook {
 		return printManifests(objs, stdout, stderr)
 	}

@@ -19,7 +19,22 @@ func TestManifestsPrintsTheFootprint(t *testing.T) {
 	code := dispatch([]string{"manifests", "--webhook-url", "https://abc.lambda-url.us-east-1.on.aws/webhook/tok"}, strings.NewReader(""), &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
 	docs := strings.Split(out.String(), "\n---\n")
-	// A role and a binding per function, each binding only that function's group, then the webhook.
+	// The three mirror CRDs and the policy and binding that keep them read-only, then a role and a binding
+	// per function, each binding only that function's group, then the webhook.
+	mirrors := len(footprint.Mirrors())
+	require.Equal(t, 5, mirrors)
+	for i, name := range []string{"nodeclaims.nodewright.sh", "nodepools.nodewright.sh", "ec2nodeclasses.nodewright.sh"} {
+		assert.Contains(t, docs[i], "kind: CustomResourceDefinition\n", "document %d", i)
+		assert.Contains(t, docs[i], "name: "+name+"\n", "document %d", i)
+		assert.Contains(t, docs[i], "scope: Cluster\n", "document %d", i)
+	}
+	var policy admissionregistrationv1.ValidatingAdmissionPolicy
+	require.NoError(t, yaml.UnmarshalStrict([]byte(docs[3]), &policy))
+	assert.Equal(t, footprint.MirrorPolicyName, policy.Name)
+	var binding admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	require.NoError(t, yaml.UnmarshalStrict([]byte(docs[4]), &binding))
+	assert.Equal(t, policy.Name, binding.Spec.PolicyName)
+	docs = docs[mirrors:]
 	functions := footprint.Functions()
 	require.Len(t, docs, 2*len(functions)+1)
 	for i, f := range functions {
@@ -58,6 +73,6 @@ func TestManifestsWithoutTheWebhook(t *testing.T) {
 	var out, errOut bytes.Buffer
 	require.Equal(t, 0, dispatch([]string{"manifests", "--no-webhook"}, strings.NewReader(""), &out, &errOut), errOut.String())
 	docs := strings.Split(out.String(), "\n---\n")
-	require.Len(t, docs, 2*len(footprint.Functions()))
+	require.Len(t, docs, len(footprint.Mirrors())+2*len(footprint.Functions()))
 	assert.NotContains(t, out.String(), "ValidatingWebhookConfiguration")
 }

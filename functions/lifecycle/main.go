@@ -1,6 +1,6 @@
 // Command lifecycle is the Lambda behind the one-minute lifecycle schedule: it registers and initializes
 // the Nodes of launched claims, asks for the replacement of unhealthy nodes (feature gate NodeRepair),
-// repairs what events missed (adopts interrupted launches, times out launches
+// writes the NodeClaim mirrors (nodewright.sh/v1, on change only), repairs what events missed (adopts interrupted launches, times out launches
 // and registrations, terminates leaked instances, deletes ghost claims and Nodes), deletes the launch
 // templates and instance profiles no claim uses any more, and refreshes prices into the state table, where
 // the provisioner and disruption functions read them: spot prices from EC2 every run, on-demand prices from
@@ -30,6 +30,7 @@ import (
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/launchtemplate"
 	"github.com/nodewright/nodewright/shared/lifecycle"
+	"github.com/nodewright/nodewright/shared/mirror"
 	"github.com/nodewright/nodewright/shared/nodeclass"
 	"github.com/nodewright/nodewright/shared/pricing"
 	"github.com/nodewright/nodewright/shared/runmetrics"
@@ -70,7 +71,17 @@ func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 		return nil, priceRefresh{}, err
 	}
 	name := cluster.Name
-	client, err := kube.Connect(cfg, cluster)
+	restCfg, err := kube.RESTConfig(cluster.Endpoint, cluster.CA, kube.NewTokensFromConfig(cfg, name))
+	if err != nil {
+		return nil, priceRefresh{}, err
+	}
+	client, err := kube.NewClientset(restCfg)
+	if err != nil {
+		return nil, priceRefresh{}, err
+	}
+	// The NodeClaim mirrors (nodewright.sh/v1), written on change only; the writer learns what the cluster
+	// holds with one metadata LIST when the process starts.
+	mirrors, err := mirror.NewClient(restCfg, mirror.NodeClaims, "nodewright-lifecycle")
 	if err != nil {
 		return nil, priceRefresh{}, err
 	}
@@ -105,8 +116,9 @@ func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 		Namer:        launcher,
 		Memory:       store,
 		// Node repair (the NodeRepair feature gate) reads the impaired EC2 status checks once a sweep.
-		Health: instance.NewStatusChecks(ec2Client),
-		Now:    time.Now,
+		Health:  instance.NewStatusChecks(ec2Client),
+		Mirrors: mirror.NewWriter(mirror.NodeClaims, mirrors, mirror.Options{}),
+		Now:     time.Now,
 	})
 	// On-demand prices come from the Pricing API (endpoint by pricing.EndpointRegion) every 12 hours and
 	// are stored for the provisioner and disruption functions; until then, and whenever the API fails,

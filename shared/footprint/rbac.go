@@ -1,8 +1,12 @@
 package footprint
 
 import (
+	"slices"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodewright/nodewright/shared/mirror"
 )
 
 // Function names one of the functions that call the API server. Each has its own Kubernetes group (its
@@ -87,6 +91,12 @@ func Rules(f Function) []rbacv1.PolicyRule {
 		)
 	default:
 		return nil
+	}
+	if slices.Contains(MirrorWriters(), f) {
+		// The mirrors it writes (mirrors.go); the policy keeps everyone else from writing them.
+		for _, r := range mirrorWrites {
+			rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{mirror.Group}, Resources: r.resources, Verbs: r.verbs})
+		}
 	}
 	return append(rules, events)
 }

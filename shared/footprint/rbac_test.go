@@ -140,6 +140,18 @@ var requests = map[string]func(context.Context, kubernetes.Interface) error{
 	"delete namespace": func(ctx context.Context, c kubernetes.Interface) error {
 		return c.CoreV1().Namespaces().Delete(ctx, absent, metav1.DeleteOptions{})
 	},
+	"list nodeclaims":         mirrorRequest("list", ""),
+	"watch nodeclaims":        mirrorRequest("watch", ""),
+	"create nodeclaim":        mirrorRequest("create", ""),
+	"patch nodeclaim":         mirrorRequest("patch", ""),
+	"patch nodeclaim status":  mirrorRequest("patch", "status"),
+	"update nodeclaim":        mirrorRequest("update", ""),
+	"update nodeclaim status": mirrorRequest("update", "status"),
+	"delete nodeclaim":        mirrorRequest("delete", ""),
+	"patch nodepool": func(ctx context.Context, c kubernetes.Interface) error {
+		return c.Discovery().RESTClient().Patch(types.MergePatchType).AbsPath("/apis/nodewright.sh/v1/nodepools", absent).
+			SetHeader("Content-Type", string(types.MergePatchType)).Body([]byte(`{}`)).Do(ctx).Error()
+	},
 	"create clusterrole": func(ctx context.Context, c kubernetes.Interface) error {
 		_, err := c.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: absent}},
 			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
@@ -159,7 +171,12 @@ var allowed = map[Function][]string{
 	Provisioner:  append([]string{"get pod", "create event"}, snapshotRequests...),
 	Disruption:   append([]string{"get node", "patch node", "create event"}, snapshotRequests...),
 	Interruption: {"get node", "patch node", "create event"},
-	Lifecycle:    {"list nodes", "watch nodes", "get node", "patch node", "create event"},
+	Lifecycle: {"list nodes", "watch nodes", "get node", "patch node", "create event",
+		// The NodeClaim mirrors: learned with a LIST, followed with a watch, server-side applied (a PATCH
+		// that creates), their status applied, replaced (PUT) when someone else changed them, deleted when
+		// their claim is gone.
+		"list nodeclaims", "watch nodeclaims", "create nodeclaim", "patch nodeclaim", "patch nodeclaim status",
+		"update nodeclaim", "update nodeclaim status", "delete nodeclaim"},
 	Termination: {"list nodes", "get node", "patch node", "delete node", "list pods", "delete pod", "evict pod",
 		"list volumeattachments", "create event"},
 }
@@ -278,6 +295,35 @@ func functionClient(t *testing.T, cp *kubetest.ControlPlane, f Function) kuberne
 	c, err := kube.NewClientset(cp.As(user(f), f.Group()))
 	require.NoError(t, err)
 	return c
+}
+
+// mirrorRequest makes a request on the NodeClaim mirrors (the CRD need not be installed: RBAC answers
+// first, and a served request on a resource the server does not have is NotFound).
+func mirrorRequest(verb, sub string) func(context.Context, kubernetes.Interface) error {
+	return func(ctx context.Context, c kubernetes.Interface) error {
+		rc := c.Discovery().RESTClient()
+		path := "/apis/nodewright.sh/v1/nodeclaims"
+		item := []string{path, absent}
+		if sub != "" {
+			item = append(item, sub)
+		}
+		body := []byte(`{"apiVersion":"nodewright.sh/v1","kind":"NodeClaim","metadata":{"name":"` + absent + `"}}`)
+		switch verb {
+		case "list":
+			return rc.Get().AbsPath(path).Param("limit", "1").Do(ctx).Error()
+		case "watch":
+			return rc.Get().AbsPath(path).Param("watch", "true").Param("timeoutSeconds", "1").Do(ctx).Error()
+		case "create":
+			return rc.Post().AbsPath(path).Param("dryRun", "All").SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Error()
+		case "patch":
+			return rc.Patch(types.MergePatchType).AbsPath(item...).SetHeader("Content-Type", string(types.MergePatchType)).
+				Body([]byte(`{}`)).Do(ctx).Error()
+		case "update":
+			return rc.Put().AbsPath(item...).SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Error()
+		default:
+			return rc.Delete().AbsPath(item...).Do(ctx).Error()
+		}
+	}
 }
 
 func listErr[T any](_ T, err error) error { return err }

@@ -62,6 +62,11 @@ type RunReport struct {
 	RepairBlocked []string
 	// NodesCreated counts the Nodes registered, per NodePool and zone (Karpenter's nodes_created_total).
 	NodesCreated map[PoolZone]int
+	// MirrorsWritten and MirrorsDeleted count the NodeClaim mirrors written and deleted; MirrorsLeft the
+	// writes the last pass left for the next (mirror.DefaultMaxWrites a pass); MirrorsSkipped says why the
+	// last pass wrote none, if it skipped them.
+	MirrorsWritten, MirrorsDeleted, MirrorsLeft int
+	MirrorsSkipped                              string
 	// Offerings are the current prices of the offerings Nodewright's live claims run on (last sweeping
 	// pass; see OfferingsInUse).
 	Offerings []OfferingPrice
@@ -83,6 +88,9 @@ func (r *RunReport) add(p RunReport) {
 	r.NodesLost += p.NodesLost
 	r.InstancesNamed += p.InstancesNamed
 	r.MemoryRecorded += p.MemoryRecorded
+	r.MirrorsWritten += p.MirrorsWritten
+	r.MirrorsDeleted += p.MirrorsDeleted
+	r.MirrorsLeft, r.MirrorsSkipped = p.MirrorsLeft, p.MirrorsSkipped
 	r.Joining, r.Deferred, r.Waiting, r.Skipped, r.Held = p.Joining, p.Deferred, p.Waiting, p.Skipped, p.Held
 	r.Repairs = append(r.Repairs, p.Repairs...)
 	if p.Usage != nil { // a sweep: its judgement of the pools stands
@@ -104,7 +112,7 @@ func (r *RunReport) add(p RunReport) {
 
 // String summarises the report in one line (for logs and test failures).
 func (r RunReport) String() string {
-	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d rebuilt=%d handedOver=%d claimsDeleted=%d finalizersRemoved=%d nodesLost=%d instancesNamed=%d memoryRecorded=%d repairs=%d repairBlocked=%d templatesDeleted=%d profilesDeleted=%d joining=%d deferred=%d errors=%d",
+	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d rebuilt=%d handedOver=%d claimsDeleted=%d finalizersRemoved=%d nodesLost=%d instancesNamed=%d memoryRecorded=%d mirrorsWritten=%d mirrorsDeleted=%d mirrorsLeft=%d repairs=%d repairBlocked=%d templatesDeleted=%d profilesDeleted=%d joining=%d deferred=%d errors=%d",
 		r.Passes, r.Registered, r.Initialized, r.Adopted, r.Rebuilt, r.HandedOver, r.ClaimsDeleted, r.FinalizersRemoved, r.NodesLost,
-		r.InstancesNamed, r.MemoryRecorded, len(r.Repairs), len(r.RepairBlocked), len(r.TemplatesDeleted), len(r.ProfilesDeleted), r.Joining, r.Deferred, len(r.Errors))
+		r.InstancesNamed, r.MemoryRecorded, r.MirrorsWritten, r.MirrorsDeleted, r.MirrorsLeft, len(r.Repairs), len(r.RepairBlocked), len(r.TemplatesDeleted), len(r.ProfilesDeleted), r.Joining, r.Deferred, len(r.Errors))
 }

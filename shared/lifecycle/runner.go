@@ -153,7 +153,10 @@ type RunnerDeps struct {
 	// Health lists the instances whose EC2 status checks are impaired, for node repair (noderepair.go);
 	// nil leaves node repair to the Node conditions.
 	Health InstanceHealth
-	Now    func() time.Time
+	// Mirrors writes the NodeClaim mirrors (nodewright.sh/v1) after each pass (see writeMirrors); nil
+	// skips that part.
+	Mirrors MirrorWriter
+	Now     func() time.Time
 }
 
 // Prices is the hourly price of an offering; *pricing.Provider is one.
@@ -285,6 +288,8 @@ func (r *Runner) pass(ctx context.Context, runID string, rep *RunReport) error {
 	for _, c := range w.claims {
 		p.lifecycle[c.Name] = c.Lifecycle
 	}
+	// Whatever way the pass ends, the mirrors show the claims as it left them.
+	defer p.writeMirrors(ctx, sweep)
 	p.register(ctx)
 	p.initialize(ctx)
 	p.recordMemory(ctx)

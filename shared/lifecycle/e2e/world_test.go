@@ -131,6 +131,8 @@ type env struct {
 	// sqs and terminationQueue are the termination queue the runner hands nodes to.
 	sqs              *sqs.Client
 	terminationQueue string
+	// mirrors, when set, is the NodeClaim mirror writer the runners get (see mirror_test.go).
+	mirrors lifecycle.MirrorWriter
 }
 
 func newEnv(t testing.TB) *env {
@@ -202,6 +204,7 @@ func (e *env) runnerWith(rc lifecycle.RunnerConfig, instances lifecycle.Instance
 		Namer:        launcher,
 		Memory:       store,
 		Health:       instance.NewStatusChecks(ec2.NewFromConfig(cfg)),
+		Mirrors:      e.mirrors,
 		Now:          e.clock.Now,
 	})
 }

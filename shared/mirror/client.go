@@ -1,0 +1,91 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+)
+
+// Client is the API of one mirrored kind over a real API server: server-side apply as FieldManager
+// through the dynamic client (JSON: custom resources have no protobuf form), lists and watches through
+// the metadata client (metadata only, whatever the objects hold).
+type Client struct {
+	objects dynamic.NamespaceableResourceInterface
+	meta    metadata.ResourceInterface
+	manager string
+}
+
+var _ API = (*Client)(nil)
+
+// NewClient returns the API of kind's mirrors for cfg's identity; fieldManager names the writer in the
+// objects' managed fields (nodewright-<function>).
+func NewClient(cfg *rest.Config, kind Kind, fieldManager string) (*Client, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the mirror client: %w", err)
+	}
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the mirror metadata client: %w", err)
+	}
+	return &Client{objects: dyn.Resource(kind.Resource()), meta: meta.Resource(kind.Resource()), manager: fieldManager}, nil
+}
+
+func (c *Client) ListMetadata(ctx context.Context, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
+	return c.meta.List(ctx, opts)
+}
+
+func (c *Client) WatchMetadata(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	return c.meta.Watch(ctx, opts)
+}
+
+func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured) (string, error) {
+	out, err := c.objects.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: c.manager, Force: true})
+	if err != nil {
+		return "", err
+	}
+	return out.GetResourceVersion(), nil
+}
+
+func (c *Client) ApplyStatus(ctx context.Context, obj *unstructured.Unstructured) (string, error) {
+	out, err := c.objects.ApplyStatus(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: c.manager, Force: true})
+	if err != nil {
+		return "", err
+	}
+	return out.GetResourceVersion(), nil
+}
+
+func (c *Client) Replace(ctx context.Context, object, status *unstructured.Unstructured) (string, error) {
+	cur, err := c.objects.Get(ctx, object.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		if _, err := c.Apply(ctx, object); err != nil {
+			return "", err
+		}
+		return c.ApplyStatus(ctx, status)
+	}
+	if err != nil {
+		return "", err
+	}
+	object.SetResourceVersion(cur.GetResourceVersion())
+	out, err := c.objects.Update(ctx, object, metav1.UpdateOptions{FieldManager: c.manager})
+	if err != nil {
+		return "", err
+	}
+	status.SetResourceVersion(out.GetResourceVersion())
+	out, err = c.objects.UpdateStatus(ctx, status, metav1.UpdateOptions{FieldManager: c.manager})
+	if err != nil {
+		return "", err
+	}
+	return out.GetResourceVersion(), nil
+}
+
+func (c *Client) Delete(ctx context.Context, name string) error {
+	return c.objects.Delete(ctx, name, metav1.DeleteOptions{})
+}

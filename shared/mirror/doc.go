@@ -1,0 +1,18 @@
+// Package mirror shows Nodewright's state where Kubernetes users look (DESIGN.md decision 14): NodeClaim,
+// NodePool and EC2NodeClass objects of Nodewright's own API group, nodewright.sh/v1, so a Karpenter
+// installed beside it never manages them. They are mirrors: DynamoDB stays the source of truth, the
+// functions write them on change only, and a ValidatingAdmissionPolicy (footprint.MirrorPolicy) keeps
+// everyone else from writing them.
+//
+// It has three parts, each in its own file:
+//
+//   - api.go and crds.go: the group, the kinds and their CustomResourceDefinitions (cluster-scoped, a
+//     status subresource, Karpenter's printer columns, short names that do not clash with Karpenter's,
+//     category nodewright), which `nodewright manifests` prints.
+//   - nodeclaim.go: the pure builder that turns a claim record and its Node into the NodeClaim mirror.
+//   - writer.go (with memo.go and client.go): the writer that keeps the mirrors in the cluster equal to
+//     what the builder says, writing only what changed, at most Options.MaxWrites objects a run, and
+//     deleting the mirrors whose claim is gone. It remembers what it wrote in the process and learns it
+//     again with one paginated metadata-only LIST on a cold start; each whole run follows a short watch
+//     from there, so a mirror someone else changed (or deleted) is written again.
+package mirror

@@ -1,0 +1,203 @@
+package mirror
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// fakeAPI is a stateful stand-in for one kind's API: objects with revisions, a change log the watches
+// replay, and a count of every request.
+type fakeAPI struct {
+	mu       sync.Mutex
+	rev      uint64
+	objects  map[string]*fakeObject
+	log      []watch.Event
+	compact  uint64 // watches from before this revision answer 410 Gone
+	missing  bool   // the CRD is not installed
+	failNext map[string]error
+
+	lists, watches, applies, statusApplies, replaces, deletes int
+}
+
+type fakeObject struct {
+	rv          uint64
+	labels      map[string]string
+	annotations map[string]string
+	spec        any
+	status      any
+}
+
+func newFakeAPI() *fakeAPI {
+	return &fakeAPI{objects: map[string]*fakeObject{}, failNext: map[string]error{}}
+}
+
+var _ API = (*fakeAPI)(nil)
+
+func (f *fakeAPI) writes() int { return f.applies + f.statusApplies + f.replaces + f.deletes }
+
+func (f *fakeAPI) resetCounts() {
+	f.lists, f.watches, f.applies, f.statusApplies, f.replaces, f.deletes = 0, 0, 0, 0, 0, 0
+}
+
+func (f *fakeAPI) notFound() error {
+	return apierrors.NewNotFound(schema.GroupResource{Group: Group, Resource: NodeClaims.Plural}, "")
+}
+
+func (f *fakeAPI) meta(name string, o *fakeObject) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: strconv.FormatUint(o.rv, 10),
+		Labels: maps.Clone(o.labels), Annotations: maps.Clone(o.annotations)}}
+}
+
+// record bumps the revision for a change of name and logs it.
+func (f *fakeAPI) record(typ watch.EventType, name string, o *fakeObject) {
+	f.rev++
+	o.rv = f.rev
+	f.log = append(f.log, watch.Event{Type: typ, Object: f.meta(name, o)})
+}
+
+func (f *fakeAPI) ListMetadata(_ context.Context, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lists++
+	if f.missing {
+		return nil, f.notFound()
+	}
+	names := slices.Sorted(maps.Keys(f.objects))
+	start := 0
+	if opts.Continue != "" {
+		start, _ = strconv.Atoi(opts.Continue)
+	}
+	end := len(names)
+	if opts.Limit > 0 && start+int(opts.Limit) < end {
+		end = start + int(opts.Limit)
+	}
+	out := &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.FormatUint(f.rev, 10)}}
+	if end < len(names) {
+		out.Continue = strconv.Itoa(end)
+	}
+	for _, n := range names[start:end] {
+		out.Items = append(out.Items, *f.meta(n, f.objects[n]))
+	}
+	return out, nil
+}
+
+func (f *fakeAPI) WatchMetadata(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.watches++
+	from, _ := strconv.ParseUint(opts.ResourceVersion, 10, 64)
+	if from < f.compact {
+		return nil, apierrors.NewResourceExpired("too old resource version")
+	}
+	ch := make(chan watch.Event, len(f.log)+1)
+	for _, ev := range f.log {
+		if rv, _ := strconv.ParseUint(ev.Object.(*metav1.PartialObjectMetadata).ResourceVersion, 10, 64); rv > from {
+			ch <- ev
+		}
+	}
+	ch <- watch.Event{Type: watch.Bookmark, Object: &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.FormatUint(f.rev, 10)}}}
+	close(ch)
+	return watch.NewProxyWatcher(ch), nil
+}
+
+func (f *fakeAPI) fail(op string) error {
+	err := f.failNext[op]
+	delete(f.failNext, op)
+	return err
+}
+
+func (f *fakeAPI) Apply(_ context.Context, u *unstructured.Unstructured) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.applies++
+	if err := f.fail("apply"); err != nil {
+		return "", err
+	}
+	o, ok := f.objects[u.GetName()]
+	typ := watch.Modified
+	if !ok {
+		o, typ = &fakeObject{annotations: map[string]string{}}, watch.Added
+		f.objects[u.GetName()] = o
+	}
+	o.labels = u.GetLabels()
+	maps.Copy(o.annotations, u.GetAnnotations())
+	o.spec = u.Object["spec"]
+	f.record(typ, u.GetName(), o)
+	return strconv.FormatUint(o.rv, 10), nil
+}
+
+func (f *fakeAPI) ApplyStatus(_ context.Context, u *unstructured.Unstructured) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.statusApplies++
+	if err := f.fail("status"); err != nil {
+		return "", err
+	}
+	o, ok := f.objects[u.GetName()]
+	if !ok {
+		return "", f.notFound()
+	}
+	o.status = u.Object["status"]
+	f.record(watch.Modified, u.GetName(), o)
+	return strconv.FormatUint(o.rv, 10), nil
+}
+
+func (f *fakeAPI) Replace(_ context.Context, object, status *unstructured.Unstructured) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.replaces++
+	o, ok := f.objects[object.GetName()]
+	typ := watch.Modified
+	if !ok {
+		o, typ = &fakeObject{}, watch.Added
+		f.objects[object.GetName()] = o
+	}
+	o.labels, o.annotations, o.spec, o.status = object.GetLabels(), object.GetAnnotations(), object.Object["spec"], status.Object["status"]
+	if o.annotations == nil {
+		o.annotations = map[string]string{}
+	}
+	f.record(typ, object.GetName(), o)
+	return strconv.FormatUint(o.rv, 10), nil
+}
+
+func (f *fakeAPI) Delete(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deletes++
+	o, ok := f.objects[name]
+	if !ok {
+		return f.notFound()
+	}
+	delete(f.objects, name)
+	f.record(watch.Deleted, name, o)
+	return nil
+}
+
+// edit is someone else's change of an object's spec and a label of theirs.
+func (f *fakeAPI) edit(name string, spec any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	o := f.objects[name]
+	o.spec = spec
+	o.labels = maps.Clone(o.labels)
+	o.labels["theirs"] = "x"
+	f.record(watch.Modified, name, o)
+}
+
+// remove is someone else's delete.
+func (f *fakeAPI) remove(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	o := f.objects[name]
+	delete(f.objects, name)
+	f.record(watch.Deleted, name, o)
+}
