@@ -21,9 +21,6 @@ func notSupportedYet(path *field.Path, what string) *field.Error {
 func unsupportedNodePoolFields(np *NodePool) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
-	if np.Spec.Replicas != nil {
-		errs = append(errs, notSupportedYet(spec.Child("replicas"), "static NodePools (alpha in Karpenter, feature gate StaticCapacity)"))
-	}
 	if np.Spec.Disruption.ConsolidationPolicy == ConsolidationPolicyBalanced {
 		errs = append(errs, notSupportedYet(spec.Child("disruption", "consolidationPolicy"), "the Balanced consolidation policy (new in Karpenter); use WhenEmpty or WhenEmptyOrUnderutilized"))
 	}

@@ -19,11 +19,6 @@ func TestNotSupportedYet(t *testing.T) {
 		name, path string
 		mutate     func(*apis.NodePool)
 	}{
-		{"static replicas", "spec.replicas", func(np *apis.NodePool) {
-			np.Spec.Replicas = ptr(int64(3))
-			np.Spec.Weight = nil
-			np.Spec.Limits = nil
-		}},
 		{"balanced consolidation", "spec.disruption.consolidationPolicy", func(np *apis.NodePool) {
 			np.Spec.Disruption.ConsolidationPolicy = apis.ConsolidationPolicyBalanced
 		}},
