@@ -88,9 +88,9 @@ func NewConfigDeployment(scope constructs.Construct, id string, table awsdynamod
 			staticPoolCondition(params, it.StaticPool)
 		}
 		write := &customresources.AwsSdkCall{
-			Service:    jsii.String("DynamoDB"),
-			Action:     jsii.String("updateItem"),
-			Parameters: params,
+			Service:            jsii.String("DynamoDB"),
+			Action:             jsii.String("updateItem"),
+			Parameters:         params,
 			PhysicalResourceId: customresources.PhysicalResourceId_Of(jsii.String("config/" + it.Kind + "/" + it.Name)),
 		}
 		customresources.NewAwsCustomResource(c, jsii.String(it.Kind+"-"+it.Name), &customresources.AwsCustomResourceProps{

@@ -10,9 +10,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/sizing"
-	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/state"
 )
 

@@ -19,6 +19,9 @@ type ConfigReader interface {
 // runConfig is the configuration one run works from.
 type runConfig struct {
 	pools []scheduling.NodePool
+	// static are the static NodePools the run keeps at their count (none while the StaticCapacity gate
+	// is off); they are not among pools.
+	static []staticPool
 	// nodePools are the decoded NodePools by name, those the scheduler cannot use included.
 	nodePools   map[string]*apis.NodePool
 	poolHash    map[string]string // NodePool → template drift hash
@@ -89,6 +92,17 @@ func readConfig(ctx context.Context, r ConfigReader) (cfg runConfig, problems []
 			continue
 		}
 		cfg.pools = append(cfg.pools, pools...)
+	}
+	if cfg.settings.FeatureGates.StaticCapacity {
+		var bad []string
+		cfg.static, bad = staticPoolsFrom(objs.NodePools)
+		problems = append(problems, bad...)
+	} else {
+		for _, np := range objs.NodePools {
+			if np.IsStatic() {
+				problems = append(problems, fmt.Sprintf("NodePool %s is static (spec.replicas) but the StaticCapacity feature gate is off: its count is not kept", np.Name))
+			}
+		}
 	}
 	return cfg, problems, nil
 }

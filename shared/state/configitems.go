@@ -29,8 +29,8 @@ type ConfigItem struct {
 	// pool static or dynamic; the CDK deployment's write is conditional on this attribute (absent: a
 	// pool written before static pools existed, so dynamic).
 	StaticPool bool      `dynamodbav:"staticPool,omitempty"` // StaticPoolAttr
-	Version   int64     `dynamodbav:"version"`
-	UpdatedAt time.Time `dynamodbav:"updatedAt"`
+	Version    int64     `dynamodbav:"version"`
+	UpdatedAt  time.Time `dynamodbav:"updatedAt"`
 }
 
 // StaticPoolAttr is the attribute of ConfigItem.StaticPool.
