@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/scheduling"
@@ -119,16 +120,31 @@ func decodeSettings(it state.ConfigItem) (settings.Settings, error) {
 	return s, nil
 }
 
-// ReadNodePools reads the stored NodePools as a provisioning run sees them, for callers that need the
+// ReadNodePools reads the stored NodePools as a provisioning run sees them (static ones included), for callers that need the
 // labels and taints a claim's Node gets (the lifecycle function); problems and the error are readConfig's.
 func ReadNodePools(ctx context.Context, r ConfigReader) ([]scheduling.NodePool, []string, error) {
 	cfg, problems, err := readConfig(ctx, r)
-	return cfg.pools, problems, err
+	return withStaticViews(cfg), problems, err
+}
+
+// withStaticViews is cfg's pools and the scheduler's view of every static NodePool (whatever the
+// StaticCapacity gate says: their claims' Nodes need their labels and taints all the same).
+func withStaticViews(cfg runConfig) []scheduling.NodePool {
+	nps := make([]*apis.NodePool, 0, len(cfg.nodePools))
+	for _, np := range cfg.nodePools {
+		nps = append(nps, np)
+	}
+	static, _ := staticPoolsFrom(nps)
+	out := slices.Clone(cfg.pools)
+	for _, sp := range static {
+		out = append(out, sp.pool)
+	}
+	return out
 }
 
 // ReadNodePoolsAndSettings is ReadNodePools with the deployment's settings (settings.Default when none
 // are stored, or when the stored ones do not decode: problems then names them), from the same one read.
 func ReadNodePoolsAndSettings(ctx context.Context, r ConfigReader) ([]scheduling.NodePool, settings.Settings, []string, error) {
 	cfg, problems, err := readConfig(ctx, r)
-	return cfg.pools, cfg.settings, problems, err
+	return withStaticViews(cfg), cfg.settings, problems, err
 }
