@@ -61,8 +61,9 @@ type StaticCount struct {
 	Active, Deleting int64
 }
 
-// staticCount counts pool's claims among the live claims (a list the run has already read).
-func staticCount(claims []state.Claim, pool string) StaticCount {
+// CountStatic counts pool's claims among live claims (state.Store.ListClaims): its Active count is the
+// number of nodes the pool holds, what a provisioning run keeps at spec.replicas.
+func CountStatic(claims []state.Claim, pool string) StaticCount {
 	var c StaticCount
 	for i := range claims {
 		cl := &claims[i]
@@ -100,7 +101,7 @@ type staticNeed struct {
 // held back by its nodes limit.
 func staticNeeds(pools []staticPool, claims []state.Claim) (needs []staticNeed, held []string) {
 	for _, sp := range pools {
-		c := staticCount(claims, sp.pool.Name)
+		c := CountStatic(claims, sp.pool.Name)
 		n := StaticLaunches(sp.replicas, sp.nodeLimit, c)
 		if n > 0 {
 			needs = append(needs, staticNeed{pool: sp, count: c, n: n})

@@ -95,7 +95,7 @@ func TestStaticCountSortsClaimsByLifecycle(t *testing.T) {
 		{Name: "gone", NodePool: "fixed", Lifecycle: state.Deleted},
 		{Name: "other", NodePool: "default", Lifecycle: state.Initialized},
 	}
-	assert.Equal(t, StaticCount{Active: 4, Deleting: 4}, staticCount(claims, "fixed"))
+	assert.Equal(t, StaticCount{Active: 4, Deleting: 4}, CountStatic(claims, "fixed"))
 }
 
 // TestRunScalesStaticPoolUpToReplicas: with no pending pod, a run launches a static pool's replicas
