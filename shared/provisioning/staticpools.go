@@ -97,18 +97,31 @@ type staticNeed struct {
 	n     int64
 }
 
-// staticNeeds returns the static pools that lack claims, and a line for the run's report for each pool
-// held back by its nodes limit.
+// MaxStaticLaunchesPerRun bounds the static-pool claims one run plans (replicas is unbounded in
+// Karpenter's API): a larger gap is closed over the following runs, a minute apart at most. 500 is
+// five batched CreateFleet calls' worth, well inside a run's launch time.
+const MaxStaticLaunchesPerRun = 500
+
+// staticNeeds returns the static pools that lack claims (at most MaxStaticLaunchesPerRun claims in all,
+// pools in name order), and a line for the run's report for each pool held back by its nodes limit or
+// by the per-run bound.
 func staticNeeds(pools []staticPool, claims []state.Claim) (needs []staticNeed, held []string) {
+	left := int64(MaxStaticLaunchesPerRun)
 	for _, sp := range pools {
 		c := CountStatic(claims, sp.pool.Name)
 		n := StaticLaunches(sp.replicas, sp.nodeLimit, c)
+		if n > left {
+			held = append(held, fmt.Sprintf("static nodepool %s: %d more claims wait for the next run (at most %d a run)",
+				sp.pool.Name, n-left, MaxStaticLaunchesPerRun))
+			n = left
+		}
+		left -= n
 		if n > 0 {
 			needs = append(needs, staticNeed{pool: sp, count: c, n: n})
 		}
-		if missing := sp.replicas - c.Active; missing > n {
+		if missing, allowed := sp.replicas-c.Active, StaticLaunches(sp.replicas, sp.nodeLimit, c); missing > allowed {
 			held = append(held, fmt.Sprintf("static nodepool %s: %d of %d replicas, %d deleting; limits.nodes %d holds back %d",
-				sp.pool.Name, c.Active, sp.replicas, c.Deleting, sp.nodeLimit, missing-n))
+				sp.pool.Name, c.Active, sp.replicas, c.Deleting, sp.nodeLimit, missing-allowed))
 		}
 	}
 	return needs, held

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodewright/nodewright/shared/scheduling"
 	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/state"
 )
@@ -180,3 +181,20 @@ func TestRunNeverLaunchesStaticNodesForPendingPods(t *testing.T) {
 	assert.Len(t, poolClaims(t, w.store, "fixed"), 1, "one replica, whatever the pods ask")
 	assert.Empty(t, poolClaims(t, w.store, "default"), "the dynamic pool has no such label")
 }
+
+// TestStaticNeedsAreBoundedPerRun: a pool asking for more than MaxStaticLaunchesPerRun claims (replicas
+// is unbounded) gets that many this run, pools after it none, and the report says the rest wait.
+func TestStaticNeedsAreBoundedPerRun(t *testing.T) {
+	pools := []staticPool{
+		{pool: staticView("a"), replicas: 1_000_000_000, nodeLimit: math.MaxInt64},
+		{pool: staticView("b"), replicas: 2, nodeLimit: math.MaxInt64},
+	}
+	needs, held := staticNeeds(pools, nil)
+	require.Len(t, needs, 1)
+	assert.EqualValues(t, MaxStaticLaunchesPerRun, needs[0].n)
+	assert.Len(t, held, 2)
+	assert.Contains(t, held[0], "static nodepool a: 999999500 more claims wait for the next run")
+	assert.Contains(t, held[1], "static nodepool b: 2 more claims wait for the next run")
+}
+
+func staticView(name string) scheduling.NodePool { return scheduling.NodePool{Name: name} }
