@@ -11,15 +11,20 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
+	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/apis/manifest"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
 // LoadConfig reads and validates the manifests at path (a file or a folder) exactly as
-// `nodewright validate` does, and returns the items to deploy. Every problem is in the error, one per
-// line, so a synth of invalid manifests fails with the same messages.
-func LoadConfig(path string) ([]state.ConfigItem, error) {
+// `nodewright validate --feature-gates` does with the deployment's gates, and returns the items to
+// deploy. Every problem is in the error, one per line, so a synth of invalid manifests fails with the
+// same messages.
+func LoadConfig(path string, gates apis.Gates) ([]state.ConfigItem, error) {
 	objs, errs := manifest.Check(nil, path)
+	for _, e := range apis.RefuseGated(objs, gates) {
+		errs = append(errs, e)
+	}
 	if len(errs) > 0 {
 		lines := make([]string, len(errs))
 		for i, e := range errs {
@@ -61,27 +66,31 @@ func NewConfigDeployment(scope constructs.Construct, id string, table awsdynamod
 			state.PartitionKey: map[string]string{"S": "CONFIG"},
 			state.SortKey:      map[string]string{"S": it.Kind + "#" + it.Name},
 		}
-		write := &customresources.AwsSdkCall{
-			Service: jsii.String("DynamoDB"),
-			Action:  jsii.String("updateItem"),
-			Parameters: map[string]interface{}{
-				"TableName": table.TableName(),
-				"Key":       key,
-				"UpdateExpression": "SET #kind = :kind, #name = :name, driftHash = :drift, specHash = :spec_hash, spec = :spec, " +
-					"#writer = :writer ADD version :one",
-				"ExpressionAttributeNames": map[string]string{
-					"#kind": "kind", "#name": "name", "#writer": configWriterAttr,
-				},
-				"ExpressionAttributeValues": map[string]interface{}{
-					":kind":      map[string]string{"S": it.Kind},
-					":name":      map[string]string{"S": it.Name},
-					":drift":     map[string]string{"S": it.DriftHash},
-					":spec_hash": map[string]string{"S": it.SpecHash},
-					":spec":      map[string]string{"S": it.Spec},
-					":one":       map[string]string{"N": "1"},
-					":writer":    map[string]string{"S": writer},
-				},
+		params := map[string]interface{}{
+			"TableName": table.TableName(),
+			"Key":       key,
+			"UpdateExpression": "SET #kind = :kind, #name = :name, driftHash = :drift, specHash = :spec_hash, spec = :spec, " +
+				"#writer = :writer ADD version :one",
+			"ExpressionAttributeNames": map[string]string{
+				"#kind": "kind", "#name": "name", "#writer": configWriterAttr,
 			},
+			"ExpressionAttributeValues": map[string]interface{}{
+				":kind":      map[string]string{"S": it.Kind},
+				":name":      map[string]string{"S": it.Name},
+				":drift":     map[string]string{"S": it.DriftHash},
+				":spec_hash": map[string]string{"S": it.SpecHash},
+				":spec":      map[string]string{"S": it.Spec},
+				":one":       map[string]string{"N": "1"},
+				":writer":    map[string]string{"S": writer},
+			},
+		}
+		if it.Kind == state.KindNodePool {
+			staticPoolCondition(params, it.StaticPool)
+		}
+		write := &customresources.AwsSdkCall{
+			Service:            jsii.String("DynamoDB"),
+			Action:             jsii.String("updateItem"),
+			Parameters:         params,
 			PhysicalResourceId: customresources.PhysicalResourceId_Of(jsii.String("config/" + it.Kind + "/" + it.Name)),
 		}
 		customresources.NewAwsCustomResource(c, jsii.String(it.Kind+"-"+it.Name), &customresources.AwsCustomResourceProps{
@@ -114,4 +123,19 @@ func NewConfigDeployment(scope constructs.Construct, id string, table awsdynamod
 			}}, jsii.Bool(true))
 	}
 	return &ConfigDeployment{Construct: c, Items: items}
+}
+
+// staticPoolCondition makes a NodePool's write record whether the pool is static and refuses it when the
+// stored pool is the other kind: Karpenter's CRD refuses an update between static (replicas set) and
+// dynamic, and a deploy can only compare with the stored item in the write itself. A stored item without
+// the attribute was written before static pools existed, so it is dynamic. The refused write fails the
+// deploy on this NodePool's resource (Custom::AWS, "The conditional request failed") and CloudFormation
+// rolls back; `nodewright apply` says the same before it writes anything.
+func staticPoolCondition(params map[string]interface{}, static bool) {
+	params["UpdateExpression"] = "SET #kind = :kind, #name = :name, driftHash = :drift, specHash = :spec_hash, spec = :spec, " +
+		"#writer = :writer, #static = :static ADD version :one"
+	params["ExpressionAttributeNames"].(map[string]string)["#static"] = state.StaticPoolAttr
+	params["ExpressionAttributeNames"].(map[string]string)["#pk"] = state.PartitionKey
+	params["ExpressionAttributeValues"].(map[string]interface{})[":static"] = map[string]bool{"BOOL": static}
+	params["ConditionExpression"] = state.StaticPoolWriteCondition(static)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,7 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
+	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/apis/manifest"
+	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -77,6 +80,18 @@ func runApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nodewright apply:", err)
 		return 1
 	}
+	gates, err := deployedGates(ctx, store)
+	if err != nil {
+		fmt.Fprintln(stderr, "nodewright apply:", err)
+		return 1
+	}
+	if refused := apis.RefuseGated(objs, gates); len(refused) > 0 {
+		for _, p := range refused {
+			fmt.Fprintln(stderr, p)
+		}
+		fmt.Fprintf(stderr, "%d %s found; nothing applied\n", len(refused), plural(len(refused), "problem", "problems"))
+		return 1
+	}
 	res, err := store.ApplyConfig(ctx, items, *prune)
 	if err != nil {
 		fmt.Fprintln(stderr, "nodewright apply:", err)
@@ -91,4 +106,21 @@ func runApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// deployedGates are the feature gates of the deployment whose table apply writes: those of its stored
+// settings (the CDK app writes them), Karpenter's defaults when none are stored.
+func deployedGates(ctx context.Context, store *state.Store) (apis.Gates, error) {
+	it, err := store.GetConfig(ctx, state.KindSettings, state.SettingsName)
+	if state.IsNotFound(err) {
+		return apis.Gates{}, nil
+	}
+	if err != nil {
+		return apis.Gates{}, fmt.Errorf("reading the deployment's settings for its feature gates: %w", err)
+	}
+	var s settings.Settings
+	if err := json.Unmarshal([]byte(it.Spec), &s); err != nil {
+		return apis.Gates{}, fmt.Errorf("decoding the deployment's stored settings: %w", err)
+	}
+	return apis.Gates{StaticCapacity: s.FeatureGates.StaticCapacity}, nil
 }

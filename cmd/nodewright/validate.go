@@ -9,6 +9,7 @@ import (
 
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/apis/manifest"
+	"github.com/nodewright/nodewright/shared/settings"
 )
 
 func init() {
@@ -30,8 +31,10 @@ func runValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	var files fileList
 	fset.Var(&files, "f", "manifest `FILE`, DIR (walked for *.yaml, *.yml, *.json) or - for stdin; repeatable")
+	featureGates := fset.String("feature-gates", "", "the deployment's feature gates in Karpenter's form (as the CDK context value featureGates), "+
+		"such as StaticCapacity=true; fields whose gate is off are refused")
 	fset.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: nodewright validate -f FILE|DIR|- [-f ...]")
+		fmt.Fprintln(stderr, "Usage: nodewright validate -f FILE|DIR|- [-f ...] [--feature-gates Name=true,...]")
 		fmt.Fprintln(stderr)
 		fmt.Fprintln(stderr, "Checks Karpenter v1 NodePool and EC2NodeClass manifests: strict decoding, defaults, and every")
 		fmt.Fprintln(stderr, "rule Karpenter enforces. Prints one line per problem and exits 1 if there is any.")
@@ -49,7 +52,15 @@ func runValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	gates, err := settings.ParseFeatureGates(*featureGates)
+	if err != nil {
+		fmt.Fprintln(stderr, "nodewright validate: --feature-gates:", err)
+		return 2
+	}
 	objs, problems := manifest.Check(stdin, files...)
+	for _, p := range apis.RefuseGated(objs, apis.Gates{StaticCapacity: gates.StaticCapacity}) {
+		problems = append(problems, p)
+	}
 	if len(problems) > 0 {
 		for _, p := range problems {
 			fmt.Fprintln(stderr, p)

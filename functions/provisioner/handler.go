@@ -60,6 +60,9 @@ func handler(p runner, observe func(provisioning.Outcome), log *slog.Logger) fun
 		if len(rep.BackingOff) > 0 {
 			attrs = append(attrs, "backingOff", rep.BackingOff)
 		}
+		if len(rep.Static) > 0 {
+			attrs = append(attrs, "static", rep.Static)
+		}
 		for _, p := range out.Panics {
 			if p != out.Err { // the last run's error is logged below
 				log.ErrorContext(ctx, "a provisioning run crashed; a later run of the invocation got past it",

@@ -18,15 +18,6 @@ func notSupportedYet(path *field.Path, what string) *field.Error {
 	return field.Forbidden(path, NotSupportedYet+": "+what)
 }
 
-func unsupportedNodePoolFields(np *NodePool) field.ErrorList {
-	var errs field.ErrorList
-	spec := field.NewPath("spec")
-	if np.Spec.Replicas != nil {
-		errs = append(errs, notSupportedYet(spec.Child("replicas"), "static NodePools (alpha in Karpenter, feature gate StaticCapacity)"))
-	}
-	return errs
-}
-
 func unsupportedEC2NodeClassFields(nc *EC2NodeClass) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")

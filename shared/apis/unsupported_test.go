@@ -15,27 +15,6 @@ import (
 // TestNotSupportedYet checks that each setting Karpenter marks new or gated, and that Nodewright does not
 // implement yet, is refused with the "not supported yet" message even when it is otherwise valid.
 func TestNotSupportedYet(t *testing.T) {
-	npCases := []struct {
-		name, path string
-		mutate     func(*apis.NodePool)
-	}{
-		{"static replicas", "spec.replicas", func(np *apis.NodePool) {
-			np.Spec.Replicas = ptr(int64(3))
-			np.Spec.Weight = nil
-			np.Spec.Limits = nil
-		}},
-	}
-	for _, c := range npCases {
-		t.Run(c.name, func(t *testing.T) {
-			np := baseNodePool(t)
-			c.mutate(np)
-			errs := apis.ValidateNodePool(np)
-			require.Len(t, errs, 1)
-			assert.Equal(t, c.path, errs[0].Field)
-			assert.Equal(t, field.ErrorTypeForbidden, errs[0].Type)
-			assert.True(t, strings.HasPrefix(errs[0].Detail, apis.NotSupportedYet), errs[0].Detail)
-		})
-	}
 	ncCases := []struct {
 		name, path string
 		mutate     func(*apis.EC2NodeClass)

@@ -72,7 +72,6 @@ func ValidateNodePool(np *NodePool) field.ErrorList {
 			errs = append(errs, field.Forbidden(spec.Child("weight"), "'weight' is not supported on static NodePools"))
 		}
 	}
-	errs = append(errs, unsupportedNodePoolFields(np)...)
 	return errs
 }
 

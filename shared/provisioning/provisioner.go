@@ -197,7 +197,9 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 	disrupted := disruptedNodes(snap, index)
 	pods := append(provisionablePods(snap), reschedulablePods(snap, disrupted)...)
 	rep.PendingPods = len(pods)
-	if len(pods) == 0 {
+	needs, limited := staticNeeds(cfg.static, claims)
+	rep.Static = append(rep.Static, limited...)
+	if len(pods) == 0 && len(needs) == 0 {
 		p.markSnapshot(ctx, snapshotAt, snap.PodsResourceVersion, rep)
 		return nil
 	}
@@ -206,7 +208,8 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 		return err
 	}
 	p.loadSpotPrices(ctx, rep)
-	classes, pools, problems, failedClasses, unresolved := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion, in.memory)
+	classes, pools, problems, failedClasses, unresolved := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, withStaticNeeds(cfg, needs), p.cfg.KubernetesVersion, in.memory)
+	pools, staticPrepared := splitStatic(pools, needs)
 	rep.Errors = append(rep.Errors, problems...)
 	events := classEvents(poolNames(cfg.pools), poolClasses(cfg.pools), failedClasses, unresolved)
 	for _, name := range unresolved {
@@ -228,16 +231,20 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 		PersistentVolumeClaims: snap.PVCs, PersistentVolumes: snap.PVs,
 		StorageClasses: snap.StorageClasses, CSINodes: snap.CSINodes, Namespaces: snap.Namespaces,
 		MinValuesPolicy: scheduling.MinValuesPolicy(cfg.settings.MinValuesPolicy), IgnorePreferences: cfg.settings.IgnorePreferences()}
-	plan, err := scheduling.Solve(input)
-	rep.SolveDuration = p.deps.Now().Sub(start)
-	if err != nil {
-		return fmt.Errorf("solving: %w", err)
+	plan := &scheduling.Plan{}
+	if len(pods) > 0 {
+		if plan, err = scheduling.Solve(input); err != nil {
+			return fmt.Errorf("solving: %w", err)
+		}
 	}
+	staticPlans, staticPools := planStatic(needs, staticPrepared, backoffs, input, rep)
+	plan.NewClaims = append(plan.NewClaims, staticPlans...)
+	rep.SolveDuration = p.deps.Now().Sub(start)
 	plan.Unschedulable = explainBackedOff(plan.Unschedulable, held, backoffs, input)
 	events = append(events, incompatibleEvents(plan.NoCompatibleInstanceTypes)...)
 
 	byPool := map[string]scheduling.NodePool{}
-	for _, pool := range pools {
+	for _, pool := range append(pools, staticPools...) {
 		byPool[pool.Name] = pool
 	}
 	byNode := claimsByNode(claims)

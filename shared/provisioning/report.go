@@ -26,6 +26,9 @@ type Report struct {
 	Skipped []string
 	// LaunchFailures are the claims whose launch failed (also in Errors).
 	LaunchFailures []LaunchFailure
+	// Static says, for each static NodePool the run launched for or could not fill, its count and what
+	// was launched or held back (limits.nodes, a class backing off, no instance type that fits).
+	Static []string
 	// BackingOff are the EC2NodeClasses this run launched nothing for because their instances died at
 	// launch (state.ClassBackoff: class, failures, last state reason, until when).
 	BackingOff []string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/scheduling"
@@ -19,6 +20,9 @@ type ConfigReader interface {
 // runConfig is the configuration one run works from.
 type runConfig struct {
 	pools []scheduling.NodePool
+	// static are the static NodePools the run keeps at their count (none while the StaticCapacity gate
+	// is off); they are not among pools.
+	static []staticPool
 	// nodePools are the decoded NodePools by name, those the scheduler cannot use included.
 	nodePools   map[string]*apis.NodePool
 	poolHash    map[string]string // NodePool → template drift hash
@@ -90,6 +94,17 @@ func readConfig(ctx context.Context, r ConfigReader) (cfg runConfig, problems []
 		}
 		cfg.pools = append(cfg.pools, pools...)
 	}
+	if cfg.settings.FeatureGates.StaticCapacity {
+		var bad []string
+		cfg.static, bad = staticPoolsFrom(objs.NodePools)
+		problems = append(problems, bad...)
+	} else {
+		for _, np := range objs.NodePools {
+			if np.IsStatic() {
+				problems = append(problems, fmt.Sprintf("NodePool %s is static (spec.replicas) but the StaticCapacity feature gate is off: its count is not kept", np.Name))
+			}
+		}
+	}
 	return cfg, problems, nil
 }
 
@@ -105,16 +120,31 @@ func decodeSettings(it state.ConfigItem) (settings.Settings, error) {
 	return s, nil
 }
 
-// ReadNodePools reads the stored NodePools as a provisioning run sees them, for callers that need the
+// ReadNodePools reads the stored NodePools as a provisioning run sees them (static ones included), for callers that need the
 // labels and taints a claim's Node gets (the lifecycle function); problems and the error are readConfig's.
 func ReadNodePools(ctx context.Context, r ConfigReader) ([]scheduling.NodePool, []string, error) {
 	cfg, problems, err := readConfig(ctx, r)
-	return cfg.pools, problems, err
+	return withStaticViews(cfg), problems, err
+}
+
+// withStaticViews is cfg's pools and the scheduler's view of every static NodePool (whatever the
+// StaticCapacity gate says: their claims' Nodes need their labels and taints all the same).
+func withStaticViews(cfg runConfig) []scheduling.NodePool {
+	nps := make([]*apis.NodePool, 0, len(cfg.nodePools))
+	for _, np := range cfg.nodePools {
+		nps = append(nps, np)
+	}
+	static, _ := staticPoolsFrom(nps)
+	out := slices.Clone(cfg.pools)
+	for _, sp := range static {
+		out = append(out, sp.pool)
+	}
+	return out
 }
 
 // ReadNodePoolsAndSettings is ReadNodePools with the deployment's settings (settings.Default when none
 // are stored, or when the stored ones do not decode: problems then names them), from the same one read.
 func ReadNodePoolsAndSettings(ctx context.Context, r ConfigReader) ([]scheduling.NodePool, settings.Settings, []string, error) {
 	cfg, problems, err := readConfig(ctx, r)
-	return cfg.pools, cfg.settings, problems, err
+	return withStaticViews(cfg), cfg.settings, problems, err
 }

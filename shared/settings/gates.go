@@ -17,6 +17,10 @@ type FeatureGates struct {
 	// ReservedCapacity launches into the capacity reservations EC2NodeClasses select
 	// (capacityReservationSelectorTerms); off, they are ignored and nothing launches as reserved.
 	ReservedCapacity bool
+	// StaticCapacity accepts static NodePools (spec.replicas): each keeps exactly replicas nodes,
+	// launched by the provisioner without pending pods (shared/provisioning staticpools.go). Off, a
+	// NodePool with replicas is refused where the configuration is validated (cdk synth, nodewright apply).
+	StaticCapacity bool
 }
 
 // DefaultFeatureGates are Karpenter's defaults.
@@ -37,7 +41,7 @@ var gates = []gate{
 	{name: "ReservedCapacity", def: true, field: func(g *FeatureGates) *bool { return &g.ReservedCapacity }},
 	{name: "SpotToSpotConsolidation", field: func(g *FeatureGates) *bool { return &g.SpotToSpotConsolidation }},
 	{name: "NodeOverlay", notImplemented: "Nodewright has no NodeOverlay resource"},
-	{name: "StaticCapacity", notImplemented: "Nodewright has no static NodePools (spec.replicas)"},
+	{name: "StaticCapacity", field: func(g *FeatureGates) *bool { return &g.StaticCapacity }},
 	{name: "CapacityBuffer", notImplemented: "Nodewright has no CapacityBuffer resource"},
 }
 

@@ -21,23 +21,23 @@ const (
 // and name. Callers validate first (apis.DefaultAndValidate or manifest.Check).
 func ConfigItemsFrom(objs apis.Objects) ([]ConfigItem, error) {
 	var items []ConfigItem
-	add := func(kind, name, driftHash string, obj any) error {
+	add := func(kind, name, driftHash string, obj any, static bool) error {
 		spec, err := json.Marshal(obj)
 		if err != nil {
 			return fmt.Errorf("encoding %s %s: %w", kind, name, err)
 		}
 		sum := sha256.Sum256(spec)
 		items = append(items, ConfigItem{Kind: kind, Name: name, DriftHash: driftHash,
-			SpecHash: hex.EncodeToString(sum[:16]), Spec: string(spec)})
+			SpecHash: hex.EncodeToString(sum[:16]), Spec: string(spec), StaticPool: static})
 		return nil
 	}
 	for _, np := range objs.NodePools {
-		if err := add(KindNodePool, np.Name, apis.NodePoolTemplateHash(np), np); err != nil {
+		if err := add(KindNodePool, np.Name, apis.NodePoolTemplateHash(np), np, np.IsStatic()); err != nil {
 			return nil, err
 		}
 	}
 	for _, nc := range objs.EC2NodeClasses {
-		if err := add(KindEC2NodeClass, nc.Name, apis.EC2NodeClassHash(nc), nc); err != nil {
+		if err := add(KindEC2NodeClass, nc.Name, apis.EC2NodeClassHash(nc), nc, false); err != nil {
 			return nil, err
 		}
 	}
@@ -60,7 +60,10 @@ type ApplyResult struct {
 // not in items are deleted (the settings item, KindSettings, never is: no manifest holds it) — except that an EC2NodeClass claims that are not deleted still use is not
 // removed, as Karpenter's finalizer keeps it: then nothing at all is applied and the error, an
 // ErrNodeClassInUse, names each such class and how many claims use it (so does a failure to list the
-// claims). Concurrent writers are detected by version (ErrConflict).
+// claims). A changed NodePool must be a valid update of the stored one (apis.ValidateNodePoolUpdate: it
+// cannot turn static or dynamic, nor change nodeClassRef's group or kind); otherwise nothing is applied
+// and the error, an *UpdateRefusedError, names each field. Concurrent writers are detected by version
+// (ErrConflict).
 func (s *Store) ApplyConfig(ctx context.Context, items []ConfigItem, prune bool) (ApplyResult, error) {
 	var res ApplyResult
 	stored, err := s.ListConfig(ctx, "")
@@ -72,6 +75,9 @@ func (s *Store) ApplyConfig(ctx context.Context, items []ConfigItem, prune bool)
 		if c.Kind != KindSettings {
 			current[c.Kind+"/"+c.Name] = c
 		}
+	}
+	if err := refuseInvalidUpdates(current, items); err != nil {
+		return res, err
 	}
 	if prune {
 		if err := s.refuseRemovingUsedClasses(ctx, stored, items); err != nil {

@@ -24,9 +24,27 @@ type ConfigItem struct {
 	// SpecHash is a digest of Spec; an apply whose SpecHash is unchanged writes nothing.
 	SpecHash string `dynamodbav:"specHash"`
 	// Spec is the validated, defaulted object as JSON.
-	Spec      string    `dynamodbav:"spec"`
-	Version   int64     `dynamodbav:"version"`
-	UpdatedAt time.Time `dynamodbav:"updatedAt"`
+	Spec string `dynamodbav:"spec"`
+	// StaticPool says a NodePool is static (spec.replicas set). Karpenter refuses an update that turns a
+	// pool static or dynamic; the CDK deployment's write is conditional on this attribute (absent: a
+	// pool written before static pools existed, so dynamic).
+	StaticPool bool      `dynamodbav:"staticPool,omitempty"` // StaticPoolAttr
+	Version    int64     `dynamodbav:"version"`
+	UpdatedAt  time.Time `dynamodbav:"updatedAt"`
+}
+
+// StaticPoolAttr is the attribute of ConfigItem.StaticPool.
+const StaticPoolAttr = "staticPool"
+
+// StaticPoolWriteCondition is the condition of a NodePool write that does not read the stored item first
+// (the CDK deployment's updateItem): it refuses to turn a stored dynamic pool static (static true) or a
+// static one dynamic, as Karpenter's CRD does. An item without StaticPoolAttr is dynamic. Names: #pk is
+// PartitionKey, #static StaticPoolAttr; value :static is the written pool's StaticPool.
+func StaticPoolWriteCondition(static bool) string {
+	if static {
+		return "attribute_not_exists(#pk) OR #static = :static"
+	}
+	return "attribute_not_exists(#pk) OR attribute_not_exists(#static) OR #static = :static"
 }
 
 // PutConfig writes item if the stored version is still item.Version (0: it must not exist yet) and returns
