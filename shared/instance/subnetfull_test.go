@@ -32,7 +32,7 @@ func TestAFullSubnetNamesTheSubnetNotTheOffering(t *testing.T) {
 
 func TestALaunchReportsTheFullSubnetsItPassed(t *testing.T) {
 	f := &fakeEC2{out: &ec2.CreateFleetOutput{
-		Errors: []ec2types.CreateFleetError{fleetError(CodeInsufficientFreeAddresses, "c5.large", "subnet-a")},
+		Errors:    []ec2types.CreateFleetError{fleetError(CodeInsufficientFreeAddresses, "c5.large", "subnet-a")},
 		Instances: []ec2types.CreateFleetInstance{{InstanceIds: []string{"i-0abc"}, InstanceType: ec2types.InstanceTypeM6iLarge}},
 	}}
 	inst, err := New(f, "demo").Launch(context.Background(), request())

@@ -99,7 +99,9 @@ func TestAZoneIsOutOnlyWhenEveryOneOfItsSubnetsIsMarked(t *testing.T) {
 		}
 		return false
 	}
-	m5 := func() *scheduling.InstanceType { return instanceType("m5.xlarge", "amd64", 4, 0.192, "us-east-1a", "us-east-1b") }
+	m5 := func() *scheduling.InstanceType {
+		return instanceType("m5.xlarge", "amd64", 4, 0.192, "us-east-1a", "us-east-1b")
+	}
 	rc := twoSubnetClass(newRunSubnets([]state.UnavailableSubnet{{SubnetID: "subnet-a1", Zone: "us-east-1a"}}), nil, m5())
 	assert.True(t, available(rc, "us-east-1a"), "a2 still has addresses")
 	got, _ := zoneSubnet(t, rc, "us-east-1a")
