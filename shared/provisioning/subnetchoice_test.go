@@ -2,6 +2,7 @@ package provisioning
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -168,6 +169,10 @@ func TestAFullSubnetMovesTheLaunchToTheZonesNextSubnet(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, offerings, "the offering is not taken out of the zone")
 
+	// The claim records the subnet the instance went into, not the full one the plan's override named.
+	_, subnet, _ := launchedWith(plan, plan.OnDemand[0], true, nil, instance.Instance{Zone: "us-east-1a"})
+	assert.Equal(t, "subnet-a2", subnet)
+
 	// Later launches of the run skip the full subnet.
 	got, _ := zoneSubnet(t, rc, "us-east-1a")
 	assert.Equal(t, "subnet-a2", got)
@@ -188,4 +193,68 @@ func TestALaunchFailsNamingTheFullSubnetWhenTheZoneHasNoOther(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoCapacity)
 	assert.Contains(t, err.Error(), "subnets subnet-a1 (us-east-1a), subnet-a2 (us-east-1a) had no free IP address (InsufficientFreeAddressesInSubnet)")
 	assert.True(t, rc.choice.zoneMarked("us-east-1a"), "both marked for the rest of the run")
+}
+
+// fullSubnetBatch launches every claim of a batch from the first override whose subnet is not full and
+// answers overrides in full subnets with InsufficientFreeAddressesInSubnet.
+type fullSubnetBatch struct {
+	full     map[string]bool
+	requests []instance.BatchRequest
+}
+
+func (f *fullSubnetBatch) LaunchBatch(_ context.Context, req instance.BatchRequest) (instance.BatchResult, error) {
+	f.requests = append(f.requests, req)
+	ice := &instance.InsufficientCapacityError{}
+	for _, o := range req.Overrides {
+		if f.full[o.SubnetID] {
+			if len(ice.Subnets) == 0 {
+				ice.Codes = []string{instance.CodeInsufficientFreeAddresses}
+				ice.Subnets = append(ice.Subnets, instance.ExhaustedSubnet{SubnetID: o.SubnetID, Zone: o.Zone})
+			}
+			continue
+		}
+		var res instance.BatchResult
+		for i, c := range req.Claims {
+			res.Assigned = append(res.Assigned, instance.Assignment{Claim: c, Instance: instance.Instance{ID: fmt.Sprintf("i-%d", i),
+				InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: req.CapacityType, SubnetID: o.SubnetID}})
+		}
+		return res, nil
+	}
+	return instance.BatchResult{}, ice
+}
+
+func TestABatchMovesToTheZonesNextSubnetAndReservesForEveryClaim(t *testing.T) {
+	ctx := context.Background()
+	store := newStateStore(t)
+	m5 := instanceType("m5.xlarge", "amd64", 4, 0.192, "us-east-1a", "us-east-1b")
+	rc := twoSubnetClass(newRunSubnets(nil), nil, m5)
+	target := claimTarget{claim: scheduling.ClaimPlan{InstanceTypeOptions: []string{"m5.xlarge"}, Requirements: []scheduling.NodeSelectorRequirement{
+		{Key: scheduling.LabelZone, Operator: scheduling.OpIn, Values: []string{"us-east-1a"}},
+		{Key: scheduling.LabelCapacityType, Operator: scheduling.OpIn, Values: []string{"on-demand"}},
+	}}, class: rc, launches: 2}
+	plan, err := buildLaunchPlan(ctx, &fakeTemplates{}, target, instance.Request{Cluster: "demo", Claim: "batch-x", NodePool: "default", NodeClass: "default"})
+	require.NoError(t, err)
+	rc.choice.run.mu.Lock()
+	assert.Equal(t, int64(220), rc.choice.run.used["subnet-a1"], "two claims of at least 110 pods each reserved in a1")
+	rc.choice.run.mu.Unlock()
+
+	ec2 := &fullSubnetBatch{full: map[string]bool{"subnet-a1": true}}
+	out := LaunchBatchPlan(ctx, ec2, store, plan, "batch-x", []string{"default-aaaa1", "default-aaaa2"})
+	require.NoError(t, out.Err)
+	require.Len(t, out.Assigned, 2)
+	assert.Equal(t, "subnet-a2", out.Assigned[0].Instance.SubnetID)
+	assert.Equal(t, []instance.ExhaustedSubnet{{SubnetID: "subnet-a1", Zone: "us-east-1a"}}, out.ExhaustedSubnets)
+	require.Len(t, ec2.requests, 2)
+	assert.Equal(t, "subnet-a2", ec2.requests[1].Overrides[0].SubnetID)
+	marked, err := store.UnavailableSubnets(ctx)
+	require.NoError(t, err)
+	require.Len(t, marked, 1)
+	assert.Equal(t, "subnet-a1", marked[0].SubnetID)
+
+	instances := []instance.Instance{out.Assigned[0].Instance, out.Assigned[1].Instance}
+	plan.subnets.settle(instances, rc.podsOf, false)
+	rc.choice.run.mu.Lock()
+	defer rc.choice.run.mu.Unlock()
+	assert.Equal(t, int64(0), rc.choice.run.used["subnet-a1"], "the full subnet's reservation was given back")
+	assert.Equal(t, int64(220), rc.choice.run.used["subnet-a2"], "the two instances' pods count in the subnet they went into")
 }

@@ -128,6 +128,10 @@ func TestAFullSubnetMovesLaunchesToTheZonesOtherSubnet(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, out.Reservations, 1)
 	assert.Equal(t, other, aws.ToString(out.Reservations[0].Instances[0].SubnetId), "launched into the zone's other subnet")
+	claims, err := w.store.ListClaims(ctx)
+	require.NoError(t, err)
+	require.Len(t, claims, 1)
+	assert.Equal(t, other, claims[0].SubnetID, "the claim records the subnet its instance is in (subnet drift compares it)")
 
 	marked, err := w.store.UnavailableSubnets(ctx)
 	require.NoError(t, err)
