@@ -26,6 +26,8 @@ type statusReport struct {
 	NodePools   []poolStatus                `json:"nodePools"`
 	NodeClaims  []claimStatus               `json:"nodeClaims"`
 	Unavailable []state.UnavailableOffering `json:"unavailableOfferings"`
+	// UnavailableSubnets are the subnets recently found without a free address (passed over by launches).
+	UnavailableSubnets []state.UnavailableSubnet `json:"unavailableSubnets"`
 	// Memory is the memory capacity registered Nodes reported per instance type and AMI.
 	Memory   []memoryStatus `json:"observedMemory"`
 	Settings statusSettings `json:"settings"`
@@ -123,6 +125,10 @@ func readStatus(ctx context.Context, store *state.Store, all bool, now time.Time
 	if err != nil {
 		return statusReport{}, err
 	}
+	subnets, err := store.UnavailableSubnets(ctx)
+	if err != nil {
+		return statusReport{}, err
+	}
 	stored, err := readSettings(ctx, store)
 	if err != nil {
 		return statusReport{}, err
@@ -132,6 +138,10 @@ func readStatus(ctx context.Context, store *state.Store, all bool, now time.Time
 		return statusReport{}, err
 	}
 	rep := statusReport{NodeClaims: []claimStatus{}, Unavailable: unavailable, NodePools: []poolStatus{}, Memory: memory, Settings: stored}
+	rep.UnavailableSubnets = subnets
+	if rep.UnavailableSubnets == nil {
+		rep.UnavailableSubnets = []state.UnavailableSubnet{}
+	}
 	if rep.Unavailable == nil {
 		rep.Unavailable = []state.UnavailableOffering{}
 	}
@@ -203,6 +213,15 @@ func writeStatus(w io.Writer, rep statusReport, now time.Time) {
 		fmt.Fprintln(tw, "UNAVAILABLE OFFERING\tREASON\tRETRIED IN")
 		for _, u := range rep.Unavailable {
 			fmt.Fprintf(tw, "%s %s %s\t%s\t%s\n", u.InstanceType, u.Zone, u.CapacityType, u.Reason, age(u.Until().Sub(now)))
+		}
+		tw.Flush()
+	}
+	if len(rep.UnavailableSubnets) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "FULL SUBNET\tZONE\tREASON\tRETRIED IN")
+		for _, u := range rep.UnavailableSubnets {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", u.SubnetID, u.Zone, u.Reason, age(u.Until().Sub(now)))
 		}
 		tw.Flush()
 	}

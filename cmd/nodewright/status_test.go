@@ -42,6 +42,7 @@ func TestStatusListsClaimsPerNodePool(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, store.MarkUnavailable(ctx, state.Offering{InstanceType: "m5.large", Zone: "us-east-1b", CapacityType: "spot"},
 		"InsufficientInstanceCapacity", 3*time.Minute))
+	require.NoError(t, store.MarkSubnetUnavailable(ctx, "subnet-0full", "us-east-1a", "InsufficientFreeAddressesInSubnet", 3*time.Minute))
 
 	run := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
@@ -54,6 +55,7 @@ func TestStatusListsClaimsPerNodePool(t *testing.T) {
 	assert.Regexp(t, `gpu-c3\s+gpu\s+launched\s+g5\.xlarge\s+us-east-1a\s+on-demand\s+1\.0060\s+ip-gpu-c3\s+90m\s+-`, out)
 	assert.NotContains(t, out, "default-d4", "deleted claims are left out")
 	assert.Regexp(t, `m5\.large us-east-1b spot\s+InsufficientInstanceCapacity\s+(2m|3m|1[0-9]{2}s)`, out, "retried within its 3 minutes")
+	assert.Regexp(t, `subnet-0full\s+us-east-1a\s+InsufficientFreeAddressesInSubnet\s+(2m|3m|1[0-9]{2}s)`, out, "the full subnet")
 
 	code, out, stderr = run("--table", "status-state", "--all", "-o", "json")
 	require.Equal(t, 0, code, stderr)
@@ -63,6 +65,7 @@ func TestStatusListsClaimsPerNodePool(t *testing.T) {
 	require.Len(t, rep.NodePools, 2)
 	assert.Equal(t, 2, rep.NodePools[0].Claims, "a deleted claim is not counted in its NodePool")
 	assert.Len(t, rep.Unavailable, 1)
+	assert.Len(t, rep.UnavailableSubnets, 1)
 
 	code, _, _ = run()
 	assert.Equal(t, 2, code, "the table is required")

@@ -15,14 +15,43 @@ type Offering struct {
 }
 
 // InsufficientCapacityError says every override failed for lack of capacity (or of a capacity-like
-// limit); the offerings listed should be marked unavailable and the pods scheduled again.
+// limit); the offerings listed should be marked unavailable and the pods scheduled again. Subnets are
+// the subnets EC2 answered InsufficientFreeAddressesInSubnet for: the subnet is full, not the offering,
+// so their overrides are not in Offerings and the launch goes on in the zone's next subnet.
 type InsufficientCapacityError struct {
 	Offerings []Offering
 	Codes     []string
+	Subnets   []ExhaustedSubnet
 }
 
 func (e *InsufficientCapacityError) Error() string {
-	return fmt.Sprintf("insufficient capacity for %d offerings (%s)", len(e.Offerings), strings.Join(e.Codes, ", "))
+	msg := fmt.Sprintf("insufficient capacity for %d offerings (%s)", len(e.Offerings), strings.Join(e.Codes, ", "))
+	if len(e.Subnets) > 0 {
+		msg += "; " + ExhaustedSubnets(e.Subnets)
+	}
+	return msg
+}
+
+// CodeInsufficientFreeAddresses is the fleet error code of a subnet without a free address.
+const CodeInsufficientFreeAddresses = "InsufficientFreeAddressesInSubnet"
+
+// ExhaustedSubnet is a subnet EC2 found without a free address for an instance.
+type ExhaustedSubnet struct {
+	SubnetID, Zone string
+}
+
+// ExhaustedSubnets says which subnets had no free address: "subnet subnet-0a (us-east-1a) has no free
+// IP address (InsufficientFreeAddressesInSubnet)".
+func ExhaustedSubnets(subnets []ExhaustedSubnet) string {
+	names := make([]string, len(subnets))
+	for i, s := range subnets {
+		names[i] = s.SubnetID + " (" + s.Zone + ")"
+	}
+	noun := "subnet"
+	if len(subnets) > 1 {
+		noun = "subnets"
+	}
+	return fmt.Sprintf("%s %s had no free IP address (%s)", noun, strings.Join(names, ", "), CodeInsufficientFreeAddresses)
 }
 
 // IsInsufficientCapacity reports whether err is an InsufficientCapacityError.

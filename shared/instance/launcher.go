@@ -113,8 +113,10 @@ type Instance struct {
 	LaunchTime       time.Time
 	Tags             map[string]string
 	// NoCapacity lists the offerings a fresh launch's fleet reported without capacity before it found
-	// one that had some; they should be marked unavailable like a failed launch's.
-	NoCapacity []Offering
+	// one that had some; they should be marked unavailable like a failed launch's. ExhaustedSubnets are
+	// the subnets it found without a free address on the way.
+	NoCapacity       []Offering
+	ExhaustedSubnets []ExhaustedSubnet
 }
 
 // ProviderID is the Kubernetes Node's spec.providerID for the instance.
@@ -178,7 +180,7 @@ func (l *Launcher) Launch(ctx context.Context, req Request) (Instance, error) {
 		}
 		var ice *InsufficientCapacityError
 		if errors.As(fleetErrors(req, out.Errors), &ice) {
-			got.NoCapacity = ice.Offerings
+			got.NoCapacity, got.ExhaustedSubnets = ice.Offerings, ice.Subnets
 		}
 		return req.reserved(got), nil
 	}
@@ -207,17 +209,32 @@ func fleetErrors(req Request, errs []ec2types.CreateFleetError) error {
 	}
 	ice := &InsufficientCapacityError{}
 	var rejected []RejectedOffering
-	seenCode := map[string]bool{}
+	seenCode, seenSubnet := map[string]bool{}, map[string]bool{}
 	for _, e := range errs {
 		code, message := aws.ToString(e.ErrorCode), aws.ToString(e.ErrorMessage)
 		var offering *Offering
+		subnet := ""
 		if e.LaunchTemplateAndOverrides != nil && e.LaunchTemplateAndOverrides.Overrides != nil {
 			o := e.LaunchTemplateAndOverrides.Overrides
+			subnet = aws.ToString(o.SubnetId)
 			zone := aws.ToString(o.AvailabilityZone)
 			if zone == "" {
-				zone = zoneOfSubnet[aws.ToString(o.SubnetId)]
+				zone = zoneOfSubnet[subnet]
 			}
 			offering = &Offering{InstanceType: string(o.InstanceType), Zone: zone, CapacityType: req.CapacityType}
+		}
+		if code == CodeInsufficientFreeAddresses && subnet != "" {
+			// The subnet is full, not the offering: the zone's other subnets may still take it (an answer
+			// that names no subnet falls through to the offering, as any capacity error).
+			if !seenCode[code] {
+				seenCode[code] = true
+				ice.Codes = append(ice.Codes, code)
+			}
+			if !seenSubnet[subnet] {
+				seenSubnet[subnet] = true
+				ice.Subnets = append(ice.Subnets, ExhaustedSubnet{SubnetID: subnet, Zone: offering.Zone})
+			}
+			continue
 		}
 		switch {
 		case !IsCapacityCode(code) && offering == nil:

@@ -73,8 +73,10 @@ const ConditionTypeReady = "Ready"
 type Resolution struct {
 	// Status is what Karpenter would report in the EC2NodeClass status.
 	Status apis.EC2NodeClassStatus
-	// Subnets are the matched subnets with their free addresses, most first.
-	Subnets []Subnet
+	// Subnets are the matched subnets with their free addresses, most first, as DescribeSubnets answered
+	// at SubnetsReadAt (a launch's in-flight address prediction counts the launches made since).
+	Subnets       []Subnet
+	SubnetsReadAt time.Time
 	// CapacityReservations are the usable reservations (also in Status), with their available counts.
 	CapacityReservations []CapacityReservation
 	Ready                bool
@@ -100,6 +102,7 @@ func (r *Resolver) Resolve(ctx context.Context, nc *apis.EC2NodeClass, k8sVersio
 	// A lookup's error is judged below, not by the group: one failing does not cancel the others. A
 	// panic in one comes back as the resolution's error.
 	var look lookups
+	res.SubnetsReadAt = r.now()
 	g, gctx := crash.WithContext(ctx)
 	g.Go(func() error {
 		look.subnets, look.subnetsErr = r.subnets(gctx, nc.Spec.SubnetSelectorTerms)

@@ -32,7 +32,9 @@ func (b batchLaunch) run(ctx context.Context) ([]*LaunchedClaim, []error) {
 	cp, nc := first.target.claim, first.target.class.nc
 	req := instance.Request{Cluster: first.target.cluster.Name, Claim: first.batch, NodePool: cp.NodePool, NodeClass: nc.Name,
 		Tags: nc.Spec.Tags, Context: fleetContext(cp, nc)}
-	plan, err := buildLaunchPlan(ctx, first.templates, first.target, req)
+	target := first.target
+	target.launches = len(b.claims)
+	plan, err := buildLaunchPlan(ctx, first.templates, target, req)
 	if err == nil && len(plan.Reserved)+len(plan.Spot)+len(plan.OnDemand) == 0 {
 		err = errors.New("no offering of its instance types has a subnet and an AMI")
 	}
@@ -46,11 +48,17 @@ func (b batchLaunch) run(ctx context.Context) ([]*LaunchedClaim, []error) {
 		names[i], index[cl.name] = cl.name, i
 	}
 	out := LaunchBatchPlan(ctx, b.launcher, first.store, plan, first.batch, names)
+	instances := make([]instance.Instance, len(out.Assigned))
+	for n, a := range out.Assigned {
+		instances[n] = a.Instance
+	}
+	plan.subnets.settle(instances, first.target.class.podsOf, outcomeUnknown(out.Err))
 	recs := make([]launchRecord, len(out.Assigned))
 	at := make([]int, len(out.Assigned))
 	for n, a := range out.Assigned {
 		i := index[a.Claim]
 		recs[n], at[n] = b.claims[i].launchRecord(plan, labels[i], a.Instance, out.Attempts), i
+		noteFullSubnets(recs[n].details, out.ExhaustedSubnets)
 	}
 	launched, errs := b.launched(ctx, recs, at, pending)
 	errs = append(errs, out.TagErrors...)

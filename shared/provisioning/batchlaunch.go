@@ -27,6 +27,9 @@ type BatchOutcome struct {
 	// Unavailable and Rejected are the offerings found without capacity or refused on the way (recorded).
 	Unavailable []instance.Offering
 	Rejected    []instance.RejectedOffering
+	// ExhaustedSubnets are the subnets found without a free address on the way (recorded; the launch
+	// moved to the zone's next subnet).
+	ExhaustedSubnets []instance.ExhaustedSubnet
 	// TagErrors are the claim tags that could not be put on launched instances.
 	TagErrors []error
 }
@@ -38,11 +41,13 @@ type BatchOutcome struct {
 func LaunchBatchPlan(ctx context.Context, l BatchLauncher, rec UnavailableRecorder, plan LaunchPlan, batch string,
 	claims []string) BatchOutcome {
 	out := BatchOutcome{Rest: claims}
+	moves := subnetMoves{}
 	for _, step := range launchSteps(plan) {
-		remaining := step.overrides
+		remaining := moves.apply(step.overrides)
 		for len(remaining) > 0 && len(out.Rest) > 0 {
 			if out.Attempts == MaxLaunchAttempts {
-				out.Err = fmt.Errorf("launching batch %s: gave up after %d attempts: %w", batch, out.Attempts, ErrNoCapacity)
+				out.Err = fmt.Errorf("launching batch %s: gave up after %d attempts: %w%s", batch, out.Attempts, ErrNoCapacity,
+					fullSubnets(out.ExhaustedSubnets))
 				return out
 			}
 			// Every token here is new: the batch id was drawn by this run, and an attempt whose outcome is
@@ -62,51 +67,57 @@ func LaunchBatchPlan(ctx context.Context, l BatchLauncher, rec UnavailableRecord
 					continue
 				}
 			}
-			failed, stop, rerr := out.recordFailure(ctx, rec, err)
+			failed, full, stop, rerr := out.recordFailure(ctx, rec, err)
 			if stop {
 				out.Err = errors.Join(err, rerr)
 				return out
 			}
-			remaining = without(remaining, failed, req.Overrides)
+			remaining = moves.after(plan.subnets, remaining, failed, full, req.Overrides)
 		}
 	}
 	if len(out.Rest) == 0 {
 		return out
 	}
 	if len(out.Rejected) > 0 {
-		out.Err = fmt.Errorf("launching batch %s: %w: %s", batch, ErrOfferingsRejected, rejections(out.Rejected))
+		out.Err = fmt.Errorf("launching batch %s: %w: %s%s", batch, ErrOfferingsRejected, rejections(out.Rejected), fullSubnets(out.ExhaustedSubnets))
 	} else {
-		out.Err = fmt.Errorf("launching batch %s: %w", batch, ErrNoCapacity)
+		out.Err = fmt.Errorf("launching batch %s: %w%s", batch, ErrNoCapacity, fullSubnets(out.ExhaustedSubnets))
 	}
 	return out
 }
 
-// recordFailure records the offerings an attempt's error names as unavailable and returns them; stop says
-// the error is not about offerings (or recording failed) and no attempt should follow.
-func (out *BatchOutcome) recordFailure(ctx context.Context, rec UnavailableRecorder, err error) ([]instance.Offering, bool, error) {
+// recordFailure records the offerings and full subnets an attempt's error names as unavailable and
+// returns them; stop says the error is not about offerings (or recording failed) and no attempt should
+// follow.
+func (out *BatchOutcome) recordFailure(ctx context.Context, rec UnavailableRecorder, err error) ([]instance.Offering,
+	[]instance.ExhaustedSubnet, bool, error) {
 	var oe *instance.OfferingsError
 	if errors.As(err, &oe) {
 		var failed []instance.Offering
+		var full []instance.ExhaustedSubnet
 		if oe.NoCapacity != nil {
 			if rerr := record(ctx, rec, oe.NoCapacity); rerr != nil {
-				return nil, true, rerr
+				return nil, nil, true, rerr
 			}
 			out.Unavailable = append(out.Unavailable, oe.NoCapacity.Offerings...)
+			full = oe.NoCapacity.Subnets
 		}
 		if rerr := recordRejected(ctx, rec, oe.Rejected); rerr != nil {
-			return nil, true, rerr
+			return nil, nil, true, rerr
 		}
 		out.Rejected = append(out.Rejected, oe.Rejected...)
+		out.ExhaustedSubnets = append(out.ExhaustedSubnets, full...)
 		failed = append(failed, oe.Offerings()...)
-		return failed, false, nil
+		return failed, full, false, nil
 	}
 	var ice *instance.InsufficientCapacityError
 	if !errors.As(err, &ice) {
-		return nil, true, nil
+		return nil, nil, true, nil
 	}
 	if rerr := record(ctx, rec, ice); rerr != nil {
-		return nil, true, rerr
+		return nil, nil, true, rerr
 	}
 	out.Unavailable = append(out.Unavailable, ice.Offerings...)
-	return ice.Offerings, false, nil
+	out.ExhaustedSubnets = append(out.ExhaustedSubnets, ice.Subnets...)
+	return ice.Offerings, ice.Subnets, false, nil
 }

@@ -155,7 +155,7 @@ func TestLaunchesDriftUnusableClass(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, _, err := readConfig(context.Background(), fakeConfig{items: storedConfig(t, poolAndClass)})
 			require.NoError(t, err)
-			classes, _, _, failed, _ := prepareClasses(context.Background(), tc.r, &instancetypes.Catalog{}, nil, cfg, "1.34", nil)
+			classes, _, _, failed, _ := prepareClasses(context.Background(), tc.r, &instancetypes.Catalog{}, nil, cfg, "1.34", nil, subnetView{})
 			l := &Launches{cfg: cfg, classes: classes, classFailures: failed}
 			c := launchedOn(t, driftRun(t, poolAndClass, amiStatus("ami-standard", standardAMI)), "m5.large")
 

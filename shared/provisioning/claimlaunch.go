@@ -80,10 +80,15 @@ func (l claimLaunch) launch(ctx context.Context, labels map[string]string) (*Lau
 		return nil, err
 	}
 	res, err := Launch(ctx, l.launcher, l.store, plan)
+	var launched []instance.Instance
+	if err == nil {
+		launched = []instance.Instance{res.Instance}
+	}
+	plan.subnets.settle(launched, l.target.class.podsOf, outcomeUnknown(err))
 	if err != nil {
 		return nil, l.failed(ctx, plan, res, err)
 	}
-	return l.launched(ctx, plan, labels, res.Instance, res.Attempts)
+	return l.launched(ctx, plan, labels, res.Instance, res.Attempts, res.ExhaustedSubnets)
 }
 
 // plan builds the launch plan of the recorded claim; a claim nothing is launchable for is abandoned (the
@@ -102,8 +107,9 @@ func (l claimLaunch) plan(ctx context.Context, req instance.Request) (LaunchPlan
 // launched records that the claim's instance inst was launched, after attempts CreateFleet calls, and
 // the Launch decision.
 func (l claimLaunch) launched(ctx context.Context, plan LaunchPlan, labels map[string]string, inst instance.Instance,
-	attempts int) (*LaunchedClaim, error) {
+	attempts int, full []instance.ExhaustedSubnet) (*LaunchedClaim, error) {
 	rec := l.launchRecord(plan, labels, inst, attempts)
+	noteFullSubnets(rec.details, full)
 	if err := l.recordLaunch(ctx, rec); err != nil {
 		return rec.claim, err
 	}
@@ -174,6 +180,29 @@ func (l claimLaunch) launchRecord(plan LaunchPlan, labels map[string]string, ins
 		},
 		details: details,
 	}
+}
+
+// outcomeUnknown reports whether a launch's error leaves open whether an instance started (the claim is
+// left pending: see failed).
+func outcomeUnknown(err error) bool {
+	return err != nil && !errors.Is(err, ErrNoCapacity) && !errors.Is(err, ErrOfferingsRejected) && !instance.Answered(err)
+}
+
+// noteFullSubnets names, in a Launch decision's details, the subnets the launch found without a free
+// address and left for the zone's next.
+func noteFullSubnets(details map[string]string, full []instance.ExhaustedSubnet) {
+	if len(full) > 0 {
+		details["exhaustedSubnets"] = strings.TrimPrefix(fullSubnets(full), "; ")
+	}
+}
+
+// podsOf is the pods capacity of the class's instance type (0 when it is not in the catalog): the
+// addresses a launch of it is predicted to take in its subnet.
+func (rc *readyClass) podsOf(name string) int64 {
+	if it := rc.byName[name]; it != nil {
+		return it.Capacity.Pods
+	}
+	return 0
 }
 
 // decision is the claim's decision of kind.

@@ -77,6 +77,11 @@ func launchedWith(plan LaunchPlan, o instance.Override, found bool, groups []str
 		if o.SubnetID != "" {
 			subnet = o.SubnetID
 		}
+		// A launch that left a full subnet went into the zone's next one (subnetMoves): the plan's
+		// override still names the full one.
+		if s, ok := plan.subnets.subnet(o.Zone); ok && plan.subnets.class.run.isMarked(o.SubnetID) {
+			subnet = s.ID
+		}
 	}
 	if len(groups) > 0 {
 		sgs = groups

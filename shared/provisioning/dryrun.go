@@ -27,7 +27,12 @@ func (p *Provisioner) Plan(ctx context.Context, pods []*corev1.Pod) (*scheduling
 	if err != nil {
 		return nil, err
 	}
-	_, pools, more, _, _ := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion, observed)
+	marks, err := p.deps.Store.UnavailableSubnets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	_, pools, more, _, _ := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion, observed,
+		subnetView{run: newRunSubnets(marks)})
 	if problems = append(problems, more...); len(problems) > 0 {
 		return nil, fmt.Errorf("planning: %s", strings.Join(problems, "; "))
 	}

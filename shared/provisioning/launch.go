@@ -20,6 +20,7 @@ type InstanceLauncher interface {
 // satisfies it.
 type UnavailableRecorder interface {
 	MarkUnavailable(ctx context.Context, o state.Offering, reason string, ttl time.Duration) error
+	MarkSubnetUnavailable(ctx context.Context, subnetID, zone, reason string, ttl time.Duration) error
 }
 
 var (
@@ -43,6 +44,9 @@ type LaunchPlan struct {
 	// Filtered says what the filters before the fleet call left out (see filterOfferings), one entry per
 	// filter that left something out.
 	Filtered []string
+	// subnets are the subnets the overrides go into and the addresses reserved there (subnetchoice.go);
+	// nil for a plan built without a run's subnet view.
+	subnets *subnetHold
 }
 
 // LaunchResult is what a launch did.
@@ -54,6 +58,9 @@ type LaunchResult struct {
 	// Rejected lists the offerings EC2 refused for other reasons on the way (dropped, and recorded like
 	// those without capacity unless their launch template was missing: the next run makes it again).
 	Rejected []instance.RejectedOffering
+	// ExhaustedSubnets are the subnets found without a free address on the way (recorded; the launch
+	// moved to the zone's next subnet).
+	ExhaustedSubnets []instance.ExhaustedSubnet
 }
 
 // ErrNoCapacity means every offering of every allowed capacity type lacked capacity.
@@ -70,13 +77,19 @@ var ErrOfferingsRejected = errors.New("EC2 refused every offering it did not lac
 // for another reason (instance.OfferingsError) is dropped and the launch goes on with the rest; it is
 // recorded too, so runs do not ask for it again and again while the solve has other choices. Any
 // other error stops the launch and is returned as it is (see instance.Answered and instance.KindOf).
+//
+// A subnet a fleet found without a free address (InsufficientFreeAddressesInSubnet) is recorded as
+// unavailable for state.UnavailableCapacityTTL, not its offerings: the launch goes on with the zone's
+// next subnet (plan.subnets), and drops the zone only when it has none left.
 func Launch(ctx context.Context, l InstanceLauncher, rec UnavailableRecorder, plan LaunchPlan) (LaunchResult, error) {
 	var res LaunchResult
+	moves := subnetMoves{}
 	for _, step := range launchSteps(plan) {
-		remaining := step.overrides
+		remaining := moves.apply(step.overrides)
 		for len(remaining) > 0 {
 			if res.Attempts == MaxLaunchAttempts {
-				return res, fmt.Errorf("launching claim %s: gave up after %d attempts: %w", plan.Request.Claim, res.Attempts, ErrNoCapacity)
+				return res, fmt.Errorf("launching claim %s: gave up after %d attempts: %w%s", plan.Request.Claim, res.Attempts, ErrNoCapacity,
+					fullSubnets(res.ExhaustedSubnets))
 			}
 			req := plan.Request
 			req.CapacityType, req.Overrides = step.capacityType, truncate(remaining)
@@ -86,30 +99,37 @@ func Launch(ctx context.Context, l InstanceLauncher, rec UnavailableRecorder, pl
 			res.Attempts++
 			inst, err := l.Launch(ctx, req)
 			if err == nil {
-				// Pools the fleet skipped for lack of capacity are as unavailable as a failed launch's.
-				if len(inst.NoCapacity) > 0 {
-					skipped := &instance.InsufficientCapacityError{Offerings: inst.NoCapacity, Codes: []string{"InsufficientInstanceCapacity"}}
+				// Pools the fleet skipped for lack of capacity are as unavailable as a failed launch's, and
+				// subnets it found full as marked.
+				if len(inst.NoCapacity)+len(inst.ExhaustedSubnets) > 0 {
+					skipped := &instance.InsufficientCapacityError{Offerings: inst.NoCapacity, Codes: []string{"InsufficientInstanceCapacity"},
+						Subnets: inst.ExhaustedSubnets}
 					if err := record(ctx, rec, skipped); err != nil {
 						return res, err
 					}
 					res.Unavailable = append(res.Unavailable, inst.NoCapacity...)
+					res.ExhaustedSubnets = append(res.ExhaustedSubnets, inst.ExhaustedSubnets...)
+					moves.full(plan.subnets, inst.ExhaustedSubnets)
 				}
 				res.Instance = inst
 				return res, nil
 			}
 			var oe *instance.OfferingsError
 			if errors.As(err, &oe) {
+				var subnets []instance.ExhaustedSubnet
 				if oe.NoCapacity != nil {
 					if err := record(ctx, rec, oe.NoCapacity); err != nil {
 						return res, err
 					}
 					res.Unavailable = append(res.Unavailable, oe.NoCapacity.Offerings...)
+					subnets = oe.NoCapacity.Subnets
 				}
 				if err := recordRejected(ctx, rec, oe.Rejected); err != nil {
 					return res, err
 				}
 				res.Rejected = append(res.Rejected, oe.Rejected...)
-				remaining = without(remaining, oe.Offerings(), req.Overrides)
+				res.ExhaustedSubnets = append(res.ExhaustedSubnets, subnets...)
+				remaining = moves.after(plan.subnets, remaining, oe.Offerings(), subnets, req.Overrides)
 				continue
 			}
 			var ice *instance.InsufficientCapacityError
@@ -120,13 +140,15 @@ func Launch(ctx context.Context, l InstanceLauncher, rec UnavailableRecorder, pl
 				return res, err
 			}
 			res.Unavailable = append(res.Unavailable, ice.Offerings...)
-			remaining = without(remaining, ice.Offerings, req.Overrides)
+			res.ExhaustedSubnets = append(res.ExhaustedSubnets, ice.Subnets...)
+			remaining = moves.after(plan.subnets, remaining, ice.Offerings, ice.Subnets, req.Overrides)
 		}
 	}
 	if len(res.Rejected) > 0 {
-		return res, fmt.Errorf("launching claim %s: %w: %s", plan.Request.Claim, ErrOfferingsRejected, rejections(res.Rejected))
+		return res, fmt.Errorf("launching claim %s: %w: %s%s", plan.Request.Claim, ErrOfferingsRejected, rejections(res.Rejected),
+			fullSubnets(res.ExhaustedSubnets))
 	}
-	return res, fmt.Errorf("launching claim %s: %w", plan.Request.Claim, ErrNoCapacity)
+	return res, fmt.Errorf("launching claim %s: %w%s", plan.Request.Claim, ErrNoCapacity, fullSubnets(res.ExhaustedSubnets))
 }
 
 // rejections says which offerings EC2 refused and why, one code at a time.
@@ -181,10 +203,20 @@ func without(remaining []instance.Override, failed []instance.Offering, tried []
 	return out
 }
 
+// record marks the offerings of ice unavailable under its first capacity code, and its full subnets under
+// InsufficientFreeAddressesInSubnet, each for state.UnavailableCapacityTTL (Karpenter's TTL for both).
 func record(ctx context.Context, rec UnavailableRecorder, ice *instance.InsufficientCapacityError) error {
 	reason := "InsufficientCapacity"
-	if len(ice.Codes) > 0 {
-		reason = ice.Codes[0]
+	for _, c := range ice.Codes {
+		if c != instance.CodeInsufficientFreeAddresses {
+			reason = c
+			break
+		}
+	}
+	for _, s := range ice.Subnets {
+		if err := rec.MarkSubnetUnavailable(ctx, s.SubnetID, s.Zone, instance.CodeInsufficientFreeAddresses, state.UnavailableCapacityTTL); err != nil {
+			return fmt.Errorf("recording subnet %s (%s) as full: %w", s.SubnetID, s.Zone, err)
+		}
 	}
 	for _, o := range ice.Offerings {
 		err := rec.MarkUnavailable(ctx, state.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType},

@@ -32,11 +32,14 @@ type claimTarget struct {
 	class       *readyClass
 	unavailable scheduling.UnavailableOfferings
 	cluster     launchtemplate.Cluster
+	// launches is how many claims launch together with this plan (a batch); 0 means one.
+	launches int
 }
 
 // buildLaunchPlan turns a planned claim into the overrides of its launch, per capacity type and cheapest
 // first: every available offering of its instance-type options that its requirements allow (zone, zone
-// id, capacity type) in a zone where the node class has a subnet (the one with most free addresses), through
+// id, capacity type) in a zone where the node class has an unmarked subnet (the one with most free
+// addresses less those predicted taken, reserved for this launch until it settles: subnetchoice.go), through
 // the launch template of the AMI that fits the instance type (its requirements: architecture at least)
 // and of that capacity type. A reserved offering goes through a template of its own that targets its
 // capacity reservation, if the node class still selects it and the requirements allow its id and type.
@@ -52,9 +55,10 @@ func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarg
 	if err != nil {
 		return LaunchPlan{}, err
 	}
-	offers := launchOfferings(t, reqs, imageFor)
+	hold := t.holdSubnets(reqs)
+	offers := launchOfferings(t, reqs, imageFor, hold)
 	offers, filtered := filterOfferings(offers, t.class.byName, reqs)
-	plan := LaunchPlan{Request: req, Images: map[string]string{}, Filtered: filtered}
+	plan := LaunchPlan{Request: req, Images: map[string]string{}, Filtered: filtered, subnets: hold}
 	names := map[[4]string]string{} // (image, capacity type, reservation, EFA interfaces) → template
 	for _, lo := range offers {
 		key := [4]string{lo.image, lo.capacityType, lo.override.ReservationID, strconv.Itoa(int(lo.efa))}
@@ -65,6 +69,7 @@ func buildLaunchPlan(ctx context.Context, templates LaunchTemplates, t claimTarg
 			lt, err = templates.Ensure(ctx, launchtemplate.Template{NodeClass: t.class.nc, Resolved: t.class.resolved.Status,
 				ImageID: lo.image, Options: opts})
 			if err != nil {
+				hold.settle(nil, nil, false)
 				return LaunchPlan{}, fmt.Errorf("ensuring launch template for %s: %w", lo.image, err)
 			}
 			names[key] = lt
@@ -103,7 +108,7 @@ type launchOffering struct {
 
 // launchOfferings lists the offerings of the claim's instance-type options a launch may take (see
 // buildLaunchPlan), in option order.
-func launchOfferings(t claimTarget, reqs scheduling.Requirements, imageFor func(string) (string, bool)) []launchOffering {
+func launchOfferings(t claimTarget, reqs scheduling.Requirements, imageFor func(string) (string, bool), hold *subnetHold) []launchOffering {
 	reservations := map[string]nodeclass.CapacityReservation{}
 	for _, cr := range t.class.resolved.CapacityReservations {
 		reservations[cr.ID] = cr
@@ -118,6 +123,9 @@ func launchOfferings(t claimTarget, reqs scheduling.Requirements, imageFor func(
 		it := t.class.byName[name]
 		for _, o := range it.Offerings {
 			subnet, ok := t.class.subnets[o.Zone]
+			if t.class.choice != nil {
+				subnet, ok = hold.subnet(o.Zone)
+			}
 			if !ok || !o.Available || t.unavailable.Has(scheduling.OfferingKey{InstanceType: it.Name, Zone: o.Zone, CapacityType: o.CapacityType}) {
 				continue
 			}
@@ -159,6 +167,40 @@ func launchOfferings(t claimTarget, reqs scheduling.Requirements, imageFor func(
 		}
 	}
 	return out
+}
+
+// holdSubnets picks the launch's subnet in each zone its requirements allow and reserves there the
+// addresses it is predicted to take: for each claim launched together, the fewest pods of its instance
+// types with an available offering in the zone (as Karpenter predicts). Nil for a class without a
+// subnet choice.
+func (t claimTarget) holdSubnets(reqs scheduling.Requirements) *subnetHold {
+	cs := t.class.choice
+	if cs == nil {
+		return nil
+	}
+	var zones []string
+	zr := reqs.Get(scheduling.LabelZone)
+	for _, z := range cs.zones() {
+		if zr == nil || zr.Has(z) {
+			zones = append(zones, z)
+		}
+	}
+	launches := int64(max(t.launches, 1))
+	return cs.hold(zones, func(zone string) int64 {
+		fewest := int64(-1)
+		for _, name := range t.claim.InstanceTypeOptions {
+			it := t.class.byName[name]
+			if it == nil {
+				continue
+			}
+			for _, o := range it.Offerings {
+				if o.Zone == zone && o.Available && (fewest < 0 || it.Capacity.Pods < fewest) {
+					fewest = it.Capacity.Pods
+				}
+			}
+		}
+		return launches * max(fewest, 0)
+	})
 }
 
 // zoneIDAllowed reports whether the claim's requirements allow the zone id of an override: the id of its

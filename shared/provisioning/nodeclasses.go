@@ -36,8 +36,10 @@ type ClassForgetter interface {
 type readyClass struct {
 	nc       *apis.EC2NodeClass
 	resolved nodeclass.Resolution
-	// subnets is the subnet a launch uses in each zone.
+	// subnets is the subnet with the most free addresses in each zone, as resolved (zone ids); choice
+	// picks a launch's subnets (subnetchoice.go), nil when the class was built without a run's view.
 	subnets map[string]nodeclass.Subnet
+	choice  *classSubnets
 	types   []*scheduling.InstanceType
 	byName  map[string]*scheduling.InstanceType
 	// memory are the observations the memory capacity of its types rests on, by type; a type not named
@@ -49,14 +51,20 @@ type readyClass struct {
 // prepareClasses resolves every EC2NodeClass the pools reference and builds its instance types from the
 // catalog. It returns the usable classes and the pools that can launch; a pool whose class is missing,
 // not Ready or failed to resolve is left out and named in problems, and failed says why per class.
+//
+// sv is the run's subnet view: the classes' subnet choice starts from its marks, with the addresses of
+// the claims launched since each resolution read its subnets taken off.
 func prepareClasses(ctx context.Context, r NodeClassResolver, cat *instancetypes.Catalog, prices instancetypes.Prices,
-	cfg runConfig, k8sVersion string, observed observedMemory) (classes map[string]*readyClass, pools []scheduling.NodePool, problems []string, failed map[string]string,
+	cfg runConfig, k8sVersion string, observed observedMemory, sv subnetView) (classes map[string]*readyClass, pools []scheduling.NodePool, problems []string, failed map[string]string,
 	unresolved []string) {
 	classes, failed = map[string]*readyClass{}, map[string]string{}
 	for _, p := range cfg.pools {
 		name := NodeClassRefName(p)
 		if _, done := classes[name]; !done && failed[name] == "" {
 			rc, why, readFailed := prepareClass(ctx, r, cat, prices, cfg.nodeClasses[name], name, k8sVersion, cfg.region, cfg.settings, observed)
+			if why == "" {
+				rc.chooseSubnets(sv)
+			}
 			if why != "" {
 				failed[name] = why
 				problems = append(problems, why)
@@ -141,4 +149,41 @@ func readyMessage(res nodeclass.Resolution) string {
 		}
 	}
 	return "no Ready condition"
+}
+
+// subnetView is what a run's subnet choice starts from: the run's marks and the claims it read.
+type subnetView struct {
+	run    *runSubnets
+	claims []state.Claim
+}
+
+// chooseSubnets gives the class its subnet choice over the run's view, and takes its offerings in a
+// zone whose subnets are all marked out of the solve (Available false), as Karpenter's
+// unavailable-offerings cache does with its subnet keys.
+func (rc *readyClass) chooseSubnets(sv subnetView) {
+	if sv.run == nil {
+		return
+	}
+	rc.choice = newClassSubnets(rc.resolved, sv.claims, func(name string) int64 {
+		if it := rc.byName[name]; it != nil {
+			return it.Capacity.Pods
+		}
+		return 0
+	}, sv.run)
+	out := map[string]bool{}
+	for _, z := range rc.choice.zones() {
+		if rc.choice.zoneMarked(z) {
+			out[z] = true
+		}
+	}
+	if len(out) == 0 {
+		return
+	}
+	for _, it := range rc.types {
+		for i := range it.Offerings {
+			if out[it.Offerings[i].Zone] {
+				it.Offerings[i].Available = false
+			}
+		}
+	}
 }

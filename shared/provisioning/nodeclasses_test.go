@@ -45,7 +45,7 @@ func TestPrepareClasses(t *testing.T) {
 		nodeClasses: map[string]*apis.EC2NodeClass{"good": class("good"), "broken": class("broken")},
 	}
 	r := &fakeResolver{res: map[string]nodeclass.Resolution{"good": ready, "broken": notReady}}
-	classes, pools, problems, failed, _ := prepareClasses(context.Background(), r, &instancetypes.Catalog{}, nil, cfg, "1.34", nil)
+	classes, pools, problems, failed, _ := prepareClasses(context.Background(), r, &instancetypes.Catalog{}, nil, cfg, "1.34", nil, subnetView{})
 	assert.Equal(t, 2, r.calls, "each class is resolved once")
 	require.Contains(t, classes, "good")
 	assert.Equal(t, "subnet-a", classes["good"].subnets["us-east-1a"].ID)
@@ -63,7 +63,7 @@ func TestPrepareClasses(t *testing.T) {
 
 	r = &fakeResolver{err: errors.New("DescribeSubnets: throttled")}
 	_, pools, problems, failed, _ = prepareClasses(context.Background(), r, &instancetypes.Catalog{}, nil, runConfig{
-		pools: []scheduling.NodePool{pool("a", "good")}, nodeClasses: cfg.nodeClasses}, "1.34", nil)
+		pools: []scheduling.NodePool{pool("a", "good")}, nodeClasses: cfg.nodeClasses}, "1.34", nil, subnetView{})
 	assert.Empty(t, pools)
 	assert.Contains(t, problems[0], "DescribeSubnets: throttled")
 	assert.Contains(t, failed["good"], "DescribeSubnets: throttled")

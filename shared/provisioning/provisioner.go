@@ -43,6 +43,7 @@ type Store interface {
 	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (state.Lease, error)
 	ReleaseLease(ctx context.Context, l state.Lease) error
 	UnavailableOfferings(ctx context.Context) ([]state.UnavailableOffering, error)
+	UnavailableSubnets(ctx context.Context) ([]state.UnavailableSubnet, error)
 	ClassFailures(ctx context.Context) ([]state.ClassFailures, []error, error)
 	ListClaims(ctx context.Context) ([]state.Claim, error)
 	CreateClaim(ctx context.Context, c state.Claim) (state.Claim, error)
@@ -208,7 +209,8 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 		return err
 	}
 	p.loadSpotPrices(ctx, rep)
-	classes, pools, problems, failedClasses, unresolved := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, withStaticNeeds(cfg, needs), p.cfg.KubernetesVersion, in.memory)
+	classes, pools, problems, failedClasses, unresolved := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, withStaticNeeds(cfg, needs), p.cfg.KubernetesVersion, in.memory,
+		subnetView{run: newRunSubnets(in.subnetMarks), claims: claims})
 	pools, staticPrepared := splitStatic(pools, needs)
 	rep.Errors = append(rep.Errors, problems...)
 	events := classEvents(poolNames(cfg.pools), poolClasses(cfg.pools), failedClasses, unresolved)

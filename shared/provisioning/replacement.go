@@ -62,7 +62,13 @@ func (p *Provisioner) PrepareLaunches(ctx context.Context) (*Launches, error) {
 	}
 	var rep Report
 	p.loadSpotPrices(ctx, &rep)
-	classes, pools, more, failed, _ := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion, observed)
+	marks, err := p.deps.Store.UnavailableSubnets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The caller's claims are not read yet: the prediction counts this caller's own launches only.
+	classes, pools, more, failed, _ := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion, observed,
+		subnetView{run: newRunSubnets(marks)})
 	unavailable, err := p.unavailable(ctx)
 	if err != nil {
 		return nil, err

@@ -19,6 +19,8 @@ type runInputs struct {
 	snap        *kube.Snapshot
 	claims      []state.Claim
 	unavailable scheduling.UnavailableOfferings
+	// subnetMarks are the subnets recently found without free addresses (subnetchoice.go).
+	subnetMarks []state.UnavailableSubnet
 	// classFailures are the launch failures recorded per EC2NodeClass (classbackoff.go); badFailures
 	// the records that could not be read, each naming its class and field.
 	classFailures []state.ClassFailures
@@ -85,6 +87,10 @@ func (p *Provisioner) readWithin(ctx context.Context) (runInputs, error) {
 	})
 	g.Go(func() (err error) {
 		in.unavailable, err = p.unavailable(gctx)
+		return err
+	})
+	g.Go(func() (err error) {
+		in.subnetMarks, err = p.deps.Store.UnavailableSubnets(gctx)
 		return err
 	})
 	g.Go(func() (err error) {

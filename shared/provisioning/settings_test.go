@@ -69,7 +69,7 @@ func TestStoredSettingsShapeTheInstanceTypes(t *testing.T) {
 		Subnets: []nodeclass.Subnet{{ID: "subnet-a", Zone: "us-east-1a"}}, CapacityReservations: []nodeclass.CapacityReservation{reserved}}}}
 	typeWith := func(s settings.Settings) *scheduling.InstanceType {
 		cfg.settings = s
-		classes, _, problems, _, _ := prepareClasses(context.Background(), r, oneTypeCatalog(), flatPrices{"m5.xlarge": 0.192}, cfg, "1.34", nil)
+		classes, _, problems, _, _ := prepareClasses(context.Background(), r, oneTypeCatalog(), flatPrices{"m5.xlarge": 0.192}, cfg, "1.34", nil, subnetView{})
 		require.Empty(t, problems)
 		it := classes["default"].byName["m5.xlarge"]
 		require.NotNil(t, it)

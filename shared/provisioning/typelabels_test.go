@@ -23,7 +23,7 @@ func TestPreparedClassTypesCarryRegionAndZoneIDs(t *testing.T) {
 	r := &fakeResolver{res: map[string]nodeclass.Resolution{"default": {Ready: true,
 		Subnets:              []nodeclass.Subnet{{ID: "subnet-a", Zone: "us-east-1a", ZoneID: "use1-az1"}},
 		CapacityReservations: []nodeclass.CapacityReservation{reserved}}}}
-	classes, _, problems, _, _ := prepareClasses(context.Background(), r, oneTypeCatalog(), flatPrices{"m5.xlarge": 0.192}, cfg, "1.34", nil)
+	classes, _, problems, _, _ := prepareClasses(context.Background(), r, oneTypeCatalog(), flatPrices{"m5.xlarge": 0.192}, cfg, "1.34", nil, subnetView{})
 	require.Empty(t, problems)
 	it := classes["default"].byName["m5.xlarge"]
 	require.NotNil(t, it)

@@ -19,6 +19,7 @@
 //	lease                  LEASE                       <lease name>               holder, expiresAt (ms), fencing token
 //	dedupe marker          DEDUPE#<scope>#<id>         DEDUPE                     one partition per event id; ttl
 //	unavailable offering   UNAVAILABLE                 <capacity>#<type>#<zone>   ttl (3 minutes for capacity errors)
+//	unavailable subnet     UNAVAILABLESUBNET           <subnet id>                ttl (3 minutes; InsufficientFreeAddressesInSubnet)
 //	class launch failures  CLASSBACKOFF                <EC2NodeClass name>        failures by instance id (newest 32); version; ttl (a day past the back-off)
 //	budget counter         BUDGET                      <node pool>                inFlight disruptions
 //	budget reservation     BUDGET#<node pool>          <claim name>               one per disrupted claim
