@@ -17,6 +17,10 @@ type FeatureGates struct {
 	// ReservedCapacity launches into the capacity reservations EC2NodeClasses select
 	// (capacityReservationSelectorTerms); off, they are ignored and nothing launches as reserved.
 	ReservedCapacity bool
+	// NodeOverlay applies the configuration's NodeOverlays (karpenter.sh/v1alpha1) to the instance types of
+	// every NodePool before each solve and consolidation decision (shared/nodeoverlay); off, a
+	// configuration that holds one is refused.
+	NodeOverlay bool
 }
 
 // DefaultFeatureGates are Karpenter's defaults.
@@ -36,7 +40,7 @@ var gates = []gate{
 	{name: "NodeRepair", field: func(g *FeatureGates) *bool { return &g.NodeRepair }},
 	{name: "ReservedCapacity", def: true, field: func(g *FeatureGates) *bool { return &g.ReservedCapacity }},
 	{name: "SpotToSpotConsolidation", field: func(g *FeatureGates) *bool { return &g.SpotToSpotConsolidation }},
-	{name: "NodeOverlay", notImplemented: "Nodewright has no NodeOverlay resource"},
+	{name: "NodeOverlay", field: func(g *FeatureGates) *bool { return &g.NodeOverlay }},
 	{name: "StaticCapacity", notImplemented: "Nodewright has no static NodePools (spec.replicas)"},
 	{name: "CapacityBuffer", notImplemented: "Nodewright has no CapacityBuffer resource"},
 }
