@@ -20,7 +20,7 @@ func validOverlay() *apis.NodeOverlay {
 		TypeMeta:   metav1.TypeMeta{APIVersion: apis.NodeOverlayAPIVersion, Kind: apis.KindNodeOverlay},
 		ObjectMeta: metav1.ObjectMeta{Name: "savings-plan"},
 		Spec: apis.NodeOverlaySpec{
-			Requirements: []corev1.NodeSelectorRequirement{{Key: apis.LabelInstanceFamily, Operator: corev1.NodeSelectorOpIn, Values: []string{"m5"}}},
+			Requirements:    []corev1.NodeSelectorRequirement{{Key: apis.LabelInstanceFamily, Operator: corev1.NodeSelectorOpIn, Values: []string{"m5"}}},
 			PriceAdjustment: &adj, Weight: &w,
 			Capacity: corev1.ResourceList{"example.com/fpga": resource.MustParse("2")},
 		},

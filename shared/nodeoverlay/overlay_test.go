@@ -37,7 +37,7 @@ func TestAdjustedPrice(t *testing.T) {
 func TestFromAPI(t *testing.T) {
 	adj, w := "-30%", int32(7)
 	no := &apis.NodeOverlay{ObjectMeta: metav1.ObjectMeta{Name: "sp"}, Spec: apis.NodeOverlaySpec{
-		Requirements: []corev1.NodeSelectorRequirement{{Key: apis.LabelInstanceFamily, Operator: corev1.NodeSelectorOpIn, Values: []string{"m5"}}},
+		Requirements:    []corev1.NodeSelectorRequirement{{Key: apis.LabelInstanceFamily, Operator: corev1.NodeSelectorOpIn, Values: []string{"m5"}}},
 		PriceAdjustment: &adj, Weight: &w, Capacity: corev1.ResourceList{"example.com/fpga": resource.MustParse("2")},
 	}}
 	o, err := FromAPI(no)

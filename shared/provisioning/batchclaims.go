@@ -31,7 +31,7 @@ func (b batchLaunch) run(ctx context.Context) ([]*LaunchedClaim, []error) {
 	first := b.claims[0]
 	cp, nc := first.target.claim, first.target.class.nc
 	req := instance.Request{Cluster: first.target.cluster.Name, Claim: first.batch, NodePool: cp.NodePool, NodeClass: nc.Name,
-		Tags: nc.Spec.Tags, Context: fleetContext(cp, nc)}
+		Tags: nc.Spec.Tags, Context: fleetContext(cp, nc), PriceOverlay: cp.PriceOverlayApplied}
 	plan, err := buildLaunchPlan(ctx, first.templates, first.target, req)
 	if err == nil && len(plan.Reserved)+len(plan.Spot)+len(plan.OnDemand) == 0 {
 		err = errors.New("no offering of its instance types has a subnet and an AMI")
