@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/nodewright/nodewright/shared/apis/manifest"
+	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
@@ -35,6 +37,23 @@ var loadAWSConfig = func(ctx context.Context, region string) (aws.Config, error)
 // that claims which are not deleted still use: then nothing is applied (state.ErrNodeClassInUse names the
 // classes and their claim counts), as Karpenter's finalizer keeps such a class. For quick changes between deploys;
 // the next `cdk deploy` writes the manifests its context names.
+// storedGates are the feature gates of the deployment's stored settings (the CDK app writes them; the
+// defaults when there are none).
+func storedGates(ctx context.Context, store *state.Store) (settings.FeatureGates, error) {
+	it, err := store.GetConfig(ctx, state.KindSettings, state.SettingsName)
+	if state.IsNotFound(err) {
+		return settings.DefaultFeatureGates(), nil
+	}
+	if err != nil {
+		return settings.FeatureGates{}, err
+	}
+	var s settings.Settings
+	if err := json.Unmarshal([]byte(it.Spec), &s); err != nil {
+		return settings.FeatureGates{}, fmt.Errorf("decoding the stored settings: %w", err)
+	}
+	return s.FeatureGates, nil
+}
+
 func runApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("nodewright apply", flag.ContinueOnError)
 	fset.SetOutput(stderr)
@@ -76,6 +95,23 @@ func runApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "nodewright apply:", err)
 		return 1
+	}
+	if len(objs.NodeOverlays) > 0 {
+		// The deployment's functions apply NodeOverlays only with its NodeOverlay gate on: refuse to store
+		// one they would not apply.
+		gates, err := storedGates(ctx, store)
+		if err != nil {
+			fmt.Fprintln(stderr, "nodewright apply:", err)
+			return 1
+		}
+		if problems := gateProblems(objs, gates); len(problems) > 0 {
+			for _, p := range problems {
+				fmt.Fprintln(stderr, p)
+			}
+			fmt.Fprintf(stderr, "%d %s found (the deployment's featureGates are %s); nothing applied\n",
+				len(problems), plural(len(problems), "problem", "problems"), gates)
+			return 1
+		}
 	}
 	res, err := store.ApplyConfig(ctx, items, *prune)
 	if err != nil {
