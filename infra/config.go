@@ -12,14 +12,20 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/nodewright/nodewright/shared/apis/manifest"
+	"github.com/nodewright/nodewright/shared/nodeoverlay"
+	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
 // LoadConfig reads and validates the manifests at path (a file or a folder) exactly as
-// `nodewright validate` does, and returns the items to deploy. Every problem is in the error, one per
-// line, so a synth of invalid manifests fails with the same messages.
-func LoadConfig(path string) ([]state.ConfigItem, error) {
+// `nodewright validate --feature-gates` does with the deployment's gates (NodeOverlays need NodeOverlay=true),
+// and returns the items to deploy. Every problem is in the error, one per line, so a synth of invalid
+// manifests fails with the same messages.
+func LoadConfig(path string, gates settings.FeatureGates) ([]state.ConfigItem, error) {
 	objs, errs := manifest.Check(nil, path)
+	for _, e := range nodeoverlay.GateErrors(objs, gates) {
+		errs = append(errs, e)
+	}
 	if len(errs) > 0 {
 		lines := make([]string, len(errs))
 		for i, e := range errs {

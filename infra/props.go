@@ -71,7 +71,11 @@ func stackPropsFromContext(app awscdk.App) (StackProps, error) {
 		return p, fmt.Errorf("context value manifests is required: a file or folder of NodePool and EC2NodeClass YAML")
 	}
 	var err error
-	if p.Config, err = LoadConfig(path); err != nil {
+	// The settings come first: which manifests are valid depends on the feature gates.
+	if p.Settings, err = settingsFromContext(func(key string) interface{} { return app.Node().TryGetContext(jsii.String(key)) }); err != nil {
+		return p, err
+	}
+	if p.Config, err = LoadConfig(path, p.Settings.FeatureGates); err != nil {
 		return p, fmt.Errorf("context value manifests (%s): %w", path, err)
 	}
 	if p.Nodes, err = NodeIdentitiesFrom(p.Config); err != nil {
@@ -87,9 +91,6 @@ func stackPropsFromContext(app awscdk.App) (StackProps, error) {
 		}
 	}
 	if p.RebalancePolicy, err = rebalancePolicy(str("rebalancePolicy", "")); err != nil {
-		return p, err
-	}
-	if p.Settings, err = settingsFromContext(func(key string) interface{} { return app.Node().TryGetContext(jsii.String(key)) }); err != nil {
 		return p, err
 	}
 	settingsItem, err := state.SettingsItem(p.Settings)
