@@ -1,6 +1,7 @@
 package instance
 
 import (
+	"context"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -70,5 +71,23 @@ func TestNoPriceOverlayKeepsLowestPriceWithoutPriorities(t *testing.T) {
 	req.CapacityType = CapacityTypeOnDemand
 	for name, in := range fleetInputs(t, req) {
 		assert.Equal(t, ec2types.FleetOnDemandAllocationStrategyLowestPrice, in.OnDemandOptions.AllocationStrategy, name)
+	}
+}
+
+// Over the wire (moto): a launch a NodeOverlay priced goes through with priorities and the prioritized
+// strategies, spot and on-demand, and takes the override cheapest at the overlay's prices first.
+func TestLaunchWithPriceOverlayOverTheWire(t *testing.T) {
+	ctx := context.Background()
+	n := newNetwork(t)
+	l := New(n.client, "demo")
+	for _, ct := range []string{CapacityTypeSpot, CapacityTypeOnDemand} {
+		req := n.request("default-overlay-" + ct)
+		req.CapacityType, req.PriceOverlay = ct, true
+		// The overlay made m5.large the cheaper one.
+		req.Overrides[0].Price, req.Overrides[1].Price = 0.02, 0.03
+		inst, err := l.Launch(ctx, req)
+		require.NoError(t, err, ct)
+		assert.Equal(t, "m5.large", inst.InstanceType, ct)
+		assert.Equal(t, "us-east-1b", inst.Zone, ct)
 	}
 }
