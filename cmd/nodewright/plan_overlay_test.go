@@ -147,6 +147,7 @@ func TestNodeOverlayIsRefusedWhileTheGateIsOff(t *testing.T) {
 
 	code, out, errOut := runValidateArgs(t, "", "-f", with)
 	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
 	assert.Contains(t, errOut, "NodeOverlay/savings-plan: kind: Forbidden")
 	code, out, errOut = runValidateArgs(t, "", "-f", with, "--feature-gates", "NodeOverlay=true")
 	assert.Equal(t, 0, code, errOut)
