@@ -98,3 +98,21 @@ func TestPendingClaimRecordsAppliedOverlays(t *testing.T) {
 	assert.False(t, c.PriceOverlayApplied)
 	assert.False(t, c.CapacityOverlayApplied)
 }
+
+// A claim in flight looks like its type as the pool's NodeOverlays left it, so a pod waiting for the
+// extended resource an overlay gives the type counts the claim as its node instead of launching another.
+func TestInFlightClaimsHaveTheOverlaidCapacity(t *testing.T) {
+	m5 := instanceType("m5.xlarge", "amd64", 4, 0.192, "us-east-1a")
+	class := testClass(m5)
+	pool := scheduling.NodePool{Name: "default", Labels: map[string]string{scheduling.LabelEC2NodeClass: "default"}, InstanceTypes: class.types}
+	pools, _ := withOverlays([]scheduling.NodePool{pool}, []nodeoverlay.Overlay{{Name: "fpga", Capacity: map[string]int64{"example.com/fpga": 1}}}, nil)
+	claims := []state.Claim{{Name: "launched", NodePool: "default", NodeClass: "default", Lifecycle: state.Launched,
+		InstanceType: "m5.xlarge", Zone: "us-east-1a", CapacityType: "on-demand", ProviderID: "aws:///us-east-1a/i-1", InstanceID: "i-1"}}
+	got := inFlightClaims(claims, joinedNodes{}, pools, map[string]*readyClass{"default": class})
+	require.Len(t, got, 1)
+	assert.Equal(t, int64(1), got[0].Allocatable.Extended["example.com/fpga"])
+
+	got = inFlightClaims(claims, joinedNodes{}, []scheduling.NodePool{pool}, map[string]*readyClass{"default": class})
+	require.Len(t, got, 1)
+	assert.Zero(t, got[0].Allocatable.Extended["example.com/fpga"], "without the overlay the type has none")
+}
