@@ -10,7 +10,8 @@
 // set one resource, conflict: the one taken second is applied nowhere (Karpenter marks it
 // ValidationSucceeded=False, reason Conflict) and Apply names it.
 //
-// It is part of the pure core: it imports scheduling, apis and settings only, and never talks to AWS or
+// It is part of the pure core: beside the standard library and k8s.io API types it imports only
+// Nodewright's scheduling, apis and settings packages, and never talks to AWS or
 // Kubernetes. Apply never changes the instance types it is given: an overlaid type is a copy that shares
 // what did not change (requirements; offerings and resources when only the other changed).
 package nodeoverlay
