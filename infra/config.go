@@ -11,18 +11,18 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
-	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/apis/manifest"
+	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
 // LoadConfig reads and validates the manifests at path (a file or a folder) exactly as
-// `nodewright validate --feature-gates` does with the deployment's gates, and returns the items to
-// deploy. Every problem is in the error, one per line, so a synth of invalid manifests fails with the
-// same messages.
-func LoadConfig(path string, gates apis.Gates) ([]state.ConfigItem, error) {
+// `nodewright validate --feature-gates` does with the deployment's gates (static NodePools need
+// StaticCapacity=true, NodeOverlays NodeOverlay=true), and returns the items to deploy. Every problem is in
+// the error, one per line, so a synth of invalid manifests fails with the same messages.
+func LoadConfig(path string, gates settings.FeatureGates) ([]state.ConfigItem, error) {
 	objs, errs := manifest.Check(nil, path)
-	for _, e := range apis.RefuseGated(objs, gates) {
+	for _, e := range manifest.Gated(objs, gates) {
 		errs = append(errs, e)
 	}
 	if len(errs) > 0 {

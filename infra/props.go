@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/sizing"
 	"github.com/nodewright/nodewright/shared/state"
@@ -72,11 +71,11 @@ func stackPropsFromContext(app awscdk.App) (StackProps, error) {
 		return p, fmt.Errorf("context value manifests is required: a file or folder of NodePool and EC2NodeClass YAML")
 	}
 	var err error
-	// The settings come first: their feature gates decide which manifest fields may be deployed.
+	// The settings come first: their feature gates decide which manifests may be deployed.
 	if p.Settings, err = settingsFromContext(func(key string) interface{} { return app.Node().TryGetContext(jsii.String(key)) }); err != nil {
 		return p, err
 	}
-	if p.Config, err = LoadConfig(path, apis.Gates{StaticCapacity: p.Settings.FeatureGates.StaticCapacity}); err != nil {
+	if p.Config, err = LoadConfig(path, p.Settings.FeatureGates); err != nil {
 		return p, fmt.Errorf("context value manifests (%s): %w", path, err)
 	}
 	if p.Nodes, err = NodeIdentitiesFrom(p.Config); err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
-	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/apis/manifest"
 	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/state"
@@ -38,6 +37,23 @@ var loadAWSConfig = func(ctx context.Context, region string) (aws.Config, error)
 // that claims which are not deleted still use: then nothing is applied (state.ErrNodeClassInUse names the
 // classes and their claim counts), as Karpenter's finalizer keeps such a class. For quick changes between deploys;
 // the next `cdk deploy` writes the manifests its context names.
+// storedGates are the feature gates of the deployment's stored settings (the CDK app writes them; the
+// defaults when there are none).
+func storedGates(ctx context.Context, store *state.Store) (settings.FeatureGates, error) {
+	it, err := store.GetConfig(ctx, state.KindSettings, state.SettingsName)
+	if state.IsNotFound(err) {
+		return settings.DefaultFeatureGates(), nil
+	}
+	if err != nil {
+		return settings.FeatureGates{}, err
+	}
+	var s settings.Settings
+	if err := json.Unmarshal([]byte(it.Spec), &s); err != nil {
+		return settings.FeatureGates{}, fmt.Errorf("decoding the stored settings: %w", err)
+	}
+	return s.FeatureGates, nil
+}
+
 func runApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("nodewright apply", flag.ContinueOnError)
 	fset.SetOutput(stderr)
@@ -80,16 +96,19 @@ func runApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "nodewright apply:", err)
 		return 1
 	}
-	gates, err := deployedGates(ctx, store)
+	// The deployment's functions take static NodePools and NodeOverlays only with their gates on: refuse
+	// to store what they would not apply.
+	gates, err := storedGates(ctx, store)
 	if err != nil {
-		fmt.Fprintln(stderr, "nodewright apply:", err)
+		fmt.Fprintln(stderr, "nodewright apply: reading the deployment's settings for its feature gates:", err)
 		return 1
 	}
-	if refused := apis.RefuseGated(objs, gates); len(refused) > 0 {
-		for _, p := range refused {
+	if problems := gateProblems(objs, gates); len(problems) > 0 {
+		for _, p := range problems {
 			fmt.Fprintln(stderr, p)
 		}
-		fmt.Fprintf(stderr, "%d %s found; nothing applied\n", len(refused), plural(len(refused), "problem", "problems"))
+		fmt.Fprintf(stderr, "%d %s found (the deployment's featureGates are %s); nothing applied\n",
+			len(problems), plural(len(problems), "problem", "problems"), gates)
 		return 1
 	}
 	res, err := store.ApplyConfig(ctx, items, *prune)
@@ -106,21 +125,4 @@ func runApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
-}
-
-// deployedGates are the feature gates of the deployment whose table apply writes: those of its stored
-// settings (the CDK app writes them), Karpenter's defaults when none are stored.
-func deployedGates(ctx context.Context, store *state.Store) (apis.Gates, error) {
-	it, err := store.GetConfig(ctx, state.KindSettings, state.SettingsName)
-	if state.IsNotFound(err) {
-		return apis.Gates{}, nil
-	}
-	if err != nil {
-		return apis.Gates{}, fmt.Errorf("reading the deployment's settings for its feature gates: %w", err)
-	}
-	var s settings.Settings
-	if err := json.Unmarshal([]byte(it.Spec), &s); err != nil {
-		return apis.Gates{}, fmt.Errorf("decoding the deployment's stored settings: %w", err)
-	}
-	return apis.Gates{StaticCapacity: s.FeatureGates.StaticCapacity}, nil
 }

@@ -12,8 +12,10 @@ import (
 
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/apis/manifest"
+	"github.com/nodewright/nodewright/shared/nodeoverlay"
 	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/settings"
 )
 
 func init() {
@@ -27,6 +29,8 @@ type planFlags struct {
 	// and spotToSpot are its inputs.
 	disrupt, spotToSpot bool
 	pdbs                string
+	// gates are --feature-gates: NodeOverlays in --nodepools need NodeOverlay=true.
+	gates settings.FeatureGates
 }
 
 // runPlan reads pods, NodePools and EC2NodeClasses, an instance-type catalog and optionally nodes,
@@ -48,6 +52,7 @@ func runPlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset.BoolVar(&f.disrupt, "disrupt", false, "consolidation dry run: print every command the disruption function would take, tick after tick, and why each other node is kept")
 	fset.StringVar(&f.pdbs, "pdbs", "", "with --disrupt: PodDisruptionBudgets `FILE` (kubectl get pdb -A -o yaml); their status.disruptionsAllowed is used as is")
 	fset.BoolVar(&f.spotToSpot, "spot-to-spot", false, "with --disrupt: allow replacing spot nodes with cheaper spot nodes (SpotToSpotConsolidation, off by default)")
+	gates := addGatesFlag(fset)
 	fset.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: nodewright plan --pods FILE --nodepools FILE --instance-types FILE [--nodes FILE]")
 		fmt.Fprintln(stderr, "                      [--daemonsets FILE] [--unavailable FILE] [--volumes FILE]")
@@ -73,6 +78,10 @@ func runPlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fset.Usage()
 		return 2
 	}
+	var ok bool
+	if f.gates, ok = gates.parse(stderr); !ok {
+		return 2
+	}
 	if !f.disrupt && (f.pdbs != "" || f.spotToSpot) {
 		fmt.Fprintln(stderr, "nodewright plan: --pdbs and --spot-to-spot need --disrupt")
 		return 2
@@ -85,6 +94,7 @@ func runPlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 	readStart := time.Now()
 	objs, problems := manifest.Check(nil, f.nodePools)
+	problems = append(problems, gateProblems(objs, f.gates)...)
 	if len(problems) > 0 {
 		for _, p := range problems {
 			fmt.Fprintln(stderr, p)
@@ -141,6 +151,9 @@ func planInput(f planFlags, objs apis.Objects, warn func(string)) (*scheduling.I
 		if err := perNodeClassTypes(in.NodePools, objs, catalog); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.instanceTypes, err)
 		}
+	}
+	if err := overlaidTypes(in, objs, warn); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.nodePools, err)
 	}
 	pods, err := readPods(f.pods, warn)
 	if err != nil {
@@ -207,6 +220,34 @@ func perNodeClassTypes(pools []scheduling.NodePool, objs apis.Objects, catalog *
 			}
 		}
 		pools[i].InstanceTypes = built[name]
+	}
+	return nil
+}
+
+// overlaidTypes applies the NodeOverlays of objs (the gate was checked) to every pool's instance types,
+// as a run does before it solves; an overlay in conflict is a warning, as it is a problem in a run.
+func overlaidTypes(in *scheduling.Input, objs apis.Objects, warn func(string)) error {
+	if len(objs.NodeOverlays) == 0 {
+		return nil
+	}
+	overlays, err := nodeoverlay.FromObjects(objs.NodeOverlays)
+	if err != nil {
+		return err
+	}
+	pools := make([]nodeoverlay.Pool, len(in.NodePools))
+	for i, p := range in.NodePools {
+		types := p.InstanceTypes
+		if types == nil {
+			types = in.InstanceTypes
+		}
+		pools[i] = nodeoverlay.Pool{Name: p.Name, Labels: p.Labels, Types: types}
+	}
+	res := nodeoverlay.Apply(overlays, pools)
+	for _, c := range res.Conflicts {
+		warn(c.String())
+	}
+	for i := range in.NodePools {
+		in.NodePools[i].InstanceTypes = res.Types[in.NodePools[i].Name]
 	}
 	return nil
 }

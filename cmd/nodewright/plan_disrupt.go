@@ -97,6 +97,13 @@ func disruptInput(f planFlags, objs apis.Objects, in *scheduling.Input, warn fun
 		}
 	}
 	prices := scheduling.OfferingPrices(in.InstanceTypes)
+	// A node of a pool is priced as the pool sees its type: with its NodeOverlays applied.
+	poolPrices := map[string]map[scheduling.OfferingKey]float64{}
+	if len(objs.NodeOverlays) > 0 {
+		for name, ts := range types {
+			poolPrices[name] = scheduling.OfferingPrices(ts)
+		}
+	}
 	ours := map[string]bool{}
 	unknownPools := map[string]int{}
 	seen := map[string]bool{}
@@ -123,7 +130,11 @@ func disruptInput(f planFlags, objs apis.Objects, in *scheduling.Input, warn fun
 			n.NodePool = pool
 			if labels[scheduling.LabelNodeInitalized] == "true" {
 				ours[name] = true
-				price, ok := prices[scheduling.OfferingKey{InstanceType: n.InstanceType, Zone: n.Zone, CapacityType: n.CapacityType}]
+				key := scheduling.OfferingKey{InstanceType: n.InstanceType, Zone: n.Zone, CapacityType: n.CapacityType}
+				price, ok := prices[key]
+				if pp, overlaid := poolPrices[pool][key]; overlaid {
+					price, ok = pp, true
+				}
 				if !ok {
 					warn(fmt.Sprintf("%s: node %s: the catalog has no offering %s/%s/%s (labels %s, %s, %s); its price is unknown",
 						f.nodes, name, n.InstanceType, n.Zone, n.CapacityType, scheduling.LabelInstanceType, scheduling.LabelZone, scheduling.LabelCapacityType))

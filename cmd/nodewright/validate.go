@@ -9,7 +9,6 @@ import (
 
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/apis/manifest"
-	"github.com/nodewright/nodewright/shared/settings"
 )
 
 func init() {
@@ -31,12 +30,11 @@ func runValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	var files fileList
 	fset.Var(&files, "f", "manifest `FILE`, DIR (walked for *.yaml, *.yml, *.json) or - for stdin; repeatable")
-	featureGates := fset.String("feature-gates", "", "the deployment's feature gates in Karpenter's form (as the CDK context value featureGates), "+
-		"such as StaticCapacity=true; fields whose gate is off are refused")
+	gates := addGatesFlag(fset)
 	fset.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: nodewright validate -f FILE|DIR|- [-f ...] [--feature-gates Name=true,...]")
 		fmt.Fprintln(stderr)
-		fmt.Fprintln(stderr, "Checks Karpenter v1 NodePool and EC2NodeClass manifests: strict decoding, defaults, and every")
+		fmt.Fprintln(stderr, "Checks Karpenter v1 NodePool and EC2NodeClass (and v1alpha1 NodeOverlay) manifests: strict decoding, defaults, and every")
 		fmt.Fprintln(stderr, "rule Karpenter enforces. Prints one line per problem and exits 1 if there is any.")
 		fmt.Fprintln(stderr)
 		fset.PrintDefaults()
@@ -51,16 +49,13 @@ func runValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fset.Usage()
 		return 2
 	}
-
-	gates, err := settings.ParseFeatureGates(*featureGates)
-	if err != nil {
-		fmt.Fprintln(stderr, "nodewright validate: --feature-gates:", err)
+	fg, ok := gates.parse(stderr)
+	if !ok {
 		return 2
 	}
+
 	objs, problems := manifest.Check(stdin, files...)
-	for _, p := range apis.RefuseGated(objs, apis.Gates{StaticCapacity: gates.StaticCapacity}) {
-		problems = append(problems, p)
-	}
+	problems = append(problems, gateProblems(objs, fg)...)
 	if len(problems) > 0 {
 		for _, p := range problems {
 			fmt.Fprintln(stderr, p)
@@ -71,9 +66,13 @@ func runValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, w := range apis.MissingNodeClasses(objs) {
 		fmt.Fprintln(stderr, "warning: "+w)
 	}
-	fmt.Fprintf(stdout, "%d %s, %d %s valid\n",
+	overlays := ""
+	if n := len(objs.NodeOverlays); n > 0 {
+		overlays = fmt.Sprintf(", %d %s", n, plural(n, "NodeOverlay", "NodeOverlays"))
+	}
+	fmt.Fprintf(stdout, "%d %s, %d %s%s valid\n",
 		len(objs.NodePools), plural(len(objs.NodePools), "NodePool", "NodePools"),
-		len(objs.EC2NodeClasses), plural(len(objs.EC2NodeClasses), "EC2NodeClass", "EC2NodeClasses"))
+		len(objs.EC2NodeClasses), plural(len(objs.EC2NodeClasses), "EC2NodeClass", "EC2NodeClasses"), overlays)
 	return 0
 }
 

@@ -34,16 +34,19 @@ func (o Origin) String() string {
 	return s
 }
 
-// Objects are the NodePools and EC2NodeClasses read from one or more manifests, in reading order.
+// Objects are the NodePools, EC2NodeClasses and NodeOverlays read from one or more manifests, in reading
+// order.
 type Objects struct {
 	NodePools      []*NodePool
 	EC2NodeClasses []*EC2NodeClass
+	NodeOverlays   []*NodeOverlay
 }
 
 // Append adds other's objects after o's.
 func (o *Objects) Append(other Objects) {
 	o.NodePools = append(o.NodePools, other.NodePools...)
 	o.EC2NodeClasses = append(o.EC2NodeClasses, other.EC2NodeClasses...)
+	o.NodeOverlays = append(o.NodeOverlays, other.NodeOverlays...)
 }
 
 // DecodeError is one problem found while decoding a document.
@@ -66,9 +69,9 @@ func (es DecodeErrors) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// Decode reads every NodePool and EC2NodeClass in data: YAML with any number of "---"-separated documents,
-// or a stream of JSON objects, where each document is an object or a List of objects (kind List, NodePoolList
-// or EC2NodeClassList). Decoding is strict: unknown and duplicated fields, values of the wrong type, and
+// Decode reads every NodePool, EC2NodeClass and NodeOverlay in data: YAML with any number of
+// "---"-separated documents, or a stream of JSON objects, where each document is an object or a List of
+// objects (kind List, NodePoolList, EC2NodeClassList or NodeOverlayList). Decoding is strict: unknown and duplicated fields, values of the wrong type, and
 // unsupported apiVersion or kind are errors. Empty documents are skipped. name labels the errors.
 //
 // Decode goes on past a bad document, so the returned Objects hold every document that decoded; the error,
@@ -216,6 +219,8 @@ func isList(tm typeMeta) bool {
 		return true
 	case tm.APIVersion == EC2NodeClassAPIVersion && tm.Kind == KindEC2NodeClass+"List":
 		return true
+	case tm.APIVersion == NodeOverlayAPIVersion && tm.Kind == KindNodeOverlay+"List":
+		return true
 	}
 	return false
 }
@@ -236,13 +241,13 @@ func withTypeMeta(item json.RawMessage, tm typeMeta) json.RawMessage {
 }
 
 func (d *decoder) object(o Origin, tm typeMeta, data []byte) {
-	want := map[string]string{KindNodePool: NodePoolAPIVersion, KindEC2NodeClass: EC2NodeClassAPIVersion}
+	want := map[string]string{KindNodePool: NodePoolAPIVersion, KindEC2NodeClass: EC2NodeClassAPIVersion, KindNodeOverlay: NodeOverlayAPIVersion}
 	switch {
 	case tm.Kind == "":
-		d.fail(o, errors.New("kind is required: want NodePool (karpenter.sh/v1) or EC2NodeClass (karpenter.k8s.aws/v1)"))
+		d.fail(o, errors.New("kind is required: want NodePool (karpenter.sh/v1), EC2NodeClass (karpenter.k8s.aws/v1) or NodeOverlay (karpenter.sh/v1alpha1)"))
 		return
 	case want[tm.Kind] == "":
-		d.fail(o, fmt.Errorf("unsupported kind %q (apiVersion %q): nodewright reads NodePool (karpenter.sh/v1) and EC2NodeClass (karpenter.k8s.aws/v1)", tm.Kind, tm.APIVersion))
+		d.fail(o, fmt.Errorf("unsupported kind %q (apiVersion %q): nodewright reads NodePool (karpenter.sh/v1), EC2NodeClass (karpenter.k8s.aws/v1) and NodeOverlay (karpenter.sh/v1alpha1)", tm.Kind, tm.APIVersion))
 		return
 	case tm.APIVersion != want[tm.Kind]:
 		d.fail(o, fmt.Errorf("unsupported apiVersion %q for kind %s: want %s", tm.APIVersion, tm.Kind, want[tm.Kind]))
@@ -260,6 +265,12 @@ func (d *decoder) object(o Origin, tm typeMeta, data []byte) {
 		if d.strict(o, data, nc) {
 			nc.Origin = o
 			d.out.EC2NodeClasses = append(d.out.EC2NodeClasses, nc)
+		}
+	case KindNodeOverlay:
+		no := &NodeOverlay{}
+		if d.strict(o, data, no) {
+			no.Origin = o
+			d.out.NodeOverlays = append(d.out.NodeOverlays, no)
 		}
 	}
 }

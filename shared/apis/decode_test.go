@@ -130,7 +130,7 @@ func TestDecodeRejects(t *testing.T) {
 			[]string{`unsupported apiVersion "karpenter.sh/v1beta1" for kind NodePool: want karpenter.sh/v1`}, 0},
 		{"EC2NodeClass with the core group", "apiVersion: karpenter.sh/v1\nkind: EC2NodeClass\nmetadata: {name: a}\n",
 			[]string{`unsupported apiVersion "karpenter.sh/v1" for kind EC2NodeClass: want karpenter.k8s.aws/v1`}, 0},
-		{"unknown kind", "apiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\n", []string{`unsupported kind "NodeOverlay"`}, 0},
+		{"unknown kind", "apiVersion: autoscaling.x-k8s.io/v1beta1\nkind: CapacityBuffer\n", []string{`unsupported kind "CapacityBuffer"`}, 0},
 		{"NodeClaim is not configuration", "apiVersion: karpenter.sh/v1\nkind: NodeClaim\n", []string{`unsupported kind "NodeClaim"`}, 0},
 		{"missing kind", "apiVersion: karpenter.sh/v1\nmetadata: {name: a}\n", []string{`document 1: kind is required`}, 0},
 		{"not an object", "- a\n- b\n", []string{`document 1: a document must be an object with apiVersion and kind, not a list`}, 0},

@@ -1,5 +1,5 @@
-// Package apis holds Nodewright's configuration types: Karpenter's v1 NodePool (karpenter.sh/v1) and
-// EC2NodeClass (karpenter.k8s.aws/v1), read unchanged from the YAML users already run with Karpenter, and
+// Package apis holds Nodewright's configuration types: Karpenter's v1 NodePool (karpenter.sh/v1),
+// EC2NodeClass (karpenter.k8s.aws/v1) and alpha NodeOverlay (karpenter.sh/v1alpha1), read unchanged from the YAML users already run with Karpenter, and
 // the NodeClaim record Nodewright keeps for every node it launches.
 //
 // The package is pure: it imports only the standard library, k8s.io/api, k8s.io/apimachinery,
@@ -14,7 +14,7 @@
 //   - SetDefaults (defaults.go) applies the defaults Karpenter's CRDs apply (expireAfter 720h,
 //     consolidationPolicy WhenEmptyOrUnderutilized, consolidateAfter 0s, budgets [{nodes: 10%}],
 //     metadataOptions …).
-//   - ValidateNodePool / ValidateEC2NodeClass (validation_*.go) enforce every OpenAPI pattern, enum,
+//   - ValidateNodePool / ValidateEC2NodeClass / ValidateNodeOverlay (validation_*.go) enforce every OpenAPI pattern, enum,
 //     bound and CEL rule of Karpenter's CRDs plus the rules its controllers check at runtime, returning a
 //     field.ErrorList whose messages read like kubectl's. Fields Karpenter marks new or feature-gated are
 //     validated too, and then refused with "not supported yet by nodewright" until Nodewright implements

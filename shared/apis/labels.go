@@ -19,10 +19,13 @@ const (
 	NodePoolAPIVersion = Group + "/v1"
 	// EC2NodeClassAPIVersion is the apiVersion of EC2NodeClass.
 	EC2NodeClassAPIVersion = AWSGroup + "/v1"
+	// NodeOverlayAPIVersion is the apiVersion of NodeOverlay (alpha, feature gate NodeOverlay).
+	NodeOverlayAPIVersion = Group + "/v1alpha1"
 
 	KindNodePool     = "NodePool"
 	KindEC2NodeClass = "EC2NodeClass"
 	KindNodeClaim    = "NodeClaim"
+	KindNodeOverlay  = "NodeOverlay"
 )
 
 // Capacity types, the values of CapacityTypeLabelKey.

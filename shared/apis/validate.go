@@ -20,7 +20,8 @@ func (e ObjectError) Error() string {
 }
 
 // DefaultAndValidate sets defaults on every object (in place) and validates each one, and the set as a
-// whole: no two NodePools, and no two EC2NodeClasses, may share a name. It returns every error, in reading
+// whole: no two NodePools, no two EC2NodeClasses, and no two NodeOverlays may share a name. (Whether the
+// NodeOverlay feature gate allows NodeOverlays at all is the caller's to check: nodeoverlay.GateErrors.) It returns every error, in reading
 // order; none means the configuration is valid.
 func DefaultAndValidate(objs Objects) []ObjectError {
 	var out []ObjectError
@@ -46,6 +47,14 @@ func DefaultAndValidate(objs Objects) []ObjectError {
 			add(nc.Origin, KindEC2NodeClass, nc.Name, field.ErrorList{field.Duplicate(field.NewPath("metadata", "name"), nc.Name)})
 		}
 		nodeClasses[nc.Name] = true
+	}
+	overlays := map[string]bool{}
+	for _, no := range objs.NodeOverlays {
+		add(no.Origin, KindNodeOverlay, no.Name, ValidateNodeOverlay(no))
+		if no.Name != "" && overlays[no.Name] {
+			add(no.Origin, KindNodeOverlay, no.Name, field.ErrorList{field.Duplicate(field.NewPath("metadata", "name"), no.Name)})
+		}
+		overlays[no.Name] = true
 	}
 	return out
 }

@@ -128,6 +128,7 @@ func (r *Runner) fill(w *world, pools []disruption.NodePool, prev *world) {
 		}
 		in.NodePools = append(in.NodePools, p)
 	}
+	repriced := overlaidPrices(sched)
 	claims := provisioning.NewClaimIndex(w.claims) // the provisioner's rule for which Nodes are ours
 	commanded := map[string]bool{}                 // nodes held by an active command
 	for _, c := range w.commands {
@@ -180,6 +181,9 @@ func (r *Runner) fill(w *world, pools []disruption.NodePool, prev *world) {
 			node.Zone = firstOf(c.Zone, n.Labels[corev1.LabelTopologyZone])
 			node.CapacityType = firstOf(c.CapacityType, n.Labels[scheduling.LabelCapacityType])
 			node.Price = c.PricePerHour
+			if price, ok := repriced.of(pool, node.InstanceType, node.Zone, node.CapacityType, c.PriceOverlayApplied); ok {
+				node.Price = price
+			}
 			node.LaunchedAt = launchedAt(c, n)
 			if c.InitializedAt != nil {
 				// Set by the lifecycle when it initializes the claim: consolidateAfter counts from it.

@@ -88,6 +88,11 @@ type Request struct {
 	Tags map[string]string
 	// Context is the node class's CreateFleet context (ODCR/targeting), if any.
 	Context string
+	// PriceOverlay says a NodeOverlay priced the claim's options (karpenter.sh/price-overlay-applied): the
+	// fleet then follows the overrides' prices, which are the overlay's, rather than EC2's own — each
+	// override's Priority is its price, on-demand launches are prioritized and spot launches
+	// capacity-optimized-prioritized, as Karpenter's provider does.
+	PriceOverlay bool
 	// ClientToken makes the CreateFleet call idempotent; empty means the claim name. A fallback attempt
 	// with other overrides needs a token of its own (EC2 refuses a token reused with other parameters).
 	ClientToken string
@@ -316,10 +321,15 @@ func (l *Launcher) fleetInput(req Request) *ec2.CreateFleetInput {
 		if _, ok := byTemplate[o.LaunchTemplate]; !ok {
 			templates = append(templates, o.LaunchTemplate)
 		}
-		byTemplate[o.LaunchTemplate] = append(byTemplate[o.LaunchTemplate], ec2types.FleetLaunchTemplateOverridesRequest{
+		ov := ec2types.FleetLaunchTemplateOverridesRequest{
 			InstanceType: ec2types.InstanceType(o.InstanceType), SubnetId: aws.String(o.SubnetID),
 			AvailabilityZone: aws.String(o.Zone),
-		})
+		}
+		if req.PriceOverlay {
+			// EC2 launches the lowest Priority first: the cheapest at the overlay's prices.
+			ov.Priority = aws.Float64(o.Price)
+		}
+		byTemplate[o.LaunchTemplate] = append(byTemplate[o.LaunchTemplate], ov)
 	}
 	var configs []ec2types.FleetLaunchTemplateConfigRequest
 	for _, name := range templates {
@@ -347,10 +357,14 @@ func (l *Launcher) fleetInput(req Request) *ec2.CreateFleetInput {
 		in.Context = aws.String(req.Context)
 	}
 	switch {
+	case req.CapacityType == CapacityTypeSpot && req.PriceOverlay:
+		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyCapacityOptimizedPrioritized}
 	case req.CapacityType == CapacityTypeSpot:
 		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyPriceCapacityOptimized}
 	case in.TargetCapacitySpecification.DefaultTargetCapacityType == ec2types.DefaultTargetCapacityTypeCapacityBlock:
 		// A capacity block takes no on-demand options.
+	case req.PriceOverlay:
+		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyPrioritized}
 	default:
 		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyLowestPrice}
 	}

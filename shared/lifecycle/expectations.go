@@ -19,7 +19,8 @@ import (
 // labels and single-valued In requirements, the NodePool and EC2NodeClass labels, the instance type,
 // zone and capacity type the claim launched with, the pool's template annotations (and, for a claim that
 // recorded it, karpenter.sh/nodeclaim-min-values-relaxed, as Karpenter annotates every NodeClaim and its
-// Node), taints and startup taints, and the extended resources (not cpu, memory, pods,
+// Node; and karpenter.sh/price-overlay-applied and karpenter.sh/capacity-overlay-applied "true" for a
+// claim a NodeOverlay priced or gave capacity), taints and startup taints, and the extended resources (not cpu, memory, pods,
 // ephemeral-storage or hugepages) the claim's pods requested.
 func ExpectedFor(c state.Claim, pool scheduling.NodePool) Expected {
 	exp := Expected{ProviderID: c.NodeProviderID(), Labels: map[string]string{}, Annotations: maps.Clone(pool.Annotations),
@@ -36,6 +37,16 @@ func ExpectedFor(c state.Claim, pool scheduling.NodePool) Expected {
 			exp.Annotations = map[string]string{}
 		}
 		exp.Annotations[apis.NodeClaimMinValuesRelaxedAnnotationKey] = strconv.FormatBool(*c.MinValuesRelaxed)
+	}
+	for key, applied := range map[string]bool{apis.PriceOverlayAppliedAnnotationKey: c.PriceOverlayApplied,
+		apis.CapacityOverlayAppliedAnnotationKey: c.CapacityOverlayApplied} {
+		if !applied {
+			continue
+		}
+		if exp.Annotations == nil {
+			exp.Annotations = map[string]string{}
+		}
+		exp.Annotations[key] = "true"
 	}
 	set := func(k, v string) {
 		if v != "" {

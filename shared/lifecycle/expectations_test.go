@@ -61,3 +61,14 @@ func TestExpectedForAnnotatesWhetherMinValuesWereRelaxed(t *testing.T) {
 	assert.Equal(t, map[string]string{"team": "ml"}, ExpectedFor(state.Claim{NodePool: "default"}, pool).Annotations)
 	assert.Equal(t, map[string]string{"team": "ml"}, pool.Annotations, "the NodePool's own annotations are not changed")
 }
+
+// A claim a NodeOverlay priced or gave capacity annotates its Node as Karpenter annotates the NodeClaim
+// (karpenter.sh/price-overlay-applied, karpenter.sh/capacity-overlay-applied "true"); others do not.
+func TestExpectedForAnnotatesAppliedOverlays(t *testing.T) {
+	pool := scheduling.NodePool{Name: "default"}
+	exp := ExpectedFor(state.Claim{NodePool: "default", PriceOverlayApplied: true}, pool)
+	assert.Equal(t, map[string]string{"karpenter.sh/price-overlay-applied": "true"}, exp.Annotations)
+	exp = ExpectedFor(state.Claim{NodePool: "default", PriceOverlayApplied: true, CapacityOverlayApplied: true}, pool)
+	assert.Equal(t, map[string]string{"karpenter.sh/price-overlay-applied": "true", "karpenter.sh/capacity-overlay-applied": "true"}, exp.Annotations)
+	assert.Empty(t, ExpectedFor(state.Claim{NodePool: "default"}, pool).Annotations)
+}

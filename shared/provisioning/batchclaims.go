@@ -31,7 +31,7 @@ func (b batchLaunch) run(ctx context.Context) ([]*LaunchedClaim, []error) {
 	first := b.claims[0]
 	cp, nc := first.target.claim, first.target.class.nc
 	req := instance.Request{Cluster: first.target.cluster.Name, Claim: first.batch, NodePool: cp.NodePool, NodeClass: nc.Name,
-		Tags: nc.Spec.Tags, Context: fleetContext(cp, nc)}
+		Tags: nc.Spec.Tags, Context: fleetContext(cp, nc), PriceOverlay: cp.PriceOverlayApplied}
 	target := first.target
 	target.launches = len(b.claims)
 	plan, err := buildLaunchPlan(ctx, first.templates, target, req)

@@ -74,7 +74,7 @@ func (l *claimLaunch) record(ctx context.Context) (map[string]string, error) {
 func (l claimLaunch) launch(ctx context.Context, labels map[string]string) (*LaunchedClaim, error) {
 	cp, nc := l.target.claim, l.target.class.nc
 	req := instance.Request{Cluster: l.target.cluster.Name, Claim: l.name, NodePool: cp.NodePool, NodeClass: nc.Name,
-		Tags: nc.Spec.Tags, Context: fleetContext(cp, nc)}
+		Tags: nc.Spec.Tags, Context: fleetContext(cp, nc), PriceOverlay: cp.PriceOverlayApplied}
 	plan, err := l.plan(ctx, req)
 	if err != nil {
 		return nil, err
@@ -242,7 +242,8 @@ func (l claimLaunch) pendingClaim(name string, labels map[string]string) state.C
 	relaxed := cp.MinValuesRelaxed
 	c := state.Claim{Name: name, NodePool: cp.NodePool, NodeClass: nc.Name, Lifecycle: state.Pending, Labels: labels,
 		Requests: requestStrings(cp.Requests), InstanceTypes: cp.InstanceTypeOptions, ReservationID: cp.ReservationID,
-		Replaces: l.replaces, Batch: l.batch, MinValuesRelaxed: &relaxed}
+		Replaces: l.replaces, Batch: l.batch, MinValuesRelaxed: &relaxed,
+		PriceOverlayApplied: cp.PriceOverlayApplied, CapacityOverlayApplied: cp.CapacityOverlayApplied}
 	l.stamp.stampCreated(&c)
 	return c
 }

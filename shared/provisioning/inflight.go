@@ -25,6 +25,7 @@ func inFlightClaims(claims []state.Claim, nodes joinedNodes, pools []scheduling.
 	for _, p := range pools {
 		byName[p.Name] = p
 	}
+	overlaid := overlaidTypes{pools: byName, classes: classes, index: map[string]map[string]*scheduling.InstanceType{}}
 	var out []scheduling.InFlightClaim
 	for _, c := range claims {
 		if (c.Lifecycle != state.Pending && c.Lifecycle != state.Launched && c.Lifecycle != state.Registered) || nodes.has(c) ||
@@ -44,6 +45,9 @@ func inFlightClaims(claims []state.Claim, nodes joinedNodes, pools []scheduling.
 		var it *scheduling.InstanceType
 		if rc := classes[c.NodeClass]; rc != nil {
 			it = rc.byName[typeName]
+		}
+		if o := overlaid.of(c.NodePool, typeName); o != nil {
+			it = o // with the extended resources a NodeOverlay gives it, which its pods may need
 		}
 		if it != nil {
 			labels := it.Requirements.Labels()
@@ -72,4 +76,29 @@ func inFlightClaims(claims []state.Claim, nodes joinedNodes, pools []scheduling.
 		out = append(out, f)
 	}
 	return out
+}
+
+// overlaidTypes finds a pool's instance type as NodeOverlays left it, for the pools an overlay changed
+// (their types are not their class's); each such pool is indexed once per run, on first use.
+type overlaidTypes struct {
+	pools   map[string]scheduling.NodePool
+	classes map[string]*readyClass
+	index   map[string]map[string]*scheduling.InstanceType // pool → type name → type; nil: not overlaid
+}
+
+// of is the overlaid type of pool named name, or nil when no overlay changed the pool's types.
+func (o overlaidTypes) of(pool, name string) *scheduling.InstanceType {
+	idx, done := o.index[pool]
+	if !done {
+		p, ok := o.pools[pool]
+		rc := o.classes[NodeClassRefName(p)]
+		if ok && rc != nil && len(p.InstanceTypes) > 0 && (len(p.InstanceTypes) != len(rc.types) || &p.InstanceTypes[0] != &rc.types[0]) {
+			idx = make(map[string]*scheduling.InstanceType, len(p.InstanceTypes))
+			for _, it := range p.InstanceTypes {
+				idx[it.Name] = it
+			}
+		}
+		o.index[pool] = idx
+	}
+	return idx[name]
 }

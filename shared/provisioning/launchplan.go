@@ -115,12 +115,13 @@ func launchOfferings(t claimTarget, reqs scheduling.Requirements, imageFor func(
 	}
 	var out []launchOffering
 	wantsEFA := t.claim.Requests.Extended[scheduling.ResourceEFA] > 0
+	typeOf := t.poolTypes()
 	for _, name := range t.claim.InstanceTypeOptions {
 		image, ok := imageFor(name)
 		if !ok || image == "" {
 			continue
 		}
-		it := t.class.byName[name]
+		it := typeOf(name)
 		for _, o := range it.Offerings {
 			subnet, ok := t.class.subnets[o.Zone]
 			if t.class.choice != nil {
@@ -201,6 +202,27 @@ func (t claimTarget) holdSubnets(reqs scheduling.Requirements) *subnetHold {
 		}
 		return launches * max(fewest, 0)
 	})
+}
+
+// poolTypes looks instance types up as the claim's NodePool sees them: with its NodeOverlays applied
+// (prepareClasses), so a launch's overrides carry the overlay's prices. A type the pool does not list
+// (a target built without the pool's types) is the node class's.
+func (t claimTarget) poolTypes() func(name string) *scheduling.InstanceType {
+	pt, ct := t.pool.InstanceTypes, t.class.types
+	if len(pt) == 0 || (len(pt) == len(ct) && &pt[0] == &ct[0]) {
+		// No overlay changed the pool's types: they are the class's, indexed already.
+		return func(name string) *scheduling.InstanceType { return t.class.byName[name] }
+	}
+	byName := make(map[string]*scheduling.InstanceType, len(t.pool.InstanceTypes))
+	for _, it := range t.pool.InstanceTypes {
+		byName[it.Name] = it
+	}
+	return func(name string) *scheduling.InstanceType {
+		if it, ok := byName[name]; ok {
+			return it
+		}
+		return t.class.byName[name]
+	}
 }
 
 // zoneIDAllowed reports whether the claim's requirements allow the zone id of an override: the id of its

@@ -9,6 +9,7 @@ import (
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/instancetypes"
 	"github.com/nodewright/nodewright/shared/nodeclass"
+	"github.com/nodewright/nodewright/shared/nodeoverlay"
 	"github.com/nodewright/nodewright/shared/scheduling"
 	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/state"
@@ -83,7 +84,29 @@ func prepareClasses(ctx context.Context, r NodeClassResolver, cat *instancetypes
 		p.InstanceTypes = rc.types
 		pools = append(pools, p)
 	}
+	pools, problems = withOverlays(pools, cfg.overlays, problems)
 	return classes, pools, problems, failed, unresolved
+}
+
+// withOverlays gives each pool its instance types with the NodeOverlays applied (shared/nodeoverlay),
+// once per run: the provisioner's solve, consolidation's decisions (PrepareLaunches) and the dry run
+// all take their pools from prepareClasses. An overlay in conflict is named in problems.
+func withOverlays(pools []scheduling.NodePool, overlays []nodeoverlay.Overlay, problems []string) ([]scheduling.NodePool, []string) {
+	if len(overlays) == 0 {
+		return pools, problems
+	}
+	in := make([]nodeoverlay.Pool, len(pools))
+	for i, p := range pools {
+		in[i] = nodeoverlay.Pool{Name: p.Name, Labels: p.Labels, Types: p.InstanceTypes}
+	}
+	res := nodeoverlay.Apply(overlays, in)
+	for _, c := range res.Conflicts {
+		problems = append(problems, c.String())
+	}
+	for i := range pools {
+		pools[i].InstanceTypes = res.Types[pools[i].Name]
+	}
+	return pools, problems
 }
 
 // prepareClass resolves one class and builds its instance types (in region, "" when unknown) with the

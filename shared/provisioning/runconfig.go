@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/nodeoverlay"
 	"github.com/nodewright/nodewright/shared/scheduling"
 	"github.com/nodewright/nodewright/shared/settings"
 	"github.com/nodewright/nodewright/shared/state"
@@ -33,6 +34,8 @@ type runConfig struct {
 	settings settings.Settings
 	// region is the AWS region the run launches in (Config.Region), "" when unknown.
 	region string
+	// overlays are the stored NodeOverlays, ordered, when the NodeOverlay gate is on (none otherwise).
+	overlays []nodeoverlay.Overlay
 }
 
 // stamp is what a claim of pool, launched now, records of the configuration (see claimStamp).
@@ -55,6 +58,7 @@ func readConfig(ctx context.Context, r ConfigReader) (cfg runConfig, problems []
 	cfg.lifetimes, cfg.nodePools = map[string]poolLifetime{}, map[string]*apis.NodePool{}
 	cfg.settings = settings.Default()
 	var objs apis.Objects
+	var overlays []*apis.NodeOverlay
 	for _, it := range items {
 		switch it.Kind {
 		case state.KindNodePool:
@@ -75,6 +79,13 @@ func readConfig(ctx context.Context, r ConfigReader) (cfg runConfig, problems []
 			}
 			cfg.nodeClasses[nc.Name] = nc
 			cfg.classHash[nc.Name] = it.DriftHash
+		case state.KindNodeOverlay:
+			no := &apis.NodeOverlay{}
+			if err := json.Unmarshal([]byte(it.Spec), no); err != nil {
+				problems = append(problems, fmt.Sprintf("NodeOverlay %s: decoding stored spec: %v", it.Name, err))
+				continue
+			}
+			overlays = append(overlays, no)
 		case state.KindSettings:
 			s, err := decodeSettings(it)
 			if err != nil {
@@ -105,7 +116,33 @@ func readConfig(ctx context.Context, r ConfigReader) (cfg runConfig, problems []
 			}
 		}
 	}
+	cfg.overlays, problems = readOverlays(overlays, cfg.settings, problems)
 	return cfg, problems, nil
+}
+
+// readOverlays converts the stored NodeOverlays when the NodeOverlay gate is on. With the gate off none
+// applies and each is named in problems (the CDK app and nodewright apply refuse to store one then, so
+// that is a table written by other means or a gate turned off since); so is one that does not convert.
+func readOverlays(stored []*apis.NodeOverlay, s settings.Settings, problems []string) ([]nodeoverlay.Overlay, []string) {
+	if len(stored) == 0 {
+		return nil, problems
+	}
+	if !s.FeatureGates.NodeOverlay {
+		for _, no := range stored {
+			problems = append(problems, fmt.Sprintf("NodeOverlay %s is not applied: the NodeOverlay feature gate is off", no.Name))
+		}
+		return nil, problems
+	}
+	var out []nodeoverlay.Overlay
+	for _, no := range stored {
+		o, err := nodeoverlay.FromAPI(no)
+		if err != nil {
+			problems = append(problems, err.Error()+"; not applied")
+			continue
+		}
+		out = append(out, o)
+	}
+	return out, problems
 }
 
 // decodeSettings reads and validates a stored settings item.

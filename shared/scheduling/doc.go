@@ -153,6 +153,7 @@
 // # Not implemented
 //
 // DRA resource claims are reported as ConstraintUnsupported. Also absent: capacity-reservation types
-// (capacity blocks, interruptible) as scheduling inputs, cluster default spread constraints,
-// NodeOverlays, static NodePools and capacity buffers.
+// (capacity blocks, interruptible) as scheduling inputs, cluster default spread constraints, static
+// NodePools and capacity buffers. NodeOverlays are applied to a pool's instance types before they reach
+// the solver (shared/nodeoverlay); the solver only carries their marks to the claim plan.
 package scheduling

@@ -64,8 +64,11 @@ func (s *solver) finalize(cl *claim) (ClaimPlan, bool) {
 
 	names := make([]string, len(options))
 	capacityTypes := map[string]bool{}
+	priceOverlaid, capacityOverlaid := false, false
 	for i, o := range options {
 		names[i] = o.it.Name
+		priceOverlaid = priceOverlaid || o.it.PriceOverlaid()
+		capacityOverlaid = capacityOverlaid || o.it.CapacityOverlaid
 		for j := range o.it.Offerings {
 			off := &o.it.Offerings[j]
 			if o.it.compatibleOffering(off, launchReqs, ps.unavailable) {
@@ -92,6 +95,7 @@ func (s *solver) finalize(cl *claim) (ClaimPlan, bool) {
 		Pods:                cl.pods,
 		PodNames:            podNames(cl.pods),
 		MinValuesRelaxed:    relaxed,
+		PriceOverlayApplied: priceOverlaid, CapacityOverlayApplied: capacityOverlaid,
 	}
 	cp.Why = s.why(cl, options, fitCount, truncated, cp)
 	return cp, true

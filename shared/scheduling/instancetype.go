@@ -22,6 +22,19 @@ type InstanceType struct {
 	Capacity    Resources
 	Allocatable Resources
 	Offerings   []Offering
+	// CapacityOverlaid says a NodeOverlay set extended resources of Capacity and Allocatable
+	// (shared/nodeoverlay).
+	CapacityOverlaid bool
+}
+
+// PriceOverlaid reports whether a NodeOverlay set the price of one of the type's offerings.
+func (it *InstanceType) PriceOverlaid() bool {
+	for i := range it.Offerings {
+		if it.Offerings[i].PriceOverlaid {
+			return true
+		}
+	}
+	return false
 }
 
 // NewInstanceType builds an instance type from its labels, capacity, allocatable and offerings, adding

@@ -22,6 +22,9 @@ type Offering struct {
 	// offering is usable only while it names its reservation and this is at least 1, and Solve plans at
 	// most this many new claims into the reservation. Spot and on-demand offerings leave it 0.
 	ReservationCapacity int `json:"reservationCapacity,omitempty"`
+	// PriceOverlaid says a NodeOverlay set Price (shared/nodeoverlay); a launch whose options carry such an
+	// offering asks EC2 for the overlay's order (prioritized allocation) instead of its own lowest price.
+	PriceOverlaid bool `json:"-"`
 }
 
 // OfferingKey identifies an offering of an instance type.

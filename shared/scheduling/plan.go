@@ -49,6 +49,11 @@ type ClaimPlan struct {
 	Why string `json:"why"`
 	// MinValuesRelaxed is set when the BestEffort policy lowered a minValues to launch.
 	MinValuesRelaxed bool `json:"minValuesRelaxed,omitempty"`
+	// PriceOverlayApplied and CapacityOverlayApplied say that a NodeOverlay changed the price of an
+	// offering, or the extended resources, of one of InstanceTypeOptions (Karpenter's
+	// karpenter.sh/price-overlay-applied and karpenter.sh/capacity-overlay-applied).
+	PriceOverlayApplied    bool `json:"priceOverlayApplied,omitempty"`
+	CapacityOverlayApplied bool `json:"capacityOverlayApplied,omitempty"`
 }
 
 // NodePlacement lists the pods placed on one existing node or in-flight claim.

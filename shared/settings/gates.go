@@ -17,6 +17,10 @@ type FeatureGates struct {
 	// ReservedCapacity launches into the capacity reservations EC2NodeClasses select
 	// (capacityReservationSelectorTerms); off, they are ignored and nothing launches as reserved.
 	ReservedCapacity bool
+	// NodeOverlay applies the configuration's NodeOverlays (karpenter.sh/v1alpha1) to the instance types of
+	// every NodePool before each solve and consolidation decision (shared/nodeoverlay); off, a
+	// configuration that holds one is refused.
+	NodeOverlay bool
 	// StaticCapacity accepts static NodePools (spec.replicas): each keeps exactly replicas nodes,
 	// launched by the provisioner without pending pods (shared/provisioning staticpools.go). Off, a
 	// NodePool with replicas is refused where the configuration is validated (cdk synth, nodewright apply).
@@ -40,7 +44,7 @@ var gates = []gate{
 	{name: "NodeRepair", field: func(g *FeatureGates) *bool { return &g.NodeRepair }},
 	{name: "ReservedCapacity", def: true, field: func(g *FeatureGates) *bool { return &g.ReservedCapacity }},
 	{name: "SpotToSpotConsolidation", field: func(g *FeatureGates) *bool { return &g.SpotToSpotConsolidation }},
-	{name: "NodeOverlay", notImplemented: "Nodewright has no NodeOverlay resource"},
+	{name: "NodeOverlay", field: func(g *FeatureGates) *bool { return &g.NodeOverlay }},
 	{name: "StaticCapacity", field: func(g *FeatureGates) *bool { return &g.StaticCapacity }},
 	{name: "CapacityBuffer", notImplemented: "Nodewright has no CapacityBuffer resource"},
 }

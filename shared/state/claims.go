@@ -59,6 +59,12 @@ type Claim struct {
 	// (MIN_VALUES_POLICY BestEffort); its Node is annotated karpenter.sh/nodeclaim-min-values-relaxed with
 	// it, as Karpenter annotates every NodeClaim. Nil for claims recorded before it was.
 	MinValuesRelaxed *bool `dynamodbav:"minValuesRelaxed,omitempty"`
+	// PriceOverlayApplied and CapacityOverlayApplied say that a NodeOverlay priced, or set extended
+	// resources of, one of the claim's instance types; its Node is annotated
+	// karpenter.sh/price-overlay-applied and karpenter.sh/capacity-overlay-applied "true", as Karpenter
+	// annotates the NodeClaim (and so its Node).
+	PriceOverlayApplied    bool `dynamodbav:"priceOverlayApplied,omitempty"`
+	CapacityOverlayApplied bool `dynamodbav:"capacityOverlayApplied,omitempty"`
 	// Labels are every label the claim's Node will carry, as Karpenter sets them on a NodeClaim: the
 	// NodePool's template labels, its nodepool and node-class labels, the requirement values the pods
 	// packed on the claim narrowed to one (team=a from a pool's "team Exists" and a pod's nodeSelector),

@@ -15,6 +15,7 @@ import (
 const (
 	KindNodePool     = "NodePool"
 	KindEC2NodeClass = "EC2NodeClass"
+	KindNodeOverlay  = "NodeOverlay"
 )
 
 // ConfigItemsFrom turns validated, defaulted objects into the items the functions read, sorted by kind
@@ -38,6 +39,12 @@ func ConfigItemsFrom(objs apis.Objects) ([]ConfigItem, error) {
 	}
 	for _, nc := range objs.EC2NodeClasses {
 		if err := add(KindEC2NodeClass, nc.Name, apis.EC2NodeClassHash(nc), nc, false); err != nil {
+			return nil, err
+		}
+	}
+	for _, no := range objs.NodeOverlays {
+		// An overlay changes what the scheduler believes of instance types, not what a node is: no drift hash.
+		if err := add(KindNodeOverlay, no.Name, "", no, false); err != nil {
 			return nil, err
 		}
 	}

@@ -16,7 +16,7 @@ import (
 const Stdin = "-"
 
 // Load reads every path — a file, a directory walked (recursively, in lexical order) for *.yaml, *.yml
-// and *.json, or Stdin — and decodes all the NodePools and EC2NodeClasses in them. It goes on past bad
+// and *.json, or Stdin — and decodes all the NodePools, EC2NodeClasses and NodeOverlays in them. It goes on past bad
 // files and documents and returns each problem as its own error: an I/O error, or an *apis.DecodeError
 // naming the file and document. Objects are neither defaulted nor validated; see Check.
 func Load(stdin io.Reader, paths ...string) (apis.Objects, []error) {
@@ -53,7 +53,7 @@ func Check(stdin io.Reader, paths ...string) (apis.Objects, []error) {
 	for _, e := range apis.DefaultAndValidate(objs) {
 		errs = append(errs, e)
 	}
-	if len(errs) == 0 && len(objs.NodePools)+len(objs.EC2NodeClasses) == 0 {
+	if len(errs) == 0 && len(objs.NodePools)+len(objs.EC2NodeClasses)+len(objs.NodeOverlays) == 0 {
 		errs = append(errs, fmt.Errorf("no NodePool or EC2NodeClass found in %s", strings.Join(paths, ", ")))
 	}
 	return objs, errs
