@@ -17,6 +17,10 @@ type FeatureGates struct {
 	// ReservedCapacity launches into the capacity reservations EC2NodeClasses select
 	// (capacityReservationSelectorTerms); off, they are ignored and nothing launches as reserved.
 	ReservedCapacity bool
+	// CapacityBuffer reads the cluster's CapacityBuffers (autoscaling.x-k8s.io/v1beta1) and keeps the
+	// room they ask for: provisioning plans for their virtual pods and consolidation keeps their room
+	// (shared/capacitybuffer). Off, no CapacityBuffer is read.
+	CapacityBuffer bool
 }
 
 // DefaultFeatureGates are Karpenter's defaults.
@@ -38,7 +42,7 @@ var gates = []gate{
 	{name: "SpotToSpotConsolidation", field: func(g *FeatureGates) *bool { return &g.SpotToSpotConsolidation }},
 	{name: "NodeOverlay", notImplemented: "Nodewright has no NodeOverlay resource"},
 	{name: "StaticCapacity", notImplemented: "Nodewright has no static NodePools (spec.replicas)"},
-	{name: "CapacityBuffer", notImplemented: "Nodewright has no CapacityBuffer resource"},
+	{name: "CapacityBuffer", field: func(g *FeatureGates) *bool { return &g.CapacityBuffer }},
 }
 
 func findGate(name string) (gate, bool) {

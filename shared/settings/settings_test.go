@@ -65,6 +65,7 @@ func TestParseFeatureGates(t *testing.T) {
 		"":                             {ReservedCapacity: true},
 		"SpotToSpotConsolidation=true": {SpotToSpotConsolidation: true, ReservedCapacity: true},
 		"NodeRepair=true":              {NodeRepair: true, ReservedCapacity: true},
+		"CapacityBuffer=true":          {CapacityBuffer: true, ReservedCapacity: true},
 		" ReservedCapacity = false , SpotToSpotConsolidation=1": {SpotToSpotConsolidation: true},
 		// Karpenter's default FEATURE_GATES, copied as is: the gates Nodewright lacks are off there too.
 		"NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false": {ReservedCapacity: true},
@@ -79,7 +80,6 @@ func TestParseFeatureGates(t *testing.T) {
 		"NodeRepair=maybe":                             `feature gate NodeRepair: "maybe" is not true or false`,
 		"StaticCapacity=true":                          "cannot be true: Nodewright has no static NodePools",
 		"NodeOverlay=true":                             "cannot be true",
-		"CapacityBuffer=true":                          "cannot be true",
 		"SpotToSpotConsolidation":                      `"SpotToSpotConsolidation" is not Name=true or Name=false`,
 		"SpotToSpotConsolidation=yes":                  `feature gate SpotToSpotConsolidation: "yes" is not true or false`,
 		"ReservedCapacity=true,":                       `"" is not Name=true or Name=false`,
@@ -97,7 +97,7 @@ func TestParseFeatureGates(t *testing.T) {
 }
 
 func TestFeatureGatesPrintInKarpentersForm(t *testing.T) {
-	assert.Equal(t, "NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false", DefaultFeatureGates().String())
+	assert.Equal(t, "CapacityBuffer=false,NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false", DefaultFeatureGates().String())
 	fg, err := ParseFeatureGates(FeatureGates{SpotToSpotConsolidation: true, NodeRepair: true}.String())
 	require.NoError(t, err)
 	assert.Equal(t, FeatureGates{SpotToSpotConsolidation: true, NodeRepair: true}, fg, "String parses back")
@@ -110,7 +110,7 @@ func TestStoredSettingsRoundTrip(t *testing.T) {
 	b, err := json.Marshal(s)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"minValuesPolicy":"BestEffort","preferencePolicy":"Ignore","vmMemoryOverheadPercent":0.06,"reservedENIs":1,
-		"batchIdleDuration":"2s","batchMaxDuration":"20s","featureGates":{"NodeRepair":true,"ReservedCapacity":false,"SpotToSpotConsolidation":true}}`, string(b))
+		"batchIdleDuration":"2s","batchMaxDuration":"20s","featureGates":{"CapacityBuffer":false,"NodeRepair":true,"ReservedCapacity":false,"SpotToSpotConsolidation":true}}`, string(b))
 	var back Settings
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, s, back)
