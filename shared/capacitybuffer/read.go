@@ -109,17 +109,21 @@ func Read(ctx context.Context, c Cluster) (*Set, error) {
 	sort.Slice(set.Buffers, func(i, j int) bool { return set.Buffers[i].Object.Key() < set.Buffers[j].Object.Key() })
 	resolveAll(ctx, c, set)
 	left := int32(MaxVirtualPods)
+	var cut []string
 	for _, b := range set.Buffers {
 		if !b.Ready {
 			continue
 		}
 		n := min(b.Replicas, left)
 		if n < b.Replicas {
-			set.Problems = append(set.Problems, fmt.Sprintf("CapacityBuffer %s: room for %d of its %d chunks only: a run keeps room for at most %d virtual pods",
-				b.Object.Key(), n, b.Replicas, MaxVirtualPods))
+			cut = append(cut, fmt.Sprintf("%s (%d of %d)", b.Object.Key(), n, b.Replicas))
 		}
 		left -= n
 		b.Pods = virtualPods(b.Object, b.template, n)
+	}
+	if len(cut) > 0 {
+		set.Problems = append(set.Problems, fmt.Sprintf("a run keeps room for at most %d virtual pods: %d CapacityBuffers keep room for fewer chunks than they ask, the first %s",
+			MaxVirtualPods, len(cut), cut[0]))
 	}
 	return set, nil
 }
