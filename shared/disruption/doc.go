@@ -30,7 +30,10 @@
 //     and for nodes with pods to move: policy WhenEmptyOrUnderutilized, a known offering and
 //     price, and no pod the scheduler refuses outright (scheduling.ValidatePod). Every other node
 //     gets a Kept reason. DaemonSet and mirror pods never count and never
-//     move. Candidates are ordered by price / RescheduleDisruptionCost, highest first (cost.go).
+//     move. A CapacityBuffer's virtual pod (scheduling.IsBufferPod, bound in the input by the
+//     caller where its room is) is a pod that must move, so its node is not empty, but no PDB or
+//     do-not-disrupt annotation holds it; its priority makes its eviction cost the floor.
+//     Candidates are ordered by price / RescheduleDisruptionCost, highest first (cost.go).
 //   - Budgets (budget.go): AllowedDisruptions with cron schedules read in UTC, durations, reasons,
 //     percentages rounded up, malformed budgets allowing 0, nodes already disrupting (or not Ready)
 //     subtracted; nil budgets mean the default 10%. Budgets hold per pool and reason while a command

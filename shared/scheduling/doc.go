@@ -154,5 +154,6 @@
 //
 // DRA resource claims are reported as ConstraintUnsupported. Also absent: capacity-reservation types
 // (capacity blocks, interruptible) as scheduling inputs, cluster default spread constraints,
-// NodeOverlays, static NodePools and capacity buffers.
+// NodeOverlays and static NodePools. Capacity buffers are not an input: their virtual pods
+// (IsBufferPod, made by shared/capacitybuffer) are pods like any other here.
 package scheduling
