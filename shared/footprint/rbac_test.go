@@ -254,6 +254,13 @@ func TestFunctionsRunTheirOwnCodeUnderTheirOwnRole(t *testing.T) {
 		snap, err = s.Snapshot(ctx)
 		require.NoError(t, err, "%s catches its snapshot up", f)
 		assert.Equal(t, kube.ReadWatched, snap.NodesRead, "%s watches Nodes", f)
+		// Its CapacityBuffer reads (gate CapacityBuffer): the list, and a template's GET; this API server
+		// serves no CapacityBuffer API, so the list answers NotFound, not Forbidden.
+		buffers := kube.NewBuffers(functionClient(t, cp, f), "")
+		_, _, err = buffers.ListCapacityBuffers(ctx, 10)
+		assert.True(t, err == nil || kube.IsNotFound(err), "%s lists CapacityBuffers: %v", f, err)
+		_, err = buffers.PodTemplate(ctx, "default", "absent")
+		assert.True(t, kube.IsNotFound(err), "%s reads a buffer's PodTemplate: %v", f, err)
 		require.Len(t, snap.KindsRead, 7)
 		for k, mode := range snap.KindsRead {
 			assert.NotEqual(t, kube.ReadListed, mode, "%s watches %s", f, k)
