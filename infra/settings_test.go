@@ -69,8 +69,6 @@ func TestSettingsContext(t *testing.T) {
 			`context value batchMaxDuration "2s": a positive duration no shorter than batchIdleDuration (5s)`},
 		"unknown gate": {map[string]interface{}{"featureGates": "Drift=true"},
 			`context value featureGates "Drift=true": unknown feature gate "Drift"`},
-		"gate not implemented": {map[string]interface{}{"featureGates": "CapacityBuffer=true"},
-			`context value featureGates "CapacityBuffer=true": feature gate CapacityBuffer cannot be true: Nodewright has no CapacityBuffer resource`},
 		"gates as an object": {map[string]interface{}{"featureGates": map[string]interface{}{"SpotToSpotConsolidation": true}},
 			`context value featureGates: Karpenter's form as text, such as "SpotToSpotConsolidation=true,ReservedCapacity=false"`},
 		"the old spot-to-spot switch": {map[string]interface{}{"spotToSpotConsolidation": "true"},

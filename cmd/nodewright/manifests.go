@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/nodewright/nodewright/shared/capacitybuffer"
 	"github.com/nodewright/nodewright/shared/footprint"
 )
 
@@ -27,9 +28,12 @@ func runManifests(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	caFile := fset.String("ca-bundle", "", "PEM `FILE` of the CA that signs the webhook's certificate (local sandbox only)")
 	noWebhook := fset.Bool("no-webhook", false, "print the footprint without the webhook, for a deployment with pendingPodWebhook=false "+
 		"(pending pods are then found by the provisioner's one-minute backstop)")
+	bufferCRD := fset.Bool("capacity-buffer-crd", false, "print only the CapacityBuffer CustomResourceDefinition (autoscaling.x-k8s.io/v1beta1, "+
+		"SIG Autoscaling's API) for a cluster that lacks it and runs the CapacityBuffer gate; never printed otherwise")
 	fset.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: nodewright manifests --webhook-url https://<function-url-host>/webhook/<token> [--ca-bundle FILE]")
 		fmt.Fprintln(stderr, "       nodewright manifests --no-webhook")
+		fmt.Fprintln(stderr, "       nodewright manifests --capacity-buffer-crd")
 		fset.PrintDefaults()
 	}
 	if err := fset.Parse(args); err != nil {
@@ -37,6 +41,16 @@ func runManifests(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return 0
 		}
 		return 2
+	}
+	if *bufferCRD {
+		// The CRD belongs to SIG Autoscaling (Cluster Autoscaler and Karpenter install it too): printed on
+		// request only, alone, so applying the footprint never replaces a copy another autoscaler owns.
+		if *webhookURL != "" || *noWebhook || *caFile != "" || fset.NArg() > 0 {
+			fmt.Fprintln(stderr, "nodewright manifests: --capacity-buffer-crd prints the CRD alone: drop --webhook-url, --no-webhook and --ca-bundle")
+			return 2
+		}
+		_, _ = stdout.Write(capacitybuffer.CRD)
+		return 0
 	}
 	if (*webhookURL == "") == !*noWebhook || (*noWebhook && *caFile != "") || fset.NArg() > 0 {
 		fset.Usage()

@@ -76,3 +76,22 @@ func TestManifestsWithoutTheWebhook(t *testing.T) {
 	require.Len(t, docs, len(footprint.Mirrors())+2*len(footprint.Functions()))
 	assert.NotContains(t, out.String(), "ValidatingWebhookConfiguration")
 }
+
+// The CapacityBuffer CRD is SIG Autoscaling's: printed alone, on request, and never with the footprint.
+func TestManifestsPrintTheCapacityBufferCRDOnlyOnRequest(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, dispatch([]string{"manifests", "--capacity-buffer-crd"}, strings.NewReader(""), &out, &errOut), errOut.String())
+	var crd map[string]any
+	require.NoError(t, yaml.Unmarshal(out.Bytes(), &crd))
+	assert.Equal(t, "CustomResourceDefinition", crd["kind"])
+	assert.Equal(t, "capacitybuffers.autoscaling.x-k8s.io", crd["metadata"].(map[string]any)["name"])
+	assert.NotContains(t, out.String(), "ClusterRole")
+
+	out.Reset()
+	require.Equal(t, 0, dispatch([]string{"manifests", "--no-webhook"}, strings.NewReader(""), &out, &errOut))
+	assert.NotContains(t, out.String(), "CustomResourceDefinition", "the footprint never carries it")
+
+	errOut.Reset()
+	assert.Equal(t, 2, dispatch([]string{"manifests", "--capacity-buffer-crd", "--no-webhook"}, strings.NewReader(""), &out, &errOut))
+	assert.Contains(t, errOut.String(), "--capacity-buffer-crd prints the CRD alone")
+}

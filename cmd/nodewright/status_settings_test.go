@@ -29,7 +29,7 @@ func TestStatusShowsTheSettings(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "SETTINGS (none stored: the defaults)")
 	assert.Regexp(t, `minValuesPolicy\s+Strict`, out)
-	assert.Regexp(t, `featureGates\s+NodeOverlay=false,NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false`, out)
+	assert.Regexp(t, `featureGates\s+CapacityBuffer=false,NodeOverlay=false,NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false,StaticCapacity=false`, out)
 
 	s := settings.Default()
 	s.MinValuesPolicy, s.PreferencePolicy, s.VMMemoryOverheadPercent, s.ReservedENIs = "BestEffort", "Ignore", 0.05, 1
@@ -44,7 +44,7 @@ func TestStatusShowsTheSettings(t *testing.T) {
 	assert.Contains(t, out, "SETTINGS (stored by the deployment)")
 	for _, re := range []string{`minValuesPolicy\s+BestEffort`, `preferencePolicy\s+Ignore`, `vmMemoryOverheadPercent\s+0\.05`,
 		`reservedENIs\s+1`, `batchIdleDuration\s+1s`, `batchMaxDuration\s+20s`,
-		`featureGates\s+NodeOverlay=false,NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=true`} {
+		`featureGates\s+CapacityBuffer=false,NodeOverlay=false,NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=true,StaticCapacity=false`} {
 		assert.Regexp(t, re, out)
 	}
 

@@ -127,6 +127,8 @@ func build(ctx context.Context, s settings) (*consolidation.Runner, error) {
 			// Reservations no EC2NodeClass selects any more are looked up by id, to tell an ended one
 			// (its nodes demoted to on-demand) from one still running.
 			Reservations: nodeclass.NewReservationLookup(ec2.NewFromConfig(cfg)),
-			Now:          time.Now,
+			// CapacityBuffers are read (gate CapacityBuffer) so consolidation keeps their room.
+			Buffers: kube.NewBuffers(client, ""),
+			Now:     time.Now,
 		}), nil
 }

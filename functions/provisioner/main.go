@@ -85,7 +85,7 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 	}()
 	p, err := provisioning.NewOnAWS(provisioning.AWSParts{Config: cfg, Cluster: cluster, Client: client, Store: store,
 		Prices: prices, SpotPrices: stored.loaders(), Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: "provisioner"}),
-		Isolated: prices.Isolated()})
+		Isolated: prices.Isolated(), Buffers: kube.NewBuffers(client, "")})
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,8 @@
 //     publishes ConsolidationApproved / ConsolidationRejected on the Nodes, at most MaxScoreEvents per
 //     run and a node's again only when its message changes or every Config.KeptEvery.
 //   - podevents.go dates each node's last pod event; its comment states the precision.
+//   - buffers.go keeps CapacityBuffers' room (gate CapacityBuffer): their virtual pods are placed on
+//     the nodes that have room and bound there in the engine's input, the rest are pending.
 //
 // Order of writes, for crash safety: ledger, command record, replacement claims (pending), taint,
 // launch. A crash anywhere leaves something the next run advances or rolls back (a pending claim never

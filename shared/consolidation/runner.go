@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodewright/nodewright/shared/apis"
+	"github.com/nodewright/nodewright/shared/capacitybuffer"
 	"github.com/nodewright/nodewright/shared/disruption"
 	"github.com/nodewright/nodewright/shared/drift"
 	"github.com/nodewright/nodewright/shared/drift/driftinput"
@@ -177,7 +178,10 @@ type Deps struct {
 	Terminations Terminations
 	Events       Events
 	Reservations ReservationLookup
-	Now          func() time.Time
+	// Buffers reads the cluster's CapacityBuffers when the CapacityBuffer gate is on (buffers.go); nil
+	// reads none.
+	Buffers capacitybuffer.Cluster
+	Now     func() time.Time
 }
 
 // Runner runs consolidation: advances the commands in progress, then decides, validates and executes
@@ -202,6 +206,8 @@ type Runner struct {
 	commands runbudget.Meter
 	// ended are the capacity reservations a lookup found ended (see rememberEnded).
 	ended map[string]reservationFact
+	// buffers are the CapacityBuffers last read (see readBuffers).
+	buffers bufferRead
 }
 
 // New returns a runner; zero values in cfg take their defaults.

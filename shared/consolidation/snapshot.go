@@ -85,6 +85,7 @@ func (r *Runner) read(ctx context.Context, snap *kube.Snapshot, prev *world) *wo
 	w.input.Options.SpotToSpotConsolidation = s.FeatureGates.SpotToSpotConsolidation
 	w.input.MinValuesPolicy, w.input.IgnorePreferences = scheduling.MinValuesPolicy(s.MinValuesPolicy), s.IgnorePreferences()
 	r.fill(w, pools, prev)
+	r.keepBufferRoom(ctx, w, s.FeatureGates.CapacityBuffer)
 	return w
 }
 

@@ -85,6 +85,14 @@ func TestCandidates(t *testing.T) {
 		},
 		{name: "PDB allows no disruption", pdbs: []*policyv1.PodDisruptionBudget{pdb("web", "web", 0)}, kept: "PodDisruptionBudget default/web allows no disruption of pod default/web"},
 		{name: "PDB allows a disruption", pdbs: []*policyv1.PodDisruptionBudget{pdb("web", "web", 1)}},
+		{
+			name: "a CapacityBuffer's virtual pod under a PDB at 0 does not block", pdbs: []*policyv1.PodDisruptionBudget{pdb("web", "web", 0)},
+			pods: []*corev1.Pod{annotated(pod("web", "1"), scheduling.AnnotationBufferPod, "true")},
+		},
+		{
+			name: "a CapacityBuffer's virtual pod keeps a WhenEmpty node: it holds buffer room", pool: pool("default", policy(disruption.WhenEmpty)),
+			pods: []*corev1.Pod{annotated(pod("web", "1"), scheduling.AnnotationBufferPod, "true")}, kept: "consolidates only empty nodes (WhenEmpty)",
+		},
 		{name: "PDB of another app", pdbs: []*policyv1.PodDisruptionBudget{pdb("api", "api", 0)}},
 		{
 			name: "pod under two PDBs", kept: "covered by more than one PodDisruptionBudget (web, web2)",

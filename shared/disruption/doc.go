@@ -32,7 +32,10 @@
 //     sooner), and for nodes that are not empty: policy WhenEmptyOrUnderutilized or Balanced, a known offering
 //     and price, and no pod the scheduler refuses outright (scheduling.ValidatePod). Every other
 //     node gets a Kept reason. DaemonSet and mirror pods never count and never move. Candidates are
-//     ordered by price / RescheduleDisruptionCost, highest first (cost.go).
+//     ordered by price / RescheduleDisruptionCost, highest first (cost.go). A CapacityBuffer's virtual
+//     pod (scheduling.IsBufferPod, bound in the input by the caller where its room is) is a pod that
+//     must move, so its node is not empty, but no PDB or do-not-disrupt annotation holds it; its
+//     priority makes its eviction cost the floor.
 //   - Empty, as Karpenter counts it: RescheduleDisruptionCost ≤ 1, so a node holding only pods
 //     whose eviction cost is zero or less (pod-deletion-cost ≤ -2^27 or priority ≤ -2^25 for a pod
 //     with nothing else) is empty. The Empty method deletes it under either policy, without a

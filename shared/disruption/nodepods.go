@@ -6,6 +6,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodewright/nodewright/shared/scheduling"
 )
 
 // nodePods is what judging a node as a candidate reads of its pods that does not depend on the
@@ -40,7 +42,9 @@ func readNodePods(pods []*corev1.Pod, pdb *pdbs, cache *podCache) *nodePods {
 		if !isActive(p) {
 			continue
 		}
-		if _, dnd := p.Annotations[AnnotationDoNotDisrupt]; dnd || (!isMirror(p) && pdb.blocks(p) != "") {
+		// A CapacityBuffer's virtual pod is room, not a workload: it moves like a pod, but neither a
+		// do-not-disrupt annotation nor a PodDisruptionBudget matching its template's labels holds it.
+		if _, dnd := p.Annotations[AnnotationDoNotDisrupt]; !scheduling.IsBufferPod(p) && (dnd || (!isMirror(p) && pdb.blocks(p) != "")) {
 			np.blockers = append(np.blockers, placedPod{at, p})
 		}
 		if isReschedulable(p) && np.invalid < 0 {

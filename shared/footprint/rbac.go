@@ -55,6 +55,16 @@ var snapshot = []rbacv1.PolicyRule{
 	{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses", "csinodes"}, Verbs: watched},
 }
 
+// buffers is what reading CapacityBuffers does (shared/capacitybuffer, gate CapacityBuffer; granted
+// whether or not the gate is on, so turning it on needs no new role): one LIST of the buffers (never a
+// GET or a watch) and a GET of the PodTemplate or the Deployment, StatefulSet or ReplicaSet each one
+// names (their pod template and replicas; no scale subresource is read).
+var buffers = []rbacv1.PolicyRule{
+	{APIGroups: []string{"autoscaling.x-k8s.io"}, Resources: []string{"capacitybuffers"}, Verbs: list},
+	{APIGroups: []string{""}, Resources: []string{"podtemplates"}, Verbs: []string{"get"}},
+	{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "replicasets"}, Verbs: []string{"get"}},
+}
+
 // events is kube.Recorder's one write: it creates core/v1 Events and never updates them.
 var events = rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}}
 
@@ -64,13 +74,19 @@ func Rules(f Function) []rbacv1.PolicyRule {
 	var rules []rbacv1.PolicyRule
 	switch f {
 	case Provisioner:
-		// A solve reads the snapshot; a wake-up re-reads its pod by name.
+		// A solve reads the snapshot and the CapacityBuffers, and writes back the buffers' status; a
+		// wake-up re-reads its pod by name.
 		rules = append(rules, snapshot...)
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}})
+		rules = append(rules, buffers...)
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"autoscaling.x-k8s.io"}, Resources: []string{"capacitybuffers/status"},
+			Verbs: []string{"update"}})
 	case Disruption:
 		// Decisions read the snapshot; a decision taints its candidates and a rollback untaints them; a
-		// Node whose capacity reservation ended is relabelled on-demand (the same patch of Nodes).
+		// Node whose capacity reservation ended is relabelled on-demand (the same patch of Nodes). The
+		// CapacityBuffers are read so their room is kept (their status is the provisioner's to write).
 		rules = append(rules, snapshot...)
+		rules = append(rules, buffers...)
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: patch})
 	case Interruption:
 		// A notice taints the claim's Node; the drain is termination's.

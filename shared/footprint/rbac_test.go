@@ -127,6 +127,34 @@ var requests = map[string]func(context.Context, kubernetes.Interface) error{
 		_, err := c.CoreV1().Events("default").Patch(ctx, absent, types.MergePatchType, []byte(`{"count":2}`), metav1.PatchOptions{})
 		return err
 	},
+	"list capacitybuffers": func(ctx context.Context, c kubernetes.Interface) error {
+		return c.CoreV1().RESTClient().Get().AbsPath("/apis/autoscaling.x-k8s.io/v1beta1/capacitybuffers").Do(ctx).Error()
+	},
+	"get capacitybuffer": func(ctx context.Context, c kubernetes.Interface) error {
+		return c.CoreV1().RESTClient().Get().AbsPath("/apis/autoscaling.x-k8s.io/v1beta1/namespaces/default/capacitybuffers", absent).Do(ctx).Error()
+	},
+	"update capacitybuffer status": func(ctx context.Context, c kubernetes.Interface) error {
+		return c.CoreV1().RESTClient().Put().AbsPath("/apis/autoscaling.x-k8s.io/v1beta1/namespaces/default/capacitybuffers", absent, "status").
+			SetHeader("Content-Type", "application/json").Body([]byte(`{"apiVersion":"autoscaling.x-k8s.io/v1beta1","kind":"CapacityBuffer","metadata":{"name":"` + absent + `","namespace":"default"},"spec":{}}`)).
+			Do(ctx).Error()
+	},
+	"update capacitybuffer": func(ctx context.Context, c kubernetes.Interface) error {
+		return c.CoreV1().RESTClient().Put().AbsPath("/apis/autoscaling.x-k8s.io/v1beta1/namespaces/default/capacitybuffers", absent).
+			SetHeader("Content-Type", "application/json").Body([]byte(`{"apiVersion":"autoscaling.x-k8s.io/v1beta1","kind":"CapacityBuffer","metadata":{"name":"` + absent + `","namespace":"default"},"spec":{}}`)).
+			Do(ctx).Error()
+	},
+	"get podtemplate": func(ctx context.Context, c kubernetes.Interface) error {
+		return getErr(c.CoreV1().PodTemplates("default").Get(ctx, absent, metav1.GetOptions{}))
+	},
+	"get deployment": func(ctx context.Context, c kubernetes.Interface) error {
+		return getErr(c.AppsV1().Deployments("default").Get(ctx, absent, metav1.GetOptions{}))
+	},
+	"get statefulset": func(ctx context.Context, c kubernetes.Interface) error {
+		return getErr(c.AppsV1().StatefulSets("default").Get(ctx, absent, metav1.GetOptions{}))
+	},
+	"get replicaset": func(ctx context.Context, c kubernetes.Interface) error {
+		return getErr(c.AppsV1().ReplicaSets("default").Get(ctx, absent, metav1.GetOptions{}))
+	},
 	"get secret": func(ctx context.Context, c kubernetes.Interface) error {
 		return getErr(c.CoreV1().Secrets("default").Get(ctx, absent, metav1.GetOptions{}))
 	},
@@ -167,9 +195,13 @@ var snapshotRequests = []string{"list nodes", "watch nodes", "list pods", "watch
 
 // allowed is what each function's code does (found by reading every client call in its packages); every
 // other request of requests must be refused.
+// bufferRequests are capacitybuffer.Read's: one list of buffers, a get of what each names.
+var bufferRequests = []string{"list capacitybuffers", "get podtemplate", "get deployment", "get statefulset", "get replicaset"}
+
 var allowed = map[Function][]string{
-	Provisioner:  append([]string{"get pod", "create event"}, snapshotRequests...),
-	Disruption:   append([]string{"get node", "patch node", "create event"}, snapshotRequests...),
+	Provisioner: append(append([]string{"get pod", "create event", "update capacitybuffer status"}, snapshotRequests...),
+		bufferRequests...),
+	Disruption:   append(append([]string{"get node", "patch node", "create event"}, snapshotRequests...), bufferRequests...),
 	Interruption: {"get node", "patch node", "create event"},
 	Lifecycle: {"list nodes", "watch nodes", "get node", "patch node", "create event",
 		// The NodeClaim mirrors: learned with a LIST, followed with a watch, server-side applied (a PATCH
@@ -239,6 +271,13 @@ func TestFunctionsRunTheirOwnCodeUnderTheirOwnRole(t *testing.T) {
 		snap, err = s.Snapshot(ctx)
 		require.NoError(t, err, "%s catches its snapshot up", f)
 		assert.Equal(t, kube.ReadWatched, snap.NodesRead, "%s watches Nodes", f)
+		// Its CapacityBuffer reads (gate CapacityBuffer): the list, and a template's GET; this API server
+		// serves no CapacityBuffer API, so the list answers NotFound, not Forbidden.
+		buffers := kube.NewBuffers(functionClient(t, cp, f), "")
+		_, _, err = buffers.ListCapacityBuffers(ctx, 10)
+		assert.True(t, err == nil || kube.IsNotFound(err), "%s lists CapacityBuffers: %v", f, err)
+		_, err = buffers.PodTemplate(ctx, "default", "absent")
+		assert.True(t, kube.IsNotFound(err), "%s reads a buffer's PodTemplate: %v", f, err)
 		require.Len(t, snap.KindsRead, 7)
 		for k, mode := range snap.KindsRead {
 			assert.NotEqual(t, kube.ReadListed, mode, "%s watches %s", f, k)

@@ -159,6 +159,11 @@ func (l claimLaunch) launchRecord(plan LaunchPlan, labels map[string]string, ins
 		"instanceId": inst.ID, "instanceType": inst.InstanceType, "zone": inst.Zone, "capacityType": capacityType,
 		"pricePerHour": strconv.FormatFloat(price, 'f', 4, 64), "pods": strconv.Itoa(len(cp.Pods)),
 		"attempts": strconv.Itoa(attempts), "capacityReservationId": inst.CapacityReservationID}
+	real, buffered := countBufferPods(cp.Pods)
+	if buffered > 0 {
+		// The pods count the virtual pods of CapacityBuffers too; bufferPods says how many of them there are.
+		details["bufferPods"] = strconv.Itoa(buffered)
+	}
 	if l.batch != "" {
 		details["batch"] = l.batch
 	}
@@ -170,7 +175,7 @@ func (l claimLaunch) launchRecord(plan LaunchPlan, labels map[string]string, ins
 	}
 	return launchRecord{
 		claim: &LaunchedClaim{Name: l.name, NodePool: cp.NodePool, InstanceID: inst.ID, InstanceType: inst.InstanceType,
-			Zone: inst.Zone, CapacityType: capacityType, Price: price, Pods: len(cp.Pods)},
+			Zone: inst.Zone, CapacityType: capacityType, Price: price, Pods: real, BufferPods: buffered},
 		inst: inst,
 		apply: func(c *state.Claim) {
 			c.Lifecycle, c.InstanceID, c.InstanceType, c.Zone = state.Launched, inst.ID, inst.InstanceType, inst.Zone

@@ -9,7 +9,9 @@
 // (inflight.go), solves, and for each new claim writes the claim record before it builds the launch
 // (launchplan.go) and launches it (claimlaunch.go), recording a decision for every launch and every pod
 // that cannot be provisioned. Pods that opt out of Karpenter's nodes (scheduling.OptsOut) are not read as
-// pending at all: no launch, Event or record, as in Karpenter.
+// pending at all: no launch, Event or record, as in Karpenter. With the CapacityBuffer gate on, the
+// virtual pods of the cluster's CapacityBuffers are planned for with the pending pods and each buffer's
+// status is written back (buffers.go, shared/capacitybuffer).
 //
 // shared/scheduling stays pure and never imports shared/apis; this package may import both. Its I/O goes
 // through the io.Reader and io.Writer and the small interfaces (Store, ClusterReader, NodeClassResolver,

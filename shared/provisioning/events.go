@@ -20,11 +20,14 @@ type EventPublisher interface {
 var _ EventPublisher = (*kube.Recorder)(nil)
 
 // nominations are the Nominated Events of launched claims, as Karpenter publishes them: each pod of a
-// claim is told where it is going.
+// claim is told where it is going. A CapacityBuffer's virtual pods exist in no cluster and are told nothing.
 func nominations(launched []launchedPlan) []kube.Event {
 	var out []kube.Event
 	for _, l := range launched {
 		for _, pod := range l.plan.Pods {
+			if scheduling.IsBufferPod(pod) {
+				continue
+			}
 			out = append(out, kube.Event{Object: kube.PodObject(pod), Reason: kube.ReasonNominated,
 				Message: fmt.Sprintf("Pod should schedule on: nodeclaim/%s", l.claim.Name)})
 		}

@@ -72,7 +72,9 @@ func (p *Provisioner) runLaunches(ctx context.Context, claims []scheduling.Claim
 			for _, l := range launched {
 				c := *l.claim
 				for _, pod := range l.plan.Pods {
-					c.PodUIDs = append(c.PodUIDs, pod.UID)
+					if !scheduling.IsBufferPod(pod) {
+						c.PodUIDs = append(c.PodUIDs, pod.UID)
+					}
 				}
 				rep.Claims = append(rep.Claims, c)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/nodewright/nodewright/shared/capacitybuffer"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/instancetypes"
 	"github.com/nodewright/nodewright/shared/kube"
@@ -37,6 +38,9 @@ type AWSParts struct {
 	// NodeClassCacheAge is how long the warm function keeps an EC2NodeClass's resolution (zero:
 	// nodeclass.DefaultCacheAge).
 	NodeClassCacheAge time.Duration
+	// Buffers reads CapacityBuffers and writes their status (provisioning runs, gate CapacityBuffer);
+	// nil for a function that only launches replacements.
+	Buffers capacitybuffer.Cluster
 	// Isolated is set for a function in a VPC without internet access: node classes resolve without IAM,
 	// which has no VPC endpoint (nodeclass.Resolver.WithoutIAM).
 	Isolated bool
@@ -85,5 +89,6 @@ func NewOnAWS(p AWSParts) (*Provisioner, error) {
 		Now:         time.Now,
 		Rand:        rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))),
 		SpotPrices:  p.SpotPrices,
+		Buffers:     p.Buffers,
 	}), nil
 }

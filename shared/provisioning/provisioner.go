@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nodewright/nodewright/shared/capacitybuffer"
 	"github.com/nodewright/nodewright/shared/instancetypes"
 	"github.com/nodewright/nodewright/shared/launchtemplate"
 	"github.com/nodewright/nodewright/shared/runbudget"
@@ -104,6 +105,9 @@ type Dependencies struct {
 	// Visibility makes a batch handed back to SQS visible again in seconds; nil leaves it to the
 	// queue's visibility timeout.
 	Visibility sqsbatch.VisibilityChanger
+	// Buffers reads the cluster's CapacityBuffers and writes their status when the CapacityBuffer gate
+	// is on (buffers.go); nil reads none.
+	Buffers capacitybuffer.Cluster
 }
 
 // Provisioner runs provisioning: one solve over the whole cluster and the launches it asks for. It is
@@ -200,7 +204,14 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 	rep.PendingPods = len(pods)
 	needs, limited := staticNeeds(cfg.static, claims)
 	rep.Static = append(rep.Static, limited...)
+	// A CapacityBuffer's virtual pods are planned for as pending pods: room they find on existing nodes
+	// and claims in flight keeps them; otherwise capacity is launched for them.
+	buffers := p.readBuffers(ctx, cfg, rep)
+	virtual := buffers.Pods()
+	rep.BufferPods = len(virtual)
+	pods = append(pods, virtual...)
 	if len(pods) == 0 && len(needs) == 0 {
+		p.writeBufferStatus(ctx, buffers, nil, rep)
 		p.markSnapshot(ctx, snapshotAt, snap.PodsResourceVersion, rep)
 		return nil
 	}
@@ -262,7 +273,8 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 	}, rep)
 	p.forgetStaleClasses(rep.LaunchFailures, byPool)
 	p.publishAll(ctx, append(events, capacityEvents(rep.LaunchFailures)...), rep)
-	p.recordUnschedulable(ctx, runID, plan.Unschedulable, rep)
+	p.recordUnschedulable(ctx, runID, withoutBufferPods(plan.Unschedulable), rep)
+	p.writeBufferStatus(ctx, buffers, plan, rep)
 	// Skipped pods, and those of a claim whose launch failed (a throttle or server error past the SDK's
 	// retries, or no capacity: the next run solves without those offerings), still need a run: without a
 	// mark the batch that woke this run is not satisfied and runs again.

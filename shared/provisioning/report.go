@@ -16,6 +16,9 @@ type Report struct {
 	LeaseNotReleased string
 	// PendingPods counts the provisionable pods the run saw.
 	PendingPods int
+	// Buffers counts the CapacityBuffers the run read (gate CapacityBuffer), BufferPods the virtual pods
+	// it planned for with the pending pods, and BufferStatusWrites the buffers whose status it wrote.
+	Buffers, BufferPods, BufferStatusWrites int
 	// InFlight counts the claims launched earlier whose nodes have not registered yet.
 	InFlight int
 	// Claims are the claims this run launched.
@@ -46,7 +49,9 @@ type Report struct {
 type LaunchedClaim struct {
 	Name, NodePool, InstanceID, InstanceType, Zone, CapacityType string
 	Price                                                        float64
-	Pods                                                         int
+	// Pods counts the pods the claim was launched for; BufferPods the CapacityBuffer virtual pods it
+	// keeps room for besides.
+	Pods, BufferPods int
 	// PodUIDs are the pods the claim was launched for (kube-scheduler may still bind them elsewhere).
 	PodUIDs []types.UID
 }

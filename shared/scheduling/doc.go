@@ -155,5 +155,7 @@
 // DRA resource claims are reported as ConstraintUnsupported. Also absent: capacity-reservation types
 // (capacity blocks, interruptible) as scheduling inputs, cluster default spread constraints, static
 // NodePools and capacity buffers. NodeOverlays are applied to a pool's instance types before they reach
-// the solver (shared/nodeoverlay); the solver only carries their marks to the claim plan.
+// the solver (shared/nodeoverlay); the solver only carries their marks to the claim plan. Capacity
+// buffers are not an input either: their virtual pods (IsBufferPod, made by shared/capacitybuffer) are
+// pods like any other here.
 package scheduling

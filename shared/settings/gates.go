@@ -17,6 +17,10 @@ type FeatureGates struct {
 	// ReservedCapacity launches into the capacity reservations EC2NodeClasses select
 	// (capacityReservationSelectorTerms); off, they are ignored and nothing launches as reserved.
 	ReservedCapacity bool
+	// CapacityBuffer reads the cluster's CapacityBuffers (autoscaling.x-k8s.io/v1beta1) and keeps the
+	// room they ask for: provisioning plans for their virtual pods and consolidation keeps their room
+	// (shared/capacitybuffer). Off, no CapacityBuffer is read.
+	CapacityBuffer bool
 	// NodeOverlay applies the configuration's NodeOverlays (karpenter.sh/v1alpha1) to the instance types of
 	// every NodePool before each solve and consolidation decision (shared/nodeoverlay); off, a
 	// configuration that holds one is refused.
@@ -30,13 +34,12 @@ type FeatureGates struct {
 // DefaultFeatureGates are Karpenter's defaults.
 func DefaultFeatureGates() FeatureGates { return FeatureGates{ReservedCapacity: true} }
 
-// gate is one of Karpenter's feature gates: its default and, when Nodewright implements it, its field;
-// otherwise why only the default can be set.
+// gate is one of Karpenter's feature gates: its default and its field. Nodewright implements all six
+// of Karpenter v1.14's gates.
 type gate struct {
-	name           string
-	def            bool
-	field          func(*FeatureGates) *bool
-	notImplemented string
+	name  string
+	def   bool
+	field func(*FeatureGates) *bool
 }
 
 // gates are Karpenter's feature gates (FEATURE_GATES, v1.14), in its order.
@@ -46,7 +49,7 @@ var gates = []gate{
 	{name: "SpotToSpotConsolidation", field: func(g *FeatureGates) *bool { return &g.SpotToSpotConsolidation }},
 	{name: "NodeOverlay", field: func(g *FeatureGates) *bool { return &g.NodeOverlay }},
 	{name: "StaticCapacity", field: func(g *FeatureGates) *bool { return &g.StaticCapacity }},
-	{name: "CapacityBuffer", notImplemented: "Nodewright has no CapacityBuffer resource"},
+	{name: "CapacityBuffer", field: func(g *FeatureGates) *bool { return &g.CapacityBuffer }},
 }
 
 func findGate(name string) (gate, bool) {
@@ -58,18 +61,11 @@ func findGate(name string) (gate, bool) {
 	return gate{}, false
 }
 
-// set turns one gate on or off: a gate Nodewright does not implement may only be set to its default
-// (it is off), and a name that is not one of Karpenter's gates is refused.
+// set turns one gate on or off; a name that is not one of Karpenter's gates is refused.
 func (fg *FeatureGates) set(name string, on bool) error {
 	g, ok := findGate(name)
 	if !ok {
 		return fmt.Errorf("unknown feature gate %q: Karpenter's gates are %s", name, gateNames())
-	}
-	if g.field == nil {
-		if on != g.def {
-			return fmt.Errorf("feature gate %s cannot be %t: %s", name, on, g.notImplemented)
-		}
-		return nil
 	}
 	*g.field(fg) = on
 	return nil

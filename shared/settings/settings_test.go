@@ -67,6 +67,7 @@ func TestParseFeatureGates(t *testing.T) {
 		"NodeRepair=true":              {NodeRepair: true, ReservedCapacity: true},
 		"StaticCapacity=true":          {StaticCapacity: true, ReservedCapacity: true},
 		"NodeOverlay=true":             {NodeOverlay: true, ReservedCapacity: true},
+		"CapacityBuffer=true":          {CapacityBuffer: true, ReservedCapacity: true},
 		" ReservedCapacity = false , SpotToSpotConsolidation=1": {SpotToSpotConsolidation: true},
 		// Karpenter's default FEATURE_GATES, copied as is: the gates Nodewright lacks are off there too.
 		"NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false": {ReservedCapacity: true},
@@ -76,14 +77,13 @@ func TestParseFeatureGates(t *testing.T) {
 		assert.Equal(t, want, got, in)
 	}
 	for in, reason := range map[string]string{
-		"SpotToSpot=true":                              `unknown feature gate "SpotToSpot": Karpenter's gates are NodeRepair, ReservedCapacity, SpotToSpotConsolidation, NodeOverlay, StaticCapacity, CapacityBuffer`,
-		"NodeClassCEL=true":                            `unknown feature gate "NodeClassCEL"`,
-		"NodeRepair=maybe":                             `feature gate NodeRepair: "maybe" is not true or false`,
-		"CapacityBuffer=true":                          "cannot be true",
-		"SpotToSpotConsolidation":                      `"SpotToSpotConsolidation" is not Name=true or Name=false`,
-		"SpotToSpotConsolidation=yes":                  `feature gate SpotToSpotConsolidation: "yes" is not true or false`,
-		"ReservedCapacity=true,":                       `"" is not Name=true or Name=false`,
-		"=true":                                        "is not Name=true",
+		"SpotToSpot=true":             `unknown feature gate "SpotToSpot": Karpenter's gates are NodeRepair, ReservedCapacity, SpotToSpotConsolidation, NodeOverlay, StaticCapacity, CapacityBuffer`,
+		"NodeClassCEL=true":           `unknown feature gate "NodeClassCEL"`,
+		"NodeRepair=maybe":            `feature gate NodeRepair: "maybe" is not true or false`,
+		"SpotToSpotConsolidation":     `"SpotToSpotConsolidation" is not Name=true or Name=false`,
+		"SpotToSpotConsolidation=yes": `feature gate SpotToSpotConsolidation: "yes" is not true or false`,
+		"ReservedCapacity=true,":      `"" is not Name=true or Name=false`,
+		"=true":                       "is not Name=true",
 		"ReservedCapacity=true,ReservedCapacity=false": "feature gate ReservedCapacity is set twice",
 	} {
 		_, err := ParseFeatureGates(in)
@@ -97,7 +97,7 @@ func TestParseFeatureGates(t *testing.T) {
 }
 
 func TestFeatureGatesPrintInKarpentersForm(t *testing.T) {
-	assert.Equal(t, "NodeOverlay=false,NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false,StaticCapacity=false", DefaultFeatureGates().String())
+	assert.Equal(t, "CapacityBuffer=false,NodeOverlay=false,NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false,StaticCapacity=false", DefaultFeatureGates().String())
 	fg, err := ParseFeatureGates(FeatureGates{SpotToSpotConsolidation: true, NodeRepair: true}.String())
 	require.NoError(t, err)
 	assert.Equal(t, FeatureGates{SpotToSpotConsolidation: true, NodeRepair: true}, fg, "String parses back")
@@ -110,7 +110,7 @@ func TestStoredSettingsRoundTrip(t *testing.T) {
 	b, err := json.Marshal(s)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"minValuesPolicy":"BestEffort","preferencePolicy":"Ignore","vmMemoryOverheadPercent":0.06,"reservedENIs":1,
-		"batchIdleDuration":"2s","batchMaxDuration":"20s","featureGates":{"NodeOverlay":false,"NodeRepair":true,"ReservedCapacity":false,"SpotToSpotConsolidation":true,"StaticCapacity":false}}`, string(b))
+		"batchIdleDuration":"2s","batchMaxDuration":"20s","featureGates":{"CapacityBuffer":false,"NodeOverlay":false,"NodeRepair":true,"ReservedCapacity":false,"SpotToSpotConsolidation":true,"StaticCapacity":false}}`, string(b))
 	var back Settings
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, s, back)
