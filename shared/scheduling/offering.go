@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // Offering is one way to buy an instance type: a zone and capacity type at a price per hour.
@@ -22,6 +23,23 @@ type Offering struct {
 	// offering is usable only while it names its reservation and this is at least 1, and Solve plans at
 	// most this many new claims into the reservation. Spot and on-demand offerings leave it 0.
 	ReservationCapacity int `json:"reservationCapacity,omitempty"`
+	// ReservationType is a reserved offering's reservation type, default or capacity-block ("" reads as
+	// default); Interruptible says its reservation is an interruptible one, whose owner may reclaim the
+	// capacity. They are the offering's capacity-reservation-type and -interruptible label values.
+	ReservationType string `json:"reservationType,omitempty"`
+	Interruptible   bool   `json:"interruptible,omitempty"`
+}
+
+// Reservation types (Offering.ReservationType).
+const (
+	ReservationTypeDefault       = "default"
+	ReservationTypeCapacityBlock = "capacity-block"
+)
+
+// ReservationTypeLabel is the offering's capacity-reservation-type value: its reservation's type, default
+// when unknown.
+func (o *Offering) ReservationTypeLabel() string {
+	return cmp.Or(o.ReservationType, ReservationTypeDefault)
 }
 
 // OfferingKey identifies an offering of an instance type.
@@ -63,12 +81,14 @@ func CompareCapacityTypes(a, b string) int {
 // offeringReqs are the requirements an offering is checked against, looked up once per instance type
 // rather than once per offering.
 type offeringReqs struct {
-	zone, zoneID, capacityType, reservationID *Requirement
+	zone, zoneID, capacityType                    *Requirement
+	reservationID, reservationType, interruptible *Requirement
 }
 
 func offeringReqsOf(reqs Requirements) offeringReqs {
 	return offeringReqs{zone: reqs[LabelZone], zoneID: reqs[LabelZoneID], capacityType: reqs[LabelCapacityType],
-		reservationID: reqs[LabelCapacityReservationID]}
+		reservationID: reqs[LabelCapacityReservationID], reservationType: reqs[LabelCapacityReservationType],
+		interruptible: reqs[LabelCapacityReservationInterrupt]}
 }
 
 // compatibleOffering reports whether o can be used under reqs (zone, zone id, capacity type and
@@ -96,10 +116,29 @@ func (it *InstanceType) offeringAllowed(o *Offering, r offeringReqs, unavailable
 	if r.capacityType != nil && !r.capacityType.Has(o.CapacityType) {
 		return false
 	}
-	if o.ReservationID != "" && r.reservationID != nil && !r.reservationID.Has(o.ReservationID) {
-		return false
+	return r.reservationAllows(o)
+}
+
+// reservationAllows reports whether the requirements allow the offering's reservation labels, as
+// Karpenter's offerings carry them: a reserved offering has capacity-reservation-id, -type and
+// -interruptible In [its values]; a spot or on-demand offering has all three DoesNotExist, so that a
+// pod or NodePool requiring one (In, Exists) is never placed on it, while NotIn and DoesNotExist allow it.
+func (r offeringReqs) reservationAllows(o *Offering) bool {
+	if o.ReservationID == "" {
+		return absenceAllowed(r.reservationID) && absenceAllowed(r.reservationType) && absenceAllowed(r.interruptible)
 	}
-	return true
+	return (r.reservationID == nil || r.reservationID.Has(o.ReservationID)) &&
+		(r.reservationType == nil || r.reservationType.Has(o.ReservationTypeLabel())) &&
+		(r.interruptible == nil || r.interruptible.Has(strconv.FormatBool(o.Interruptible)))
+}
+
+// absenceAllowed reports whether a requirement, if any, lets its label be absent.
+func absenceAllowed(r *Requirement) bool { return r == nil || allowsAbsence(r) }
+
+// ReservationLabelsAllow reports whether reqs allow the offering's capacity-reservation-id, -type and
+// -interruptible labels (see offeringReqs.reservationAllows).
+func ReservationLabelsAllow(o *Offering, reqs Requirements) bool {
+	return offeringReqsOf(reqs).reservationAllows(o)
 }
 
 // usableReservation reports whether a reserved offering names its reservation and has room for one more

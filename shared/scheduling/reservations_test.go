@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodewright/nodewright/shared/scheduling"
 	. "github.com/nodewright/nodewright/shared/scheduling/schedulingtest"
@@ -233,4 +234,38 @@ func TestReservationInAPoolWithMinValues(t *testing.T) {
 	assert.Equal(t, []string{"m5.large", "c5.large"}, plan.NewClaims[0].InstanceTypeOptions, "minValues keeps two types")
 	assert.Equal(t, scheduling.CapacityTypeSpot, plan.NewClaims[1].CapacityType)
 	assert.Equal(t, "c5.large", plan.NewClaims[1].InstanceType)
+}
+
+// TestPodRequiringAReservationNeverTakesSpotOrOnDemand checks that a pod requiring a reservation label
+// (capacity-reservation-id, -type or -interruptible) is never placed on a spot or on-demand offering of
+// a type that also has a reserved one: those offerings carry the labels DoesNotExist, as in Karpenter.
+func TestPodRequiringAReservationNeverTakesSpotOrOnDemand(t *testing.T) {
+	interruptible := reservation("cr-1", zoneA, 1)
+	interruptible.Interruptible = true
+	types := []*scheduling.InstanceType{reservedType("m5.large", spot(zoneA, 0.04), onDemand(zoneA, 0.096), interruptible)}
+	for name, req := range map[string][]string{
+		"id exists":          {scheduling.LabelCapacityReservationID, string(scheduling.OpExists)},
+		"type default":       {scheduling.LabelCapacityReservationType, string(scheduling.OpIn), scheduling.ReservationTypeDefault},
+		"interruptible true": {scheduling.LabelCapacityReservationInterrupt, string(scheduling.OpIn), "true"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			pods := Pods(2, PodOptions{Name: "web", CPU: "1500m", Memory: "1Gi", NodeRequirements: []corev1.NodeSelectorRequirement{
+				{Key: req[0], Operator: corev1.NodeSelectorOperator(req[1]), Values: req[2:]}}})
+			plan, err := scheduling.Solve(scheduling.Input{Pods: pods, NodePools: []scheduling.NodePool{NodePool("default")}, InstanceTypes: types})
+			require.NoError(t, err)
+			require.Len(t, plan.NewClaims, 1, "the reservation takes one; the other pod must not go to spot")
+			assert.Equal(t, "cr-1", plan.NewClaims[0].ReservationID)
+			assert.Equal(t, scheduling.CapacityTypeReserved, plan.NewClaims[0].CapacityType)
+			assert.Len(t, plan.Unschedulable, 1)
+		})
+	}
+	t.Run("interruptible false refuses the interruptible reservation", func(t *testing.T) {
+		pods := Pods(1, PodOptions{Name: "web", CPU: "1500m", Memory: "1Gi", NodeRequirements: []corev1.NodeSelectorRequirement{
+			{Key: scheduling.LabelCapacityReservationInterrupt, Operator: corev1.NodeSelectorOpNotIn, Values: []string{"true"}}}})
+		plan, err := scheduling.Solve(scheduling.Input{Pods: pods, NodePools: []scheduling.NodePool{NodePool("default")}, InstanceTypes: types})
+		require.NoError(t, err)
+		require.Len(t, plan.NewClaims, 1)
+		assert.Equal(t, scheduling.CapacityTypeSpot, plan.NewClaims[0].CapacityType)
+		assert.Empty(t, plan.NewClaims[0].ReservationID)
+	})
 }
