@@ -118,7 +118,7 @@ func launchOfferings(t claimTarget, reqs scheduling.Requirements, imageFor func(
 		it := t.class.byName[name]
 		for _, o := range it.Offerings {
 			subnet, ok := t.class.subnets[o.Zone]
-			if !ok || !o.Available || t.unavailable.Has(scheduling.OfferingKey{InstanceType: it.Name, Zone: o.Zone, CapacityType: o.CapacityType}) {
+			if !ok || !o.Available || t.unavailable.Blocks(it.Name, &o) {
 				continue
 			}
 			if z := reqs.Get(scheduling.LabelZone); z != nil && !z.Has(o.Zone) {

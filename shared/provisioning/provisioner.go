@@ -285,7 +285,7 @@ func (p *Provisioner) unavailable(ctx context.Context) (scheduling.UnavailableOf
 	}
 	out := scheduling.UnavailableOfferings{}
 	for _, o := range offs {
-		out[scheduling.OfferingKey{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType}] = true
+		out[scheduling.OfferingKey{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType, ReservationID: o.ReservationID}] = true
 	}
 	return out, nil
 }

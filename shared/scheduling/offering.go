@@ -42,14 +42,19 @@ func (o *Offering) ReservationTypeLabel() string {
 	return cmp.Or(o.ReservationType, ReservationTypeDefault)
 }
 
-// OfferingKey identifies an offering of an instance type.
+// OfferingKey identifies an offering of an instance type; with a ReservationID, the offering of that one
+// capacity reservation.
 type OfferingKey struct {
-	InstanceType string
-	Zone         string
-	CapacityType string
+	InstanceType  string
+	Zone          string
+	CapacityType  string
+	ReservationID string
 }
 
 func (k OfferingKey) String() string {
+	if k.ReservationID != "" {
+		return fmt.Sprintf("%s/%s/%s/%s", k.InstanceType, k.Zone, k.CapacityType, k.ReservationID)
+	}
 	return fmt.Sprintf("%s/%s/%s", k.InstanceType, k.Zone, k.CapacityType)
 }
 
@@ -59,6 +64,23 @@ type UnavailableOfferings map[OfferingKey]bool
 
 // Has reports whether the offering is marked unavailable.
 func (u UnavailableOfferings) Has(k OfferingKey) bool { return u[k] }
+
+// Blocks reports whether offering o of instanceType is marked unavailable: its type × zone × capacity
+// type, or, for a reserved offering, its reservation alone (a reservation whose owner reclaimed it).
+func (u UnavailableOfferings) Blocks(instanceType string, o *Offering) bool {
+	if len(u) == 0 {
+		return false
+	}
+	k := OfferingKey{InstanceType: instanceType, Zone: o.Zone, CapacityType: o.CapacityType}
+	if u[k] {
+		return true
+	}
+	if o.ReservationID == "" {
+		return false
+	}
+	k.ReservationID = o.ReservationID
+	return u[k]
+}
 
 // capacityTypeRank orders capacity types by launch precedence: reserved, then spot, then on-demand.
 func capacityTypeRank(ct string) int {
@@ -101,7 +123,7 @@ func (it *InstanceType) compatibleOffering(o *Offering, reqs Requirements, unava
 // offeringAllowed is compatibleOffering with the requirements looked up. An offering whose zone id is
 // unknown is not ruled out by a zone-id requirement.
 func (it *InstanceType) offeringAllowed(o *Offering, r offeringReqs, unavailable UnavailableOfferings) bool {
-	if !o.Available || (len(unavailable) > 0 && unavailable.Has(OfferingKey{it.Name, o.Zone, o.CapacityType})) {
+	if !o.Available || unavailable.Blocks(it.Name, o) {
 		return false
 	}
 	if o.CapacityType == CapacityTypeReserved && !usableReservation(o) {

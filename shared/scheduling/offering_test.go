@@ -134,3 +134,23 @@ func TestOfferingReservationLabels(t *testing.T) {
 		})
 	}
 }
+
+// TestUnavailableReservationBlocksOnlyItself checks that a reservation marked unavailable (its owner
+// reclaimed it) takes out that reservation's offering alone: other reservations and the type's spot
+// and on-demand offerings stay.
+func TestUnavailableReservationBlocksOnlyItself(t *testing.T) {
+	it := NewInstanceType("m5.large", nil, Resources{}, Resources{}, []Offering{
+		{Zone: "us-west-2a", CapacityType: CapacityTypeReserved, Price: 0.001, Available: true, ReservationID: "cr-1", ReservationCapacity: 1},
+		{Zone: "us-west-2a", CapacityType: CapacityTypeReserved, Price: 0.002, Available: true, ReservationID: "cr-2", ReservationCapacity: 1},
+		{Zone: "us-west-2a", CapacityType: CapacityTypeOnDemand, Price: 0.096, Available: true},
+	})
+	u := UnavailableOfferings{{InstanceType: "m5.large", Zone: "us-west-2a", CapacityType: CapacityTypeReserved, ReservationID: "cr-1"}: true}
+	got, ok := it.LaunchOffering(Requirements{}, u)
+	require.True(t, ok)
+	assert.Equal(t, "cr-2", got.ReservationID)
+	assert.True(t, u.Blocks("m5.large", &it.Offerings[0]))
+	assert.False(t, u.Blocks("m5.large", &it.Offerings[1]))
+	assert.False(t, u.Blocks("m5.large", &it.Offerings[2]))
+	whole := UnavailableOfferings{{InstanceType: "m5.large", Zone: "us-west-2a", CapacityType: CapacityTypeReserved}: true}
+	assert.True(t, whole.Blocks("m5.large", &it.Offerings[1]), "a type-wide mark still takes every reservation of it")
+}
