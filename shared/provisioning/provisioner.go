@@ -227,7 +227,8 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 		NodePools: pools, DaemonSets: snap.DaemonSets, Unavailable: unavailable,
 		PersistentVolumeClaims: snap.PVCs, PersistentVolumes: snap.PVs,
 		StorageClasses: snap.StorageClasses, CSINodes: snap.CSINodes, Namespaces: snap.Namespaces,
-		MinValuesPolicy: scheduling.MinValuesPolicy(cfg.settings.MinValuesPolicy), IgnorePreferences: cfg.settings.IgnorePreferences()}
+		MinValuesPolicy: scheduling.MinValuesPolicy(cfg.settings.MinValuesPolicy), IgnorePreferences: cfg.settings.IgnorePreferences(),
+		StrictReservations: true} // as Karpenter's provisioner: pods wait for a used-up reservation, no lower-weight fallback
 	plan, err := scheduling.Solve(input)
 	rep.SolveDuration = p.deps.Now().Sub(start)
 	if err != nil {
