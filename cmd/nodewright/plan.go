@@ -115,6 +115,7 @@ func runPlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	start := time.Now()
 	times := planTimes{read: start.Sub(readStart)}
+	in.StrictReservations = true // a provisioning plan, as the provisioner solves it
 	plan, err := scheduling.Solve(*in)
 	times.solve = time.Since(start)
 	if err != nil {

@@ -238,6 +238,8 @@ type unavailableOffering struct {
 	InstanceType string `json:"instanceType"`
 	Zone         string `json:"zone"`
 	CapacityType string `json:"capacityType"`
+	// ReservationID, when set, takes out that one capacity reservation only.
+	ReservationID string `json:"reservationID,omitempty"`
 }
 
 // readUnavailable reads a JSON list of offerings known to have no capacity.
@@ -257,7 +259,7 @@ func readUnavailable(path string) (scheduling.UnavailableOfferings, error) {
 		if u.InstanceType == "" || u.Zone == "" || u.CapacityType == "" {
 			return nil, fmt.Errorf("%s: [%d]: instanceType, zone and capacityType are all required", path, i)
 		}
-		out[scheduling.OfferingKey{InstanceType: u.InstanceType, Zone: u.Zone, CapacityType: u.CapacityType}] = true
+		out[scheduling.OfferingKey{InstanceType: u.InstanceType, Zone: u.Zone, CapacityType: u.CapacityType, ReservationID: u.ReservationID}] = true
 	}
 	return out, nil
 }

@@ -212,7 +212,11 @@ func writeStatus(w io.Writer, rep statusReport, now time.Time) {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "UNAVAILABLE OFFERING\tREASON\tRETRIED IN")
 		for _, u := range rep.Unavailable {
-			fmt.Fprintf(tw, "%s %s %s\t%s\t%s\n", u.InstanceType, u.Zone, u.CapacityType, u.Reason, age(u.Until().Sub(now)))
+			what := fmt.Sprintf("%s %s %s", u.InstanceType, u.Zone, u.CapacityType)
+			if u.ReservationID != "" {
+				what += " " + u.ReservationID // one capacity reservation, reclaimed by its owner
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", what, u.Reason, age(u.Until().Sub(now)))
 		}
 		tw.Flush()
 	}

@@ -158,7 +158,7 @@ func worstLaunchPrice(it *scheduling.InstanceType, reqs scheduling.Requirements,
 
 // usable reports whether a launch under reqs could take the offering.
 func usable(it *scheduling.InstanceType, o *scheduling.Offering, reqs scheduling.Requirements, unavailable scheduling.UnavailableOfferings) bool {
-	if !o.Available || unavailable.Has(scheduling.OfferingKey{InstanceType: it.Name, Zone: o.Zone, CapacityType: o.CapacityType}) {
+	if !o.Available || unavailable.Blocks(it.Name, o) {
 		return false
 	}
 	if o.CapacityType == scheduling.CapacityTypeReserved && (o.ReservationID == "" || o.ReservationCapacity <= 0) {

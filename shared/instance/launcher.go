@@ -75,8 +75,10 @@ type Override struct {
 	// Price orders the overrides; cheapest first.
 	Price float64
 	// ReservationID and ReservationType name the capacity reservation a reserved override's launch
-	// template targets; empty for spot and on-demand.
+	// template targets; empty for spot and on-demand. Interruptible marks an interruptible reservation
+	// (its owner may reclaim the capacity), which a fleet reaches only through reserved-capacity options.
 	ReservationID, ReservationType string
+	Interruptible                  bool
 }
 
 // Request is one claim's launch.
@@ -109,8 +111,10 @@ func (req Request) token() string {
 // Instance is what EC2 says about a launched instance.
 type Instance struct {
 	ID, InstanceType, Zone, CapacityType, ImageID, State string
-	// CapacityReservationID is the reservation the instance runs in, if any.
-	CapacityReservationID string
+	// CapacityReservationID is the reservation the instance runs in, if any; InterruptibleReservation
+	// says that reservation is an interruptible one (EC2's instance lifecycle, or the launch's override).
+	CapacityReservationID    string
+	InterruptibleReservation bool
 	// SubnetID and SecurityGroupIDs are the subnet and security groups of the instance's primary
 	// network interface, as EC2 describes them (empty when only the fleet's answer is known).
 	SubnetID         string
@@ -356,13 +360,18 @@ func (l *Launcher) fleetInput(req Request) *ec2.CreateFleetInput {
 	if req.Context != "" {
 		in.Context = aws.String(req.Context)
 	}
-	switch {
-	case req.CapacityType == CapacityTypeSpot && req.PriceOverlay:
+	switch target := in.TargetCapacitySpecification.DefaultTargetCapacityType; {
+	case target == ec2types.DefaultTargetCapacityTypeSpot && req.PriceOverlay:
 		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyCapacityOptimizedPrioritized}
-	case req.CapacityType == CapacityTypeSpot:
+	case target == ec2types.DefaultTargetCapacityTypeSpot:
 		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyPriceCapacityOptimized}
-	case in.TargetCapacitySpecification.DefaultTargetCapacityType == ec2types.DefaultTargetCapacityTypeCapacityBlock:
+	case target == ec2types.DefaultTargetCapacityTypeCapacityBlock:
 		// A capacity block takes no on-demand options.
+	case target == ec2types.DefaultTargetCapacityTypeReservedCapacity:
+		// An interruptible reservation is reached only through reserved-capacity options, as Karpenter does.
+		in.ReservedCapacityOptions = &ec2types.ReservedCapacityOptionsRequest{
+			ReservationTypes: []ec2types.FleetReservationType{ec2types.FleetReservationTypeInterruptibleCapacityReservation},
+		}
 	case req.PriceOverlay:
 		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyPrioritized}
 	default:

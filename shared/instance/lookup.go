@@ -136,8 +136,11 @@ func fromEC2(i ec2types.Instance) Instance {
 	if i.State != nil {
 		inst.State = string(i.State.Name)
 	}
-	if i.InstanceLifecycle == ec2types.InstanceLifecycleTypeSpot {
+	switch i.InstanceLifecycle {
+	case ec2types.InstanceLifecycleTypeSpot:
 		inst.CapacityType = CapacityTypeSpot
+	case ec2types.InstanceLifecycleTypeInterruptibleCapacityReservation:
+		inst.InterruptibleReservation = true
 	}
 	for _, t := range i.Tags {
 		inst.Tags[aws.ToString(t.Key)] = aws.ToString(t.Value)

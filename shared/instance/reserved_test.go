@@ -68,3 +68,55 @@ func TestWireReservationCapacityExceededIsInsufficientCapacity(t *testing.T) {
 	assert.Equal(t, []Offering{{"m5.large", "us-east-1a", CapacityTypeReserved}}, ice.Offerings)
 	assert.Equal(t, []string{"ReservationCapacityExceeded"}, ice.Codes)
 }
+
+// TestInterruptibleReservedLaunchUsesReservedCapacityOptions checks that a launch into an interruptible
+// reservation is a reserved-capacity fleet whose options name interruptible-capacity-reservation, as
+// Karpenter launches one, and that the instance is known to run in an interruptible reservation.
+func TestInterruptibleReservedLaunchUsesReservedCapacityOptions(t *testing.T) {
+	f := &fakeEC2{out: &ec2.CreateFleetOutput{Instances: []ec2types.CreateFleetInstance{{InstanceIds: []string{"i-0abc"}, InstanceType: "m5.large",
+		LaunchTemplateAndOverrides: &ec2types.LaunchTemplateAndOverridesResponse{Overrides: &ec2types.FleetLaunchTemplateOverrides{
+			AvailabilityZone: aws.String("us-east-1b")}}}}}}
+	req := reservedRequest(ReservationTypeDefault)
+	for i := range req.Overrides {
+		req.Overrides[i].Interruptible = true
+	}
+	inst, err := New(f, "demo").Launch(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, CapacityTypeReserved, inst.CapacityType)
+	assert.Equal(t, "cr-2", inst.CapacityReservationID)
+	assert.True(t, inst.InterruptibleReservation)
+
+	in := f.last
+	assert.Equal(t, ec2types.DefaultTargetCapacityTypeReservedCapacity, in.TargetCapacitySpecification.DefaultTargetCapacityType)
+	require.NotNil(t, in.ReservedCapacityOptions)
+	assert.Equal(t, []ec2types.FleetReservationType{ec2types.FleetReservationTypeInterruptibleCapacityReservation}, in.ReservedCapacityOptions.ReservationTypes)
+	assert.Nil(t, in.OnDemandOptions, "an interruptible reservation takes no on-demand options")
+	assert.Nil(t, in.SpotOptions)
+
+	f.last = nil
+	inst, err = New(f, "demo").Launch(context.Background(), reservedRequest(ReservationTypeDefault))
+	require.NoError(t, err)
+	assert.False(t, inst.InterruptibleReservation)
+	assert.Nil(t, f.last.ReservedCapacityOptions, "a plain targeted ODCR is an on-demand fleet")
+}
+
+func TestReservedLaunchRefusesMixedInterruptible(t *testing.T) {
+	req := reservedRequest(ReservationTypeDefault)
+	req.Overrides[1].Interruptible = true
+	_, err := New(&fakeEC2{}, "demo").Launch(context.Background(), req)
+	assert.Equal(t, KindInvalidRequest, KindOf(err), "%v", err)
+	assert.ErrorContains(t, err, "mixes interruptible and non-interruptible")
+
+	block := reservedRequest(ReservationTypeCapacityBlock)
+	block.Overrides[0].Interruptible, block.Overrides[1].Interruptible = true, true
+	_, err = New(&fakeEC2{}, "demo").Launch(context.Background(), block)
+	assert.Equal(t, KindInvalidRequest, KindOf(err), "%v", err)
+}
+
+func TestInstanceInAnInterruptibleReservation(t *testing.T) {
+	inst := fromEC2(ec2types.Instance{InstanceId: aws.String("i-1"), CapacityReservationId: aws.String("cr-1"),
+		InstanceLifecycle: ec2types.InstanceLifecycleTypeInterruptibleCapacityReservation})
+	assert.True(t, inst.InterruptibleReservation)
+	assert.Equal(t, "cr-1", inst.CapacityReservationID)
+	assert.False(t, fromEC2(ec2types.Instance{InstanceId: aws.String("i-2"), CapacityReservationId: aws.String("cr-1")}).InterruptibleReservation)
+}

@@ -5,6 +5,10 @@ import "github.com/nodewright/nodewright/shared/scheduling"
 // Reservation is a capacity reservation a node class may launch into, as offerings need it.
 type Reservation struct {
 	ID, InstanceType, Zone string
+	// Type is default or capacity-block ("" reads as default); Interruptible marks an interruptible
+	// reservation, whose owner may reclaim its capacity.
+	Type          string
+	Interruptible bool
 	// Available is how many more instances the reservation takes.
 	Available int32
 }
@@ -19,7 +23,8 @@ const ReservedPriceDivisor = 10_000_000
 func ReservedOffering(r Reservation, prices Prices) scheduling.Offering {
 	price, _ := prices.OnDemand(r.InstanceType) // an unpriced type still gets a (zero) price: it is paid for
 	return scheduling.Offering{Zone: r.Zone, CapacityType: scheduling.CapacityTypeReserved, Price: price / ReservedPriceDivisor,
-		Available: r.Available > 0, ReservationID: r.ID, ReservationCapacity: int(max(r.Available, 0))}
+		Available: r.Available > 0, ReservationID: r.ID, ReservationCapacity: int(max(r.Available, 0)),
+		ReservationType: r.Type, Interruptible: r.Interruptible}
 }
 
 // reservedOfferings are the reserved offerings of instanceType, in the reservations' order.

@@ -87,3 +87,16 @@ func TestReservedOfferingCarriesTheCount(t *testing.T) {
 		})
 	}
 }
+
+// TestReservedOfferingCarriesTypeAndInterruptible checks that a reserved offering knows its reservation's
+// type and whether it is interruptible, which its capacity-reservation-type and -interruptible labels
+// come from.
+func TestReservedOfferingCarriesTypeAndInterruptible(t *testing.T) {
+	prices := tablePrices{"m5.large": 0.096}
+	o := ReservedOffering(Reservation{ID: "cr-1", InstanceType: "m5.large", Zone: "us-east-1a", Available: 1, Interruptible: true}, prices)
+	assert.True(t, o.Interruptible)
+	assert.Equal(t, scheduling.ReservationTypeDefault, o.ReservationTypeLabel())
+	block := ReservedOffering(Reservation{ID: "cr-2", InstanceType: "m5.large", Zone: "us-east-1a", Available: 1, Type: "capacity-block"}, prices)
+	assert.False(t, block.Interruptible)
+	assert.Equal(t, scheduling.ReservationTypeCapacityBlock, block.ReservationTypeLabel())
+}

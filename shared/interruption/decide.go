@@ -13,6 +13,9 @@ type Step string
 const (
 	// MarkOfferingUnavailable takes the interrupted spot offering (type × zone) out of the next solves.
 	MarkOfferingUnavailable Step = "MarkOfferingUnavailable"
+	// MarkReservationUnavailable takes the capacity reservation whose owner reclaims it (an interruptible
+	// reservation's interruption warning) out of the next solves, as Karpenter marks it unavailable.
+	MarkReservationUnavailable Step = "MarkReservationUnavailable"
 	// MarkLaunchFailed takes the offering of an instance that terminated before its Node registered out of
 	// the next solves for state.DiedAtLaunchTTL: the launch failed (a volume key EC2 may not use, ...), and
 	// launching the same offering again would fail again.
@@ -52,7 +55,9 @@ const (
 // Claim is what the handler knows about the claim of an instance.
 type Claim struct {
 	Name, InstanceID, CapacityType, InstanceType, Zone string
-	Phase                                              ClaimPhase
+	// ReservationID is the capacity reservation the instance runs in, if any.
+	ReservationID string
+	Phase         ClaimPhase
 	// GoneBy is the deadline an earlier notice set on the claim (zero when none did).
 	GoneBy time.Time
 	// Booting says the claim is launched and its Node never registered.
@@ -89,8 +94,13 @@ func Decide(msg messages.Message, claims map[string]Claim, rebalance RebalancePo
 		d := Decision{Claim: c.Name, Instance: id, Deadline: deadline, Reason: msg.Kind()}
 		switch msg.Kind() {
 		case messages.SpotInterruptionKind:
-			d.Steps = disrupt(c, deadline, MarkOfferingUnavailable)
-		case messages.ScheduledChangeKind, messages.InstanceStoppedKind, messages.CapacityReservationInterruptionKind:
+			// Only a spot interruption says anything about the spot offering's capacity.
+			d.Steps = disrupt(c, deadline, onlyIf(c.CapacityType == "spot", MarkOfferingUnavailable)...)
+		case messages.CapacityReservationInterruptionKind:
+			// The reservation's owner reclaims capacity: drained like a spot interruption, and the
+			// reservation taken out of the next solves.
+			d.Steps = disrupt(c, deadline, onlyIf(c.ReservationID != "", MarkReservationUnavailable)...)
+		case messages.ScheduledChangeKind, messages.InstanceStoppedKind:
 			d.Steps = disrupt(c, deadline)
 		case messages.InstanceTerminatedKind:
 			// A shutting-down instance may still run its pods: like any other notice it goes to the
@@ -121,9 +131,6 @@ func Decide(msg messages.Message, claims map[string]Claim, rebalance RebalancePo
 // draining (a rebalance replacement, a consolidation) whose instance now has an earlier deadline keeps its
 // replacement and its tainted Node; only the deadline is new, and the drain must hear of it.
 func disrupt(c Claim, deadline time.Time, first ...Step) []Step {
-	if c.CapacityType != "spot" {
-		first = nil // only a spot interruption says anything about the offering's capacity
-	}
 	switch {
 	case c.Phase == Running:
 		return append(first, MarkDisrupted, TaintNode, LaunchReplacement, StartTermination)
@@ -131,4 +138,12 @@ func disrupt(c Claim, deadline time.Time, first ...Step) []Step {
 		return append(first, MarkDisrupted, StartTermination)
 	}
 	return nil
+}
+
+// onlyIf is steps when cond holds, else none.
+func onlyIf(cond bool, steps ...Step) []Step {
+	if !cond {
+		return nil
+	}
+	return steps
 }

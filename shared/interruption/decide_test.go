@@ -128,3 +128,22 @@ func TestInstancesThatAreNotOursAreIgnored(t *testing.T) {
 	noop := parseSample(t, "interruption-state-running.json")
 	assert.Empty(t, Decide(noop, claimsFor(noop, Running, "spot"), RebalanceEventOnly))
 }
+
+// TestDecideCapacityReservationWarningMarksTheReservation checks that an interruptible reservation's
+// warning marks the reservation unavailable before the drain, for a claim that names it.
+func TestDecideCapacityReservationWarningMarksTheReservation(t *testing.T) {
+	m := parseSample(t, "interruption-capacity-reservation-warning.json")
+	claims := claimsFor(m, Running, "reserved")
+	for id, c := range claims {
+		c.ReservationID = "cr-1"
+		claims[id] = c
+	}
+	got := Decide(m, claims, RebalanceEventOnly)
+	require.Len(t, got, 1)
+	assert.Equal(t, []Step{MarkReservationUnavailable, MarkDisrupted, TaintNode, LaunchReplacement, StartTermination}, got[0].Steps)
+
+	spot := parseSample(t, "interruption-spot-warning.json")
+	for _, d := range Decide(spot, claimsFor(spot, Running, "on-demand"), RebalanceEventOnly) {
+		assert.NotContains(t, d.Steps, MarkOfferingUnavailable, "only a spot claim's offering is marked")
+	}
+}

@@ -1,11 +1,13 @@
 package interruption
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 
+	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/interruption/messages"
 	"github.com/nodewright/nodewright/shared/state"
 )
@@ -112,7 +114,8 @@ func (s *Service) process(ctx context.Context, msg messages.Message) ([]string, 
 // after a crash resumes the steps that were left, instead of deciding nothing.
 func toClaim(c state.Claim, done map[Step]bool) Claim {
 	out := Claim{Name: c.Name, InstanceID: c.InstanceID, CapacityType: c.CapacityType, InstanceType: c.InstanceType,
-		Zone: c.Zone, Phase: Running, Booting: c.Lifecycle == state.Launched}
+		Zone: c.Zone, Phase: Running, Booting: c.Lifecycle == state.Launched,
+		ReservationID: cmp.Or(c.Labels[apis.LabelCapacityReservationID], c.ReservationID)}
 	if c.GoneBy != nil {
 		out.GoneBy = *c.GoneBy
 	}

@@ -598,3 +598,31 @@ func TestFailedAndUnstartedMessagesComeBackInSeconds(t *testing.T) {
 	assert.Len(t, vis.entries, 2, "and both come back in seconds")
 	assert.Contains(t, e.logs.String(), "no time left in the invocation")
 }
+
+// TestCapacityReservationWarningMarksTheReservationAndDrains checks that an interruptible reservation's
+// interruption warning drains the node like a spot interruption (replacement first) and takes that one
+// reservation out of the next solves, as Karpenter marks it unavailable.
+func TestCapacityReservationWarningMarksTheReservationAndDrains(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	node := e.nodeWithPods(t, 1)
+	e.w.InitializedClaim(t, interruptiontest.ClaimOptions{Name: "default-icr1", InstanceID: "i-0a6d4c8e2f1b93750", InstanceType: "m5.large",
+		Zone: "us-west-2a", CapacityType: "reserved", NodeName: node, ReservationID: "cr-0123456789abcdef0"})
+
+	resp := e.handle(t, interruptiontest.Batch("m", readEvent(t, "interruption-capacity-reservation-warning.json")))
+	assert.Empty(t, resp.BatchItemFailures)
+
+	c := e.getClaim(t, "default-icr1")
+	assert.Equal(t, state.Draining, c.Lifecycle)
+	assert.Equal(t, "CapacityReservationInterruption", c.DisruptionReason)
+
+	unavailable, err := e.w.Store.UnavailableOfferings(context.Background())
+	require.NoError(t, err)
+	if assert.Len(t, unavailable, 1) {
+		assert.Equal(t, state.Offering{InstanceType: "m5.large", Zone: "us-west-2a", CapacityType: "reserved",
+			ReservationID: "cr-0123456789abcdef0"}, unavailable[0].Offering, "the reservation alone, not every reserved m5.large")
+	}
+	assert.Len(t, e.w.Drain(t, e.w.ProvisioningURL), 1, "replacement first")
+	assert.Len(t, e.w.Drain(t, e.w.TerminationURL), 1)
+	assert.ElementsMatch(t, []string{"MarkReservationUnavailable", "MarkDisrupted", "TaintNode", "LaunchReplacement", "StartTermination"},
+		steps(e.decisions(t, "default-icr1")))
+}

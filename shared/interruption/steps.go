@@ -1,6 +1,7 @@
 package interruption
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,9 @@ import (
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/state"
 )
+
+// reservedCapacityType is the capacity type of a reservation's offerings.
+const reservedCapacityType = "reserved"
 
 // errUnchanged abandons a claim update that has nothing to change.
 var errUnchanged = errors.New("claim already as asked")
@@ -33,6 +37,16 @@ func (s *Service) act(ctx context.Context, msg messages.Message, d Decision, c s
 			return c, "", err
 		}
 		return c, fmt.Sprintf("offering %s marked unavailable for %s", o, state.UnavailableCapacityTTL), nil
+	case MarkReservationUnavailable:
+		id := cmp.Or(c.Labels[apis.LabelCapacityReservationID], c.ReservationID)
+		if id == "" || c.InstanceType == "" || c.Zone == "" {
+			return c, "", nil
+		}
+		o := state.Offering{InstanceType: c.InstanceType, Zone: c.Zone, CapacityType: reservedCapacityType, ReservationID: id}
+		if err := s.deps.State.MarkUnavailable(ctx, o, reason, state.UnavailableCapacityTTL); err != nil {
+			return c, "", err
+		}
+		return c, fmt.Sprintf("capacity reservation %s (%s in %s) marked unavailable for %s", id, c.InstanceType, c.Zone, state.UnavailableCapacityTTL), nil
 	case MarkLaunchFailed:
 		return s.markLaunchFailed(ctx, c)
 	case MarkDisrupted:

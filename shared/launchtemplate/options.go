@@ -89,9 +89,11 @@ type Options struct {
 	// NVMe disks in one array used for the kubelet's and containerd's storage.
 	InstanceStorePolicy *apis.InstanceStorePolicy
 	// CapacityReservationID, when set, makes the template launch into that capacity reservation only
-	// (targeted); CapacityReservationType is its type, default or capacity-block.
-	CapacityReservationID   string
-	CapacityReservationType string
+	// (targeted); CapacityReservationType is its type, default or capacity-block;
+	// CapacityReservationInterruptible marks an interruptible reservation.
+	CapacityReservationID            string
+	CapacityReservationType          string
+	CapacityReservationInterruptible bool
 	// EFAInterfaces, when positive, gives the node that many EFA network interfaces, one per network
 	// card (see efaInterfaces): the instance type's EFA count, set for claims whose pods request
 	// vpc.amazonaws.com/efa, so the device plugin has the interfaces it advertises.

@@ -38,4 +38,11 @@ func TestDataTargetsTheCapacityReservation(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, block.InstanceMarketOptions)
 	assert.Equal(t, ec2types.MarketTypeCapacityBlock, block.InstanceMarketOptions.MarketType)
+
+	tmpl.Options.CapacityReservationType, tmpl.Options.CapacityReservationInterruptible = "default", true
+	interruptible, err := Data(tmpl)
+	require.NoError(t, err)
+	require.NotNil(t, interruptible.InstanceMarketOptions, "an interruptible reservation has its own market type")
+	assert.Equal(t, ec2types.MarketTypeInterruptibleCapacityReservation, interruptible.InstanceMarketOptions.MarketType)
+	assert.Equal(t, "cr-0123", aws.ToString(interruptible.CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId))
 }

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/scheduling"
@@ -11,7 +12,7 @@ import (
 
 // recordLaunchFacts sets on a claim whose launch was not recorded (an adopted or rebuilt one) what EC2
 // says its instance was launched with: the AMI, subnet and security groups, and the capacity reservation
-// it runs in, as the label a recorded launch puts on the claim. Drift compares them with what the
+// it runs in and whether it is interruptible, as the labels a recorded launch puts on the claim. Drift compares them with what the
 // EC2NodeClass selects now; what EC2 did not say stays empty, which drift reads as unknown.
 func recordLaunchFacts(c *state.Claim, inst instance.Instance) {
 	c.ImageID, c.SubnetID = inst.ImageID, inst.SubnetID
@@ -22,5 +23,6 @@ func recordLaunchFacts(c *state.Claim, inst instance.Instance) {
 			c.Labels = map[string]string{}
 		}
 		c.Labels[scheduling.LabelCapacityReservationID] = inst.CapacityReservationID
+		c.Labels[scheduling.LabelCapacityReservationInterrupt] = strconv.FormatBool(inst.InterruptibleReservation)
 	}
 }

@@ -15,11 +15,12 @@ func TestRecordLaunchFacts(t *testing.T) {
 		labels := map[string]string{"team": "a"}
 		c := state.Claim{Labels: labels}
 		recordLaunchFacts(&c, instance.Instance{ImageID: "ami-1", SubnetID: "subnet-a", SecurityGroupIDs: []string{"sg-1", "sg-2"},
-			CapacityReservationID: "cr-1"})
+			CapacityReservationID: "cr-1", InterruptibleReservation: true})
 		assert.Equal(t, "ami-1", c.ImageID)
 		assert.Equal(t, "subnet-a", c.SubnetID)
 		assert.Equal(t, []string{"sg-1", "sg-2"}, c.SecurityGroupIDs)
-		assert.Equal(t, map[string]string{"team": "a", scheduling.LabelCapacityReservationID: "cr-1"}, c.Labels)
+		assert.Equal(t, map[string]string{"team": "a", scheduling.LabelCapacityReservationID: "cr-1",
+			scheduling.LabelCapacityReservationInterrupt: "true"}, c.Labels)
 		assert.Equal(t, map[string]string{"team": "a"}, labels, "the caller's labels are not changed")
 	})
 	t.Run("nothing known stays unknown", func(t *testing.T) {

@@ -3,6 +3,7 @@ package provisioning
 import (
 	"fmt"
 	"maps"
+	"strconv"
 
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/scheduling"
@@ -41,8 +42,9 @@ func narrowedLabels(reqs scheduling.Requirements) map[string]string {
 // launchedLabels completes a claim's labels once its launch has answered: the launched instance type's
 // labels (instance-category, -family, -generation, -size, -cpu, -memory, -hypervisor, arch...) under the
 // claim's own (user labels win, as in Karpenter), then what the launch settled: instance type, zone,
-// zone id, capacity type, and the capacity reservation and its type for a reserved launch. it is nil
-// when the instance type is not in the class's catalog; zoneID and reservationType are "" when unknown.
+// zone id, capacity type, and for a reserved launch the capacity reservation, its type and whether it
+// is interruptible ("true"/"false", as Karpenter labels every reserved NodeClaim). it is nil when the
+// instance type is not in the class's catalog; zoneID and reservationType are "" when unknown.
 func launchedLabels(claim map[string]string, it *scheduling.InstanceType, inst instance.Instance,
 	capacityType, zoneID, reservationType string) map[string]string {
 	labels := map[string]string{}
@@ -62,6 +64,7 @@ func launchedLabels(claim map[string]string, it *scheduling.InstanceType, inst i
 	set(scheduling.LabelCapacityReservationID, inst.CapacityReservationID)
 	if inst.CapacityReservationID != "" {
 		set(scheduling.LabelCapacityReservationType, reservationType)
+		set(scheduling.LabelCapacityReservationInterrupt, strconv.FormatBool(inst.InterruptibleReservation))
 	}
 	return labels
 }

@@ -44,10 +44,14 @@ func TestLaunchedLabels(t *testing.T) {
 		scheduling.LabelInstanceCPU: "4", scheduling.LabelInstanceType: "m5.xlarge", scheduling.LabelZone: "us-east-1a",
 		scheduling.LabelZoneID: "use1-az1", scheduling.LabelCapacityType: "reserved",
 		scheduling.LabelCapacityReservationID: "cr-1", scheduling.LabelCapacityReservationType: "capacity-block",
-		scheduling.LabelInstanceCapabilityFlex: "false"}, got,
+		scheduling.LabelCapacityReservationInterrupt: "false", scheduling.LabelInstanceCapabilityFlex: "false"}, got,
 		"the claim's labels win over the instance type's; the launch settles type, zone and capacity; a type that is not flex says so, as in Karpenter")
 	assert.Equal(t, "teams", claim[scheduling.LabelNodePool], "the claim's map is not changed")
 	assert.NotContains(t, claim, scheduling.LabelInstanceFamily)
+
+	inst.InterruptibleReservation = true
+	assert.Equal(t, "true", launchedLabels(claim, it, inst, "reserved", "use1-az1", "default")[scheduling.LabelCapacityReservationInterrupt],
+		"an interruptible reservation's node says so")
 
 	unknown := launchedLabels(claim, nil, instance.Instance{InstanceType: "x9.large", Zone: "us-east-1b"}, "spot", "", "default")
 	assert.Equal(t, map[string]string{"team": "a", scheduling.LabelNodePool: "teams", scheduling.LabelInstanceType: "x9.large",

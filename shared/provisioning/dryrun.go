@@ -40,7 +40,7 @@ func (p *Provisioner) Plan(ctx context.Context, pods []*corev1.Pod) (*scheduling
 	if err != nil {
 		return nil, err
 	}
-	plan, err := scheduling.Solve(scheduling.Input{Pods: pods, NodePools: pools, Unavailable: unavailable})
+	plan, err := scheduling.Solve(scheduling.Input{Pods: pods, NodePools: pools, Unavailable: unavailable, StrictReservations: true})
 	if err != nil {
 		return nil, fmt.Errorf("solving: %w", err)
 	}

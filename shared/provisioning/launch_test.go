@@ -35,7 +35,7 @@ func (f *fakeEC2Capacity) Launch(_ context.Context, req instance.Request) (insta
 		if f.capacity[off] {
 			// Like EC2, a fleet that launched still reports the pools it found full on the way.
 			return instance.Instance{ID: "i-0123", InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: req.CapacityType,
-				NoCapacity: ice.Offerings}, nil
+				CapacityReservationID: o.ReservationID, InterruptibleReservation: o.Interruptible, NoCapacity: ice.Offerings}, nil
 		}
 		ice.Offerings = append(ice.Offerings, off)
 	}

@@ -127,7 +127,7 @@ func launchOfferings(t claimTarget, reqs scheduling.Requirements, imageFor func(
 			if t.class.choice != nil {
 				subnet, ok = hold.subnet(o.Zone)
 			}
-			if !ok || !o.Available || t.unavailable.Has(scheduling.OfferingKey{InstanceType: it.Name, Zone: o.Zone, CapacityType: o.CapacityType}) {
+			if !ok || !o.Available || t.unavailable.Blocks(it.Name, &o) {
 				continue
 			}
 			if z := reqs.Get(scheduling.LabelZone); z != nil && !z.Has(o.Zone) {
@@ -143,6 +143,9 @@ func launchOfferings(t claimTarget, reqs scheduling.Requirements, imageFor func(
 				override: instance.Override{InstanceType: it.Name, Zone: o.Zone, SubnetID: subnet.ID, Price: o.Price}}
 			switch o.CapacityType {
 			case instance.CapacityTypeSpot, instance.CapacityTypeOnDemand:
+				if !scheduling.ReservationLabelsAllow(&o, reqs) {
+					continue // the claim requires a reservation label, which spot and on-demand nodes lack
+				}
 			case instance.CapacityTypeReserved:
 				r, ok := reservations[o.ReservationID]
 				if !ok || r.InstanceType != it.Name || r.AvailabilityZone != o.Zone {
@@ -154,8 +157,12 @@ func launchOfferings(t claimTarget, reqs scheduling.Requirements, imageFor func(
 				if rt := reqs.Get(scheduling.LabelCapacityReservationType); rt != nil && !rt.Has(r.ReservationType) {
 					continue
 				}
+				if ri := reqs.Get(scheduling.LabelCapacityReservationInterrupt); ri != nil && !ri.Has(strconv.FormatBool(r.Interruptible)) {
+					continue
+				}
 				lo.reservation = &r
 				lo.override.ReservationID, lo.override.ReservationType = r.ID, r.ReservationType
+				lo.override.Interruptible = r.Interruptible
 			default:
 				continue
 			}
@@ -240,7 +247,8 @@ func zoneIDAllowed(reqs scheduling.Requirements, subnetZoneID, offeringZoneID st
 // templateOptions are the user-data inputs of the claim's nodes: the NodePool's labels (its
 // EC2NodeClass label included) with the nodepool and capacity-type labels, the custom labels the
 // claim's pods narrowed (team=a from "team Exists"; see narrowedLabels), and its taints. A node of a
-// reservation (cr, else nil) also gets the reservation id and type labels, and its template targets it.
+// reservation (cr, else nil) also gets the reservation id, type and interruptible labels, and its
+// template targets it.
 //
 // Narrowed labels make templates differ per claim, but a template is named after the hash of its data,
 // so claims with the same label set share one and a claim with another set gets its own. Only keys no
@@ -261,7 +269,9 @@ func templateOptions(t claimTarget, reqs scheduling.Requirements, capacityType s
 	if cr != nil {
 		labels[apis.LabelCapacityReservationID] = cr.ID
 		labels[apis.LabelCapacityReservationType] = cr.ReservationType
+		labels[apis.LabelCapacityReservationInterruptible] = strconv.FormatBool(cr.Interruptible)
 		opts.CapacityReservationID, opts.CapacityReservationType = cr.ID, cr.ReservationType
+		opts.CapacityReservationInterruptible = cr.Interruptible
 	}
 	return opts
 }

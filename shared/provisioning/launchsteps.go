@@ -9,13 +9,18 @@ type launchStep struct {
 }
 
 // launchSteps are the plan's capacity types in launch precedence: reserved (one step per reservation
-// type, ODCRs before capacity blocks, since a fleet takes one), then spot, then on-demand.
+// type, since a fleet takes one: ODCRs, then capacity blocks, then interruptible ODCRs, Karpenter's order
+// among reservation types), then spot, then on-demand.
 func launchSteps(plan LaunchPlan) []launchStep {
 	var steps []launchStep
-	for _, rtype := range []string{instance.ReservationTypeDefault, instance.ReservationTypeCapacityBlock} {
+	kinds := []struct {
+		rtype         string
+		interruptible bool
+	}{{instance.ReservationTypeDefault, false}, {instance.ReservationTypeCapacityBlock, false}, {instance.ReservationTypeDefault, true}}
+	for _, k := range kinds {
 		var overrides []instance.Override
 		for _, o := range plan.Reserved {
-			if o.ReservationType == rtype {
+			if o.ReservationType == k.rtype && o.Interruptible == k.interruptible {
 				overrides = append(overrides, o)
 			}
 		}

@@ -23,3 +23,20 @@ func TestLaunchStepsPutReservationsFirstOneTypeAtATime(t *testing.T) {
 	assert.Equal(t, "cr-block", steps[1].overrides[0].ReservationID)
 	assert.Len(t, launchSteps(plan()), 2, "no reservation, no reserved step")
 }
+
+func TestLaunchStepsPutInterruptibleReservationsInAStepOfTheirOwn(t *testing.T) {
+	p := plan()
+	p.Reserved = []instance.Override{
+		{InstanceType: "m5.large", Zone: "us-east-1a", ReservationID: "cr-icr", ReservationType: instance.ReservationTypeDefault, Interruptible: true},
+		{InstanceType: "p5.48xlarge", Zone: "us-east-1a", ReservationID: "cr-block", ReservationType: instance.ReservationTypeCapacityBlock},
+		{InstanceType: "m5.large", Zone: "us-east-1b", ReservationID: "cr-odcr", ReservationType: instance.ReservationTypeDefault},
+	}
+	steps := launchSteps(p)
+	require.Len(t, steps, 5)
+	var ids []string
+	for _, st := range steps[:3] {
+		require.Len(t, st.overrides, 1, "one fleet never mixes interruptible and other reservations")
+		ids = append(ids, st.overrides[0].ReservationID)
+	}
+	assert.Equal(t, []string{"cr-odcr", "cr-block", "cr-icr"}, ids, "Karpenter's order: ODCRs, capacity blocks, interruptible ODCRs")
+}

@@ -145,7 +145,8 @@ func prepareClass(ctx context.Context, r NodeClassResolver, cat *instancetypes.C
 	var reservations []instancetypes.Reservation
 	if s.FeatureGates.ReservedCapacity {
 		for _, cr := range res.CapacityReservations {
-			reservations = append(reservations, instancetypes.Reservation{ID: cr.ID, InstanceType: cr.InstanceType, Zone: cr.AvailabilityZone, Available: cr.Available})
+			reservations = append(reservations, instancetypes.Reservation{ID: cr.ID, InstanceType: cr.InstanceType, Zone: cr.AvailabilityZone, Available: cr.Available,
+				Type: cr.ReservationType, Interruptible: cr.Interruptible})
 		}
 	}
 	types, _, err := cat.BuildWithReservations(cfg, prices, zones, reservations)

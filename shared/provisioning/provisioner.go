@@ -243,7 +243,8 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 		NodePools: pools, DaemonSets: snap.DaemonSets, Unavailable: unavailable,
 		PersistentVolumeClaims: snap.PVCs, PersistentVolumes: snap.PVs,
 		StorageClasses: snap.StorageClasses, CSINodes: snap.CSINodes, Namespaces: snap.Namespaces,
-		MinValuesPolicy: scheduling.MinValuesPolicy(cfg.settings.MinValuesPolicy), IgnorePreferences: cfg.settings.IgnorePreferences()}
+		MinValuesPolicy: scheduling.MinValuesPolicy(cfg.settings.MinValuesPolicy), IgnorePreferences: cfg.settings.IgnorePreferences(),
+		StrictReservations: true} // as Karpenter's provisioner: pods wait for a used-up reservation, no lower-weight fallback
 	plan := &scheduling.Plan{}
 	if len(pods) > 0 {
 		if plan, err = scheduling.Solve(input); err != nil {
@@ -306,7 +307,7 @@ func (p *Provisioner) unavailable(ctx context.Context) (scheduling.UnavailableOf
 	}
 	out := scheduling.UnavailableOfferings{}
 	for _, o := range offs {
-		out[scheduling.OfferingKey{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType}] = true
+		out[scheduling.OfferingKey{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType, ReservationID: o.ReservationID}] = true
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package provisioning
 import (
 	"context"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 	"time"
 
@@ -26,13 +27,18 @@ type reservedWorld struct {
 
 // newReservedProvisioner is newTestProvisioner's world with the class selecting an ODCR of m5.xlarge in
 // us-east-1a (with room for available instances); EC2 has spot and reserved capacity as given.
-func newReservedProvisioner(t *testing.T, snap fakeCluster, available int32, capacity map[instance.Offering]bool) reservedWorld {
+// mutate, if given, changes the reservation first.
+func newReservedProvisioner(t *testing.T, snap fakeCluster, available int32, capacity map[instance.Offering]bool,
+	mutate ...func(*nodeclass.CapacityReservation)) reservedWorld {
 	t.Helper()
 	s := newStateStore(t)
 	_, err := s.ApplyConfig(context.Background(), storedConfig(t, poolAndClass), false)
 	require.NoError(t, err)
 	cr := nodeclass.CapacityReservation{CapacityReservationStatus: apis.CapacityReservationStatus{ID: "cr-0abc", AvailabilityZone: "us-east-1a",
 		InstanceType: "m5.xlarge", InstanceMatchCriteria: "targeted", OwnerID: "123456789012", ReservationType: "default", State: "active"}, Available: available}
+	for _, m := range mutate {
+		m(&cr)
+	}
 	resolved := nodeclass.Resolution{Ready: true, Subnets: []nodeclass.Subnet{{ID: "subnet-a", Zone: "us-east-1a"}},
 		Status: testClass().resolved.Status, CapacityReservations: []nodeclass.CapacityReservation{cr}}
 	resolved.Status.CapacityReservations = []apis.CapacityReservationStatus{cr.CapacityReservationStatus}
@@ -131,4 +137,47 @@ func TestLaunchesTellTheResolvedReservationsAndOnDemandPrices(t *testing.T) {
 	assert.InDelta(t, 0.192, price, 1e-9)
 	_, ok = l.OnDemandPrice("x9.nothing")
 	assert.False(t, ok)
+}
+
+// TestRunLaunchesAnInterruptibleReservationAsOne checks that an interruptible reservation's launch says so
+// (the override, hence the fleet's reserved-capacity options), its template has the
+// interruptible-capacity-reservation market and the label, and the claim is labelled
+// capacity-reservation-interruptible=true; a plain ODCR's claim is labelled false, as Karpenter labels
+// every reserved NodeClaim.
+func TestRunLaunchesAnInterruptibleReservationAsOne(t *testing.T) {
+	for _, interruptible := range []bool{true, false} {
+		w := newReservedProvisioner(t, fakeCluster{snap: pendingSnapshot(pod("a", nil))}, 2, map[instance.Offering]bool{reservedM5: true, spotM5: true},
+			func(cr *nodeclass.CapacityReservation) { cr.Interruptible = interruptible })
+		rep, err := w.p.Run(context.Background(), "run-1")
+		require.NoError(t, err)
+		require.Len(t, rep.Claims, 1)
+		require.Len(t, w.ec2.requests, 1)
+		require.Len(t, w.ec2.requests[0].Overrides, 1)
+		assert.Equal(t, interruptible, w.ec2.requests[0].Overrides[0].Interruptible)
+		want := strconv.FormatBool(interruptible)
+		for _, tmpl := range w.templates.made {
+			if tmpl.Options.CapacityReservationID == "cr-0abc" {
+				assert.Equal(t, interruptible, tmpl.Options.CapacityReservationInterruptible)
+				assert.Equal(t, want, tmpl.Options.Labels[apis.LabelCapacityReservationInterruptible])
+			}
+		}
+		claim, err := w.store.GetClaim(context.Background(), rep.Claims[0].Name)
+		require.NoError(t, err)
+		assert.Equal(t, want, claim.Labels[apis.LabelCapacityReservationInterruptible])
+		assert.Equal(t, "cr-0abc", claim.Labels[apis.LabelCapacityReservationID])
+	}
+}
+
+// TestRunKeepsAPodRequiringAReservationOffSpot checks that a claim whose pod requires a reservation label
+// is never launched on spot or on-demand when the reservation turns out full at launch.
+func TestRunKeepsAPodRequiringAReservationOffSpot(t *testing.T) {
+	p := pod("a", nil)
+	p.Spec.NodeSelector = map[string]string{apis.LabelCapacityReservationInterruptible: "false"}
+	w := newReservedProvisioner(t, fakeCluster{snap: pendingSnapshot(p)}, 1, map[instance.Offering]bool{spotM5: true})
+	_, err := w.p.Run(context.Background(), "run-1")
+	require.NoError(t, err)
+	for _, req := range w.ec2.requests {
+		assert.Equal(t, instance.CapacityTypeReserved, req.CapacityType, "only the reservation may be tried")
+	}
+	require.NotEmpty(t, w.ec2.requests)
 }

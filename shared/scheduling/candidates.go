@@ -35,8 +35,9 @@ type poolState struct {
 	claims   int
 	// usedUp explains the reservations excluded because this solve used them up; initial holds the
 	// candidates from before the first exclusion (reservations.go).
-	usedUp  []string
-	initial []*candidate
+	usedUp      []string
+	initial     []*candidate
+	initialReqs Requirements
 	// reservations is set when the solve has capacity reservations.
 	reservations bool
 	// shared, on a Prepared's templates and their fresh copies, keeps narrowings for every solve of

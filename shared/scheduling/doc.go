@@ -79,10 +79,18 @@
 // into a reservation with instances left takes one (holdReservation) and from then on only accepts
 // pods that type holds. When a reservation has none left, every NodePool excludes it
 // (capacity-reservation-id NotIn) and prices its types anew, so later claims take spot or on-demand,
-// or other types, or fail with a Reservation rejection in a pool that allows only reserved capacity;
-// the next NodePool by weight may then take them. Karpenter's provisioning instead defers such pods
-// to a later round (strict mode) because each of its claims holds every reservation it might use;
-// here a claim holds exactly one, so a used-up reservation is really used up. Target choice and the
+// or other types, or fail with a Reservation rejection in a pool that allows only reserved capacity.
+// In provisioning (Input.StrictReservations, as Karpenter's provisioner runs without reserved-capacity
+// fallback) such a pod then goes to no NodePool after that one (lower weight) and is not relaxed: it
+// waits for the next run, when launches have settled what the reservation really takes; a reservation
+// EC2 already reports full is no reason to wait, and the next NodePool takes the pod. Disruption's
+// simulations fall back to the next NodePool, as Karpenter's do. Within the pool, a pod that a
+// used-up reservation leaves still takes the pool's spot or on-demand capacity in the same solve,
+// where Karpenter's provisioning defers it one round: each of its claims holds every reservation it
+// might use, while here a claim holds exactly one, so a used-up reservation is really used up.
+// Offerings carry the reservation labels as Karpenter's do: a reserved offering has
+// capacity-reservation-id, -type and -interruptible In [its values], a spot or on-demand one has them
+// DoesNotExist, so a pod requiring one never lands on spot or on-demand capacity. Target choice and the
 // LP bound price types at their market (non-reserved) price, as a reservation's few instances are no
 // supply for the whole demand, and a claim in a reservation counts at its own price. When claims are
 // finalised each keeps the reservation it holds (or takes one still free among its options), its

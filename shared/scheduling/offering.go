@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // Offering is one way to buy an instance type: a zone and capacity type at a price per hour.
@@ -25,16 +26,38 @@ type Offering struct {
 	// PriceOverlaid says a NodeOverlay set Price (shared/nodeoverlay); a launch whose options carry such an
 	// offering asks EC2 for the overlay's order (prioritized allocation) instead of its own lowest price.
 	PriceOverlaid bool `json:"-"`
+	// ReservationType is a reserved offering's reservation type, default or capacity-block ("" reads as
+	// default); Interruptible says its reservation is an interruptible one, whose owner may reclaim the
+	// capacity. They are the offering's capacity-reservation-type and -interruptible label values.
+	ReservationType string `json:"reservationType,omitempty"`
+	Interruptible   bool   `json:"interruptible,omitempty"`
 }
 
-// OfferingKey identifies an offering of an instance type.
+// Reservation types (Offering.ReservationType).
+const (
+	ReservationTypeDefault       = "default"
+	ReservationTypeCapacityBlock = "capacity-block"
+)
+
+// ReservationTypeLabel is the offering's capacity-reservation-type value: its reservation's type, default
+// when unknown.
+func (o *Offering) ReservationTypeLabel() string {
+	return cmp.Or(o.ReservationType, ReservationTypeDefault)
+}
+
+// OfferingKey identifies an offering of an instance type; with a ReservationID, the offering of that one
+// capacity reservation.
 type OfferingKey struct {
-	InstanceType string
-	Zone         string
-	CapacityType string
+	InstanceType  string
+	Zone          string
+	CapacityType  string
+	ReservationID string
 }
 
 func (k OfferingKey) String() string {
+	if k.ReservationID != "" {
+		return fmt.Sprintf("%s/%s/%s/%s", k.InstanceType, k.Zone, k.CapacityType, k.ReservationID)
+	}
 	return fmt.Sprintf("%s/%s/%s", k.InstanceType, k.Zone, k.CapacityType)
 }
 
@@ -44,6 +67,23 @@ type UnavailableOfferings map[OfferingKey]bool
 
 // Has reports whether the offering is marked unavailable.
 func (u UnavailableOfferings) Has(k OfferingKey) bool { return u[k] }
+
+// Blocks reports whether offering o of instanceType is marked unavailable: its type × zone × capacity
+// type, or, for a reserved offering, its reservation alone (a reservation whose owner reclaimed it).
+func (u UnavailableOfferings) Blocks(instanceType string, o *Offering) bool {
+	if len(u) == 0 {
+		return false
+	}
+	k := OfferingKey{InstanceType: instanceType, Zone: o.Zone, CapacityType: o.CapacityType}
+	if u[k] {
+		return true
+	}
+	if o.ReservationID == "" {
+		return false
+	}
+	k.ReservationID = o.ReservationID
+	return u[k]
+}
 
 // capacityTypeRank orders capacity types by launch precedence: reserved, then spot, then on-demand.
 func capacityTypeRank(ct string) int {
@@ -66,12 +106,14 @@ func CompareCapacityTypes(a, b string) int {
 // offeringReqs are the requirements an offering is checked against, looked up once per instance type
 // rather than once per offering.
 type offeringReqs struct {
-	zone, zoneID, capacityType, reservationID *Requirement
+	zone, zoneID, capacityType                    *Requirement
+	reservationID, reservationType, interruptible *Requirement
 }
 
 func offeringReqsOf(reqs Requirements) offeringReqs {
 	return offeringReqs{zone: reqs[LabelZone], zoneID: reqs[LabelZoneID], capacityType: reqs[LabelCapacityType],
-		reservationID: reqs[LabelCapacityReservationID]}
+		reservationID: reqs[LabelCapacityReservationID], reservationType: reqs[LabelCapacityReservationType],
+		interruptible: reqs[LabelCapacityReservationInterrupt]}
 }
 
 // compatibleOffering reports whether o can be used under reqs (zone, zone id, capacity type and
@@ -84,7 +126,7 @@ func (it *InstanceType) compatibleOffering(o *Offering, reqs Requirements, unava
 // offeringAllowed is compatibleOffering with the requirements looked up. An offering whose zone id is
 // unknown is not ruled out by a zone-id requirement.
 func (it *InstanceType) offeringAllowed(o *Offering, r offeringReqs, unavailable UnavailableOfferings) bool {
-	if !o.Available || (len(unavailable) > 0 && unavailable.Has(OfferingKey{it.Name, o.Zone, o.CapacityType})) {
+	if !o.Available || unavailable.Blocks(it.Name, o) {
 		return false
 	}
 	if o.CapacityType == CapacityTypeReserved && !usableReservation(o) {
@@ -99,10 +141,29 @@ func (it *InstanceType) offeringAllowed(o *Offering, r offeringReqs, unavailable
 	if r.capacityType != nil && !r.capacityType.Has(o.CapacityType) {
 		return false
 	}
-	if o.ReservationID != "" && r.reservationID != nil && !r.reservationID.Has(o.ReservationID) {
-		return false
+	return r.reservationAllows(o)
+}
+
+// reservationAllows reports whether the requirements allow the offering's reservation labels, as
+// Karpenter's offerings carry them: a reserved offering has capacity-reservation-id, -type and
+// -interruptible In [its values]; a spot or on-demand offering has all three DoesNotExist, so that a
+// pod or NodePool requiring one (In, Exists) is never placed on it, while NotIn and DoesNotExist allow it.
+func (r offeringReqs) reservationAllows(o *Offering) bool {
+	if o.ReservationID == "" {
+		return absenceAllowed(r.reservationID) && absenceAllowed(r.reservationType) && absenceAllowed(r.interruptible)
 	}
-	return true
+	return (r.reservationID == nil || r.reservationID.Has(o.ReservationID)) &&
+		(r.reservationType == nil || r.reservationType.Has(o.ReservationTypeLabel())) &&
+		(r.interruptible == nil || r.interruptible.Has(strconv.FormatBool(o.Interruptible)))
+}
+
+// absenceAllowed reports whether a requirement, if any, lets its label be absent.
+func absenceAllowed(r *Requirement) bool { return r == nil || allowsAbsence(r) }
+
+// ReservationLabelsAllow reports whether reqs allow the offering's capacity-reservation-id, -type and
+// -interruptible labels (see offeringReqs.reservationAllows).
+func ReservationLabelsAllow(o *Offering, reqs Requirements) bool {
+	return offeringReqsOf(reqs).reservationAllows(o)
 }
 
 // usableReservation reports whether a reserved offering names its reservation and has room for one more

@@ -92,3 +92,65 @@ func TestOrderByPrice(t *testing.T) {
 	}
 	assert.Equal(t, []string{"b", "a", "c", "gone"}, names)
 }
+
+// TestOfferingReservationLabels checks the reservation labels offerings carry, as Karpenter's do: a spot
+// or on-demand offering has capacity-reservation-id, -type and -interruptible DoesNotExist, so a pod
+// requiring one is never placed on it; a reserved offering has each In [its value].
+func TestOfferingReservationLabels(t *testing.T) {
+	od := Offering{Zone: "us-west-2a", CapacityType: CapacityTypeOnDemand, Price: 0.096, Available: true}
+	odcr := Offering{Zone: "us-west-2a", CapacityType: CapacityTypeReserved, Price: 0.001, Available: true,
+		ReservationID: "cr-1", ReservationCapacity: 1}
+	icr := Offering{Zone: "us-west-2a", CapacityType: CapacityTypeReserved, Price: 0.001, Available: true,
+		ReservationID: "cr-2", ReservationCapacity: 1, Interruptible: true}
+	block := Offering{Zone: "us-west-2a", CapacityType: CapacityTypeReserved, Price: 0.001, Available: true,
+		ReservationID: "cr-3", ReservationCapacity: 1, ReservationType: ReservationTypeCapacityBlock}
+	tests := []struct {
+		name string
+		reqs Requirements
+		want []Offering // of od, odcr, icr, block
+	}{
+		{name: "no requirement", reqs: Requirements{}, want: []Offering{od, odcr, icr, block}},
+		{name: "reservation id exists", reqs: NewRequirements(MustRequirement(LabelCapacityReservationID, OpExists)), want: []Offering{odcr, icr, block}},
+		{name: "reservation id in", reqs: NewRequirements(MustRequirement(LabelCapacityReservationID, OpIn, "cr-2")), want: []Offering{icr}},
+		{name: "reservation id not in", reqs: NewRequirements(MustRequirement(LabelCapacityReservationID, OpNotIn, "cr-2")), want: []Offering{od, odcr, block}},
+		{name: "reservation id does not exist", reqs: NewRequirements(MustRequirement(LabelCapacityReservationID, OpDoesNotExist)), want: []Offering{od}},
+		{name: "type default", reqs: NewRequirements(MustRequirement(LabelCapacityReservationType, OpIn, ReservationTypeDefault)), want: []Offering{odcr, icr}},
+		{name: "type capacity-block", reqs: NewRequirements(MustRequirement(LabelCapacityReservationType, OpIn, ReservationTypeCapacityBlock)), want: []Offering{block}},
+		{name: "interruptible true", reqs: NewRequirements(MustRequirement(LabelCapacityReservationInterrupt, OpIn, "true")), want: []Offering{icr}},
+		{name: "interruptible false", reqs: NewRequirements(MustRequirement(LabelCapacityReservationInterrupt, OpIn, "false")), want: []Offering{odcr, block}},
+		{name: "interruptible not in true", reqs: NewRequirements(MustRequirement(LabelCapacityReservationInterrupt, OpNotIn, "true")), want: []Offering{od, odcr, block}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			it := NewInstanceType("m5.large", nil, Resources{}, Resources{}, []Offering{od, odcr, icr, block})
+			var got []Offering
+			for i := range it.Offerings {
+				if it.compatibleOffering(&it.Offerings[i], tt.reqs, nil) {
+					got = append(got, it.Offerings[i])
+				}
+				assert.Equal(t, it.compatibleOffering(&it.Offerings[i], tt.reqs, nil), ReservationLabelsAllow(&it.Offerings[i], tt.reqs))
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// TestUnavailableReservationBlocksOnlyItself checks that a reservation marked unavailable (its owner
+// reclaimed it) takes out that reservation's offering alone: other reservations and the type's spot
+// and on-demand offerings stay.
+func TestUnavailableReservationBlocksOnlyItself(t *testing.T) {
+	it := NewInstanceType("m5.large", nil, Resources{}, Resources{}, []Offering{
+		{Zone: "us-west-2a", CapacityType: CapacityTypeReserved, Price: 0.001, Available: true, ReservationID: "cr-1", ReservationCapacity: 1},
+		{Zone: "us-west-2a", CapacityType: CapacityTypeReserved, Price: 0.002, Available: true, ReservationID: "cr-2", ReservationCapacity: 1},
+		{Zone: "us-west-2a", CapacityType: CapacityTypeOnDemand, Price: 0.096, Available: true},
+	})
+	u := UnavailableOfferings{{InstanceType: "m5.large", Zone: "us-west-2a", CapacityType: CapacityTypeReserved, ReservationID: "cr-1"}: true}
+	got, ok := it.LaunchOffering(Requirements{}, u)
+	require.True(t, ok)
+	assert.Equal(t, "cr-2", got.ReservationID)
+	assert.True(t, u.Blocks("m5.large", &it.Offerings[0]))
+	assert.False(t, u.Blocks("m5.large", &it.Offerings[1]))
+	assert.False(t, u.Blocks("m5.large", &it.Offerings[2]))
+	whole := UnavailableOfferings{{InstanceType: "m5.large", Zone: "us-west-2a", CapacityType: CapacityTypeReserved}: true}
+	assert.True(t, whole.Blocks("m5.large", &it.Offerings[1]), "a type-wide mark still takes every reservation of it")
+}

@@ -39,6 +39,10 @@ type Requirement struct {
 	gte        int64
 	hasLte     bool
 	lte        int64
+	// present, on a NotIn, says the label must also exist: an Exists intersected with a NotIn (a pod
+	// requiring capacity-reservation-id Exists in a pool that excludes used-up reservations) is not the
+	// plain NotIn, which a node without the label meets.
+	present bool
 }
 
 // NewRequirement builds the requirement for key, operator and values. The key is normalised
@@ -175,7 +179,14 @@ func (r *Requirement) Intersection(o *Requirement) *Requirement {
 	if out.hasGte && out.hasLte && out.lte < out.gte {
 		return &Requirement{Key: r.Key, MinValues: out.MinValues}
 	}
+	out.present = len(out.values) > 0 && !out.hasGte && !out.hasLte && (r.needsLabel() || o.needsLabel())
 	return out
+}
+
+// needsLabel reports whether r, a complement, is met only by a node that has the label: Exists, a
+// bounded range, or a NotIn that must exist.
+func (r *Requirement) needsLabel() bool {
+	return r.complement && (len(r.values) == 0 || r.hasGte || r.hasLte || r.present)
 }
 
 // Intersects reports whether some label value (or absence, when both allow it) satisfies r and o.
@@ -190,7 +201,7 @@ func (r *Requirement) Intersects(o *Requirement) bool {
 
 func allowsAbsence(r *Requirement) bool {
 	op := r.Operator()
-	return (op == OpNotIn || op == OpDoesNotExist) && !r.hasGte && !r.hasLte
+	return (op == OpNotIn || op == OpDoesNotExist) && !r.hasGte && !r.hasLte && !r.present
 }
 
 // Count returns the number of allowed values for a finite set, and math.MaxInt for a complement.
@@ -232,6 +243,9 @@ func (r *Requirement) Specs() []NodeSelectorRequirement {
 		mv = &v
 	}
 	var out []NodeSelectorRequirement
+	if r.present {
+		out = append(out, NodeSelectorRequirement{Key: r.Key, Operator: OpExists, MinValues: mv})
+	}
 	if r.hasGte {
 		out = append(out, NodeSelectorRequirement{Key: r.Key, Operator: OpGte, Values: []string{strconv.FormatInt(r.gte, 10)}, MinValues: mv})
 	}
@@ -258,6 +272,9 @@ func (r *Requirement) String() string {
 	}
 	if r.hasLte {
 		fmt.Fprintf(&b, " <=%d", r.lte)
+	}
+	if r.present {
+		b.WriteString(" and Exists")
 	}
 	if r.MinValues > 0 {
 		fmt.Fprintf(&b, " minValues=%d", r.MinValues)

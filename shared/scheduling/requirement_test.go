@@ -145,3 +145,25 @@ func TestRequirementAny(t *testing.T) {
 	assert.Equal(t, "0", MustRequirement("k", OpLt, "4").Any())
 	assert.Equal(t, "", MustRequirement("k", OpDoesNotExist).Any())
 }
+
+// TestExistsIntersectedWithNotIn checks that Exists ∩ NotIn [x] still needs the label: a node without
+// it does not meet it, unlike a plain NotIn, and it survives a round trip through specs.
+func TestExistsIntersectedWithNotIn(t *testing.T) {
+	key := LabelCapacityReservationID
+	both := MustRequirement(key, OpExists).Intersection(MustRequirement(key, OpNotIn, "cr-1"))
+	assert.False(t, allowsAbsence(both), "the label must exist")
+	assert.True(t, allowsAbsence(MustRequirement(key, OpNotIn, "cr-1")), "a plain NotIn allows absence")
+	assert.False(t, both.Has("cr-1"))
+	assert.True(t, both.Has("cr-2"))
+	assert.False(t, both.Intersects(MustRequirement(key, OpDoesNotExist)))
+	assert.Equal(t, both.String(), MustRequirement(key, OpNotIn, "cr-1").Intersection(MustRequirement(key, OpExists)).String(), "order does not matter")
+	assert.NotEqual(t, both.String(), MustRequirement(key, OpNotIn, "cr-1").String())
+
+	back, err := RequirementsFromSpecs(both.Specs())
+	require.NoError(t, err)
+	assert.False(t, allowsAbsence(back[key]))
+	assert.Equal(t, both.String(), back[key].String())
+
+	again := both.Intersection(MustRequirement(key, OpNotIn, "cr-2"))
+	assert.False(t, allowsAbsence(again), "a further NotIn keeps it")
+}

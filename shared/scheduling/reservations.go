@@ -247,7 +247,7 @@ func (ps *poolState) excludeReservations(ids, details []string) {
 		return
 	}
 	if ps.initial == nil {
-		ps.initial = ps.candidates
+		ps.initial, ps.initialReqs = ps.candidates, ps.reqs
 	}
 	reqs := ps.reqs.Copy()
 	reqs.Add(MustRequirement(LabelCapacityReservationID, OpNotIn, mine...))
@@ -315,6 +315,63 @@ func marketCapacities(cands []*candidate, market map[*candidate]float64) []Capac
 	out := capacities(cands)
 	for i, c := range cands {
 		out[i].Price = market[c]
+	}
+	return out
+}
+
+// deferredByReservation reports, in provisioning (Input.StrictReservations), whether the pool would take
+// a pod of class c at step st into a capacity reservation but for claims of this solve, or in-flight
+// claims not launched yet, having used it up: the pod tolerates the pool, the pool's requirements
+// (before the used-up reservations were excluded) and the pod's allow one of its types within its
+// limits that holds the pod, and that type has a reserved offering of a used-up reservation that
+// everything else allows. Karpenter's provisioner then gives the pod to no NodePool of lower weight and
+// relaxes nothing: it waits for the next run, when launches have settled how much the reservation
+// really takes (a launch that finds it full frees what this solve counted). A reservation EC2 already
+// reports full is not used up here: the pool simply has no such offering, and the next NodePool may
+// take the pod.
+func (s *solver) deferredByReservation(ps *poolState, c *podClass, st *classStep) bool {
+	if !s.in.StrictReservations || s.res == nil || ps.initial == nil || ps.tolerates(c, st) != nil ||
+		ps.initialReqs.Compatible(st.Requirements) != nil {
+		return false
+	}
+	reqs := ps.initialReqs.Intersection(st.Requirements)
+	for _, cand := range ps.initial {
+		if cand.it.Requirements.Intersects(reqs) != nil || !c.requests.Fits(cand.usable) ||
+			HostPortConflict(cand.ports, c.hostPorts) != nil || ps.limits.exceededBy(cand.it.Capacity) != nil {
+			continue
+		}
+		for i := range cand.it.Offerings {
+			o := cand.it.Offerings[i]
+			if left, known := s.res.left[o.ReservationID]; o.CapacityType != CapacityTypeReserved || !known || left > 0 {
+				continue
+			}
+			o.ReservationCapacity = 1 // the count is what used it up; ask whether all else allows it
+			if cand.it.compatibleOffering(&o, reqs, ps.unavailable) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// deferralRejections completes the rejections of a pod deferred by pool's used-up reservation: every
+// NodePool after it says it was not tried, and why.
+func (s *solver) deferralRejections(rejections []Rejection, pool *poolState) []Rejection {
+	after := map[string]bool{}
+	seen := false
+	for _, ps := range s.pools {
+		if seen {
+			after[ps.Name] = true
+		}
+		seen = seen || ps == pool
+	}
+	out := slices.DeleteFunc(rejections, func(r Rejection) bool { return after[r.NodePool] })
+	for _, ps := range s.pools {
+		if after[ps.Name] {
+			out = append(out, Rejection{NodePool: ps.Name, Constraint: ConstraintReservation, Detail: fmt.Sprintf(
+				"not tried: nodepool %s (weight %d) would take the pod into a capacity reservation this run has used up; "+
+					"it waits for the next run instead of going to a lower-weight nodepool, as in Karpenter", pool.Name, pool.Weight)})
+		}
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodewright/nodewright/shared/scheduling"
 	. "github.com/nodewright/nodewright/shared/scheduling/schedulingtest"
@@ -233,4 +234,117 @@ func TestReservationInAPoolWithMinValues(t *testing.T) {
 	assert.Equal(t, []string{"m5.large", "c5.large"}, plan.NewClaims[0].InstanceTypeOptions, "minValues keeps two types")
 	assert.Equal(t, scheduling.CapacityTypeSpot, plan.NewClaims[1].CapacityType)
 	assert.Equal(t, "c5.large", plan.NewClaims[1].InstanceType)
+}
+
+// TestPodRequiringAReservationNeverTakesSpotOrOnDemand checks that a pod requiring a reservation label
+// (capacity-reservation-id, -type or -interruptible) is never placed on a spot or on-demand offering of
+// a type that also has a reserved one: those offerings carry the labels DoesNotExist, as in Karpenter.
+func TestPodRequiringAReservationNeverTakesSpotOrOnDemand(t *testing.T) {
+	interruptible := reservation("cr-1", zoneA, 1)
+	interruptible.Interruptible = true
+	types := []*scheduling.InstanceType{reservedType("m5.large", spot(zoneA, 0.04), onDemand(zoneA, 0.096), interruptible)}
+	for name, req := range map[string][]string{
+		"id exists":          {scheduling.LabelCapacityReservationID, string(scheduling.OpExists)},
+		"type default":       {scheduling.LabelCapacityReservationType, string(scheduling.OpIn), scheduling.ReservationTypeDefault},
+		"interruptible true": {scheduling.LabelCapacityReservationInterrupt, string(scheduling.OpIn), "true"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			pods := Pods(2, PodOptions{Name: "web", CPU: "1500m", Memory: "1Gi", NodeRequirements: []corev1.NodeSelectorRequirement{
+				{Key: req[0], Operator: corev1.NodeSelectorOperator(req[1]), Values: req[2:]}}})
+			plan, err := scheduling.Solve(scheduling.Input{Pods: pods, NodePools: []scheduling.NodePool{NodePool("default")}, InstanceTypes: types})
+			require.NoError(t, err)
+			require.Len(t, plan.NewClaims, 1, "the reservation takes one; the other pod must not go to spot")
+			assert.Equal(t, "cr-1", plan.NewClaims[0].ReservationID)
+			assert.Equal(t, scheduling.CapacityTypeReserved, plan.NewClaims[0].CapacityType)
+			assert.Len(t, plan.Unschedulable, 1)
+		})
+	}
+	t.Run("interruptible false refuses the interruptible reservation", func(t *testing.T) {
+		pods := Pods(1, PodOptions{Name: "web", CPU: "1500m", Memory: "1Gi", NodeRequirements: []corev1.NodeSelectorRequirement{
+			{Key: scheduling.LabelCapacityReservationInterrupt, Operator: corev1.NodeSelectorOpNotIn, Values: []string{"true"}}}})
+		plan, err := scheduling.Solve(scheduling.Input{Pods: pods, NodePools: []scheduling.NodePool{NodePool("default")}, InstanceTypes: types})
+		require.NoError(t, err)
+		require.Len(t, plan.NewClaims, 1)
+		assert.Equal(t, scheduling.CapacityTypeSpot, plan.NewClaims[0].CapacityType)
+		assert.Empty(t, plan.NewClaims[0].ReservationID)
+	})
+}
+
+// TestProvisioningWaitsForAUsedUpReservation checks Karpenter's provisioning rule (StrictReservations):
+// a pod a higher-weight NodePool would put into a capacity reservation that this solve (or in-flight
+// claims) used up goes to no lower-weight NodePool and is not relaxed; it waits for the next run.
+// Disruption's simulations (StrictReservations off) still fall back.
+func TestProvisioningWaitsForAUsedUpReservation(t *testing.T) {
+	reservedOnly := NodePool("reserved", Weight(10), Requirement(scheduling.LabelCapacityType, scheduling.OpIn, scheduling.CapacityTypeReserved))
+	pools := []scheduling.NodePool{reservedOnly, NodePool("default")}
+	m5 := func(offerings ...scheduling.Offering) []*scheduling.InstanceType {
+		return []*scheduling.InstanceType{reservedType("m5.large", append([]scheduling.Offering{spot(zoneA, 0.04), spot(zoneB, 0.04)}, offerings...)...)}
+	}
+	count := func(plan *scheduling.Plan) (reserved, other int) {
+		for _, c := range plan.NewClaims {
+			if c.ReservationID != "" {
+				reserved++
+			} else {
+				other++
+			}
+		}
+		return reserved, other
+	}
+	solve := func(t *testing.T, strict bool, types []*scheduling.InstanceType, inFlight []scheduling.InFlightClaim, pods ...*corev1.Pod) *scheduling.Plan {
+		t.Helper()
+		plan, err := scheduling.Solve(scheduling.Input{Pods: pods, NodePools: pools, InstanceTypes: types, InFlight: inFlight, StrictReservations: strict})
+		require.NoError(t, err)
+		return plan
+	}
+	web := PodOptions{Name: "web", CPU: "1500m", Memory: "1Gi"}
+
+	t.Run("used up by this solve: no lower-weight nodepool takes the rest", func(t *testing.T) {
+		plan := solve(t, true, m5(reservation("cr-1", zoneA, 2)), nil, Pods(4, web)...)
+		reserved, other := count(plan)
+		assert.Equal(t, 2, reserved)
+		assert.Zero(t, other, "nodepool default must not take them in this run")
+		require.Len(t, plan.Unschedulable, 2)
+		for _, f := range plan.Unschedulable {
+			assert.Contains(t, f.Reason, "nodepool reserved: capacity reservation cr-1 is used up")
+			assert.Contains(t, f.Reason, "nodepool default: not tried: nodepool reserved (weight 10) would take the pod into a capacity reservation this run has used up")
+		}
+
+		plan = solve(t, false, m5(reservation("cr-1", zoneA, 2)), nil, Pods(4, web)...)
+		reserved, other = count(plan)
+		assert.Equal(t, []int{2, 2}, []int{reserved, other}, "a disruption simulation falls back")
+	})
+	t.Run("held by an in-flight claim not launched yet", func(t *testing.T) {
+		inFlight := []scheduling.InFlightClaim{{Name: "reserved-old", NodePool: "reserved", PendingReservationID: "cr-1",
+			Allocatable: scheduling.Resources{CPU: 100, Memory: 1 << 30, Pods: 10}}}
+		plan := solve(t, true, m5(reservation("cr-1", zoneA, 1)), inFlight, Pods(1, web)...)
+		assert.Empty(t, plan.NewClaims)
+		assert.Len(t, plan.Unschedulable, 1)
+	})
+	t.Run("full as EC2 reports it: the next nodepool takes the pods", func(t *testing.T) {
+		plan := solve(t, true, m5(reservation("cr-1", zoneA, 0)), nil, Pods(2, web)...)
+		reserved, other := count(plan)
+		assert.Equal(t, []int{0, 2}, []int{reserved, other})
+		assert.Empty(t, plan.Unschedulable)
+	})
+	t.Run("a pod the nodepool cannot take anyway is not held", func(t *testing.T) {
+		arm := PodOptions{Name: "other", CPU: "1500m", Memory: "1Gi", NodeSelector: map[string]string{scheduling.LabelCapacityType: scheduling.CapacityTypeSpot}}
+		plan := solve(t, true, m5(reservation("cr-1", zoneA, 1)), nil, append(Pods(1, web), Pods(1, arm)...)...)
+		reserved, other := count(plan)
+		assert.Equal(t, []int{1, 1}, []int{reserved, other}, "the spot-only pod never needed the reservation")
+		assert.Empty(t, plan.Unschedulable)
+	})
+	t.Run("preferences are not relaxed onto another reservation", func(t *testing.T) {
+		prefersA := PodOptions{Name: "web", CPU: "1500m", Memory: "1Gi", NodePreferences: [][]corev1.NodeSelectorRequirement{
+			{{Key: scheduling.LabelZone, Operator: corev1.NodeSelectorOpIn, Values: []string{zoneA}}}}}
+		types := m5(reservation("cr-a", zoneA, 1), reservation("cr-b", zoneB, 5))
+		plan := solve(t, true, types, nil, Pods(2, prefersA)...)
+		require.Len(t, plan.NewClaims, 1)
+		assert.Equal(t, "cr-a", plan.NewClaims[0].ReservationID)
+		require.Len(t, plan.Unschedulable, 1, "waits for cr-a rather than relaxing its zone preference")
+		assert.Empty(t, plan.Unschedulable[0].Relaxed)
+
+		plan = solve(t, false, types, nil, Pods(2, prefersA)...)
+		assert.Len(t, plan.NewClaims, 2, "without the rule the preference is relaxed onto cr-b")
+		assert.Empty(t, plan.Unschedulable)
+	})
 }

@@ -41,6 +41,12 @@ type Input struct {
 	Namespaces []*corev1.Namespace
 	// IgnorePreferences drops preferred node affinity up front (Karpenter's PREFERENCE_POLICY=Ignore).
 	IgnorePreferences bool
+	// StrictReservations is provisioning's rule for capacity reservations (Karpenter's provisioner runs
+	// its scheduler without reserved-capacity fallback): a pod that a NodePool would put into a
+	// reservation, but for claims of this solve or in-flight claims not launched yet having used it up,
+	// is not offered to the NodePools after it (lower weight) nor relaxed; it waits for the next run
+	// (deferredByReservation). Disruption's simulations leave it off, as Karpenter's do.
+	StrictReservations bool
 }
 
 // solver holds the state of one solve.
@@ -68,6 +74,9 @@ type solver struct {
 	targets map[targetKey]cachedTarget
 	// res counts the instances capacity reservations still take; nil when the catalogs have none.
 	res *reservationLedger
+	// deferredBy is set by place when a pod waits for a used-up reservation of that pool
+	// (Input.StrictReservations); placeClass reads and clears it.
+	deferredBy *poolState
 	// views, when set (Prepared.Solve), are in.Nodes as setupTopology reads them, one per node.
 	views []*nodeView
 	// existing, when set with views, counts the running pods in the topology groups (existingcounts.go).
@@ -245,6 +254,7 @@ func (s *solver) placeClass(c *podClass) {
 	for c.next < len(c.pods) {
 		pod := c.pods[c.next]
 		placed := false
+		var deferredBy *poolState
 		for ; c.step < len(c.steps); c.step++ {
 			st := &c.steps[c.step]
 			slotCursor, claimCursor := 0, 0
@@ -256,10 +266,19 @@ func (s *solver) placeClass(c *podClass) {
 				slotHint, claimHint, hintStep = slotCursor, claimCursor, c.step
 				break
 			}
+			if deferredBy, s.deferredBy = s.deferredBy, nil; deferredBy != nil {
+				break // waiting for a reservation: not relaxed, as in Karpenter
+			}
 		}
 		if !placed {
 			last := &c.steps[len(c.steps)-1]
+			if deferredBy != nil {
+				last = &c.steps[c.step]
+			}
 			rejections := s.diagnose(c, last)
+			if deferredBy != nil {
+				rejections = s.deferralRejections(rejections, deferredBy)
+			}
 			s.topo.forget(last.topo, len(c.pods)-c.next)
 			for _, p := range c.pods[c.next:] {
 				s.failed = append(s.failed, newPodFailure(p, last.Relaxed, rejections))
@@ -314,6 +333,7 @@ func (s *solver) place(c *podClass, st *classStep, pod *corev1.Pod, slotCursor, 
 		}
 	}
 	for _, ps := range s.pools {
+		deferred := false
 		for _, zst := range s.newClaimSteps(st) {
 			if cl := s.openClaim(ps, c, zst, pod); cl != nil {
 				s.claims = append(s.claims, cl)
@@ -322,6 +342,11 @@ func (s *solver) place(c *podClass, st *classStep, pod *corev1.Pod, slotCursor, 
 				s.topo.record(zst.topo, cl.host, cl.reqs, ps.Taints)
 				return true
 			}
+			deferred = deferred || s.deferredByReservation(ps, c, zst)
+		}
+		if deferred {
+			s.deferredBy = ps // no NodePool after this one takes the pod in this solve
+			return false
 		}
 	}
 	return false

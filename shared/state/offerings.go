@@ -22,14 +22,23 @@ const UnavailableCapacityTTL = 3 * time.Minute
 // fixes the cause, and lets the solves pick other offerings meanwhile.
 const DiedAtLaunchTTL = 30 * time.Minute
 
-// Offering is one place an instance type can be bought: type × zone × capacity type.
+// Offering is one place an instance type can be bought: type × zone × capacity type, or one capacity
+// reservation of it (ReservationID, capacity type reserved): a reservation whose owner reclaims it is
+// taken out alone, as Karpenter marks the reservation rather than every reserved offering of the type.
 type Offering struct {
-	InstanceType string `dynamodbav:"instanceType"`
-	Zone         string `dynamodbav:"zone"`
-	CapacityType string `dynamodbav:"capacityType"`
+	InstanceType  string `dynamodbav:"instanceType"`
+	Zone          string `dynamodbav:"zone"`
+	CapacityType  string `dynamodbav:"capacityType"`
+	ReservationID string `dynamodbav:"reservationId,omitempty"`
 }
 
-func (o Offering) String() string { return o.CapacityType + "#" + o.InstanceType + "#" + o.Zone }
+func (o Offering) String() string {
+	s := o.CapacityType + "#" + o.InstanceType + "#" + o.Zone
+	if o.ReservationID != "" {
+		s += "#" + o.ReservationID
+	}
+	return s
+}
 
 // UnavailableOffering is an offering taken out of consideration until Until.
 type UnavailableOffering struct {

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/awstest"
 	"github.com/nodewright/nodewright/shared/instance"
@@ -159,6 +160,8 @@ func (w *World) Drain(t testing.TB, url string) []string {
 // ClaimOptions describe a claim that has come as far as initialized.
 type ClaimOptions struct {
 	Name, InstanceID, InstanceType, Zone, CapacityType, NodeName string
+	// ReservationID, when set, is the capacity reservation the instance runs in (its claim's label).
+	ReservationID string
 }
 
 // InitializedClaim writes a claim and moves it through launched and registered to initialized, as the
@@ -174,6 +177,9 @@ func (w *World) InitializedClaim(t testing.TB, o ClaimOptions) state.Claim {
 		func(c *state.Claim) {
 			c.Lifecycle, c.InstanceID, c.InstanceType, c.Zone, c.CapacityType = state.Launched, o.InstanceID, o.InstanceType, o.Zone, o.CapacityType
 			c.ProviderID = fmt.Sprintf("aws:///%s/%s", o.Zone, o.InstanceID)
+			if o.ReservationID != "" {
+				c.Labels = map[string]string{apis.LabelCapacityReservationID: o.ReservationID}
+			}
 		},
 		func(c *state.Claim) { c.Lifecycle, c.NodeName = state.Registered, o.NodeName },
 		func(c *state.Claim) { c.Lifecycle = state.Initialized },
