@@ -9,6 +9,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/pricing"
@@ -47,10 +48,13 @@ type Store struct {
 type Env struct {
 	AWS     aws.Config
 	Cluster kube.Cluster
-	Kube    kubernetes.Interface
-	Prices  *pricing.Provider
-	Store   *state.Store
-	getenv  func(string) string
+	// REST is the API server's client configuration (EKS tokens of the function's role), for clients
+	// beside Kube such as the mirrors' dynamic one.
+	REST   *rest.Config
+	Kube   kubernetes.Interface
+	Prices *pricing.Provider
+	Store  *state.Store
+	getenv func(string) string
 }
 
 // Var is the environment variable name's value ("" when unset).
@@ -81,7 +85,10 @@ func connect(ctx context.Context, cfg aws.Config, getenv func(string) string, sp
 		if err != nil {
 			return nil, err
 		}
-		if env.Kube, err = kube.Connect(cfg, cluster); err != nil {
+		if env.REST, err = kube.RESTConfig(cluster.Endpoint, cluster.CA, kube.NewTokensFromConfig(cfg, cluster.Name)); err != nil {
+			return nil, err
+		}
+		if env.Kube, err = kube.NewClientset(env.REST); err != nil {
 			return nil, err
 		}
 		env.Cluster = cluster

@@ -67,6 +67,8 @@ func TestAClusterTheEnvironmentDescribesIsNotAskedOfEKS(t *testing.T) {
 	assert.Equal(t, "prod", env.Cluster.Name)
 	assert.Equal(t, "https://api.example", env.Cluster.Endpoint)
 	assert.NotNil(t, env.Kube)
+	require.NotNil(t, env.REST)
+	assert.Equal(t, "https://api.example", env.REST.Host)
 	assert.Nil(t, env.Prices, "not asked for")
 	assert.Nil(t, env.Store, "not asked for")
 }
