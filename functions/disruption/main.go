@@ -20,18 +20,15 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/nodewright/nodewright/shared/connect"
 	"github.com/nodewright/nodewright/shared/consolidation"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/nodeclass"
-	"github.com/nodewright/nodewright/shared/pricing"
 	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/runmetrics"
-	"github.com/nodewright/nodewright/shared/state"
 	"github.com/nodewright/nodewright/shared/termination"
 )
 
@@ -87,26 +84,17 @@ func readSettings(getenv func(string) string) (settings, error) {
 
 // build wires the runner from the environment; only start-up failures end the process.
 func build(ctx context.Context, s settings) (*consolidation.Runner, error) {
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("loading AWS configuration: %w", err)
-	}
-	cluster, err := kube.ClusterFromEnv(ctx, os.Getenv, eks.NewFromConfig(cfg), kube.Need{Nodes: true})
-	if err != nil {
-		return nil, err
-	}
-	client, err := kube.Connect(cfg, cluster)
+	// A launching function needs the service CIDR and version, from EKS when the environment lacks them.
+	// In an isolated VPC (NODEWRIGHT_ISOLATED_VPC) the shipped table prices and the Pricing API is never
+	// called. A warm invocation reads again only the claim shards that changed since the last one
+	// (state.ClaimsView); launch and disruption decisions of an isolated function say what priced them
+	// (state.WithPriceNote).
+	env, err := connect.Load(ctx, os.Getenv, connect.Spec{Kube: true, Need: kube.Need{Nodes: true}, Prices: true,
+		Store: &connect.Store{ClaimsView: true, PriceNote: true}})
 	if err != nil {
 		return nil, err
 	}
-	// In an isolated VPC (NODEWRIGHT_ISOLATED_VPC) the shipped table prices and the Pricing API is never called.
-	prices, err := pricing.NewProviderFromEnv(cfg.Region, os.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	// A warm invocation reads again only the claim shards that changed since the last one (state.ClaimsView).
-	// Launch and disruption decisions of an isolated function say what priced them (state.WithPriceNote).
-	store := state.New(state.NewClient(cfg), s.table, state.WithClaimsView(), state.WithPriceNote(prices.DecisionNote()))
+	cfg, cluster, client, prices, store := env.AWS, env.Cluster, env.Kube, env.Prices, env.Store
 	recorder := kube.NewRecorder(client, kube.RecorderOptions{Instance: "disruption"})
 	// Replacements go through a provisioner's launch path: the same catalog, node classes, templates,
 	// prices (the stored on-demand and spot tables, as the provisioner loads them; the shipped on-demand

@@ -18,16 +18,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/nodewright/nodewright/shared/connect"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/interruption"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/runmetrics"
-	"github.com/nodewright/nodewright/shared/state"
 )
 
 func main() {
@@ -79,24 +77,18 @@ func build(ctx context.Context, log *slog.Logger) (*interruption.Service, error)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("loading AWS configuration: %w", err)
-	}
-	cluster, err := kube.ClusterFromEnv(ctx, os.Getenv, eks.NewFromConfig(cfg), kube.Need{})
+	// The variables readSettings checked; connect also finds the cluster and connects to it.
+	env, err := connect.Load(ctx, os.Getenv, connect.Spec{Kube: true, Store: &connect.Store{}})
 	if err != nil {
 		return nil, err
 	}
-	client, err := kube.Connect(cfg, cluster)
-	if err != nil {
-		return nil, err
-	}
+	cfg, client := env.AWS, env.Kube
 	queue := sqs.NewFromConfig(cfg)
 	launcher := instance.New(ec2.NewFromConfig(cfg), s.cluster)
 	return interruption.NewService(interruption.ServiceConfig{ClusterName: s.cluster,
 		ProvisioningQueueURL: s.provisioningURL, TerminationQueueURL: s.terminationURL, Rebalance: s.rebalance,
 	}, interruption.ServiceDeps{
-		State:      state.New(state.NewClient(cfg), s.table),
+		State:      env.Store,
 		Instances:  launcher,
 		Reasons:    launcher,
 		Nodes:      kube.NewActions(client),

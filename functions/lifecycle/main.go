@@ -20,12 +20,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/nodewright/nodewright/shared/connect"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/launchtemplate"
@@ -34,7 +33,6 @@ import (
 	"github.com/nodewright/nodewright/shared/nodeclass"
 	"github.com/nodewright/nodewright/shared/pricing"
 	"github.com/nodewright/nodewright/shared/runmetrics"
-	"github.com/nodewright/nodewright/shared/state"
 	"github.com/nodewright/nodewright/shared/termination"
 )
 
@@ -58,27 +56,15 @@ func main() {
 // build wires the runner and the price refreshes from the environment; only start-up failures end the
 // process.
 func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
-	table, queue := os.Getenv("NODEWRIGHT_STATE_TABLE"), os.Getenv("NODEWRIGHT_TERMINATION_QUEUE_URL")
-	if table == "" || queue == "" {
-		return nil, priceRefresh{}, fmt.Errorf("NODEWRIGHT_STATE_TABLE and NODEWRIGHT_TERMINATION_QUEUE_URL are required")
-	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, priceRefresh{}, fmt.Errorf("loading AWS configuration: %w", err)
-	}
-	cluster, err := kube.ClusterFromEnv(ctx, os.Getenv, eks.NewFromConfig(cfg), kube.Need{})
+	env, err := connect.Load(ctx, os.Getenv, connect.Spec{Require: []string{"NODEWRIGHT_TERMINATION_QUEUE_URL"},
+		Kube: true, Prices: true,
+		// A warm invocation reads again only the claim shards that changed since the last one (state.ClaimsView).
+		Store: &connect.Store{ClaimsView: true}})
 	if err != nil {
 		return nil, priceRefresh{}, err
 	}
-	name := cluster.Name
-	restCfg, err := kube.RESTConfig(cluster.Endpoint, cluster.CA, kube.NewTokensFromConfig(cfg, name))
-	if err != nil {
-		return nil, priceRefresh{}, err
-	}
-	client, err := kube.NewClientset(restCfg)
-	if err != nil {
-		return nil, priceRefresh{}, err
-	}
+	cfg, name, restCfg, client, store := env.AWS, env.Cluster.Name, env.REST, env.Kube, env.Store
+	queue := env.Var("NODEWRIGHT_TERMINATION_QUEUE_URL")
 	// The NodeClaim mirrors (nodewright.sh/v1), written on change only; the writer learns what the cluster
 	// holds with one metadata LIST when the process starts.
 	mirrors, err := mirror.NewClient(restCfg, mirror.NodeClaims, "nodewright-lifecycle")
@@ -86,13 +72,8 @@ func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 		return nil, priceRefresh{}, err
 	}
 	// In an isolated VPC (NODEWRIGHT_ISOLATED_VPC) the shipped table prices and the Pricing API is never called.
-	prices, err := pricing.NewProviderFromEnv(cfg.Region, os.Getenv)
-	if err != nil {
-		return nil, priceRefresh{}, err
-	}
+	prices := env.Prices
 	ec2Client := ec2.NewFromConfig(cfg)
-	// A warm invocation reads again only the claim shards that changed since the last one (state.ClaimsView).
-	store := state.New(state.NewClient(cfg), table, state.WithClaimsView())
 	launcher := instance.New(ec2Client, name)
 	// In an isolated VPC IAM cannot be reached, and no node class has a profile Nodewright made (the CDK
 	// app refuses spec.role there): nothing to clean up.

@@ -14,16 +14,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/eks"
 
+	"github.com/nodewright/nodewright/shared/connect"
 	"github.com/nodewright/nodewright/shared/crash"
 	"github.com/nodewright/nodewright/shared/kube"
-	"github.com/nodewright/nodewright/shared/pricing"
 	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/runmetrics"
-	"github.com/nodewright/nodewright/shared/state"
 )
 
 func main() {
@@ -45,30 +42,17 @@ func main() {
 
 // build wires the provisioner from the environment; only start-up failures end the process.
 func build(ctx context.Context) (*provisioning.Provisioner, error) {
-	table := os.Getenv("NODEWRIGHT_STATE_TABLE")
-	if table == "" {
-		return nil, fmt.Errorf("NODEWRIGHT_STATE_TABLE is required")
-	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("loading AWS configuration: %w", err)
-	}
-	cluster, err := kube.ClusterFromEnv(ctx, os.Getenv, eks.NewFromConfig(cfg), kube.Need{Nodes: true})
+	// A launching function needs the service CIDR and version, from EKS when the environment lacks them.
+	// In an isolated VPC (NODEWRIGHT_ISOLATED_VPC) the shipped table prices and the Pricing API is never
+	// called. A warm invocation reads again only the claim shards that changed since the last one
+	// (state.ClaimsView); launch and disruption decisions of an isolated function say what priced them
+	// (state.WithPriceNote).
+	env, err := connect.Load(ctx, os.Getenv, connect.Spec{Kube: true, Need: kube.Need{Nodes: true}, Prices: true,
+		Store: &connect.Store{ClaimsView: true, PriceNote: true}})
 	if err != nil {
 		return nil, err
 	}
-	client, err := kube.Connect(cfg, cluster)
-	if err != nil {
-		return nil, err
-	}
-	// In an isolated VPC (NODEWRIGHT_ISOLATED_VPC) the shipped table prices and the Pricing API is never called.
-	prices, err := pricing.NewProviderFromEnv(cfg.Region, os.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	// A warm invocation reads again only the claim shards that changed since the last one (state.ClaimsView).
-	// Launch and disruption decisions of an isolated function say what priced them (state.WithPriceNote).
-	store := state.New(state.NewClient(cfg), table, state.WithClaimsView(), state.WithPriceNote(prices.DecisionNote()))
+	cfg, cluster, client, prices, store := env.AWS, env.Cluster, env.Kube, env.Prices, env.Store
 	// Prices are the tables the lifecycle function stores — on-demand from the Pricing API, spot from
 	// EC2 — loaded in the background off Lambda's start-up budget and then by runs at most once a minute,
 	// on-demand first (spot is floored at a share of it). Until an on-demand table is stored, or when it

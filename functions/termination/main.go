@@ -20,15 +20,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/nodewright/nodewright/shared/connect"
 	"github.com/nodewright/nodewright/shared/instance"
 	"github.com/nodewright/nodewright/shared/kube"
 	"github.com/nodewright/nodewright/shared/runmetrics"
-	"github.com/nodewright/nodewright/shared/state"
 	"github.com/nodewright/nodewright/shared/termination"
 )
 
@@ -51,32 +49,22 @@ func main() {
 
 // build wires the termination service from the environment; only start-up failures end the process.
 func build(ctx context.Context) (*termination.Service, error) {
-	table, queue := os.Getenv("NODEWRIGHT_STATE_TABLE"), os.Getenv("NODEWRIGHT_TERMINATION_QUEUE_URL")
-	if os.Getenv(kube.EnvClusterName) == "" || table == "" || queue == "" {
-		return nil, fmt.Errorf("NODEWRIGHT_CLUSTER_NAME, NODEWRIGHT_STATE_TABLE and NODEWRIGHT_TERMINATION_QUEUE_URL are required")
-	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("loading AWS configuration: %w", err)
-	}
-	cluster, err := kube.ClusterFromEnv(ctx, os.Getenv, eks.NewFromConfig(cfg), kube.Need{})
+	env, err := connect.Load(ctx, os.Getenv, connect.Spec{Require: []string{"NODEWRIGHT_TERMINATION_QUEUE_URL"},
+		Kube: true, Store: &connect.Store{}})
 	if err != nil {
 		return nil, err
 	}
-	name := cluster.Name
-	client, err := kube.Connect(cfg, cluster)
-	if err != nil {
-		return nil, err
-	}
+	name, cfg := env.Cluster.Name, env.AWS
 	messages := sqs.NewFromConfig(cfg)
-	return termination.NewService(termination.Config{QueueURL: queue, ProvisioningQueueURL: os.Getenv("NODEWRIGHT_PROVISIONING_QUEUE_URL"),
-		DisruptionQueueURL: os.Getenv("NODEWRIGHT_DISRUPTION_QUEUE_URL"),
-		ClusterName:        name, Log: lambdacontext.NewLogger()}, termination.Deps{
-		Store:      state.New(state.NewClient(cfg), table),
-		Kube:       client,
-		Actions:    kube.NewActions(client),
+	return termination.NewService(termination.Config{QueueURL: env.Var("NODEWRIGHT_TERMINATION_QUEUE_URL"),
+		ProvisioningQueueURL: env.Var("NODEWRIGHT_PROVISIONING_QUEUE_URL"),
+		DisruptionQueueURL:   env.Var("NODEWRIGHT_DISRUPTION_QUEUE_URL"),
+		ClusterName:          name, Log: lambdacontext.NewLogger()}, termination.Deps{
+		Store:      env.Store,
+		Kube:       env.Kube,
+		Actions:    kube.NewActions(env.Kube),
 		Instances:  instance.New(ec2.NewFromConfig(cfg), name),
-		Events:     kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
+		Events:     kube.NewRecorder(env.Kube, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
 		Queue:      messages,
 		Visibility: messages,
 		Now:        time.Now,
