@@ -29,6 +29,8 @@ type candidate struct {
 	// cost is RescheduleDisruptionCost of pods; requests sums their CPU and memory requests.
 	cost     float64
 	requests room
+	// buffered says a CapacityBuffer's virtual pod keeps room on the node (scheduling.IsBufferPod).
+	buffered bool
 	// unfit caches pruner.unfit.
 	unfit *room
 	// noReplace is set by the churn guard: the node was itself launched as a replacement within
@@ -53,8 +55,10 @@ func (c *candidate) name() string { return c.node.Name() }
 // empty reports whether the node is empty as Karpenter counts it (its IsEmpty): moving its pods
 // adds nothing to the node's base disruption cost, so it holds no reschedulable pod or only pods
 // whose eviction cost is zero or less (a pod-deletion-cost or priority low enough, cost.go). Such
-// pods are drained with the node, like any other; nothing is launched for them first.
-func (c *candidate) empty() bool { return c.cost <= baseDisruptionCost }
+// pods are drained with the node, like any other; nothing is launched for them first. A node that keeps a
+// CapacityBuffer's room is never empty (Karpenter's emptiness skips nodes hosting buffer pods), though a
+// virtual pod's lowest priority makes its eviction cost nothing.
+func (c *candidate) empty() bool { return c.cost <= baseDisruptionCost && !c.buffered }
 
 // noPods reports whether no reschedulable pod is left on the node: drift's "empty first", which
 // Karpenter decides by this and not by empty's cost.
@@ -151,6 +155,7 @@ func newCandidate(now time.Time, n *Node, pools map[string]NodePool, pdb *pdbs, 
 		return nil, np.invalidWhy
 	}
 	c.pods, c.requests.cpu, c.requests.memory, c.cost = np.pods, np.cpu, np.mem, np.cost
+	c.buffered = slices.ContainsFunc(c.pods, scheduling.IsBufferPod)
 	return c, ""
 }
 

@@ -32,6 +32,12 @@ type marks struct {
 	failures map[string][]state.LaunchFailure
 }
 
+// MarkSubnetUnavailable is the subnet half of the recorder: a launch that died at start names no subnet, so
+// nothing here marks one.
+func (m *marks) MarkSubnetUnavailable(context.Context, string, string, string, time.Duration) error {
+	return nil
+}
+
 func (m *marks) RecordLaunchFailure(_ context.Context, nodeClass string, f state.LaunchFailure) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
