@@ -89,7 +89,8 @@ func TestManifestsPrintTheCapacityBufferCRDOnlyOnRequest(t *testing.T) {
 
 	out.Reset()
 	require.Equal(t, 0, dispatch([]string{"manifests", "--no-webhook"}, strings.NewReader(""), &out, &errOut))
-	assert.NotContains(t, out.String(), "CustomResourceDefinition", "the footprint never carries it")
+	assert.NotContains(t, out.String(), "capacitybuffers.autoscaling.x-k8s.io", "the footprint never carries it")
+	assert.NotContains(t, out.String(), "group: autoscaling.x-k8s.io\n", "the footprint's CRDs are nodewright.sh's mirrors only")
 
 	errOut.Reset()
 	assert.Equal(t, 2, dispatch([]string{"manifests", "--capacity-buffer-crd", "--no-webhook"}, strings.NewReader(""), &out, &errOut))
