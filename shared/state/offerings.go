@@ -2,11 +2,7 @@ package state
 
 import (
 	"context"
-	"fmt"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 const unavailablePartition = "UNAVAILABLE"
@@ -55,30 +51,12 @@ func (u UnavailableOffering) Until() time.Time { return time.UnixMilli(u.UntilMS
 // again extends the window.
 func (s *Store) MarkUnavailable(ctx context.Context, o Offering, reason string, ttl time.Duration) error {
 	until := s.now().Add(ttl)
-	item, err := marshalItem(unavailablePartition, o.String(), UnavailableOffering{
+	return s.putMark(ctx, unavailablePartition, o.String(), UnavailableOffering{
 		Offering: o, Reason: reason, UntilMS: until.UnixMilli(), TTL: until.Unix() + 1,
-	})
-	if err != nil {
-		return err
-	}
-	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
-		return fmt.Errorf("marking %s unavailable: %w", o, err)
-	}
-	return nil
+	}, o.String())
 }
 
 // UnavailableOfferings returns the offerings still out now.
 func (s *Store) UnavailableOfferings(ctx context.Context) ([]UnavailableOffering, error) {
-	all, err := queryAll[UnavailableOffering](ctx, s.db, s.partition(unavailablePartition, ""))
-	if err != nil {
-		return nil, fmt.Errorf("reading unavailable offerings: %w", err)
-	}
-	now := s.now().UnixMilli()
-	live := all[:0]
-	for _, u := range all {
-		if u.UntilMS > now {
-			live = append(live, u)
-		}
-	}
-	return live, nil
+	return liveMarks(ctx, s, unavailablePartition, func(u *UnavailableOffering) int64 { return u.UntilMS }, "unavailable offerings")
 }

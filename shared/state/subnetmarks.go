@@ -3,11 +3,7 @@ package state
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 // unavailableSubnetPartition holds the subnets EC2 recently found without free addresses, one item per
@@ -35,32 +31,14 @@ func (s *Store) MarkSubnetUnavailable(ctx context.Context, subnetID, zone, reaso
 		return errors.New("marking a subnet unavailable: subnetId is empty")
 	}
 	until := s.now().Add(ttl)
-	item, err := marshalItem(unavailableSubnetPartition, subnetID, UnavailableSubnet{
+	return s.putMark(ctx, unavailableSubnetPartition, subnetID, UnavailableSubnet{
 		SubnetID: subnetID, Zone: zone, Reason: reason, UntilMS: until.UnixMilli(), TTL: until.Unix() + 1,
-	})
-	if err != nil {
-		return err
-	}
-	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
-		return fmt.Errorf("marking subnet %s unavailable: %w", subnetID, err)
-	}
-	return nil
+	}, "subnet "+subnetID)
 }
 
 // UnavailableSubnets returns the subnets still out now. The read is bounded by what can be marked: one
 // item per subnet the EC2NodeClasses select that a fleet found full in the last UnavailableCapacityTTL
 // (an account has at most a few hundred subnets per VPC; DynamoDB's TTL and the Until check drop the rest).
 func (s *Store) UnavailableSubnets(ctx context.Context) ([]UnavailableSubnet, error) {
-	all, err := queryAll[UnavailableSubnet](ctx, s.db, s.partition(unavailableSubnetPartition, ""))
-	if err != nil {
-		return nil, fmt.Errorf("reading unavailable subnets: %w", err)
-	}
-	now := s.now().UnixMilli()
-	live := all[:0]
-	for _, u := range all {
-		if u.UntilMS > now {
-			live = append(live, u)
-		}
-	}
-	return live, nil
+	return liveMarks(ctx, s, unavailableSubnetPartition, func(u *UnavailableSubnet) int64 { return u.UntilMS }, "unavailable subnets")
 }
