@@ -95,10 +95,10 @@ func balancedTotals(pools map[string]NodePool, nodes []*Node) map[string]poolTot
 // nodeDisruptionCost is RescheduleDisruptionCost of the node's reschedulable pods, without
 // collecting them.
 func nodeDisruptionCost(n *Node) float64 {
-	cost := 1.0
+	cost := baseDisruptionCost
 	for _, p := range n.Pods {
 		if isReschedulable(p) {
-			cost += max(0, EvictionCost(p))
+			cost += podDisruptionCost(p)
 		}
 	}
 	return cost

@@ -32,10 +32,14 @@ const baseDisruptionCost = 1.0
 func RescheduleDisruptionCost(pods []*corev1.Pod) float64 {
 	cost := baseDisruptionCost
 	for _, p := range pods {
-		cost += max(0, EvictionCost(p))
+		cost += podDisruptionCost(p)
 	}
 	return cost
 }
+
+// podDisruptionCost is what moving pod adds to its node's disruption cost: its eviction cost, counted
+// only when positive.
+func podDisruptionCost(pod *corev1.Pod) float64 { return max(0, EvictionCost(pod)) }
 
 // isReschedulable reports whether the pod must move when its node goes: it is running or pending
 // (not finished, not being deleted), and neither a DaemonSet pod nor a static (mirror) pod.
