@@ -48,6 +48,10 @@ var scenarios = map[string]scenario{
 		rep, err := sb.Expiry(ctx, sandbox.ExpiryOptions{ScaleUpOptions: sandbox.ScaleUpOptions{Replicas: int32(replicas)}})
 		return rep, err == nil && rep.Worked(), err
 	},
+	"headroom": func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (any, bool, error) {
+		rep, err := sb.Headroom(ctx, sandbox.HeadroomOptions{BufferSize: int32(replicas)})
+		return rep, err == nil && rep.Worked(), err
+	},
 	"chaos": func(ctx context.Context, sb *sandbox.Sandbox, replicas int) (any, bool, error) {
 		rep, err := sb.Chaos(ctx, sandbox.ScaleUpOptions{Replicas: int32(replicas)})
 		return rep, err == nil && rep.Worked(), err
@@ -69,7 +73,8 @@ var scenarios = map[string]scenario{
 
 // defaultReplicas is each scenario's --replicas when the flag is not given; scenarios not listed take
 // defaultScenarioReplicas.
-var defaultReplicas = map[string]int{"burst": sandbox.DefaultBurstReplicas, "detection": sandbox.DefaultDetectionPods}
+var defaultReplicas = map[string]int{"burst": sandbox.DefaultBurstReplicas, "detection": sandbox.DefaultDetectionPods,
+	"headroom": sandbox.DefaultHeadroomBufferSize}
 
 const defaultScenarioReplicas = 30
 
@@ -97,8 +102,8 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	name := fset.String("scenario", "all", "scenario to run: "+strings.Join(scenarioNames(), ", ")+" or all")
 	report := fset.String("report", "", "write the JSON report to `FILE` (one object per scenario with --scenario all)")
 	logFile := fset.String("log", "", "write the functions' JSON logs to `FILE`")
-	replicas := fset.Int("replicas", 0, fmt.Sprintf("replicas of the scenario's deployment (default %d; burst %d; detection: pods per pass, %d)",
-		defaultScenarioReplicas, sandbox.DefaultBurstReplicas, sandbox.DefaultDetectionPods))
+	replicas := fset.Int("replicas", 0, fmt.Sprintf("replicas of the scenario's deployment (default %d; burst %d; detection: pods per pass, %d; headroom: the buffer's chunks and the scale-up's pods, %d)",
+		defaultScenarioReplicas, sandbox.DefaultBurstReplicas, sandbox.DefaultDetectionPods, sandbox.DefaultHeadroomBufferSize))
 	boot := fset.Duration("boot-delay", 3*time.Second, "how long an instance runs before its Node joins")
 	seed := fset.Uint64("seed", 0, "the chaos scenario's fault seed (0: drawn at random; the report gives it)")
 	if err := fset.Parse(args); err != nil {
@@ -176,6 +181,9 @@ func runScenario(ctx context.Context, name string, replicas int, boot time.Durat
 	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	opts := sandbox.Options{Out: stdout, Log: logs, BootDelay: boot}
+	if name == "headroom" { // the buffer's room and the static pool are kept by backstop runs
+		opts.BackstopEvery = sandbox.HeadroomBackstopEvery
+	}
 	if name == "chaos" { // the fault layer goes on the functions' clients as they are built; the scenario arms it
 		if seed == 0 {
 			seed = rand.Uint64()

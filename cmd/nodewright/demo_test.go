@@ -14,7 +14,7 @@ func TestDemoRejectsBadArguments(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"demo", "--scenario", "scale-down"}, `unknown scenario "scale-down" (have burst, chaos, coexistence, consolidation, detection, drift, expiry, scale-up, spot-interruption)`},
+		{[]string{"demo", "--scenario", "scale-down"}, `unknown scenario "scale-down" (have burst, chaos, coexistence, consolidation, detection, drift, expiry, headroom, scale-up, spot-interruption)`},
 		{[]string{"demo", "--replicas", "0"}, "--replicas must be at least 1"},
 		{[]string{"demo", "--scenario", "scale-up", "extra"}, "unexpected arguments [extra]"},
 	}
@@ -30,4 +30,5 @@ func TestDemoReplicasDefaultPerScenario(t *testing.T) {
 	assert.Equal(t, 1000, replicasFor("burst"), "1,000 pods that need 200 nodes")
 	assert.Equal(t, 30, replicasFor("scale-up"))
 	assert.Equal(t, 30, replicasFor("consolidation"))
+	assert.Equal(t, 10, replicasFor("headroom"), "the buffer's chunks and the scale-up's pods")
 }

@@ -61,7 +61,10 @@ func (s *Sandbox) StartDisruption(ctx context.Context) error {
 		Nodes:        kube.NewActions(s.FunctionClient(footprint.Disruption)),
 		Terminations: termination.NewSender(s.SQS, s.Queues.Termination),
 		Events:       s.recorders[footprint.Disruption],
-		Now:          time.Now,
+		// CapacityBuffers are read (gate CapacityBuffer) so consolidation keeps their room, as
+		// functions/disruption wires it.
+		Buffers: kube.NewBuffers(s.FunctionClient(footprint.Disruption), ""),
+		Now:     time.Now,
 	})
 	s.mu.Lock()
 	if s.Disruption != nil {

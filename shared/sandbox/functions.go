@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -70,11 +71,25 @@ func (s *Sandbox) provision(ctx context.Context, t provisioning.Trigger) provisi
 		s.fail(fmt.Errorf("provisioner (%s): %w", what, out.Err))
 	case !rep.Lease:
 		s.Timeline.Printf("provisioner", "%s: another run holds the lease; coalesced", what)
-	case rep.PendingPods == 0:
+	case rep.PendingPods == 0 && rep.Buffers == 0 && len(out.Launched) == 0:
+		// Nothing pending, no CapacityBuffer and nothing launched (a static pool at its count).
 		s.Log.Info("nothing pending", "trigger", what)
+	case rep.PendingPods == 0 && len(out.Launched) == 0:
+		// A CapacityBuffer's room is in place: the run is logged, and its errors count.
+		s.Log.Info("nothing pending", "trigger", what, "buffers", rep.Buffers, "bufferPods", rep.BufferPods)
+		for _, e := range rep.Errors {
+			s.fail(fmt.Errorf("provisioner: %s", e))
+		}
 	default:
-		s.Timeline.Printf("provisioner", "%s: %d pending pods, %d in flight; read in %.1f ms, solved in %.1f ms, launched in %.1f ms (the last run); launched %d, unschedulable %d",
-			what, rep.PendingPods, rep.InFlight, ms(rep.ReadDuration), ms(rep.SolveDuration), ms(rep.LaunchDuration), len(out.Launched), len(rep.Unschedulable))
+		virtual := ""
+		if rep.Buffers > 0 {
+			virtual = fmt.Sprintf(" and %d virtual pods of %d CapacityBuffers", rep.BufferPods, rep.Buffers)
+		}
+		s.Timeline.Printf("provisioner", "%s: %d pending pods%s, %d in flight; read in %.1f ms, solved in %.1f ms, launched in %.1f ms (the last run); launched %d, unschedulable %d",
+			what, rep.PendingPods, virtual, rep.InFlight, ms(rep.ReadDuration), ms(rep.SolveDuration), ms(rep.LaunchDuration), len(out.Launched), len(rep.Unschedulable))
+		for _, line := range rep.Static {
+			s.Timeline.Printf("provisioner", "%s", line)
+		}
 		for _, u := range rep.Unschedulable {
 			s.Timeline.Printf("provisioner", "cannot provision %s: %s", u.Pod, u.Reason)
 		}
@@ -118,14 +133,21 @@ func (s *Sandbox) lifecyclePass(ctx context.Context) {
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// noteLaunchedFor records, for each pod of each launched claim, the claim's instance.
+// noteLaunchedFor records each launched claim by its instance and, for each pod of the claim, the
+// claim's instance.
 func (s *Sandbox) noteLaunchedFor(claims []provisioning.LaunchedClaim) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.launchedFor == nil {
 		s.launchedFor = map[types.UID]string{}
 	}
+	if s.launchedClaims == nil {
+		s.launchedClaims = map[string]provisioning.LaunchedClaim{}
+	}
 	for _, c := range claims {
+		if c.InstanceID != "" {
+			s.launchedClaims[c.InstanceID] = c
+		}
 		for _, uid := range c.PodUIDs {
 			s.launchedFor[uid] = c.InstanceID
 		}
@@ -137,4 +159,11 @@ func (s *Sandbox) launchedInstanceFor(uid types.UID) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.launchedFor[uid]
+}
+
+// launchedClaimsByInstance returns every claim a provisioner run launched so far, by instance.
+func (s *Sandbox) launchedClaimsByInstance() map[string]provisioning.LaunchedClaim {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.launchedClaims)
 }

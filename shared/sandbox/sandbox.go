@@ -20,6 +20,7 @@ import (
 
 	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/awstest"
+	"github.com/nodewright/nodewright/shared/capacitybuffer"
 	"github.com/nodewright/nodewright/shared/consolidation"
 	"github.com/nodewright/nodewright/shared/faults"
 	"github.com/nodewright/nodewright/shared/footprint"
@@ -151,8 +152,10 @@ type Sandbox struct {
 	faultErrs      []error // errors of injected faults the functions reported
 	chaos          bool    // the chaos scenario has the fault layer armed
 	disruptionRuns []DisruptionRun
-	// launchedFor is, for each pod a provisioner run launched a claim for, that claim's instance.
-	launchedFor map[types.UID]string
+	// launchedFor is, for each pod a provisioner run launched a claim for, that claim's instance;
+	// launchedClaims every claim a provisioner run launched, by instance.
+	launchedFor    map[types.UID]string
+	launchedClaims map[string]provisioning.LaunchedClaim
 }
 
 // Stats count what the functions did.
@@ -441,6 +444,12 @@ func (s *Sandbox) Close() {
 // seed tells their claim-name draws apart.
 func (s *Sandbox) newProvisioner(f footprint.Function, prices *pricing.Provider, seed uint64) *provisioning.Provisioner {
 	snapshots := kube.NewSnapshotter(s.FunctionClient(f), kube.SnapshotOptions{})
+	// The provisioner function reads CapacityBuffers (when the CapacityBuffer gate is on), as
+	// functions/provisioner wires it; the disruption function's launch path does not.
+	var buffers capacitybuffer.Cluster
+	if f == footprint.Provisioner {
+		buffers = kube.NewBuffers(s.FunctionClient(f), "")
+	}
 	return provisioning.New(provisioning.Config{
 		Cluster: launchtemplate.Cluster{Name: Cluster, Endpoint: s.CP.Config.Host, CABundle: base64.StdEncoding.EncodeToString(s.CP.Config.CAData),
 			ServiceCIDR: "10.0.0.0/24", DNSIP: "10.0.0.10"},
@@ -456,6 +465,7 @@ func (s *Sandbox) newProvisioner(f footprint.Function, prices *pricing.Provider,
 		Templates:   launchtemplate.New(s.EC2, Cluster, time.Now),
 		Launcher:    s.Launcher,
 		Events:      s.recorders[f],
+		Buffers:     buffers,
 		Now:         time.Now,
 		Rand:        rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), seed)),
 	})
