@@ -146,8 +146,8 @@ func PendingPod(review *kube.EventReview) (corev1.ObjectReference, bool) {
 }
 
 // enqueue sends the pod's wake-up. Its deduplication id is the pod's uid alone, so SQS keeps one wake-up
-// per pod for five minutes however many Events the pod gets (one per change of the scheduler's
-// message), and the intake does not even send a pod it sent within that window (coalescer); a pod still
+// per pod for five minutes however many Events the pod gets (a new one whenever the pod's
+// resourceVersion changed since its last failure), and the intake does not even send a pod it sent within that window (coalescer); a pod still
 // pending after that is found by the provisioner's next run or its one-minute backstop. sent is false
 // for such a coalesced pod.
 func (in *Intake) enqueue(ctx context.Context, pod corev1.ObjectReference) (sent bool, err error) {

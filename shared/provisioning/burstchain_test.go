@@ -47,3 +47,40 @@ func TestARunThatLaunchedRunsAgain(t *testing.T) {
 	assert.Equal(t, 3, out.Runs, "the third run found both pods served by claims in flight and ended the chain")
 	assert.Empty(t, out.Report.Claims)
 }
+
+// countingPods is podsNow that counts its reads.
+type countingPods struct {
+	podsNow
+	mu    sync.Mutex
+	reads int
+}
+
+func (p *countingPods) Pod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
+	p.mu.Lock()
+	p.reads++
+	p.mu.Unlock()
+	return p.podsNow.Pod(ctx, ns, name)
+}
+
+// TestAChainedRunIsNotHeldUpByTheBatchsCheck: a run that launched is run again whatever its batch's check
+// says, so the check (mark, revision, a read of each pod the batch names) waits for the run that ends the
+// chain. Before, it was made after every run of a burst, and the next run's snapshot, which the pods
+// marked meanwhile wait for, started only after it.
+func TestAChainedRunIsNotHeldUpByTheBatchsCheck(t *testing.T) {
+	a, b := pod("a", nil), pod("b", nil)
+	a.Namespace, b.Namespace = "shop", "shop"
+	b.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("3") // not beside a on its node
+	first, second := pendingSnapshot(a), pendingSnapshot(a, b)
+	first.PodsResourceVersion, second.PodsResourceVersion = "100", "100"
+	cluster := &growingCluster{steps: []*kube.Snapshot{first, second}}
+	w := newTestProvisioner(t, cluster)
+	pods := &countingPods{podsNow: podsNow{pods: map[string]*corev1.Pod{"shop/a": pendingAt("a", "uid-a", 50)}}}
+	w.p.deps.Pods = pods
+
+	out := w.p.Handle(context.Background(), "run-1", triggerOf(t, podBatch(t, 1, "a")))
+	require.NoError(t, out.Err)
+	assert.False(t, out.Unsatisfied, "the run that ended the chain saw pod a")
+	require.Len(t, out.Launched, 2, "a claim for a, then one for b: %+v", out)
+	assert.Equal(t, 3, out.Runs)
+	assert.Equal(t, 1, pods.reads, "the pod is read once, after the run that launched nothing, not after each run that launched")
+}

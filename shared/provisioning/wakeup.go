@@ -49,8 +49,9 @@ const (
 // snapshot begun after the message may still show the pod without it.
 // Messages that name no pod (replacement requests) are satisfied by a complete snapshot begun after they
 // were sent. Handle runs again until the batch is satisfied (waiting while another run holds the lease)
-// and after a run that launched (launchedInBurst), up to MaxRunsPerBatch times and as long as the time
-// left covers another run (timeForAnotherRun); an unsatisfied batch then gives up with Unsatisfied set.
+// and after a run that launched (launchedInBurst; the batch is checked only once such a chain ends), up
+// to MaxRunsPerBatch times and as long as the time left covers another run (timeForAnotherRun); an
+// unsatisfied batch then gives up with Unsatisfied set.
 // A failed run, or a lease, mark or pod that cannot be read, never satisfies: a spare run costs a solve,
 // a missed one costs a pod.
 //
@@ -84,18 +85,23 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outco
 		if !t.Queue() {
 			return out // a failed scheduled run is the next schedule's to retry
 		}
+		moreRuns := out.Runs < MaxRunsPerBatch && p.timeForAnotherRun(ctx)
+		// A run that launched is followed by another whatever the batch's check would say, so the check
+		// (the mark, the revision and up to ten pod reads) is left to the run that ends the chain: made
+		// here it only delayed the next run's snapshot, which the pods marked since are waiting for.
+		chained := moreRuns && launchedInBurst(out.Report)
 		// A failed run (an API server or AWS error past the clients' retries) satisfies nothing: it is
 		// run again like an unsatisfied one, and the batch handed back if none succeeds, rather than
 		// leaving its pods to the backstop a minute later.
 		satisfied := false
-		if out.Err == nil {
+		if out.Err == nil && !chained {
 			satisfied, _ = p.satisfied(ctx, t)
 		}
-		moreRuns := out.Runs < MaxRunsPerBatch && p.timeForAnotherRun(ctx)
 		switch {
-		case satisfied && (!launchedInBurst(out.Report) || !moreRuns):
+		case chained:
+		case satisfied:
 			return out
-		case !satisfied && !moreRuns:
+		case !moreRuns:
 			out.Unsatisfied = true
 			return out
 		}
