@@ -283,6 +283,9 @@ type Report struct {
 	// Demoted the reserved claims made on-demand because their reservation ended; Relabelled the Nodes
 	// whose capacity-type and reservation labels were brought in line with such a claim.
 	BlockDrains, Demoted, Relabelled int
+	// StaticScaleDown has a line per static NodePool above its replicas: its count and what this run
+	// removed, or what held the removal back (staticscaledown.go).
+	StaticScaleDown []string
 	// Scores are the moves the Balanced policy scored in the run's decisions, approved (a command's) or
 	// rejected, at most MaxReportedScores; ScoreEvents counts the ConsolidationApproved and
 	// ConsolidationRejected Events they led to (at most MaxScoreEvents).
@@ -354,6 +357,11 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 		rep.Errors = append(rep.Errors, w.problems...)
 		if i == 1 && w.input.Incomplete == "" && r.endReservations(ctx, w, rep) {
 			// Claims and Nodes changed: the decision reads them as they are now (a catch-up read).
+			w = r.read(ctx, nil, w)
+			last = w
+		}
+		if i == 1 && w.input.Incomplete == "" && r.scaleDownStatic(ctx, runID, w, rep) {
+			// The static pools' surplus is tainted and handed over: the decision sees it disrupting.
 			w = r.read(ctx, nil, w)
 			last = w
 		}
