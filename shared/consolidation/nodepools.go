@@ -2,7 +2,10 @@ package consolidation
 
 import (
 	"fmt"
+	"math"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodewright/nodewright/shared/apis"
 	"github.com/nodewright/nodewright/shared/disruption"
@@ -79,6 +82,8 @@ func enginePool(np *apis.NodePool, s scheduling.NodePool) (disruption.NodePool, 
 type staticPool struct {
 	pool     disruption.NodePool
 	replicas int64
+	// nodeLimit is limits.nodes, math.MaxInt64 when the pool has none.
+	nodeLimit int64
 }
 
 func (p staticPool) name() string { return p.pool.Name() }
@@ -95,7 +100,11 @@ func staticPoolsFrom(objs apis.Objects) ([]staticPool, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, staticPool{pool: p, replicas: max(*np.Spec.Replicas, 0)})
+		sp := staticPool{pool: p, replicas: max(*np.Spec.Replicas, 0), nodeLimit: math.MaxInt64}
+		if q, ok := np.Spec.Limits[corev1.ResourceName("nodes")]; ok {
+			sp.nodeLimit = q.Value()
+		}
+		out = append(out, sp)
 	}
 	return out, nil
 }
