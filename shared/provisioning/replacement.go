@@ -138,6 +138,9 @@ type PendingLaunch struct {
 func (l *Launches) Record(ctx context.Context, cp scheduling.ClaimPlan, name string, replaces []string) (*PendingLaunch, error) {
 	pool, ok := l.byPool[cp.NodePool]
 	if !ok {
+		pool, ok = l.static[cp.NodePool] // a static pool's 1:1 drift replacement (StaticReplacement)
+	}
+	if !ok {
 		return nil, fmt.Errorf("NodePool %s cannot launch", cp.NodePool)
 	}
 	rc := l.classes[NodeClassRefName(pool)]
