@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register("status", command{summary: "show the NodeClaims of a deployed Nodewright, per NodePool, the offerings out of capacity, the observed memory and the settings", run: runStatus})
+	register("status", command{summary: "show the NodeClaims of a deployed Nodewright, per NodePool, the static pools' replicas and current nodes, the offerings out of capacity, the observed memory and the settings", run: runStatus})
 }
 
 // statusNow is the clock status reads ages against; tests replace it.
