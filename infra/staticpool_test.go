@@ -92,3 +92,46 @@ func TestConfigDeploymentWritesNodePoolsOnCondition(t *testing.T) {
 	assert.Contains(t, writes["NodePool-fixed"], state.StaticPoolWriteCondition(true))
 	assert.Contains(t, writes["NodePool-fixed"], `\"BOOL\":true`)
 }
+
+// TestSynthCarriesALoweredReplicasToTheStoredPool: lowering a static NodePool's replicas in the manifests
+// the CDK context names changes its item's spec and spec hash (so CloudFormation updates its write), and
+// the write the deployment runs on update stores the new replicas, still marked static: a deploy is how
+// replicas changes reach the functions, as `nodewright apply` is.
+func TestSynthCarriesALoweredReplicasToTheStoredPool(t *testing.T) {
+	fixed := func(replicas string) state.ConfigItem {
+		dir := staticManifests(t)
+		manifest := strings.Replace(staticPoolManifest, "replicas: 2", "replicas: "+replicas, 1)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "fixed.yaml"), []byte(manifest), 0o600))
+		app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]interface{}{"clusterName": "unit", "manifests": dir,
+			"featureGates": "StaticCapacity=true"}})
+		props, err := stackPropsFromContext(app)
+		require.NoError(t, err)
+		for _, it := range props.Config {
+			if it.Kind == state.KindNodePool && it.Name == "fixed" {
+				return it
+			}
+		}
+		t.Fatal("no item for NodePool fixed")
+		return state.ConfigItem{}
+	}
+	two, one := fixed("2"), fixed("1")
+	assert.Contains(t, two.Spec, `"replicas":2`)
+	assert.Contains(t, one.Spec, `"replicas":1`)
+	assert.NotEqual(t, two.SpecHash, one.SpecHash, "a new spec hash: CloudFormation updates the write")
+	assert.True(t, one.StaticPool)
+
+	app := awscdk.NewApp(nil)
+	stack := awscdk.NewStack(app, jsii.String("ConfigOnly"), nil)
+	NewConfigDeployment(stack, "Config", NewStateTable(stack, "State").Table, []state.ConfigItem{one})
+	template := assertions.Template_FromStack(stack, nil)
+	found := false
+	for _, res := range *template.FindResources(jsii.String("Custom::AWS"), nil) {
+		update := jsonString(t, (*res)["Properties"].(map[string]interface{})["Update"])
+		if strings.Contains(update, "/NodePool-fixed") {
+			found = true
+			assert.Contains(t, update, `\\\"replicas\\\":1`)
+			assert.Contains(t, update, state.StaticPoolWriteCondition(true))
+		}
+	}
+	assert.True(t, found, "the NodePool's write is in the template")
+}

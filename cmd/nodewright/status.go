@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register("status", command{summary: "show the NodeClaims of a deployed Nodewright, per NodePool, the offerings out of capacity, the observed memory and the settings", run: runStatus})
+	register("status", command{summary: "show the NodeClaims of a deployed Nodewright, per NodePool, the static pools' replicas and current nodes, the offerings out of capacity, the observed memory and the settings", run: runStatus})
 }
 
 // statusNow is the clock status reads ages against; tests replace it.
@@ -33,6 +33,8 @@ type statusReport struct {
 	Settings statusSettings `json:"settings"`
 	// Currency is the currency of the prices (pricing.Currency of the region): CNY in China, else USD.
 	Currency string `json:"currency"`
+	// StaticPools are the static NodePools (spec.replicas): replicas desired, nodes current.
+	StaticPools []staticPoolStatus `json:"staticNodePools"`
 }
 
 // poolStatus sums one NodePool's claims.
@@ -62,9 +64,9 @@ func requestPending(c state.Claim) bool { return c.DisruptionRequest != nil && c
 // NodeClaim that is not deleted (with --all, also those deleted within the retention), its lifecycle,
 // instance, price, Node, why it is on its way out (or REQUESTED when `nodewright disrupt` asked for it),
 // its Drifted condition's reason and when it expires; the NodePools' totals, with how many claims drifted,
-// expired or expire within 24 hours; the offerings marked out of capacity and for how much longer; the
-// memory registered Nodes reported per instance type and AMI beside the estimate it replaces; the
-// settings the functions work with (Karpenter's, as the CDK app stored them, or the defaults).
+// expired or expire within 24 hours; each static NodePool's replicas desired and nodes current; the
+// offerings marked out of capacity and for how much longer; the memory registered Nodes reported per
+// instance type and AMI beside the estimate it replaces; the settings the functions work with (Karpenter's, as the CDK app stored them, or the defaults).
 func runStatus(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("nodewright status", flag.ContinueOnError)
 	fset.SetOutput(stderr)
@@ -137,7 +139,12 @@ func readStatus(ctx context.Context, store *state.Store, all bool, now time.Time
 	if err != nil {
 		return statusReport{}, err
 	}
-	rep := statusReport{NodeClaims: []claimStatus{}, Unavailable: unavailable, NodePools: []poolStatus{}, Memory: memory, Settings: stored}
+	static, err := readStaticPools(ctx, store, claims)
+	if err != nil {
+		return statusReport{}, err
+	}
+	rep := statusReport{NodeClaims: []claimStatus{}, Unavailable: unavailable, NodePools: []poolStatus{}, Memory: memory, Settings: stored,
+		StaticPools: static}
 	rep.UnavailableSubnets = subnets
 	if rep.UnavailableSubnets == nil {
 		rep.UnavailableSubnets = []state.UnavailableSubnet{}
@@ -194,6 +201,7 @@ func writeStatus(w io.Writer, rep statusReport, now time.Time) {
 			p.Drifted, p.Expired, p.ExpiringSoon, p.DisruptionRequested)
 	}
 	tw.Flush()
+	writeStaticPools(w, rep.StaticPools)
 	fmt.Fprintln(w)
 	if len(rep.NodeClaims) == 0 {
 		fmt.Fprintln(w, "No NodeClaims.")

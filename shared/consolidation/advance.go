@@ -151,6 +151,10 @@ func (r *Runner) advanceTerminating(ctx context.Context, c *state.DisruptionComm
 		cl, ok := claims[d.Claim]
 		switch {
 		case ok && cl.Lifecycle.InService() && since > giveUpAfter:
+			if d.Node == "" {
+				abandoned = append(abandoned, d.Claim)
+				break
+			}
 			if err := r.deps.Nodes.Untaint(ctx, d.Node, apis.DisruptedNoScheduleTaint); err != nil {
 				rep.Errors = append(rep.Errors, err.Error())
 				return

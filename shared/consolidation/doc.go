@@ -31,6 +31,13 @@
 //     or gone is demoted to on-demand (record and Node labels), as Karpenter's capacityreservation
 //     controllers do. Reservations come from the run's EC2NodeClass resolutions; only those no class
 //     selects are looked up by id. A claim handed over carries a GoneBy and counts as disrupting.
+//   - staticscaledown.go and staticdrift.go keep static NodePools (spec.replicas, gate StaticCapacity),
+//     which the engine never sees, once per run before the first decision: a pool above its replicas
+//     gives up the surplus in Karpenter's order (staticscaledownplan.go: not launched, no Node, empty,
+//     lowest disruption cost) as one Overprovisioned delete command under its reason-less budgets; a
+//     drifted node is replaced 1:1 (one replacement of the same pool, replacement first) within the
+//     pool's Drifted budget and limits.nodes, and not while the pool is above its replicas. Both go
+//     through execute like the engine's commands. A claim with no Node has no taint and no Event.
 //   - explain.go records decisions under node/NAME and nodeclaim/NAME (for `nodewright explain`) and
 //     publishes Events with Karpenter's reasons; kept nodes are recorded only when their reason changes or
 //     every Config.KeptEvery.

@@ -34,8 +34,9 @@ func (r *Runner) execute(ctx context.Context, id string, cmd disruption.Command,
 	var reserved []disruption.CommandNode
 	for _, n := range cmd.Nodes {
 		allowed := ledgerAllowance(w, n.NodePool, cmd.Reason)
-		if forceful(cmd.Reason) {
-			// Budgets do not hold back expiry, an operator's request or node repair; the reservation still counts
+		if forceful(cmd.Reason) || n.Name == "" {
+			// Budgets do not hold back expiry, an operator's request or node repair, nor a static pool's
+			// surplus claim that has no Node (nothing runs there to disrupt); the reservation still counts
 			// against the graceful reasons' budgets while the node goes.
 			allowed = math.MaxInt32
 		}
@@ -89,6 +90,9 @@ func (r *Runner) execute(ctx context.Context, id string, cmd disruption.Command,
 		}
 	}
 	for _, n := range cmd.Nodes {
+		if n.Name == "" {
+			continue // a claim without a Node (static scale-down): nothing to taint
+		}
 		if err := r.deps.Nodes.Taint(ctx, n.Name, apis.DisruptedNoScheduleTaint); err != nil {
 			r.rollback(ctx, &rec, fmt.Sprintf("tainting node %s failed: %v", n.Name, err), nil, rep)
 			return false
@@ -173,6 +177,9 @@ func (r *Runner) rollback(ctx context.Context, c *state.DisruptionCommand, why s
 		}
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("reading claim %s before lifting its taint: %v", d.Claim, err))
+			continue
+		}
+		if d.Node == "" {
 			continue
 		}
 		if err := r.deps.Nodes.Untaint(ctx, d.Node, apis.DisruptedNoScheduleTaint); err != nil {

@@ -101,7 +101,9 @@ func commandDecisions(id, kind string, cmd disruption.Command, message string, r
 			Reason: string(cmd.Reason), Message: message, Details: details, At: at})
 	}
 	for _, n := range cmd.Nodes {
-		add("node/" + n.Name)
+		if n.Name != "" { // a static pool's claim without a Node is recorded under its NodeClaim alone
+			add("node/" + n.Name)
+		}
 		if n.Claim != "" {
 			add("nodeclaim/" + n.Claim)
 		}
@@ -147,7 +149,7 @@ func (r *Runner) record(ctx context.Context, ds []state.Decision, rep *Report) {
 
 // publish sends an Event, best effort.
 func (r *Runner) publish(ctx context.Context, e kube.Event, rep *Report) {
-	if r.deps.Events == nil {
+	if r.deps.Events == nil || e.Object.Name == "" { // a claim without a Node has no object to publish on
 		return
 	}
 	if _, err := r.deps.Events.Publish(ctx, e); err != nil {

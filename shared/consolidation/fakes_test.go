@@ -343,6 +343,8 @@ type fakeLauncher struct {
 	// prices OnDemandPrice answers.
 	reservations map[string]apis.CapacityReservationStatus
 	onDemand     map[string]float64
+	// staticErr is what StaticReplacement answers when set.
+	staticErr error
 }
 
 func (l *fakeLauncher) Reservations() map[string]apis.CapacityReservationStatus {
@@ -354,6 +356,16 @@ func (l *fakeLauncher) Reservations() map[string]apis.CapacityReservationStatus 
 func (l *fakeLauncher) OnDemandPrice(instanceType string) (float64, bool) {
 	p, ok := l.onDemand[instanceType]
 	return p, ok
+}
+
+// StaticReplacement plans a medium on-demand claim of the pool, as the provisioning launch path would
+// plan a static pool's claim, or staticErr.
+func (l *fakeLauncher) StaticReplacement(pool string, _ scheduling.Input) (scheduling.ClaimPlan, error) {
+	if l.staticErr != nil {
+		return scheduling.ClaimPlan{}, l.staticErr
+	}
+	return scheduling.ClaimPlan{Name: pool + "-static", NodePool: pool, InstanceTypeOptions: []string{"medium"}, InstanceType: "medium",
+		CapacityType: scheduling.CapacityTypeOnDemand, Why: "static replacement"}, nil
 }
 
 func (l *fakeLauncher) Settings() settings.Settings {

@@ -66,6 +66,9 @@ func (p provisioningLaunches) Reservations() map[string]apis.CapacityReservation
 func (p provisioningLaunches) OnDemandPrice(instanceType string) (float64, bool) {
 	return p.v.OnDemandPrice(instanceType)
 }
+func (p provisioningLaunches) StaticReplacement(pool string, base scheduling.Input) (scheduling.ClaimPlan, error) {
+	return p.v.StaticReplacement(pool, base)
+}
 func (p provisioningLaunches) ClassBackoff(nodePool string, claims []state.Claim, now time.Time) (state.ClassBackoff, bool) {
 	return p.v.ClassBackoff(nodePool, claims, now)
 }

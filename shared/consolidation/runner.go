@@ -111,6 +111,9 @@ type Launches interface {
 	// id (no call to AWS); OnDemandPrice prices an instance type on demand as launches do.
 	Reservations() map[string]apis.CapacityReservationStatus
 	OnDemandPrice(instanceType string) (float64, bool)
+	// StaticReplacement plans the one claim that replaces a drifted node of static NodePool pool (see
+	// provisioning.Launches.StaticReplacement); base carries the cluster's daemon sets and policies.
+	StaticReplacement(pool string, base scheduling.Input) (scheduling.ClaimPlan, error)
 }
 
 // PendingLaunch is a recorded claim not launched yet.
@@ -283,6 +286,12 @@ type Report struct {
 	// Demoted the reserved claims made on-demand because their reservation ended; Relabelled the Nodes
 	// whose capacity-type and reservation labels were brought in line with such a claim.
 	BlockDrains, Demoted, Relabelled int
+	// StaticScaleDown has a line per static NodePool above its replicas: its count and what this run
+	// removed, or what held the removal back (staticscaledown.go).
+	StaticScaleDown []string
+	// StaticDrift has a line per static NodePool with drifted nodes: how many this run replaced 1:1, or
+	// what held them (staticdrift.go).
+	StaticDrift []string
 	// Scores are the moves the Balanced policy scored in the run's decisions, approved (a command's) or
 	// rejected, at most MaxReportedScores; ScoreEvents counts the ConsolidationApproved and
 	// ConsolidationRejected Events they led to (at most MaxScoreEvents).
@@ -356,6 +365,18 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 			// Claims and Nodes changed: the decision reads them as they are now (a catch-up read).
 			w = r.read(ctx, nil, w)
 			last = w
+		}
+		if i == 1 && w.input.Incomplete == "" {
+			down := r.scaleDownStatic(ctx, runID, w, rep)
+			if down {
+				// The static pools' surplus is tainted and handed over: what follows sees it disrupting.
+				w = r.read(ctx, nil, w)
+				last = w
+			}
+			if w.input.Incomplete == "" && r.driftStatic(ctx, runID, w, rep) {
+				w = r.read(ctx, nil, w)
+				last = w
+			}
 		}
 		if _, ok := ctx.Deadline(); ok {
 			// The search stops with its best command so far while a validation and an execution still fit.

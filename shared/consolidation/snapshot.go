@@ -29,7 +29,9 @@ type world struct {
 	// reserved are the claims that hold a ledger reservation: the candidates of active commands.
 	reserved map[string]bool
 	// allowed is each pool's budget allowance per reason at input.Now.
-	allowed  map[string]map[disruption.Reason]int
+	allowed map[string]map[disruption.Reason]int
+	// static are the static NodePools (spec.replicas), which the engine never sees (staticscaledown.go).
+	static   []staticPool
 	problems []string
 	// driftChanges are the claims' drift records to update (drift.go); drifted counts the drifted nodes
 	// per "pool/reason", expired the expired ones per pool.
@@ -63,10 +65,11 @@ func (r *Runner) read(ctx context.Context, snap *kube.Snapshot, prev *world) *wo
 	if w.commands, err = r.deps.Store.ListDisruptionCommands(ctx); err != nil {
 		fail("disruption commands", err)
 	}
-	pools, problems, err := r.readNodePools(ctx)
+	pools, static, problems, err := r.readNodePools(ctx)
 	if err != nil {
 		fail("NodePools", err)
 	}
+	w.static = static
 	w.problems = append(w.problems, problems...)
 	if w.snap = snap; snap == nil {
 		if w.snap, err = r.deps.Cluster.Snapshot(ctx); err != nil {
@@ -89,14 +92,16 @@ func (r *Runner) read(ctx context.Context, snap *kube.Snapshot, prev *world) *wo
 	return w
 }
 
-// readNodePools reads the stored NodePools into the engine's view. A NodePool that does not decode or
-// convert is left out (its nodes are kept as unmanaged by a known pool) and named in problems.
-func (r *Runner) readNodePools(ctx context.Context) ([]disruption.NodePool, []string, error) {
+// readNodePools reads the stored NodePools into the engine's view, and the static ones into theirs. A
+// NodePool that does not decode or convert is left out (its nodes are kept as unmanaged by a known pool)
+// and named in problems.
+func (r *Runner) readNodePools(ctx context.Context) ([]disruption.NodePool, []staticPool, []string, error) {
 	items, err := r.deps.Store.ListConfig(ctx, state.KindNodePool)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var out []disruption.NodePool
+	var static []staticPool
 	var problems []string
 	for _, it := range items {
 		np := &apis.NodePool{}
@@ -104,14 +109,20 @@ func (r *Runner) readNodePools(ctx context.Context) ([]disruption.NodePool, []st
 			problems = append(problems, fmt.Sprintf("NodePool %s: decoding stored spec: %v", it.Name, err))
 			continue
 		}
-		pools, err := NodePoolsFrom(apis.Objects{NodePools: []*apis.NodePool{np}})
+		objs := apis.Objects{NodePools: []*apis.NodePool{np}}
+		pools, err := NodePoolsFrom(objs)
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue
 		}
-		out = append(out, pools...)
+		sp, err := staticPoolsFrom(objs)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		out, static = append(out, pools...), append(static, sp...)
 	}
-	return out, problems, nil
+	return out, static, problems, nil
 }
 
 // fill builds the engine's input from a complete read. A node whose Node and pods are what they were
@@ -252,6 +263,11 @@ func ledgerAllowance(w *world, pool string, reason disruption.Reason) int {
 	for i := range w.input.NodePools {
 		if w.input.NodePools[i].Name() == pool {
 			p = &w.input.NodePools[i]
+		}
+	}
+	for i := range w.static {
+		if w.static[i].name() == pool {
+			p = &w.static[i].pool
 		}
 	}
 	if p == nil {

@@ -94,3 +94,7 @@ func comparePodKeys(a, b *corev1.Pod) int {
 		x, y = x+1, y+1
 	}
 }
+
+// Reschedulable reports whether the pod must move when its node goes: active, and neither a DaemonSet
+// pod nor a static (mirror) pod. A node with none is empty of workloads.
+func Reschedulable(pod *corev1.Pod) bool { return isReschedulable(pod) }

@@ -39,6 +39,8 @@ type Launches struct {
 	Unavailable scheduling.UnavailableOfferings
 	// Problems are configuration items left out and NodePools that cannot launch (class not ready...).
 	Problems []string
+	// static are the static NodePools prepared (instance types set), by name (StaticReplacement).
+	static map[string]scheduling.NodePool
 }
 
 // PrepareLaunches reads the configuration, the catalog (once per Provisioner), the observed memory, spot
@@ -66,9 +68,12 @@ func (p *Provisioner) PrepareLaunches(ctx context.Context) (*Launches, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The caller's claims are not read yet: the prediction counts this caller's own launches only.
-	classes, pools, more, failed, _ := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, cfg, p.cfg.KubernetesVersion, observed,
-		subnetView{run: newRunSubnets(marks)})
+	// The caller's claims are not read yet: the prediction counts this caller's own launches only. Static
+	// pools are prepared too (their classes resolved once with the rest), for StaticReplacement.
+	statics := staticNeedsOf(cfg.static)
+	classes, pools, more, failed, _ := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, withStaticNeeds(cfg, statics),
+		p.cfg.KubernetesVersion, observed, subnetView{run: newRunSubnets(marks)})
+	pools, static := splitStatic(pools, statics)
 	unavailable, err := p.unavailable(ctx)
 	if err != nil {
 		return nil, err
@@ -81,7 +86,7 @@ func (p *Provisioner) PrepareLaunches(ctx context.Context) (*Launches, error) {
 		more = append(more, err.Error())
 	}
 	l := &Launches{p: p, cfg: cfg, classes: classes, classFailures: failed, launchFailures: launchFailures, catalog: cat,
-		byPool: map[string]scheduling.NodePool{}, Pools: pools, Unavailable: unavailable, Problems: append(append(problems, rep.Errors...), more...)}
+		byPool: map[string]scheduling.NodePool{}, static: static, Pools: pools, Unavailable: unavailable, Problems: append(append(problems, rep.Errors...), more...)}
 	for _, pool := range pools {
 		l.byPool[pool.Name] = pool
 	}
@@ -132,6 +137,9 @@ type PendingLaunch struct {
 // (taints them) never has their pods launched for twice.
 func (l *Launches) Record(ctx context.Context, cp scheduling.ClaimPlan, name string, replaces []string) (*PendingLaunch, error) {
 	pool, ok := l.byPool[cp.NodePool]
+	if !ok {
+		pool, ok = l.static[cp.NodePool] // a static pool's 1:1 drift replacement (StaticReplacement)
+	}
 	if !ok {
 		return nil, fmt.Errorf("NodePool %s cannot launch", cp.NodePool)
 	}

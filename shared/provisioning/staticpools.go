@@ -231,3 +231,12 @@ func planStatic(needs []staticNeed, prepared map[string]scheduling.NodePool, bac
 	}
 	return plans, pools
 }
+
+// staticNeedsOf is every static pool as a need of no claims: what PrepareLaunches prepares.
+func staticNeedsOf(pools []staticPool) []staticNeed {
+	out := make([]staticNeed, 0, len(pools))
+	for _, sp := range pools {
+		out = append(out, staticNeed{pool: sp})
+	}
+	return out
+}
