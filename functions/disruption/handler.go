@@ -63,6 +63,9 @@ func handler(r runner, observe func(consolidation.Report), log *slog.Logger) fun
 		if rep.BlockDrains+rep.Demoted+rep.Relabelled > 0 {
 			attrs = append(attrs, "capacityBlockDrains", rep.BlockDrains, "reservationsDemoted", rep.Demoted, "nodesRelabelled", rep.Relabelled)
 		}
+		if rep.MirrorsWritten+rep.MirrorsDeleted+rep.MirrorEvents > 0 {
+			attrs = append(attrs, "mirrorsWritten", rep.MirrorsWritten, "mirrorsDeleted", rep.MirrorsDeleted, "mirrorEvents", rep.MirrorEvents)
+		}
 		if rep.LeaseNotReleased != "" {
 			attrs = append(attrs, "leaseNotReleased", rep.LeaseNotReleased)
 		}
