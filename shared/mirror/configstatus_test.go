@@ -168,3 +168,28 @@ func TestAClassThatCouldNotBeResolvedKeepsItsMirror(t *testing.T) {
 		return ""
 	}())
 }
+
+// TestAPoolOf5000ClaimsIsRewrittenOnlyWhenItsSumsChange: at the ceiling's size a steady pool writes
+// nothing; one more node joining rewrites the pool's mirror once.
+func TestAPoolOf5000ClaimsIsRewrittenOnlyWhenItsSumsChange(t *testing.T) {
+	ctx := context.Background()
+	e := newStatusEnv()
+	build := func(n int) Configuration {
+		cfg := config(0, allReady())
+		p := Pool{NodePool: testPool("default", "default"), TemplateHash: "t1", ClassHash: "c1"}
+		for i := range n {
+			p.Claims = append(p.Claims, poolClaim(fmt.Sprintf("default-%05d", i), state.Initialized, "2", "8Gi"))
+		}
+		cfg.Pools = []Pool{p}
+		return cfg
+	}
+	rep := e.w.Write(ctx, build(5000), t0)
+	require.Empty(t, rep.Errors)
+	assert.Equal(t, int64(5000), e.poolAPI.objects["default"].status.(map[string]any)["nodes"])
+	e.poolAPI.resetCounts()
+	rep = e.w.Write(ctx, build(5000), t0.Add(time.Minute))
+	assert.Equal(t, 0, rep.Pools.Written+e.poolAPI.writes(), "a steady state writes nothing")
+	rep = e.w.Write(ctx, build(5001), t0.Add(2*time.Minute))
+	assert.Equal(t, 1, rep.Pools.Written)
+	assert.Equal(t, int64(5001), e.poolAPI.objects["default"].status.(map[string]any)["nodes"])
+}
