@@ -66,6 +66,9 @@ func handler(r runner, observe func(consolidation.Report), log *slog.Logger) fun
 		if len(rep.StaticScaleDown)+len(rep.StaticDrift) > 0 {
 			attrs = append(attrs, "staticScaleDown", rep.StaticScaleDown, "staticDrift", rep.StaticDrift)
 		}
+		if rep.MirrorsWritten+rep.MirrorsDeleted+rep.MirrorEvents > 0 {
+			attrs = append(attrs, "mirrorsWritten", rep.MirrorsWritten, "mirrorsDeleted", rep.MirrorsDeleted, "mirrorEvents", rep.MirrorEvents)
+		}
 		if rep.LeaseNotReleased != "" {
 			attrs = append(attrs, "leaseNotReleased", rep.LeaseNotReleased)
 		}

@@ -2,6 +2,8 @@
 // schedule and woken through its SQS queue when the termination flow removes a claim. Each invocation is
 // one consolidation run (shared/consolidation): commands in progress advanced or rolled back, then new
 // commands decided, validated and executed replacement first, under the cluster's "disruption" lease.
+// From each run's first complete read it also writes the NodePool and EC2NodeClass mirrors
+// (nodewright.sh/v1, on change only) and the Events on them (shared/mirror).
 //
 // Environment: NODEWRIGHT_CLUSTER_NAME, NODEWRIGHT_STATE_TABLE and NODEWRIGHT_TERMINATION_QUEUE_URL
 // (required: disrupted nodes are drained by the termination flow); NODEWRIGHT_CLUSTER_ENDPOINT,
@@ -22,10 +24,12 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"k8s.io/client-go/rest"
 
 	"github.com/nodewright/nodewright/shared/connect"
 	"github.com/nodewright/nodewright/shared/consolidation"
 	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/mirror"
 	"github.com/nodewright/nodewright/shared/nodeclass"
 	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/runmetrics"
@@ -96,6 +100,12 @@ func build(ctx context.Context, s settings) (*consolidation.Runner, error) {
 	}
 	cfg, cluster, client, prices, store := env.AWS, env.Cluster, env.Kube, env.Prices, env.Store
 	recorder := kube.NewRecorder(client, kube.RecorderOptions{Instance: "disruption"})
+	// The NodePool and EC2NodeClass mirrors (nodewright.sh/v1), written on change only from each run's
+	// read; each writer learns what the cluster holds with one metadata LIST when the process starts.
+	statusWriter, err := mirrorStatus(env.REST, recorder)
+	if err != nil {
+		return nil, err
+	}
 	// Replacements go through a provisioner's launch path: the same catalog, node classes, templates,
 	// prices (the stored on-demand and spot tables, as the provisioner loads them; the shipped on-demand
 	// table until one is stored) and claim-first launches.
@@ -117,6 +127,21 @@ func build(ctx context.Context, s settings) (*consolidation.Runner, error) {
 			Reservations: nodeclass.NewReservationLookup(ec2.NewFromConfig(cfg)),
 			// CapacityBuffers are read (gate CapacityBuffer) so consolidation keeps their room.
 			Buffers: kube.NewBuffers(client, ""),
+			Mirrors: statusWriter,
 			Now:     time.Now,
 		}), nil
+}
+
+// mirrorStatus is the writer of the NodePool and EC2NodeClass mirrors, acting as the disruption function.
+func mirrorStatus(cfg *rest.Config, events mirror.EventPublisher) (*mirror.StatusWriter, error) {
+	pools, err := mirror.NewClient(cfg, mirror.NodePools, "nodewright-disruption")
+	if err != nil {
+		return nil, err
+	}
+	classes, err := mirror.NewClient(cfg, mirror.EC2NodeClasses, "nodewright-disruption")
+	if err != nil {
+		return nil, err
+	}
+	return mirror.NewStatusWriter(mirror.NewWriter(mirror.NodePools, pools, mirror.Options{}),
+		mirror.NewWriter(mirror.EC2NodeClasses, classes, mirror.Options{}), events), nil
 }

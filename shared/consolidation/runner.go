@@ -184,6 +184,9 @@ type Deps struct {
 	// Buffers reads the cluster's CapacityBuffers when the CapacityBuffer gate is on (buffers.go); nil
 	// reads none.
 	Buffers capacitybuffer.Cluster
+	// Mirrors writes the NodePool and EC2NodeClass mirrors once a run, from its first complete read
+	// (mirrors.go); nil writes none.
+	Mirrors MirrorStatus
 	Now     func() time.Time
 }
 
@@ -297,6 +300,9 @@ type Report struct {
 	// ConsolidationRejected Events they led to (at most MaxScoreEvents).
 	Scores      []disruption.ScoredMove
 	ScoreEvents int
+	// MirrorsWritten and MirrorsDeleted count the NodePool and EC2NodeClass mirrors written and deleted;
+	// MirrorEvents the Events published on them (NodeClassNotReady...).
+	MirrorsWritten, MirrorsDeleted, MirrorEvents int
 	// Evaluation is the time the engine took, summed over the run's decisions.
 	Evaluation time.Duration
 	// Errors are problems that did not stop the run.
@@ -386,6 +392,7 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 			r.blockedPools(ctx, w, rep)
 			if w.input.Incomplete == "" {
 				r.recordDrift(ctx, w, rep)
+				r.writeMirrors(ctx, w, rep)
 				r.requestedWithoutNode(ctx, w, rep)
 				r.doNotDisruptEvents(ctx, w, rep)
 			}

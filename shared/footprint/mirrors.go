@@ -14,16 +14,34 @@ import (
 const MirrorPolicyName = "nodewright-mirrors-read-only"
 
 // MirrorWriters are the functions that write mirrors: the lifecycle function writes the NodeClaim
-// mirrors (it reads every claim and Node each sweep). Only their groups may change a mirror.
-func MirrorWriters() []Function { return []Function{Lifecycle} }
+// mirrors (it reads every claim and Node each sweep); the disruption function writes the NodePool and
+// EC2NodeClass mirrors (it reads the claims, the Nodes and the configuration, and resolves every
+// EC2NodeClass, each minute). Only their groups may change a mirror, each only the kinds it writes.
+func MirrorWriters() []Function { return []Function{Lifecycle, Disruption} }
 
-// mirrorWrites is what a mirror writer's role adds: it learns the mirrors with a metadata LIST and
-// follows them with a watch, server-side applies them and their status (a PATCH, which creates the
-// object the first time), replaces a mirror someone else changed (a GET, then an update of it and of its
-// status with the revision read) and deletes the mirrors whose claim is gone.
-var mirrorWrites = []rbacRule{
-	{resources: []string{mirror.NodeClaims.Plural}, verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-	{resources: []string{mirror.NodeClaims.Plural + "/status"}, verbs: []string{"update", "patch"}},
+// MirroredBy are the mirrored kinds f writes.
+func MirroredBy(f Function) []mirror.Kind {
+	switch f {
+	case Lifecycle:
+		return []mirror.Kind{mirror.NodeClaims}
+	case Disruption:
+		return []mirror.Kind{mirror.NodePools, mirror.EC2NodeClasses}
+	}
+	return nil
+}
+
+// mirrorWrites is what a mirror writer's role adds for the kinds it writes: it learns the mirrors with a
+// metadata LIST and follows them with a watch, server-side applies them and their status (a PATCH, which
+// creates the object the first time), replaces a mirror someone else changed (a GET, then an update of it
+// and of its status with the revision read) and deletes the mirrors whose claim, NodePool or class is gone.
+func mirrorWrites(f Function) []rbacRule {
+	var out []rbacRule
+	for _, k := range MirroredBy(f) {
+		out = append(out,
+			rbacRule{resources: []string{k.Plural}, verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+			rbacRule{resources: []string{k.Plural + "/status"}, verbs: []string{"update", "patch"}})
+	}
+	return out
 }
 
 type rbacRule struct{ resources, verbs []string }
@@ -37,18 +55,23 @@ func mirrorResources() []string {
 	return out
 }
 
-// mirrorValidation lets through the mirror writers' groups, and a DELETE of a NodeClaim by anyone RBAC
-// lets delete it (Karpenter's `kubectl delete nodeclaim`: a disruption request, once that flow reads it;
-// until then the next sweep writes the mirror again). request.userInfo.groups and request.subResource are
-// absent when empty, hence has().
+// mirrorValidation lets each mirror writer's group write the kinds it writes (and their status), and
+// anyone RBAC lets delete a NodeClaim delete one (Karpenter's `kubectl delete nodeclaim`: a disruption
+// request, once that flow reads it; until then the next sweep writes the mirror again).
+// request.userInfo.groups and request.subResource are absent when empty, hence has().
 func mirrorValidation() string {
-	groups := make([]string, 0, len(MirrorWriters()))
+	var writers []string
 	for _, f := range MirrorWriters() {
-		groups = append(groups, "'"+f.Group()+"'")
+		var plurals []string
+		for _, k := range MirroredBy(f) {
+			plurals = append(plurals, "'"+k.Plural+"'")
+		}
+		writers = append(writers, fmt.Sprintf(`(request.resource.resource in [%s] && request.userInfo.groups.exists(g, g == '%s'))`,
+			strings.Join(plurals, ", "), f.Group()))
 	}
-	return fmt.Sprintf(`(has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in [%s])) || `+
+	return fmt.Sprintf(`(has(request.userInfo.groups) && (%s)) || `+
 		`(request.operation == 'DELETE' && request.resource.resource == '%s' && (!has(request.subResource) || request.subResource == ''))`,
-		strings.Join(groups, ", "), mirror.NodeClaims.Plural)
+		strings.Join(writers, " || "), mirror.NodeClaims.Plural)
 }
 
 // MirrorPolicyMessage is what a refused writer is told.

@@ -9,9 +9,12 @@ import (
 func TestOnlyTheMirrorWritersGroupsMayWriteMirrors(t *testing.T) {
 	expr := MirrorPolicy().Spec.Validations[0].Expression
 	for _, f := range Functions() {
-		if f == Lifecycle {
-			assert.Contains(t, expr, "'"+f.Group()+"'")
-		} else {
+		switch f {
+		case Lifecycle:
+			assert.Contains(t, expr, `request.resource.resource in ['nodeclaims'] && request.userInfo.groups.exists(g, g == '`+f.Group()+`')`)
+		case Disruption:
+			assert.Contains(t, expr, `request.resource.resource in ['nodepools', 'ec2nodeclasses'] && request.userInfo.groups.exists(g, g == '`+f.Group()+`')`)
+		default:
 			assert.NotContains(t, expr, "'"+f.Group()+"'", "%s writes no mirror", f)
 		}
 	}

@@ -2,7 +2,9 @@ package footprint
 
 import (
 	"context"
+	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,18 +170,30 @@ var requests = map[string]func(context.Context, kubernetes.Interface) error{
 	"delete namespace": func(ctx context.Context, c kubernetes.Interface) error {
 		return c.CoreV1().Namespaces().Delete(ctx, absent, metav1.DeleteOptions{})
 	},
-	"list nodeclaims":         mirrorRequest("list", ""),
-	"watch nodeclaims":        mirrorRequest("watch", ""),
-	"create nodeclaim":        mirrorRequest("create", ""),
-	"patch nodeclaim":         mirrorRequest("patch", ""),
-	"patch nodeclaim status":  mirrorRequest("patch", "status"),
-	"update nodeclaim":        mirrorRequest("update", ""),
-	"update nodeclaim status": mirrorRequest("update", "status"),
-	"delete nodeclaim":        mirrorRequest("delete", ""),
-	"patch nodepool": func(ctx context.Context, c kubernetes.Interface) error {
-		return c.Discovery().RESTClient().Patch(types.MergePatchType).AbsPath("/apis/nodewright.sh/v1/nodepools", absent).
-			SetHeader("Content-Type", string(types.MergePatchType)).Body([]byte(`{}`)).Do(ctx).Error()
-	},
+	"list nodeclaims":            mirrorRequest("nodeclaims", "list", ""),
+	"watch nodeclaims":           mirrorRequest("nodeclaims", "watch", ""),
+	"create nodeclaim":           mirrorRequest("nodeclaims", "create", ""),
+	"patch nodeclaim":            mirrorRequest("nodeclaims", "patch", ""),
+	"patch nodeclaim status":     mirrorRequest("nodeclaims", "patch", "status"),
+	"update nodeclaim":           mirrorRequest("nodeclaims", "update", ""),
+	"update nodeclaim status":    mirrorRequest("nodeclaims", "update", "status"),
+	"delete nodeclaim":           mirrorRequest("nodeclaims", "delete", ""),
+	"list nodepools":             mirrorRequest("nodepools", "list", ""),
+	"watch nodepools":            mirrorRequest("nodepools", "watch", ""),
+	"create nodepool":            mirrorRequest("nodepools", "create", ""),
+	"patch nodepool":             mirrorRequest("nodepools", "patch", ""),
+	"patch nodepool status":      mirrorRequest("nodepools", "patch", "status"),
+	"update nodepool":            mirrorRequest("nodepools", "update", ""),
+	"update nodepool status":     mirrorRequest("nodepools", "update", "status"),
+	"delete nodepool":            mirrorRequest("nodepools", "delete", ""),
+	"list ec2nodeclasses":        mirrorRequest("ec2nodeclasses", "list", ""),
+	"watch ec2nodeclasses":       mirrorRequest("ec2nodeclasses", "watch", ""),
+	"create ec2nodeclass":        mirrorRequest("ec2nodeclasses", "create", ""),
+	"patch ec2nodeclass":         mirrorRequest("ec2nodeclasses", "patch", ""),
+	"patch ec2nodeclass status":  mirrorRequest("ec2nodeclasses", "patch", "status"),
+	"update ec2nodeclass":        mirrorRequest("ec2nodeclasses", "update", ""),
+	"update ec2nodeclass status": mirrorRequest("ec2nodeclasses", "update", "status"),
+	"delete ec2nodeclass":        mirrorRequest("ec2nodeclasses", "delete", ""),
 	"create clusterrole": func(ctx context.Context, c kubernetes.Interface) error {
 		_, err := c.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: absent}},
 			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
@@ -201,14 +215,15 @@ var bufferRequests = []string{"list capacitybuffers", "get podtemplate", "get de
 var allowed = map[Function][]string{
 	Provisioner: append(append([]string{"get pod", "create event", "update capacitybuffer status"}, snapshotRequests...),
 		bufferRequests...),
-	Disruption:   append(append([]string{"get node", "patch node", "create event"}, snapshotRequests...), bufferRequests...),
+	Disruption: append(append(append([]string{"get node", "patch node", "create event"}, snapshotRequests...), bufferRequests...),
+		// The NodePool and EC2NodeClass mirrors, written as the lifecycle writes the NodeClaim mirrors.
+		append(mirrorRequests("nodepool", "nodepools"), mirrorRequests("ec2nodeclass", "ec2nodeclasses")...)...),
 	Interruption: {"get node", "patch node", "create event"},
-	Lifecycle: {"list nodes", "watch nodes", "get node", "patch node", "create event",
+	Lifecycle: append([]string{"list nodes", "watch nodes", "get node", "patch node", "create event"},
 		// The NodeClaim mirrors: learned with a LIST, followed with a watch, server-side applied (a PATCH
 		// that creates), their status applied, replaced (PUT) when someone else changed them, deleted when
 		// their claim is gone.
-		"list nodeclaims", "watch nodeclaims", "create nodeclaim", "patch nodeclaim", "patch nodeclaim status",
-		"update nodeclaim", "update nodeclaim status", "delete nodeclaim"},
+		mirrorRequests("nodeclaim", "nodeclaims")...),
 	Termination: {"list nodes", "get node", "patch node", "delete node", "list pods", "delete pod", "evict pod",
 		"list volumeattachments", "create event"},
 }
@@ -336,17 +351,31 @@ func functionClient(t *testing.T, cp *kubetest.ControlPlane, f Function) kuberne
 	return c
 }
 
-// mirrorRequest makes a request on the NodeClaim mirrors (the CRD need not be installed: RBAC answers
+// mirrorRequests are the requests of a mirror writer on one kind (singular, plural).
+func mirrorRequests(singular, plural string) []string {
+	out := []string{"list " + plural, "watch " + plural}
+	for _, v := range []string{"create", "patch", "patch %s status", "update", "update %s status", "delete"} {
+		if strings.Contains(v, "%s") {
+			out = append(out, fmt.Sprintf(v, singular))
+		} else {
+			out = append(out, v+" "+singular)
+		}
+	}
+	return out
+}
+
+// mirrorRequest makes a request on one kind of mirror (the CRD need not be installed: RBAC answers
 // first, and a served request on a resource the server does not have is NotFound).
-func mirrorRequest(verb, sub string) func(context.Context, kubernetes.Interface) error {
+func mirrorRequest(plural, verb, sub string) func(context.Context, kubernetes.Interface) error {
 	return func(ctx context.Context, c kubernetes.Interface) error {
 		rc := c.Discovery().RESTClient()
-		path := "/apis/nodewright.sh/v1/nodeclaims"
+		path := "/apis/nodewright.sh/v1/" + plural
 		item := []string{path, absent}
 		if sub != "" {
 			item = append(item, sub)
 		}
-		body := []byte(`{"apiVersion":"nodewright.sh/v1","kind":"NodeClaim","metadata":{"name":"` + absent + `"}}`)
+		kind := map[string]string{"nodeclaims": "NodeClaim", "nodepools": "NodePool", "ec2nodeclasses": "EC2NodeClass"}[plural]
+		body := []byte(`{"apiVersion":"nodewright.sh/v1","kind":"` + kind + `","metadata":{"name":"` + absent + `"}}`)
 		switch verb {
 		case "list":
 			return rc.Get().AbsPath(path).Param("limit", "1").Do(ctx).Error()

@@ -54,8 +54,9 @@ const (
 )
 
 // NodeClaim lifecycle, consistency and repair. NodeClassNotReady is published on a NodePool that launches
-// nothing because its EC2NodeClass is missing or not Ready: Karpenter v1.14 keeps the reason but reports
-// that through the NodePool's NodeClassReady condition, which Nodewright has no object to carry.
+// nothing because its EC2NodeClass is missing or not Ready: by the provisioner's run (on the karpenter.sh
+// kind, by name) and on the NodePool mirror of nodewright.sh beside its NodeClassReady condition
+// (shared/mirror, with the mirror's UID, so `kubectl describe` shows it).
 const (
 	ReasonInsufficientCapacityError Reason = "InsufficientCapacityError"
 	ReasonNodeClassNotReady         Reason = "NodeClassNotReady"

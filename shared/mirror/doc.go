@@ -9,7 +9,13 @@
 //   - api.go and crds.go: the group, the kinds and their CustomResourceDefinitions (cluster-scoped, a
 //     status subresource, Karpenter's printer columns, short names that do not clash with Karpenter's,
 //     category nodewright), which `nodewright manifests` prints.
-//   - nodeclaim.go: the pure builder that turns a claim record and its Node into the NodeClaim mirror.
+//   - nodeclaim.go: the pure builder that turns a claim record and its Node into the NodeClaim mirror;
+//     nodepool.go and nodeclass.go the builders of the NodePool mirror (status.resources and status.nodes
+//     from the pool's live claims, Karpenter's four conditions) and of the EC2NodeClass mirror (the
+//     class's resolution: subnets, security groups, AMIs, instance profile, the *Ready conditions).
+//   - configstatus.go: StatusWriter, which writes the NodePool and EC2NodeClass mirrors of one run's view
+//     of the configuration (the disruption function's) and publishes the Events Karpenter puts on those
+//     objects (NodeClassNotReady on a NodePool, the not-ready reason on an EC2NodeClass), bounded.
 //   - writer.go (with memo.go and client.go): the writer that keeps the mirrors in the cluster equal to
 //     what the builder says, writing only what changed, at most Options.MaxWrites objects a run, and
 //     deleting the mirrors whose claim is gone. It remembers what it wrote in the process and learns it

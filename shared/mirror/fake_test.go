@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -53,7 +54,7 @@ func (f *fakeAPI) notFound() error {
 }
 
 func (f *fakeAPI) meta(name string, o *fakeObject) *metav1.PartialObjectMetadata {
-	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: strconv.FormatUint(o.rv, 10),
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name), ResourceVersion: strconv.FormatUint(o.rv, 10),
 		Labels: maps.Clone(o.labels), Annotations: maps.Clone(o.annotations)}}
 }
 

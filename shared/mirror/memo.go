@@ -3,6 +3,8 @@ package mirror
 import (
 	"strconv"
 	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // memo is what the writer knows of the mirrors in the cluster: for each, the hashes of what it holds (zero
@@ -18,6 +20,9 @@ type memo struct {
 type entry struct {
 	hashes hashes
 	rv     uint64
+	// uid is the mirror's UID as the LIST or a watch reported it (empty until one has): Events about the
+	// mirror name it, so `kubectl describe` finds them.
+	uid types.UID
 }
 
 func (m *memo) reset(objects map[string]entry, rv string) {
@@ -39,9 +44,13 @@ func (m *memo) get(name string) (entry, bool) {
 	return e, ok
 }
 
+// put records what the writer knows of a mirror; a UID already known is kept when e has none.
 func (m *memo) put(name string, e entry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if e.uid == "" {
+		e.uid = m.objects[name].uid
+	}
 	m.objects[name] = e
 }
 
@@ -64,7 +73,7 @@ func (m *memo) names() []string {
 
 // seen applies a change the watch reported at revision rv: the writer's own writes (at or before the
 // revision it recorded) change nothing; anyone else's leaves the content unknown, so it is written again.
-func (m *memo) seen(name, rv string, deleted bool) {
+func (m *memo) seen(name, rv string, uid types.UID, deleted bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n, err := strconv.ParseUint(rv, 10, 64)
@@ -73,8 +82,12 @@ func (m *memo) seen(name, rv string, deleted bool) {
 	case deleted:
 		delete(m.objects, name)
 	case err == nil && known && n <= e.rv:
+		if uid != "" {
+			e.uid = uid
+			m.objects[name] = e
+		}
 	default:
-		m.objects[name] = entry{rv: n}
+		m.objects[name] = entry{rv: n, uid: uid}
 	}
 	if err == nil {
 		m.rv = rv

@@ -297,7 +297,7 @@ func (w *Writer) learn(ctx context.Context) error {
 		}
 		for _, o := range page.Items {
 			h, _ := parseHashes(o.Annotations[HashAnnotation])
-			objects[o.Name] = entry{hashes: h, rv: parseRV(o.ResourceVersion)}
+			objects[o.Name] = entry{hashes: h, rv: parseRV(o.ResourceVersion), uid: o.UID}
 		}
 		if page.Continue == "" {
 			w.memo.reset(objects, page.ResourceVersion)
@@ -345,7 +345,7 @@ func (w *Writer) catchUp(ctx context.Context) (relist bool, err error) {
 			w.memo.mu.Unlock()
 			continue
 		}
-		w.memo.seen(o.Name, o.ResourceVersion, ev.Type == watch.Deleted)
+		w.memo.seen(o.Name, o.ResourceVersion, o.UID, ev.Type == watch.Deleted)
 	}
 	return false, nil
 }

@@ -23,6 +23,8 @@ type Launches struct {
 	p       *Provisioner
 	cfg     runConfig
 	classes map[string]*readyClass
+	// resolver remembers this read's class resolutions (MirrorConfiguration).
+	resolver *recordingResolver
 	// classFailures say why each EC2NodeClass a NodePool references is unusable (not configured, failed
 	// to resolve, not ready...), for drift.
 	classFailures map[string]string
@@ -69,9 +71,11 @@ func (p *Provisioner) PrepareLaunches(ctx context.Context) (*Launches, error) {
 		return nil, err
 	}
 	// The caller's claims are not read yet: the prediction counts this caller's own launches only. Static
-	// pools are prepared too (their classes resolved once with the rest), for StaticReplacement.
+	// pools are prepared too (their classes resolved once with the rest), for StaticReplacement. Each
+	// resolution is remembered for the mirrors (MirrorConfiguration).
 	statics := staticNeedsOf(cfg.static)
-	classes, pools, more, failed, _ := prepareClasses(ctx, p.deps.NodeClasses, cat, p.deps.Prices, withStaticNeeds(cfg, statics),
+	resolver := &recordingResolver{r: p.deps.NodeClasses, got: map[string]resolved{}}
+	classes, pools, more, failed, _ := prepareClasses(ctx, resolver, cat, p.deps.Prices, withStaticNeeds(cfg, statics),
 		p.cfg.KubernetesVersion, observed, subnetView{run: newRunSubnets(marks)})
 	pools, static := splitStatic(pools, statics)
 	unavailable, err := p.unavailable(ctx)
@@ -85,7 +89,7 @@ func (p *Provisioner) PrepareLaunches(ctx context.Context) (*Launches, error) {
 	for _, err := range bad {
 		more = append(more, err.Error())
 	}
-	l := &Launches{p: p, cfg: cfg, classes: classes, classFailures: failed, launchFailures: launchFailures, catalog: cat,
+	l := &Launches{p: p, cfg: cfg, resolver: resolver, classes: classes, classFailures: failed, launchFailures: launchFailures, catalog: cat,
 		byPool: map[string]scheduling.NodePool{}, static: static, Pools: pools, Unavailable: unavailable, Problems: append(append(problems, rep.Errors...), more...)}
 	for _, pool := range pools {
 		l.byPool[pool.Name] = pool

@@ -47,7 +47,8 @@ func capacityEvents(failures []LaunchFailure) []kube.Event {
 // classEvents tell each NodePool left out of the run because its EC2NodeClass is missing, not Ready or
 // unusable (prepareClasses' failed, class → why) that it launches nothing. Karpenter v1.14 reports this
 // through the NodePool's NodeClassReady condition and the AWS provider's "Failed resolving NodeClass"
-// Event on it; Nodewright has no status to show, so the NodePool gets a NodeClassNotReady Event. A class
+// Event on it; the NodePool gets a NodeClassNotReady Event here (the disruption function also shows the
+// condition on the NodePool mirror, with the same Event on it: shared/mirror). A class
 // whose resolution failed for a transient AWS error (unresolved) is not reported: the next run tries
 // again. One Event per NodePool; the Recorder drops repeats within its window.
 func classEvents(pools []string, classOf map[string]string, failed map[string]string, unresolved []string) []kube.Event {
