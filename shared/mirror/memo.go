@@ -1,8 +1,11 @@
 package mirror
 
 import (
+	"slices"
 	"strconv"
 	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // memo is what the writer knows of the mirrors in the cluster: for each, the hashes of what it holds (zero
@@ -18,6 +21,9 @@ type memo struct {
 type entry struct {
 	hashes hashes
 	rv     uint64
+	// finalized: the mirror carries Finalizer; deleting: someone deleted it (nil when not), see finalizer.go.
+	finalized bool
+	deleting  *Deletion
 }
 
 func (m *memo) reset(objects map[string]entry, rv string) {
@@ -39,9 +45,13 @@ func (m *memo) get(name string) (entry, bool) {
 	return e, ok
 }
 
+// put records what the writer wrote. A deletion once seen stays (a deleted object cannot be undeleted).
 func (m *memo) put(name string, e entry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if e.deleting == nil {
+		e.deleting = m.objects[name].deleting
+	}
 	m.objects[name] = e
 }
 
@@ -62,11 +72,13 @@ func (m *memo) names() []string {
 	return out
 }
 
-// seen applies a change the watch reported at revision rv: the writer's own writes (at or before the
+// seen applies a change the watch reported (o's metadata): the writer's own writes (at or before the
 // revision it recorded) change nothing; anyone else's leaves the content unknown, so it is written again.
-func (m *memo) seen(name, rv string, deleted bool) {
+// Whether the object carries Finalizer and is being deleted is taken from the metadata either way.
+func (m *memo) seen(o *metav1.PartialObjectMetadata, deleted bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	name, rv := o.Name, o.ResourceVersion
 	n, err := strconv.ParseUint(rv, 10, 64)
 	e, known := m.objects[name]
 	switch {
@@ -74,7 +86,7 @@ func (m *memo) seen(name, rv string, deleted bool) {
 		delete(m.objects, name)
 	case err == nil && known && n <= e.rv:
 	default:
-		m.objects[name] = entry{rv: n}
+		m.objects[name] = entry{rv: n, finalized: slices.Contains(o.Finalizers, Finalizer), deleting: deletionOf(o)}
 	}
 	if err == nil {
 		m.rv = rv
