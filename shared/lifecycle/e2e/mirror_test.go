@@ -106,6 +106,8 @@ func TestNodeClaimMirrorShowsTheNodeAndIsReadOnlyToUsers(t *testing.T) {
 	_, err = mirrors.Patch(ctx, "default-mirror1", types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"b"}}}`), metav1.PatchOptions{})
 	require.True(t, apierrors.IsForbidden(err), "a cluster admin outside the functions' group cannot change a mirror: %v", err)
 	assert.Contains(t, err.Error(), "read-only mirrors")
+	_, err = mirrors.Patch(ctx, "default-mirror1", types.MergePatchType, []byte(`{"spec":{"expireAfter":"1h"}}`), metav1.PatchOptions{})
+	require.True(t, apierrors.IsForbidden(err), "nor its spec: %v", err)
 	_, err = mirrors.Patch(ctx, "default-mirror1", types.MergePatchType, []byte(`{"status":{"nodeName":"x"}}`), metav1.PatchOptions{}, "status")
 	require.True(t, apierrors.IsForbidden(err), "nor its status: %v", err)
 
