@@ -128,3 +128,26 @@ func TestARequestedClaimSaysWhatHoldsItsRemoval(t *testing.T) {
 
 	assert.False(t, hasCondition(NodeClaim(initializedClaim(0)), apis.ConditionTypeDrained), "no request, nothing to say")
 }
+
+// A write of the mirror after the user's DELETE (between sweeps, a status change) takes a later revision
+// than the DELETE's own event; the deletion is still noticed.
+func TestADeletionIsNoticedPastTheWritersOwnLaterWrite(t *testing.T) {
+	ctx := context.Background()
+	api := newFakeAPI()
+	w := NewWriter(NodeClaims, api, Options{})
+	_, err := w.Sync(ctx, claims(1), true)
+	require.NoError(t, err)
+
+	api.userDelete("default-00000")
+	draining := initializedClaim(0)
+	draining.Lifecycle, draining.Record.DisruptionReason = state.Draining, "Manual"
+	rep, err := w.Sync(ctx, []Object{NodeClaim(draining)}, false)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Written, "a pass between sweeps writes the change, over the deleted mirror")
+	assert.Empty(t, w.Deleting(), "not seen yet: no watch between sweeps")
+
+	_, err = w.Sync(ctx, []Object{NodeClaim(draining)}, true)
+	require.NoError(t, err)
+	require.Len(t, w.Deleting(), 1, "the sweep's watch shows it")
+	assert.Equal(t, "default-00000", w.Deleting()[0].Name)
+}

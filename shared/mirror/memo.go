@@ -85,6 +85,12 @@ func (m *memo) seen(o *metav1.PartialObjectMetadata, deleted bool) {
 	case deleted:
 		delete(m.objects, name)
 	case err == nil && known && n <= e.rv:
+		// The writer's own write, or older; a deletion it shows still counts (it is never undone), even
+		// when the writer's later write hid the user's DELETE event behind its own revision.
+		if d := deletionOf(o); d != nil && e.deleting == nil {
+			e.deleting = d
+			m.objects[name] = e
+		}
 	default:
 		m.objects[name] = entry{rv: n, finalized: slices.Contains(o.Finalizers, Finalizer), deleting: deletionOf(o)}
 	}
