@@ -104,6 +104,9 @@ func handler(r settler, prices priceRefresh, report reportSink, log *slog.Logger
 		if len(rep.RepairBlocked) > 0 {
 			attrs = append(attrs, "repairBlocked", rep.RepairBlocked)
 		}
+		if len(rep.DeletionsRequested) > 0 {
+			attrs = append(attrs, "mirrorDeletionsRequested", rep.DeletionsRequested)
+		}
 		if report != nil && rep.Lease {
 			report(rep)
 		}

@@ -218,3 +218,11 @@ func TestNodeRepairsAreLoggedAndReachTheSink(t *testing.T) {
 	assert.Contains(t, logs.String(), `"repairs":1`)
 	assert.Contains(t, logs.String(), `"repairBlocked":["gpu"]`)
 }
+
+func TestMirrorDeletionRequestsAreLogged(t *testing.T) {
+	r := &fakeSettler{rep: lifecycle.RunReport{Lease: true, Passes: 1, DeletionsRequested: []string{"default-a"}}}
+	var logs bytes.Buffer
+	h := handler(r, priceRefresh{spot: (&spotCounter{}).refresh, onDemand: &onDemandCounter{}}, nil, slog.New(slog.NewJSONHandler(&logs, nil)))
+	require.NoError(t, h(context.Background(), events.EventBridgeEvent{DetailType: "Scheduled Event"}))
+	assert.Contains(t, logs.String(), `"mirrorDeletionsRequested":["default-a"]`)
+}

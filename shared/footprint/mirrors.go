@@ -57,8 +57,10 @@ func mirrorResources() []string {
 
 // mirrorValidation lets each mirror writer's group write the kinds it writes (and their status), and
 // anyone RBAC lets delete a NodeClaim delete one (Karpenter's `kubectl delete nodeclaim`: a disruption
-// request, once that flow reads it; until then the next sweep writes the mirror again).
-// request.userInfo.groups and request.subResource are absent when empty, hence has().
+// request). The mirror's finalizer (mirror.Finalizer) keeps it Terminating until its claim is gone;
+// removing the finalizer is an UPDATE, which only the writers' groups may make, so a user can ask for the
+// removal but not cut it short (the API server's own marking of the deletion is not an admission
+// request). request.userInfo.groups and request.subResource are absent when empty, hence has().
 func mirrorValidation() string {
 	var writers []string
 	for _, f := range MirrorWriters() {
@@ -77,7 +79,7 @@ func mirrorValidation() string {
 // MirrorPolicyMessage is what a refused writer is told.
 const MirrorPolicyMessage = "NodeClaims, NodePools and EC2NodeClasses of nodewright.sh are read-only mirrors of Nodewright's state, " +
 	"written only by its functions: change NodePools and EC2NodeClasses in the stack's manifests (or with `nodewright apply`), " +
-	"and remove a node with `nodewright disrupt`"
+	"and remove a node with `kubectl delete nodeclaims.nodewright.sh NAME` or `nodewright disrupt` (its finalizer is removed once the node is gone)"
 
 // MirrorPolicy is the ValidatingAdmissionPolicy (CEL, evaluated in the API server: no webhook) that
 // refuses every CREATE, UPDATE (patches and applies included) and DELETE of a mirror, or of its status,

@@ -20,7 +20,9 @@
 // records the memory capacity the Nodes of registered claims report per instance type and AMI (memory.go),
 // which the plans use in place of the VM-overhead estimate, writing only what is new or smaller. With the
 // NodeRepair feature gate on, a sweep also asks for the replacement of Nodes unhealthy past their
-// toleration, within Karpenter's 20% guard (noderepair.go says how). The passes
+// toleration, within Karpenter's 20% guard (noderepair.go says how). Every pass writes the NodeClaim
+// mirrors (mirrors.go); a sweep then turns each mirror a user deleted into its claim's disruption request,
+// as `nodewright disrupt` writes it (mirrordeletions.go). The passes
 // between sweeps, every few seconds while Nodes join, read only the joining claims (by lifecycle, from an
 // index) and list no instances: they register and initialize, and leave the rest to the next sweep. Its
 // adapters sit behind the small interfaces declared in runner.go.

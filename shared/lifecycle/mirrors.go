@@ -23,6 +23,7 @@ var _ MirrorWriter = (*mirror.Writer)(nil)
 // writer's bound). A sweep reads every live claim, so it also deletes the mirrors of claims that are gone;
 // a pass between sweeps reads only the joining claims, the ones that change, and writes theirs, so a
 // joining Node's mirror follows it within a pass. A pass near its deadline leaves the mirrors to the next.
+// After a sweep's Sync, the mirrors users deleted become disruption requests (mirrordeletions.go).
 func (p *passState) writeMirrors(ctx context.Context, sweep bool) {
 	if p.r.deps.Mirrors == nil {
 		return
@@ -61,5 +62,9 @@ func (p *passState) writeMirrors(ctx context.Context, sweep bool) {
 	p.rep.Errors = append(p.rep.Errors, rep.Errors...)
 	if err != nil {
 		p.rep.Errors = append(p.rep.Errors, "nodeclaim mirrors: "+err.Error())
+		return
+	}
+	if sweep {
+		p.requestMirroredDeletions(ctx)
 	}
 }

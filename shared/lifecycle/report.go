@@ -67,6 +67,9 @@ type RunReport struct {
 	// last pass wrote none, if it skipped them.
 	MirrorsWritten, MirrorsDeleted, MirrorsLeft int
 	MirrorsSkipped                              string
+	// DeletionsRequested names the claims whose deleted NodeClaim mirror this run turned into a
+	// disruption request (mirrordeletions.go).
+	DeletionsRequested []string
 	// Offerings are the current prices of the offerings Nodewright's live claims run on (last sweeping
 	// pass; see OfferingsInUse).
 	Offerings []OfferingPrice
@@ -93,6 +96,7 @@ func (r *RunReport) add(p RunReport) {
 	r.MirrorsLeft, r.MirrorsSkipped = p.MirrorsLeft, p.MirrorsSkipped
 	r.Joining, r.Deferred, r.Waiting, r.Skipped, r.Held = p.Joining, p.Deferred, p.Waiting, p.Skipped, p.Held
 	r.Repairs = append(r.Repairs, p.Repairs...)
+	r.DeletionsRequested = append(r.DeletionsRequested, p.DeletionsRequested...)
 	if p.Usage != nil { // a sweep: its judgement of the pools stands
 		r.RepairBlocked = p.RepairBlocked
 	}
@@ -112,7 +116,7 @@ func (r *RunReport) add(p RunReport) {
 
 // String summarises the report in one line (for logs and test failures).
 func (r RunReport) String() string {
-	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d rebuilt=%d handedOver=%d claimsDeleted=%d finalizersRemoved=%d nodesLost=%d instancesNamed=%d memoryRecorded=%d mirrorsWritten=%d mirrorsDeleted=%d mirrorsLeft=%d repairs=%d repairBlocked=%d templatesDeleted=%d profilesDeleted=%d joining=%d deferred=%d errors=%d",
+	return fmt.Sprintf("passes=%d registered=%d initialized=%d adopted=%d rebuilt=%d handedOver=%d claimsDeleted=%d finalizersRemoved=%d nodesLost=%d instancesNamed=%d memoryRecorded=%d mirrorsWritten=%d mirrorsDeleted=%d mirrorsLeft=%d deletionsRequested=%d repairs=%d repairBlocked=%d templatesDeleted=%d profilesDeleted=%d joining=%d deferred=%d errors=%d",
 		r.Passes, r.Registered, r.Initialized, r.Adopted, r.Rebuilt, r.HandedOver, r.ClaimsDeleted, r.FinalizersRemoved, r.NodesLost,
-		r.InstancesNamed, r.MemoryRecorded, r.MirrorsWritten, r.MirrorsDeleted, r.MirrorsLeft, len(r.Repairs), len(r.RepairBlocked), len(r.TemplatesDeleted), len(r.ProfilesDeleted), r.Joining, r.Deferred, len(r.Errors))
+		r.InstancesNamed, r.MemoryRecorded, r.MirrorsWritten, r.MirrorsDeleted, r.MirrorsLeft, len(r.DeletionsRequested), len(r.Repairs), len(r.RepairBlocked), len(r.TemplatesDeleted), len(r.ProfilesDeleted), r.Joining, r.Deferred, len(r.Errors))
 }

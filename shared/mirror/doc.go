@@ -21,4 +21,11 @@
 //     deleting the mirrors whose claim is gone. It remembers what it wrote in the process and learns it
 //     again with one paginated metadata-only LIST on a cold start; each whole run follows a short watch
 //     from there, so a mirror someone else changed (or deleted) is written again.
+//   - finalizer.go and deletion.go: deleting a NodeClaim mirror is a disruption request. NodeClaim mirrors
+//     carry Finalizer, so a user's DELETE leaves them Terminating; the writer lists those
+//     (Writer.Deleting, from the metadata it lists and watches anyway) for the lifecycle to turn into
+//     the claims' disruption requests, and removes the finalizer once the claim is gone. The Drained
+//     condition says what holds the removal meanwhile.
+//
+// mirrortest installs the mirrors into a test's API server.
 package mirror

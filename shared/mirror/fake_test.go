@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,11 +27,14 @@ type fakeAPI struct {
 	missing  bool   // the CRD is not installed
 	failNext map[string]error
 
-	lists, watches, applies, statusApplies, replaces, deletes int
+	lists, watches, applies, statusApplies, replaces, deletes, releases int
 }
 
 type fakeObject struct {
 	rv          uint64
+	uid         types.UID
+	finalizers  []string
+	deleting    *metav1.Time
 	labels      map[string]string
 	annotations map[string]string
 	spec        any
@@ -41,12 +45,15 @@ func newFakeAPI() *fakeAPI {
 	return &fakeAPI{objects: map[string]*fakeObject{}, failNext: map[string]error{}}
 }
 
-var _ API = (*fakeAPI)(nil)
+var (
+	_ API          = (*fakeAPI)(nil)
+	_ finalizerAPI = (*fakeAPI)(nil)
+)
 
 func (f *fakeAPI) writes() int { return f.applies + f.statusApplies + f.replaces + f.deletes }
 
 func (f *fakeAPI) resetCounts() {
-	f.lists, f.watches, f.applies, f.statusApplies, f.replaces, f.deletes = 0, 0, 0, 0, 0, 0
+	f.lists, f.watches, f.applies, f.statusApplies, f.replaces, f.deletes, f.releases = 0, 0, 0, 0, 0, 0, 0
 }
 
 func (f *fakeAPI) notFound() error {
@@ -54,8 +61,13 @@ func (f *fakeAPI) notFound() error {
 }
 
 func (f *fakeAPI) meta(name string, o *fakeObject) *metav1.PartialObjectMetadata {
-	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name), ResourceVersion: strconv.FormatUint(o.rv, 10),
-		Labels: maps.Clone(o.labels), Annotations: maps.Clone(o.annotations)}}
+	uid := o.uid
+	if uid == "" {
+		uid = types.UID("uid-" + name)
+	}
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: strconv.FormatUint(o.rv, 10),
+		UID: uid, Labels: maps.Clone(o.labels), Annotations: maps.Clone(o.annotations), Finalizers: slices.Clone(o.finalizers),
+		DeletionTimestamp: o.deleting}}
 }
 
 // record bumps the revision for a change of name and logs it.
@@ -126,8 +138,11 @@ func (f *fakeAPI) Apply(_ context.Context, u *unstructured.Unstructured) (string
 	o, ok := f.objects[u.GetName()]
 	typ := watch.Modified
 	if !ok {
-		o, typ = &fakeObject{annotations: map[string]string{}}, watch.Added
+		o, typ = &fakeObject{uid: types.UID("uid-" + u.GetName()), annotations: map[string]string{}}, watch.Added
 		f.objects[u.GetName()] = o
+	}
+	if _, set := u.Object["metadata"].(map[string]any)["finalizers"]; set {
+		o.finalizers = u.GetFinalizers()
 	}
 	o.labels = u.GetLabels()
 	maps.Copy(o.annotations, u.GetAnnotations())
@@ -159,9 +174,10 @@ func (f *fakeAPI) Replace(_ context.Context, object, status *unstructured.Unstru
 	o, ok := f.objects[object.GetName()]
 	typ := watch.Modified
 	if !ok {
-		o, typ = &fakeObject{}, watch.Added
+		o, typ = &fakeObject{uid: types.UID("uid-" + object.GetName())}, watch.Added
 		f.objects[object.GetName()] = o
 	}
+	o.finalizers = object.GetFinalizers()
 	o.labels, o.annotations, o.spec, o.status = object.GetLabels(), object.GetAnnotations(), object.Object["spec"], status.Object["status"]
 	if o.annotations == nil {
 		o.annotations = map[string]string{}
@@ -174,13 +190,56 @@ func (f *fakeAPI) Delete(_ context.Context, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.deletes++
+	return f.deleteLocked(name)
+}
+
+// deleteLocked deletes as the API server does: an object with finalizers is only marked (Terminating).
+func (f *fakeAPI) deleteLocked(name string) error {
 	o, ok := f.objects[name]
 	if !ok {
 		return f.notFound()
 	}
+	if len(o.finalizers) > 0 {
+		if o.deleting == nil {
+			now := metav1.NewTime(t0.Add(5 * time.Hour))
+			o.deleting = &now
+			f.record(watch.Modified, name, o)
+		}
+		return nil
+	}
 	delete(f.objects, name)
 	f.record(watch.Deleted, name, o)
 	return nil
+}
+
+func (f *fakeAPI) RemoveFinalizer(_ context.Context, name, finalizer string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.releases++
+	if err := f.fail("release"); err != nil {
+		return err
+	}
+	o, ok := f.objects[name]
+	if !ok || !slices.Contains(o.finalizers, finalizer) {
+		return nil
+	}
+	o.finalizers = slices.DeleteFunc(slices.Clone(o.finalizers), func(s string) bool { return s == finalizer })
+	if o.deleting != nil && len(o.finalizers) == 0 {
+		delete(f.objects, name)
+		f.record(watch.Deleted, name, o)
+		return nil
+	}
+	f.record(watch.Modified, name, o)
+	return nil
+}
+
+// userDelete is a user's DELETE (kubectl delete), which the policy lets through.
+func (f *fakeAPI) userDelete(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.deleteLocked(name); err != nil {
+		panic(err)
+	}
 }
 
 // edit is someone else's change of an object's spec and a label of theirs.
@@ -194,7 +253,7 @@ func (f *fakeAPI) edit(name string, spec any) {
 	f.record(watch.Modified, name, o)
 }
 
-// remove is someone else's delete.
+// remove is someone else's delete that nothing holds (a finalizer stripped first, with the policy removed).
 func (f *fakeAPI) remove(name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -33,7 +33,9 @@ func hashOf(o Object) (hashes, error) {
 	obj, err := digest(struct {
 		Labels map[string]string `json:"labels"`
 		Spec   any               `json:"spec"`
-	}{o.Labels, o.Spec})
+		// Finalizers are left out when there are none, so mirrors without any hash as before.
+		Finalizers []string `json:"finalizers,omitempty"`
+	}{o.Labels, o.Spec, o.Finalizers})
 	if err != nil {
 		return hashes{}, err
 	}

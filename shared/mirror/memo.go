@@ -1,9 +1,11 @@
 package mirror
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -23,6 +25,9 @@ type entry struct {
 	// uid is the mirror's UID as the LIST or a watch reported it (empty until one has): Events about the
 	// mirror name it, so `kubectl describe` finds them.
 	uid types.UID
+	// finalized: the mirror carries Finalizer; deleting: someone deleted it (nil when not), see finalizer.go.
+	finalized bool
+	deleting  *Deletion
 }
 
 func (m *memo) reset(objects map[string]entry, rv string) {
@@ -44,12 +49,16 @@ func (m *memo) get(name string) (entry, bool) {
 	return e, ok
 }
 
-// put records what the writer knows of a mirror; a UID already known is kept when e has none.
+// put records what the writer knows of a mirror. A UID already known is kept when e has none, and a
+// deletion once seen stays (a deleted object cannot be undeleted).
 func (m *memo) put(name string, e entry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e.uid == "" {
 		e.uid = m.objects[name].uid
+	}
+	if e.deleting == nil {
+		e.deleting = m.objects[name].deleting
 	}
 	m.objects[name] = e
 }
@@ -71,23 +80,31 @@ func (m *memo) names() []string {
 	return out
 }
 
-// seen applies a change the watch reported at revision rv: the writer's own writes (at or before the
+// seen applies a change the watch reported (o's metadata): the writer's own writes (at or before the
 // revision it recorded) change nothing; anyone else's leaves the content unknown, so it is written again.
-func (m *memo) seen(name, rv string, uid types.UID, deleted bool) {
+// Whether the object carries Finalizer and is being deleted, and its UID, are taken from the metadata
+// either way.
+func (m *memo) seen(o *metav1.PartialObjectMetadata, deleted bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	name, rv := o.Name, o.ResourceVersion
 	n, err := strconv.ParseUint(rv, 10, 64)
 	e, known := m.objects[name]
 	switch {
 	case deleted:
 		delete(m.objects, name)
 	case err == nil && known && n <= e.rv:
-		if uid != "" {
-			e.uid = uid
-			m.objects[name] = e
+		// The writer's own write, or older; a deletion it shows still counts (it is never undone), even
+		// when the writer's later write hid the user's DELETE event behind its own revision.
+		if o.UID != "" {
+			e.uid = o.UID
 		}
+		if d := deletionOf(o); d != nil && e.deleting == nil {
+			e.deleting = d
+		}
+		m.objects[name] = e
 	default:
-		m.objects[name] = entry{rv: n, uid: uid}
+		m.objects[name] = entry{rv: n, uid: o.UID, finalized: slices.Contains(o.Finalizers, Finalizer), deleting: deletionOf(o)}
 	}
 	if err == nil {
 		m.rv = rv

@@ -36,12 +36,14 @@ type Claim struct {
 	Now time.Time
 }
 
-// Object is one mirror as the writer writes it: its name, labels, spec and status.
+// Object is one mirror as the writer writes it: its name, labels, finalizers, spec and status.
 type Object struct {
 	Name   string
 	Labels map[string]string
-	Spec   any
-	Status any
+	// Finalizers are put on the mirror (NodeClaim mirrors carry Finalizer; see finalizer.go).
+	Finalizers []string
+	Spec       any
+	Status     any
 }
 
 // NodeClaimSpec is the spec of the NodeClaim mirror, in Karpenter's NodeClaim shape.
@@ -118,7 +120,7 @@ func NodeClaim(in Claim) Object {
 		}
 		status.Capacity, status.Allocatable = n.Status.Capacity, n.Status.Allocatable
 	}
-	return Object{Name: c.Name, Labels: labels, Spec: spec, Status: status}
+	return Object{Name: c.Name, Labels: labels, Finalizers: []string{Finalizer}, Spec: spec, Status: status}
 }
 
 func setIf(m map[string]string, k, v string) {
@@ -136,6 +138,8 @@ func setIf(m map[string]string, k, v string) {
 //   - Drifted: True with the drift's reason and what drifted, while the claim is drifted; absent otherwise.
 //   - DisruptionReason: True, with why, while the claim drains or terminates (Expired, Drifted,
 //     Underutilized, Interrupted...).
+//   - Drained: while a disruption request waits for its replacement or the node drains, Unknown with why;
+//     True once the instance terminates (see drained, deletion.go).
 //
 // Consolidatable is left out: it needs the node's last pod event, which the claim record does not hold.
 func conditions(in Claim) []metav1.Condition {
@@ -208,6 +212,9 @@ func conditions(in Claim) []metav1.Condition {
 		}
 		out = append(out, metav1.Condition{Type: apis.ConditionTypeDisruptionReason, Status: metav1.ConditionTrue, Reason: reason,
 			Message: msg, LastTransitionTime: at(since)})
+	}
+	if d, ok := drained(c, l, at); ok {
+		out = append(out, d)
 	}
 	return out
 }

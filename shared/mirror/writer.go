@@ -198,13 +198,11 @@ func (w *Writer) run(ctx context.Context, todo []write, rep *Report) {
 // whole again (or deletes it, when its object is gone by then).
 func (w *Writer) one(ctx context.Context, t write) error {
 	if t.delete {
-		if err := w.api.Delete(ctx, t.obj.Name); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting: %w", err)
-		}
-		w.memo.remove(t.obj.Name)
-		return nil
+		return w.remove(ctx, t.obj.Name)
 	}
-	w.memo.put(t.obj.Name, entry{})
+	// The content is unknown until the write completes; whether it carries the finalizer is kept.
+	prev, _ := w.memo.get(t.obj.Name)
+	w.memo.put(t.obj.Name, entry{finalized: prev.finalized})
 	if t.replace {
 		obj, err := w.object(t.obj, "")
 		if err != nil {
@@ -243,7 +241,7 @@ func (w *Writer) one(ctx context.Context, t write) error {
 	if err != nil {
 		return fmt.Errorf("writing: %w", err)
 	}
-	w.memo.put(t.obj.Name, entry{hashes: t.hashes, rv: parseRV(rv)})
+	w.memo.put(t.obj.Name, entry{hashes: t.hashes, rv: parseRV(rv), finalized: slices.Contains(t.obj.Finalizers, Finalizer)})
 	return nil
 }
 
@@ -265,6 +263,13 @@ func (w *Writer) object(o Object, hash string) (*unstructured.Unstructured, erro
 	}
 	if hash != "" {
 		meta["annotations"] = map[string]any{HashAnnotation: hash}
+	}
+	if len(o.Finalizers) > 0 {
+		fs := make([]any, 0, len(o.Finalizers))
+		for _, f := range o.Finalizers {
+			fs = append(fs, f)
+		}
+		meta["finalizers"] = fs
 	}
 	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": APIVersion, "kind": w.kind.Kind, "metadata": meta, "spec": spec["spec"]}}, nil
 }
@@ -297,7 +302,8 @@ func (w *Writer) learn(ctx context.Context) error {
 		}
 		for _, o := range page.Items {
 			h, _ := parseHashes(o.Annotations[HashAnnotation])
-			objects[o.Name] = entry{hashes: h, rv: parseRV(o.ResourceVersion), uid: o.UID}
+			objects[o.Name] = entry{hashes: h, rv: parseRV(o.ResourceVersion), uid: o.UID, finalized: slices.Contains(o.Finalizers, Finalizer),
+				deleting: deletionOf(&o)}
 		}
 		if page.Continue == "" {
 			w.memo.reset(objects, page.ResourceVersion)
@@ -345,7 +351,7 @@ func (w *Writer) catchUp(ctx context.Context) (relist bool, err error) {
 			w.memo.mu.Unlock()
 			continue
 		}
-		w.memo.seen(o.Name, o.ResourceVersion, o.UID, ev.Type == watch.Deleted)
+		w.memo.seen(o, ev.Type == watch.Deleted)
 	}
 	return false, nil
 }

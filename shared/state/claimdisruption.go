@@ -13,8 +13,8 @@ type DriftCondition struct {
 	Since   time.Time         `dynamodbav:"since" json:"since"`
 }
 
-// DisruptionRequest is a request to disrupt a claim: an operator's (`nodewright disrupt`), the equivalent of
-// `kubectl delete nodeclaim`, or node repair's (Unhealthy set). The disruption run launches replacement
+// DisruptionRequest is a request to disrupt a claim: an operator's (`nodewright disrupt`, or a DELETE of
+// the claim's NodeClaim mirror: the equivalent of `kubectl delete nodeclaim`), or node repair's (Unhealthy set). The disruption run launches replacement
 // capacity for its pods first, then drains the node (a repaired node's drain is forced, as Karpenter's
 // repair forces it). Budgets and do-not-disrupt do not hold it back.
 type DisruptionRequest struct {
@@ -30,6 +30,11 @@ type DisruptionRequest struct {
 
 // RepairRequester is DisruptionRequest.By when node repair asked.
 const RepairRequester = "nodewright node repair"
+
+// MirrorDeletionRequester is DisruptionRequest.By when someone deleted the claim's NodeClaim mirror
+// (`kubectl delete nodeclaims.nodewright.sh NAME`), the equivalent of Karpenter's `kubectl delete
+// nodeclaim`. The API server does not tell the mirror writer who deleted it; its audit log does.
+const MirrorDeletionRequester = "kubectl delete nodeclaims.nodewright.sh"
 
 // UnhealthyCondition is what node repair found wrong with a claim's node: a Node condition in an
 // unhealthy status (Type Ready, Status False or Unknown; AcceleratedHardwareReady False...) or a failed

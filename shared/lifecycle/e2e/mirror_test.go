@@ -13,78 +13,29 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
-	"github.com/nodewright/nodewright/shared/awstest"
-	"github.com/nodewright/nodewright/shared/footprint"
 	"github.com/nodewright/nodewright/shared/kubetest"
+	"github.com/nodewright/nodewright/shared/lifecycle"
 	"github.com/nodewright/nodewright/shared/mirror"
+	"github.com/nodewright/nodewright/shared/mirror/mirrortest"
 	"github.com/nodewright/nodewright/shared/state"
 )
 
-var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-
-// installMirrors applies the mirror CRDs, the read-only policy and its binding as `nodewright manifests`
-// prints them (leaving them be when the shared control plane has them), waits until the CRDs are served
-// and the policy refuses the admin, and gives the env a mirror writer acting as the lifecycle function.
+// installMirrors installs the mirrors (mirrortest.Install) and gives the env a mirror writer acting as
+// the lifecycle function.
 func installMirrors(t *testing.T, e *env) *kubetest.ControlPlane {
 	t.Helper()
-	ctx := context.Background()
 	cp := kubetest.Shared(t, kubetest.Options{})
-	admin, err := dynamic.NewForConfig(cp.Config)
-	require.NoError(t, err)
-	for _, crd := range mirror.CRDs() {
-		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
-		require.NoError(t, err)
-		_, err = admin.Resource(crdResource).Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
-		if !apierrors.IsAlreadyExists(err) {
-			require.NoError(t, err)
-		}
-		require.Eventually(t, func() bool {
-			got, err := admin.Resource(crdResource).Get(ctx, crd.Name, metav1.GetOptions{})
-			if err != nil {
-				return false
-			}
-			conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-			for _, c := range conds {
-				if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
-					return true
-				}
-			}
-			return false
-		}, 30*time.Second, 100*time.Millisecond, "CRD %s established", crd.Name)
-	}
-	_, err = e.kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, footprint.MirrorPolicy(), metav1.CreateOptions{})
-	if !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
-	}
-	_, err = e.kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, footprint.MirrorPolicyBinding(), metav1.CreateOptions{})
-	if !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
-	}
-	// The API server takes policies up from a watch: wait until the admin's dry-run creation is refused.
-	probe := &unstructured.Unstructured{Object: map[string]any{"apiVersion": mirror.APIVersion, "kind": "NodeClaim",
-		"metadata": map[string]any{"name": "mirror-policy-probe"}}}
-	require.Eventually(t, func() bool {
-		_, err := admin.Resource(mirror.NodeClaims.Resource()).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		return apierrors.IsForbidden(err)
-	}, 30*time.Second, 200*time.Millisecond, "the read-only policy is in force")
-
-	client, err := mirror.NewClient(lifecycleConfig(cp), mirror.NodeClaims, "nodewright-lifecycle")
-	require.NoError(t, err)
-	e.mirrors = mirror.NewWriter(mirror.NodeClaims, client, mirror.Options{})
+	mirrortest.Install(t, cp)
+	e.mirrors = mirrortest.Writer(t, cp)
 	return cp
 }
 
 // lifecycleConfig is the lifecycle function's identity, as newEnv grants it.
-func lifecycleConfig(cp *kubetest.ControlPlane) *rest.Config {
-	return cp.As("arn:aws:sts::"+awstest.AccountID+":assumed-role/nodewright-lifecycle/test", footprint.Lifecycle.Group())
-}
+func lifecycleConfig(cp *kubetest.ControlPlane) *rest.Config { return mirrortest.LifecycleConfig(cp) }
 
 // table reads the NodeClaim mirrors as `kubectl get` does (a Table request) and returns, for each row,
 // its cells by column name.
@@ -155,6 +106,8 @@ func TestNodeClaimMirrorShowsTheNodeAndIsReadOnlyToUsers(t *testing.T) {
 	_, err = mirrors.Patch(ctx, "default-mirror1", types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"b"}}}`), metav1.PatchOptions{})
 	require.True(t, apierrors.IsForbidden(err), "a cluster admin outside the functions' group cannot change a mirror: %v", err)
 	assert.Contains(t, err.Error(), "read-only mirrors")
+	_, err = mirrors.Patch(ctx, "default-mirror1", types.MergePatchType, []byte(`{"spec":{"expireAfter":"1h"}}`), metav1.PatchOptions{})
+	require.True(t, apierrors.IsForbidden(err), "nor its spec: %v", err)
 	_, err = mirrors.Patch(ctx, "default-mirror1", types.MergePatchType, []byte(`{"status":{"nodeName":"x"}}`), metav1.PatchOptions{}, "status")
 	require.True(t, apierrors.IsForbidden(err), "nor its status: %v", err)
 
@@ -170,16 +123,56 @@ func TestNodeClaimMirrorShowsTheNodeAndIsReadOnlyToUsers(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, got.GetLabels(), "team")
 
+	_, err = mirrors.Patch(ctx, "default-mirror1", types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), metav1.PatchOptions{})
+	require.True(t, apierrors.IsForbidden(err), "nor strip its finalizer: %v", err)
+
 	require.NoError(t, mirrors.Delete(ctx, "default-mirror1", metav1.DeleteOptions{}), "deleting a NodeClaim mirror is not refused")
+	got, err = mirrors.Get(ctx, "default-mirror1", metav1.GetOptions{})
+	require.NoError(t, err, "the finalizer holds the deleted mirror")
+	require.NotNil(t, got.GetDeletionTimestamp(), "Terminating")
+	assert.Equal(t, []string{mirror.Finalizer}, got.GetFinalizers())
+	_, err = mirrors.Patch(ctx, "default-mirror1", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	require.True(t, apierrors.IsForbidden(err), "a deleted mirror's finalizer is not the user's to strip either: %v", err)
+
 	rep, err = r.Run(ctx, "run-deleted")
 	require.NoError(t, err)
-	assert.Equal(t, 1, rep.MirrorsWritten, "its claim lives: the mirror is written again")
-	require.NotNil(t, table(t, cp)["default-mirror1"])
+	assert.Equal(t, []string{"default-mirror1"}, rep.DeletionsRequested, rep.String())
+	req := e.claim(t, "default-mirror1").DisruptionRequest
+	require.NotNil(t, req, "the deletion is the claim's disruption request")
+	assert.Equal(t, state.MirrorDeletionRequester, req.By)
+	assert.WithinDuration(t, got.GetDeletionTimestamp().Time, req.RequestedAt, time.Second, "dated by the deletion")
+	assert.Contains(t, e.decisions(t, "nodeclaim/default-mirror1"), lifecycle.KindMirrorDeleted+"/"+string(lifecycle.ReasonMirrorDeleted))
+	require.Eventually(t, func() bool {
+		evs, err := e.kube.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.kind=NodeClaim,involvedObject.name=default-mirror1,involvedObject.uid=" + string(got.GetUID())})
+		return err == nil && len(evs.Items) == 1 && evs.Items[0].Reason == string(lifecycle.ReasonMirrorDeleted)
+	}, 10*time.Second, 100*time.Millisecond, "an Event on the mirror, where kubectl describe finds it")
+
+	rep, err = r.Run(ctx, "run-requested")
+	require.NoError(t, err)
+	assert.Empty(t, rep.DeletionsRequested, "asked once")
+	got, err = mirrors.Get(ctx, "default-mirror1", metav1.GetOptions{})
+	require.NoError(t, err, "the mirror stays while its claim lives")
+	assert.Contains(t, fmt.Sprint(got.Object["status"]), "AwaitingReplacement", "its Drained condition says what it waits for")
 
 	_, err = e.store.UpdateClaim(ctx, "default-mirror1", func(c *state.Claim) error { c.Lifecycle = state.Deleted; return nil })
 	require.NoError(t, err)
 	rep, err = r.Run(ctx, "run-gone")
 	require.NoError(t, err)
 	assert.Equal(t, 1, rep.MirrorsDeleted, rep.String())
-	assert.Nil(t, table(t, cp)["default-mirror1"], "the mirror of a claim that is gone is deleted")
+	_, err = mirrors.Get(ctx, "default-mirror1", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the claim is gone: the finalizer is removed and the mirror goes: %v", err)
+
+	// A mirror no one deleted goes at once when its claim is gone (finalizer first, then the object).
+	inst2 := e.launch(t, "default-mirror2", "default")
+	e.launchedClaim(t, "default-mirror2", "default", inst2)
+	_, err = r.Run(ctx, "run-2nd")
+	require.NoError(t, err)
+	require.NotNil(t, table(t, cp)["default-mirror2"])
+	_, err = e.store.UpdateClaim(ctx, "default-mirror2", func(c *state.Claim) error { c.Lifecycle = state.Deleted; return nil })
+	require.NoError(t, err)
+	rep, err = r.Run(ctx, "run-2nd-gone")
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.MirrorsDeleted, rep.String())
+	assert.Nil(t, table(t, cp)["default-mirror2"], "the mirror of a claim that is gone is deleted")
 }
