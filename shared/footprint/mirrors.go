@@ -13,9 +13,22 @@ import (
 // MirrorPolicyName names the ValidatingAdmissionPolicy that keeps the mirrors read-only, and its binding.
 const MirrorPolicyName = "nodewright-mirrors-read-only"
 
-// MirrorWriters are the functions that write mirrors: the lifecycle function writes the NodeClaim
-// mirrors (it reads every claim and Node each sweep). Only their groups may change a mirror.
-func MirrorWriters() []Function { return []Function{Lifecycle} }
+// MirrorWriters are the functions that write mirrors: the provisioner writes the NodeClaim mirror of
+// each claim it launches, as soon as the launch is recorded (provisioning.LaunchMirrors), and the
+// lifecycle function keeps every NodeClaim mirror from there (it reads every claim and Node each sweep).
+// Only their groups may change a mirror.
+func MirrorWriters() []Function { return []Function{Provisioner, Lifecycle} }
+
+// mirrorRules is what writing mirrors adds to f's role.
+func mirrorRules(f Function) []rbacRule {
+	switch f {
+	case Lifecycle:
+		return mirrorWrites
+	case Provisioner:
+		return launchMirrorWrites
+	}
+	return nil
+}
 
 // mirrorWrites is what a mirror writer's role adds: it learns the mirrors with a metadata LIST and
 // follows them with a watch, server-side applies them and their status (a PATCH, which creates the
@@ -23,6 +36,15 @@ func MirrorWriters() []Function { return []Function{Lifecycle} }
 // status with the revision read) and deletes the mirrors whose claim is gone.
 var mirrorWrites = []rbacRule{
 	{resources: []string{mirror.NodeClaims.Plural}, verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+	{resources: []string{mirror.NodeClaims.Plural + "/status"}, verbs: []string{"update", "patch"}},
+}
+
+// launchMirrorWrites is what the provisioner's role adds: its writer learns the mirrors with a metadata
+// LIST once per process, server-side applies each new mirror and its status (a PATCH that creates the
+// object) and, for a mirror whose content it cannot tell (someone else wrote it), replaces it (a GET,
+// then an update of it and of its status). It never watches the mirrors nor deletes one.
+var launchMirrorWrites = []rbacRule{
+	{resources: []string{mirror.NodeClaims.Plural}, verbs: []string{"get", "list", "create", "update", "patch"}},
 	{resources: []string{mirror.NodeClaims.Plural + "/status"}, verbs: []string{"update", "patch"}},
 }
 

@@ -9,7 +9,7 @@ import (
 func TestOnlyTheMirrorWritersGroupsMayWriteMirrors(t *testing.T) {
 	expr := MirrorPolicy().Spec.Validations[0].Expression
 	for _, f := range Functions() {
-		if f == Lifecycle {
+		if f == Lifecycle || f == Provisioner {
 			assert.Contains(t, expr, "'"+f.Group()+"'")
 		} else {
 			assert.NotContains(t, expr, "'"+f.Group()+"'", "%s writes no mirror", f)

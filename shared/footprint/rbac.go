@@ -110,7 +110,7 @@ func Rules(f Function) []rbacv1.PolicyRule {
 	}
 	if slices.Contains(MirrorWriters(), f) {
 		// The mirrors it writes (mirrors.go); the policy keeps everyone else from writing them.
-		for _, r := range mirrorWrites {
+		for _, r := range mirrorRules(f) {
 			rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{mirror.Group}, Resources: r.resources, Verbs: r.verbs})
 		}
 	}

@@ -168,6 +168,7 @@ var requests = map[string]func(context.Context, kubernetes.Interface) error{
 	"delete namespace": func(ctx context.Context, c kubernetes.Interface) error {
 		return c.CoreV1().Namespaces().Delete(ctx, absent, metav1.DeleteOptions{})
 	},
+	"get nodeclaim":           mirrorRequest("get", ""),
 	"list nodeclaims":         mirrorRequest("list", ""),
 	"watch nodeclaims":        mirrorRequest("watch", ""),
 	"create nodeclaim":        mirrorRequest("create", ""),
@@ -199,7 +200,11 @@ var snapshotRequests = []string{"list nodes", "watch nodes", "list pods", "watch
 var bufferRequests = []string{"list capacitybuffers", "get podtemplate", "get deployment", "get statefulset", "get replicaset"}
 
 var allowed = map[Function][]string{
-	Provisioner: append(append([]string{"get pod", "create event", "update capacitybuffer status"}, snapshotRequests...),
+	Provisioner: append(append([]string{"get pod", "create event", "update capacitybuffer status",
+		// The mirror of each claim it launches: learned with a LIST, server-side applied with its status,
+		// replaced (GET, PUT) when its content is unknown; never watched or deleted.
+		"list nodeclaims", "get nodeclaim", "create nodeclaim", "patch nodeclaim", "patch nodeclaim status",
+		"update nodeclaim", "update nodeclaim status"}, snapshotRequests...),
 		bufferRequests...),
 	Disruption:   append(append([]string{"get node", "patch node", "create event"}, snapshotRequests...), bufferRequests...),
 	Interruption: {"get node", "patch node", "create event"},
@@ -207,7 +212,7 @@ var allowed = map[Function][]string{
 		// The NodeClaim mirrors: learned with a LIST, followed with a watch, server-side applied (a PATCH
 		// that creates), their status applied, replaced (PUT) when someone else changed them, deleted when
 		// their claim is gone.
-		"list nodeclaims", "watch nodeclaims", "create nodeclaim", "patch nodeclaim", "patch nodeclaim status",
+		"list nodeclaims", "watch nodeclaims", "get nodeclaim", "create nodeclaim", "patch nodeclaim", "patch nodeclaim status",
 		"update nodeclaim", "update nodeclaim status", "delete nodeclaim"},
 	Termination: {"list nodes", "get node", "patch node", "delete node", "list pods", "delete pod", "evict pod",
 		"list volumeattachments", "create event"},
@@ -348,6 +353,8 @@ func mirrorRequest(verb, sub string) func(context.Context, kubernetes.Interface)
 		}
 		body := []byte(`{"apiVersion":"nodewright.sh/v1","kind":"NodeClaim","metadata":{"name":"` + absent + `"}}`)
 		switch verb {
+		case "get":
+			return rc.Get().AbsPath(item...).Do(ctx).Error()
 		case "list":
 			return rc.Get().AbsPath(path).Param("limit", "1").Do(ctx).Error()
 		case "watch":
