@@ -53,7 +53,7 @@ func (s *Sandbox) StartDisruption(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p := s.newProvisioner(footprint.Disruption, prices, 2) // the fleet watch records the replacements' CreateFleet calls on the timeline
+	p := s.newProvisioner(footprint.Disruption, prices, 2, nil) // the fleet watch records the replacements' CreateFleet calls on the timeline
 	r := consolidation.New(consolidation.Config{ValidationDelay: s.opts.DisruptionValidationDelay}, consolidation.Deps{
 		Store:        s.Store,
 		Cluster:      kube.NewSnapshotter(s.FunctionClient(footprint.Disruption), kube.SnapshotOptions{}),
