@@ -1,5 +1,6 @@
 // Command provisioner is the Lambda that runs provisioning: triggered by the provisioning FIFO queue (pod
-// references from the webhook) and by a one-minute backstop schedule.
+// references from the webhook) and by a one-minute backstop schedule. It writes the NodeClaim mirror
+// (nodewright.sh/v1) of each claim it launches once the launch is recorded (provisioning.LaunchMirrors).
 //
 // Environment: NODEWRIGHT_CLUSTER_NAME and NODEWRIGHT_STATE_TABLE (required); NODEWRIGHT_CLUSTER_ENDPOINT,
 // NODEWRIGHT_CLUSTER_CA, NODEWRIGHT_SERVICE_CIDR, NODEWRIGHT_IP_FAMILY and NODEWRIGHT_KUBERNETES_VERSION
