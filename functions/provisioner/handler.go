@@ -63,6 +63,10 @@ func handler(p runner, observe func(provisioning.Outcome), log *slog.Logger) fun
 		if len(rep.Static) > 0 {
 			attrs = append(attrs, "static", rep.Static)
 		}
+		if rep.MirrorsWritten+rep.MirrorsLeft > 0 {
+			// The NodeClaim mirrors of the run's launches (provisioning.LaunchMirrors).
+			attrs = append(attrs, "mirrorsWritten", rep.MirrorsWritten, "mirrorsLeft", rep.MirrorsLeft)
+		}
 		for _, p := range out.Panics {
 			if p != out.Err { // the last run's error is logged below
 				log.ErrorContext(ctx, "a provisioning run crashed; a later run of the invocation got past it",

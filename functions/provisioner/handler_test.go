@@ -61,13 +61,15 @@ func invoke(t *testing.T, r runner, payload []byte) (events.SQSEventResponse, st
 func TestQueueBatchCoalescesIntoOneRun(t *testing.T) {
 	payload, err := os.ReadFile("../../events/provisioner-sqs-batch.json")
 	require.NoError(t, err)
-	r := &fakeRunner{rep: provisioning.Report{Lease: true, PendingPods: 3, Claims: []provisioning.LaunchedClaim{{Name: "default-abcde"}}}}
+	r := &fakeRunner{rep: provisioning.Report{Lease: true, PendingPods: 3, Claims: []provisioning.LaunchedClaim{{Name: "default-abcde"}},
+		MirrorsWritten: 1}}
 	res, logs := invoke(t, r, payload)
 	assert.Equal(t, []string{"req-1"}, r.runs, "three messages, one run, under the request id")
 	assert.Empty(t, res.BatchItemFailures)
 	assert.Contains(t, logs, `"trigger":"queue"`)
 	assert.Contains(t, logs, `"messages":3`)
 	assert.Contains(t, logs, `"launched":1`)
+	assert.Contains(t, logs, `"mirrorsWritten":1`)
 }
 
 func TestScheduleBackstopRuns(t *testing.T) {

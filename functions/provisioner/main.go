@@ -1,5 +1,6 @@
 // Command provisioner is the Lambda that runs provisioning: triggered by the provisioning FIFO queue (pod
-// references from the webhook) and by a one-minute backstop schedule.
+// references from the webhook) and by a one-minute backstop schedule. It writes the NodeClaim mirror
+// (nodewright.sh/v1) of each claim it launches once the launch is recorded (provisioning.LaunchMirrors).
 //
 // Environment: NODEWRIGHT_CLUSTER_NAME and NODEWRIGHT_STATE_TABLE (required); NODEWRIGHT_CLUSTER_ENDPOINT,
 // NODEWRIGHT_CLUSTER_CA, NODEWRIGHT_SERVICE_CIDR, NODEWRIGHT_IP_FAMILY and NODEWRIGHT_KUBERNETES_VERSION
@@ -19,6 +20,7 @@ import (
 	"github.com/nodewright/nodewright/shared/connect"
 	"github.com/nodewright/nodewright/shared/crash"
 	"github.com/nodewright/nodewright/shared/kube"
+	"github.com/nodewright/nodewright/shared/mirror"
 	"github.com/nodewright/nodewright/shared/provisioning"
 	"github.com/nodewright/nodewright/shared/runmetrics"
 )
@@ -67,9 +69,16 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 			return stored.warm(ctx, func(ctx context.Context) error { return prices.RefreshSpot(ctx, ec2Client, time.Now()) })
 		})
 	}()
+	// The NodeClaim mirror (nodewright.sh/v1) of each claim a run launches is written as soon as the launch
+	// is recorded; the lifecycle function keeps it from there.
+	mirrors, err := mirror.NewClient(env.REST, mirror.NodeClaims, "nodewright-provisioner")
+	if err != nil {
+		return nil, err
+	}
 	p, err := provisioning.NewOnAWS(provisioning.AWSParts{Config: cfg, Cluster: cluster, Client: client, Store: store,
 		Prices: prices, SpotPrices: stored.loaders(), Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: "provisioner"}),
-		Isolated: prices.Isolated(), Buffers: kube.NewBuffers(client, "")})
+		Isolated: prices.Isolated(), Buffers: kube.NewBuffers(client, ""),
+		Mirrors: mirror.NewWriter(mirror.NodeClaims, mirrors, mirror.Options{})})
 	if err != nil {
 		return nil, err
 	}

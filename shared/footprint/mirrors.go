@@ -13,16 +13,18 @@ import (
 // MirrorPolicyName names the ValidatingAdmissionPolicy that keeps the mirrors read-only, and its binding.
 const MirrorPolicyName = "nodewright-mirrors-read-only"
 
-// MirrorWriters are the functions that write mirrors: the lifecycle function writes the NodeClaim
-// mirrors (it reads every claim and Node each sweep); the disruption function writes the NodePool and
-// EC2NodeClass mirrors (it reads the claims, the Nodes and the configuration, and resolves every
-// EC2NodeClass, each minute). Only their groups may change a mirror, each only the kinds it writes.
-func MirrorWriters() []Function { return []Function{Lifecycle, Disruption} }
+// MirrorWriters are the functions that write mirrors: the provisioner writes the NodeClaim mirror of
+// each claim it launches, as soon as the launch is recorded (provisioning.LaunchMirrors); the lifecycle
+// function keeps every NodeClaim mirror from there (it reads every claim and Node each sweep); the
+// disruption function writes the NodePool and EC2NodeClass mirrors (it reads the claims, the Nodes and
+// the configuration, and resolves every EC2NodeClass, each minute). Only their groups may change a
+// mirror, each only the kinds it writes.
+func MirrorWriters() []Function { return []Function{Provisioner, Lifecycle, Disruption} }
 
 // MirroredBy are the mirrored kinds f writes.
 func MirroredBy(f Function) []mirror.Kind {
 	switch f {
-	case Lifecycle:
+	case Provisioner, Lifecycle:
 		return []mirror.Kind{mirror.NodeClaims}
 	case Disruption:
 		return []mirror.Kind{mirror.NodePools, mirror.EC2NodeClasses}
@@ -35,6 +37,9 @@ func MirroredBy(f Function) []mirror.Kind {
 // creates the object the first time), replaces a mirror someone else changed (a GET, then an update of it
 // and of its status with the revision read) and deletes the mirrors whose claim, NodePool or class is gone.
 func mirrorWrites(f Function) []rbacRule {
+	if f == Provisioner {
+		return launchMirrorWrites
+	}
 	var out []rbacRule
 	for _, k := range MirroredBy(f) {
 		out = append(out,
@@ -42,6 +47,15 @@ func mirrorWrites(f Function) []rbacRule {
 			rbacRule{resources: []string{k.Plural + "/status"}, verbs: []string{"update", "patch"}})
 	}
 	return out
+}
+
+// launchMirrorWrites is what the provisioner's role adds: its writer learns the mirrors with a metadata
+// LIST once per process, server-side applies each new mirror and its status (a PATCH that creates the
+// object) and, for a mirror whose content it cannot tell (someone else wrote it), replaces it (a GET,
+// then an update of it and of its status). It never watches the mirrors nor deletes one.
+var launchMirrorWrites = []rbacRule{
+	{resources: []string{mirror.NodeClaims.Plural}, verbs: []string{"get", "list", "create", "update", "patch"}},
+	{resources: []string{mirror.NodeClaims.Plural + "/status"}, verbs: []string{"update", "patch"}},
 }
 
 type rbacRule struct{ resources, verbs []string }

@@ -10,7 +10,7 @@ func TestOnlyTheMirrorWritersGroupsMayWriteMirrors(t *testing.T) {
 	expr := MirrorPolicy().Spec.Validations[0].Expression
 	for _, f := range Functions() {
 		switch f {
-		case Lifecycle:
+		case Provisioner, Lifecycle:
 			assert.Contains(t, expr, `request.resource.resource in ['nodeclaims'] && request.userInfo.groups.exists(g, g == '`+f.Group()+`')`)
 		case Disruption:
 			assert.Contains(t, expr, `request.resource.resource in ['nodepools', 'ec2nodeclasses'] && request.userInfo.groups.exists(g, g == '`+f.Group()+`')`)

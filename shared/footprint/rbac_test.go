@@ -194,6 +194,9 @@ var requests = map[string]func(context.Context, kubernetes.Interface) error{
 	"update ec2nodeclass":        mirrorRequest("ec2nodeclasses", "update", ""),
 	"update ec2nodeclass status": mirrorRequest("ec2nodeclasses", "update", "status"),
 	"delete ec2nodeclass":        mirrorRequest("ec2nodeclasses", "delete", ""),
+	"get nodeclaim":              mirrorRequest("nodeclaims", "get", ""),
+	"get nodepool":               mirrorRequest("nodepools", "get", ""),
+	"get ec2nodeclass":           mirrorRequest("ec2nodeclasses", "get", ""),
 	"create clusterrole": func(ctx context.Context, c kubernetes.Interface) error {
 		_, err := c.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: absent}},
 			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
@@ -213,7 +216,11 @@ var snapshotRequests = []string{"list nodes", "watch nodes", "list pods", "watch
 var bufferRequests = []string{"list capacitybuffers", "get podtemplate", "get deployment", "get statefulset", "get replicaset"}
 
 var allowed = map[Function][]string{
-	Provisioner: append(append([]string{"get pod", "create event", "update capacitybuffer status"}, snapshotRequests...),
+	Provisioner: append(append([]string{"get pod", "create event", "update capacitybuffer status",
+		// The mirror of each claim it launches: learned with a LIST, server-side applied with its status,
+		// replaced (GET, PUT) when its content is unknown; never watched or deleted.
+		"list nodeclaims", "get nodeclaim", "create nodeclaim", "patch nodeclaim", "patch nodeclaim status",
+		"update nodeclaim", "update nodeclaim status"}, snapshotRequests...),
 		bufferRequests...),
 	Disruption: append(append(append([]string{"get node", "patch node", "create event"}, snapshotRequests...), bufferRequests...),
 		// The NodePool and EC2NodeClass mirrors, written as the lifecycle writes the NodeClaim mirrors.
@@ -353,7 +360,7 @@ func functionClient(t *testing.T, cp *kubetest.ControlPlane, f Function) kuberne
 
 // mirrorRequests are the requests of a mirror writer on one kind (singular, plural).
 func mirrorRequests(singular, plural string) []string {
-	out := []string{"list " + plural, "watch " + plural}
+	out := []string{"get " + singular, "list " + plural, "watch " + plural}
 	for _, v := range []string{"create", "patch", "patch %s status", "update", "update %s status", "delete"} {
 		if strings.Contains(v, "%s") {
 			out = append(out, fmt.Sprintf(v, singular))
@@ -377,6 +384,8 @@ func mirrorRequest(plural, verb, sub string) func(context.Context, kubernetes.In
 		kind := map[string]string{"nodeclaims": "NodeClaim", "nodepools": "NodePool", "ec2nodeclasses": "EC2NodeClass"}[plural]
 		body := []byte(`{"apiVersion":"nodewright.sh/v1","kind":"` + kind + `","metadata":{"name":"` + absent + `"}}`)
 		switch verb {
+		case "get":
+			return rc.Get().AbsPath(item...).Do(ctx).Error()
 		case "list":
 			return rc.Get().AbsPath(path).Param("limit", "1").Do(ctx).Error()
 		case "watch":

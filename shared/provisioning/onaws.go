@@ -41,6 +41,9 @@ type AWSParts struct {
 	// Buffers reads CapacityBuffers and writes their status (provisioning runs, gate CapacityBuffer);
 	// nil for a function that only launches replacements.
 	Buffers capacitybuffer.Cluster
+	// Mirrors writes the NodeClaim mirrors of the claims a run launches (nil: none; the disruption
+	// function's replacements are mirrored by the lifecycle function).
+	Mirrors MirrorWriter
 	// Isolated is set for a function in a VPC without internet access: node classes resolve without IAM,
 	// which has no VPC endpoint (nodeclass.Resolver.WithoutIAM).
 	Isolated bool
@@ -71,6 +74,10 @@ func NewOnAWS(p AWSParts) (*Provisioner, error) {
 	if p.Isolated {
 		resolver.WithoutIAM()
 	}
+	var mirrors *LaunchMirrors
+	if p.Mirrors != nil {
+		mirrors = &LaunchMirrors{Claims: p.Store, Writer: p.Mirrors}
+	}
 	return New(Config{
 		Cluster:           join,
 		KubernetesVersion: p.Cluster.Version,
@@ -90,5 +97,6 @@ func NewOnAWS(p AWSParts) (*Provisioner, error) {
 		Rand:        rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))),
 		SpotPrices:  p.SpotPrices,
 		Buffers:     p.Buffers,
+		Mirrors:     mirrors,
 	}), nil
 }

@@ -108,6 +108,9 @@ type Dependencies struct {
 	// Buffers reads the cluster's CapacityBuffers and writes their status when the CapacityBuffer gate
 	// is on (buffers.go); nil reads none.
 	Buffers capacitybuffer.Cluster
+	// Mirrors writes the NodeClaim mirror of each claim a run launched (launchmirrors.go); nil writes none
+	// (the lifecycle function's passes do).
+	Mirrors *LaunchMirrors
 }
 
 // Provisioner runs provisioning: one solve over the whole cluster and the launches it asks for. It is
@@ -274,6 +277,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 	}, rep)
 	p.forgetStaleClasses(rep.LaunchFailures, byPool)
 	p.publishAll(ctx, append(events, capacityEvents(rep.LaunchFailures)...), rep)
+	p.writeLaunchMirrors(ctx, rep)
 	p.recordUnschedulable(ctx, runID, withoutBufferPods(plan.Unschedulable), rep)
 	p.writeBufferStatus(ctx, buffers, plan, rep)
 	// Skipped pods, and those of a claim whose launch failed (a throttle or server error past the SDK's

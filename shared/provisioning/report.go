@@ -35,6 +35,9 @@ type Report struct {
 	// BackingOff are the EC2NodeClasses this run launched nothing for because their instances died at
 	// launch (state.ClassBackoff: class, failures, last state reason, until when).
 	BackingOff []string
+	// MirrorsWritten counts the NodeClaim mirrors the run wrote for the claims it launched, MirrorsLeft
+	// those it left to the lifecycle function (LaunchMirrors).
+	MirrorsWritten, MirrorsLeft int
 	// Errors are problems that did not stop the run: invalid configuration items, node classes that are
 	// not ready, launches that failed.
 	Errors []string

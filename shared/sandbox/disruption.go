@@ -53,7 +53,11 @@ func (s *Sandbox) StartDisruption(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p := s.newProvisioner(footprint.Disruption, prices, 2) // the fleet watch records the replacements' CreateFleet calls on the timeline
+	p := s.newProvisioner(footprint.Disruption, prices, 2, nil) // the fleet watch records the replacements' CreateFleet calls on the timeline
+	mirrors, err := s.configMirrors()
+	if err != nil {
+		return err
+	}
 	r := consolidation.New(consolidation.Config{ValidationDelay: s.opts.DisruptionValidationDelay}, consolidation.Deps{
 		Store:        s.Store,
 		Cluster:      kube.NewSnapshotter(s.FunctionClient(footprint.Disruption), kube.SnapshotOptions{}),
@@ -64,6 +68,8 @@ func (s *Sandbox) StartDisruption(ctx context.Context) error {
 		// CapacityBuffers are read (gate CapacityBuffer) so consolidation keeps their room, as
 		// functions/disruption wires it.
 		Buffers: kube.NewBuffers(s.FunctionClient(footprint.Disruption), ""),
+		// The NodePool and EC2NodeClass mirrors, as functions/disruption writes them.
+		Mirrors: mirrors,
 		Now:     time.Now,
 	})
 	s.mu.Lock()

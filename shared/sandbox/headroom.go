@@ -187,7 +187,7 @@ func (s *Sandbox) awaitHeadroom(ctx context.Context, o HeadroomOptions, start ti
 			return err
 		}
 		count, joining := provisioning.CountStatic(claims, HeadroomStaticPool), joiningClaims(claims)
-		line := fmt.Sprintf("buffer Provisioning %s; static pool %d/%d; %d claims joining", orNone(cond), count.Active, o.StaticReplicas, joining)
+		line := fmt.Sprintf("buffer Provisioning %s; static pool %d/%d; %d claims joining", orNoneYet(cond), count.Active, o.StaticReplicas, joining)
 		if line != last {
 			s.Timeline.Printf("progress", "%s", line)
 			last = line
@@ -284,7 +284,7 @@ func (s *Sandbox) awaitRefill(ctx context.Context, o HeadroomOptions, scaleUp, b
 			return err
 		}
 		joining := joiningClaims(all)
-		line := fmt.Sprintf("buffer refill launches %d; buffer Provisioning %s; %d claims joining", refills, orNone(cond), joining)
+		line := fmt.Sprintf("buffer refill launches %d; buffer Provisioning %s; %d claims joining", refills, orNoneYet(cond), joining)
 		if line != last {
 			s.Timeline.Printf("progress", "%s", line)
 			last = line
@@ -423,7 +423,7 @@ func staticInitialized(claims []state.Claim, pool string) int64 {
 	return n
 }
 
-func orNone(s string) string {
+func orNoneYet(s string) string {
 	if s == "" {
 		return "(none yet)"
 	}

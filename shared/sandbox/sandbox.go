@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/nodewright/nodewright/shared/awscalls"
 	"github.com/nodewright/nodewright/shared/awstest"
@@ -140,6 +141,7 @@ type Sandbox struct {
 	writes *writeLog // the functions' identities' mutating requests
 
 	clients   map[footprint.Function]kubernetes.Interface // each function's own identity
+	configs   map[footprint.Function]*rest.Config         // and its client configuration
 	recorders map[footprint.Function]*kube.Recorder
 
 	runCtx context.Context // the functions' lifetime
@@ -239,16 +241,28 @@ func (s *Sandbox) wire(ctx context.Context) error {
 	if err := s.grantFunctions(ctx); err != nil {
 		return err
 	}
+	if err := s.installMirrors(ctx); err != nil {
+		return err
+	}
+	s.Timeline.Printf("sandbox", "mirror CRDs (nodeclaims, nodepools, ec2nodeclasses.nodewright.sh) and their read-only policy, as `nodewright manifests` prints them")
+	lifecycleMirrors, err := s.nodeClaimMirrors(footprint.Lifecycle)
+	if err != nil {
+		return err
+	}
 	prices, err := pricing.NewProvider("us-east-1")
 	if err != nil {
 		return err
 	}
-	s.Provisioner = s.newProvisioner(footprint.Provisioner, prices, 1)
+	provisionerMirrors, err := s.nodeClaimMirrors(footprint.Provisioner)
+	if err != nil {
+		return err
+	}
+	s.Provisioner = s.newProvisioner(footprint.Provisioner, prices, 1, &provisioning.LaunchMirrors{Claims: s.Store, Writer: provisionerMirrors})
 	launcher := instance.New(s.EC2, Cluster)
 	s.Lifecycle = lifecycle.NewRunner(lifecycle.RunnerConfig{SweepEvery: s.opts.LifecycleSweepEvery}, lifecycle.RunnerDeps{Store: s.Store, Nodes: kube.NewNodeView(s.FunctionClient(footprint.Lifecycle), kube.SnapshotOptions{}),
 		NodeActions: kube.NewActions(s.FunctionClient(footprint.Lifecycle)), Instances: launcher, GoneReasons: launcher, Unavailable: s.Store,
 		Events: s.recorders[footprint.Lifecycle], Prices: prices,
-		Terminations: termination.NewSender(s.SQS, s.Queues.Termination), Namer: launcher, Memory: s.Store, Now: time.Now})
+		Terminations: termination.NewSender(s.SQS, s.Queues.Termination), Namer: launcher, Memory: s.Store, Mirrors: lifecycleMirrors, Now: time.Now})
 
 	start := time.Now()
 	catalog, err := s.Provisioner.Catalog(ctx)
@@ -299,6 +313,7 @@ func (s *Sandbox) wire(ctx context.Context) error {
 // that its role does not allow fails here as it would in EKS.
 func (s *Sandbox) grantFunctions(ctx context.Context) error {
 	s.clients = map[footprint.Function]kubernetes.Interface{}
+	s.configs = map[footprint.Function]*rest.Config{}
 	s.recorders = map[footprint.Function]*kube.Recorder{}
 	for _, f := range footprint.Functions() {
 		user := functionUser(f)
@@ -314,7 +329,7 @@ func (s *Sandbox) grantFunctions(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.clients[f] = c
+		s.clients[f], s.configs[f] = c, cfg
 		s.recorders[f] = kube.NewRecorder(c, kube.RecorderOptions{Instance: string(f)})
 	}
 	return nil
@@ -441,8 +456,9 @@ func (s *Sandbox) Close() {
 // functions' — moto's EC2, SSM and IAM, the local control plane's join data, the functions' identity —
 // except that launches go through the fleet watch, so the timeline shows them.
 // Each function that launches (the provisioner, the disruption function) gets its own, as in Lambda;
-// seed tells their claim-name draws apart.
-func (s *Sandbox) newProvisioner(f footprint.Function, prices *pricing.Provider, seed uint64) *provisioning.Provisioner {
+// seed tells their claim-name draws apart. mirrors writes the NodeClaim mirrors of its launches (the
+// provisioner's, as its main wires it; nil for the disruption function's, as deployed).
+func (s *Sandbox) newProvisioner(f footprint.Function, prices *pricing.Provider, seed uint64, mirrors *provisioning.LaunchMirrors) *provisioning.Provisioner {
 	snapshots := kube.NewSnapshotter(s.FunctionClient(f), kube.SnapshotOptions{})
 	// The provisioner function reads CapacityBuffers (when the CapacityBuffer gate is on), as
 	// functions/provisioner wires it; the disruption function's launch path does not.
@@ -468,5 +484,6 @@ func (s *Sandbox) newProvisioner(f footprint.Function, prices *pricing.Provider,
 		Buffers:     buffers,
 		Now:         time.Now,
 		Rand:        rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), seed)),
+		Mirrors:     mirrors,
 	})
 }

@@ -61,13 +61,22 @@ type ScaleUpReport struct {
 	WebhookHandlerSeconds Percentiles `json:"webhookHandlerSeconds"`
 	WebhookRequests       int         `json:"webhookRequests"`
 	// ProvisionerInvocations, Solves and CoalescedTriggers count the provisioner's work.
-	ProvisionerInvocations int      `json:"provisionerInvocations"`
-	Solves                 int      `json:"solves"`
-	CoalescedTriggers      int      `json:"coalescedTriggers"`
-	NodeBootSeconds        float64  `json:"nodeBootSeconds"`
-	DurationSeconds        float64  `json:"durationSeconds"`
-	Errors                 []string `json:"errors,omitempty"`
-	// Targets: pending→launch p50 ≤ 1.5 s, webhook p99 ≤ 50 ms, every pod bound, nothing leaked.
+	ProvisionerInvocations int `json:"provisionerInvocations"`
+	Solves                 int `json:"solves"`
+	CoalescedTriggers      int `json:"coalescedTriggers"`
+	// Claims counts the live claims at the end; MirrorsMatchingClaims their NodeClaim mirrors
+	// (nodeclaims.nodewright.sh) whose node, phase and conditions match the claim (MirrorMismatches says
+	// how the others differ); MirrorLagSeconds is, for every step a claim took (created, launched,
+	// registered, initialized), the time from the claim's record of it to its mirror first showing it.
+	Claims                int         `json:"claims"`
+	MirrorsMatchingClaims int         `json:"mirrorsMatchingClaims"`
+	MirrorMismatches      []string    `json:"mirrorMismatches,omitempty"`
+	MirrorLagSeconds      Percentiles `json:"mirrorLagSeconds"`
+	NodeBootSeconds       float64     `json:"nodeBootSeconds"`
+	DurationSeconds       float64     `json:"durationSeconds"`
+	Errors                []string    `json:"errors,omitempty"`
+	// Targets: pending→launch p50 ≤ 1.5 s, webhook p99 ≤ 50 ms, every pod bound, nothing leaked, every
+	// claim's mirror matching it, mirror lag p99 ≤ 10 s.
 	TargetsMet map[string]bool `json:"targetsMet"`
 }
 
@@ -85,6 +94,11 @@ func (s *Sandbox) ScaleUp(ctx context.Context, o ScaleUpOptions) (ScaleUpReport,
 		return rep, err
 	}
 	defer watch.close()
+	mirrors, err := s.watchMirrors(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("watching the NodeClaim mirrors: %w", err)
+	}
+	defer mirrors.close()
 	before := s.Stats()
 	errsBefore := len(s.Errors())
 	webhookBefore := len(s.WebhookLatencies())
@@ -132,7 +146,7 @@ func (s *Sandbox) ScaleUp(ctx context.Context, o ScaleUpOptions) (ScaleUpReport,
 	}
 	rep.DurationSeconds = time.Since(start).Seconds()
 	s.settle(ctx)
-	return s.finishScaleUp(ctx, rep, watch.snapshot(), before, errsBefore, webhookBefore)
+	return s.finishScaleUp(ctx, rep, watch.snapshot(), mirrors, before, errsBefore, webhookBefore)
 }
 
 // settle waits (a bounded while) until no claim is still joining, so the leak check reads a quiet system.
@@ -171,7 +185,7 @@ func (s *Sandbox) provisioningQueueEmpty(ctx context.Context) bool {
 		out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)] == "0"
 }
 
-func (s *Sandbox) finishScaleUp(ctx context.Context, rep ScaleUpReport, pods []podTimes, before Stats, errsBefore, webhookBefore int) (ScaleUpReport, error) {
+func (s *Sandbox) finishScaleUp(ctx context.Context, rep ScaleUpReport, pods []podTimes, mirrors *mirrorWatch, before Stats, errsBefore, webhookBefore int) (ScaleUpReport, error) {
 	var toBound []time.Duration
 	for _, p := range pods {
 		if !p.Deleted.IsZero() {
@@ -202,14 +216,22 @@ func (s *Sandbox) finishScaleUp(ctx context.Context, rep ScaleUpReport, pods []p
 	if rep.Capacity, err = s.capacity(ctx); err != nil {
 		return rep, err
 	}
+	chk, err := s.checkMirrors(ctx, mirrors, mirrorSettle)
+	if err != nil {
+		return rep, err
+	}
+	rep.Claims, rep.MirrorsMatchingClaims, rep.MirrorMismatches, rep.MirrorLagSeconds = chk.Claims, chk.Matching, chk.Mismatches, chk.Lag
+	s.printNodeClaimView(ctx)
 	for _, e := range s.Errors()[errsBefore:] {
 		rep.Errors = append(rep.Errors, e.Error())
 	}
 	rep.TargetsMet = map[string]bool{
-		"pendingToLaunchP50<=1.5s": rep.PendingToLaunchSeconds.N > 0 && rep.PendingToLaunchSeconds.P50 <= 1.5,
-		"webhookP99<=50ms":         rep.WebhookHandlerSeconds.N > 0 && rep.WebhookHandlerSeconds.P99 <= 0.05,
-		"everyPodBound":            rep.PodsBound == rep.PodsRequested,
-		"noLeakedInstances":        rep.LeakedInstances == 0 && len(rep.Leaks) == 0,
+		"mirrorsMatchingClaims==claims": rep.Claims > 0 && rep.MirrorsMatchingClaims == rep.Claims,
+		"mirrorLagP99<=10s":             rep.MirrorLagSeconds.N > 0 && rep.MirrorLagSeconds.P99 <= 10,
+		"pendingToLaunchP50<=1.5s":      rep.PendingToLaunchSeconds.N > 0 && rep.PendingToLaunchSeconds.P50 <= 1.5,
+		"webhookP99<=50ms":              rep.WebhookHandlerSeconds.N > 0 && rep.WebhookHandlerSeconds.P99 <= 0.05,
+		"everyPodBound":                 rep.PodsBound == rep.PodsRequested,
+		"noLeakedInstances":             rep.LeakedInstances == 0 && len(rep.Leaks) == 0,
 	}
 	types := make([]string, 0, len(rep.InstanceTypes))
 	for t, n := range rep.InstanceTypes {
@@ -222,6 +244,10 @@ func (s *Sandbox) finishScaleUp(ctx context.Context, rep ScaleUpReport, pods []p
 		rep.Solves, rep.CoalescedTriggers, rep.LeakedInstances)
 	return rep, nil
 }
+
+// mirrorSettle bounds the wait at the end for the mirrors to match the claims: the pass that initializes
+// the last claim writes its mirror at its end. The lag is measured apart (mirrorLagSeconds).
+const mirrorSettle = 10 * time.Second
 
 // pendingToLaunch is, for each pod marked Unschedulable and then bound, the time from its mark to the
 // CreateFleet call that launched the claim a provisioner run launched for it. A pod no run launched a
