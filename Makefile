@@ -67,7 +67,7 @@ BENCH_SCALES ?= 20
 BENCH_RUNS   ?= 3
 
 bench-karpenter: ## compare cost and solve time with Karpenter's own scheduler (own module; downloads Karpenter; not in CI)
-	cd shared/scheduling/karpentercompare && $(GO) run . -pods=$(BENCH_PODS) -scales=$(BENCH_SCALES) -runs=$(BENCH_RUNS)
+	cd shared/testsupport/karpentercompare && $(GO) run . -pods=$(BENCH_PODS) -scales=$(BENCH_SCALES) -runs=$(BENCH_RUNS)
 
 DISRUPT_TESTDATA   := ../../../cmd/nodewright/testdata/disrupt
 DISRUPT_DIRS       ?= $(DISRUPT_TESTDATA)/empty,$(DISRUPT_TESTDATA)/repack,$(DISRUPT_TESTDATA)/budget,$(DISRUPT_TESTDATA)/donotdisrupt,$(DISRUPT_TESTDATA)/pdb,$(DISRUPT_TESTDATA)/spot,$(DISRUPT_TESTDATA)/whenempty
@@ -76,7 +76,7 @@ DISRUPT_HARD       ?= 200
 DISRUPT_FLAGS      ?=
 
 bench-karpenter-disrupt: kube-bin ## consolidation to a fixed point: Karpenter's disruption controller (envtest) beside plan --disrupt (own module; not in CI)
-	cd shared/scheduling/karpentercompare && $(GO) run . -disrupt=$(DISRUPT_DIRS) \
+	cd shared/testsupport/karpentercompare && $(GO) run . -disrupt=$(DISRUPT_DIRS) \
 		-fragmented=$(DISRUPT_FRAGMENTED) -hard=$(DISRUPT_HARD) -runs=$(BENCH_RUNS) $(DISRUPT_FLAGS)
 
 SCALE_TIERS ?= 1000,2000,5000

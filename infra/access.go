@@ -6,7 +6,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/nodewright/nodewright/shared/footprint"
+	"github.com/nodewright/nodewright/shared/adapters/footprint"
 )
 
 // ClusterAccess gives the functions' roles their Kubernetes identity: one EKS access entry per role, in

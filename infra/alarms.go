@@ -10,7 +10,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/nodewright/nodewright/shared/metrics"
+	"github.com/nodewright/nodewright/shared/adapters/metrics"
 )
 
 // Alarms are the conditions that need an operator: work stuck in a dead-letter queue, a work queue

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/testenv"
+	"github.com/nodewright/nodewright/shared/testsupport/testenv"
 )
 
 // cdkCLI is the pinned CDK CLI `make test` installs (the Makefile's CDK_STAMP prerequisite).
@@ -71,7 +71,7 @@ func TestCDKCLISynthesizesTheStack(t *testing.T) {
 	assert.Equal(t, 1, count["AWS::CloudWatch::Dashboard"])
 	assert.Positive(t, count["AWS::CloudWatch::Alarm"])
 
-	log, err = cdkSynth(t, cli, t.TempDir(), "functionsDir="+fakeFunctions(t), "manifests=shared/apis/testdata/invalid")
+	log, err = cdkSynth(t, cli, t.TempDir(), "functionsDir="+fakeFunctions(t), "manifests=shared/core/apis/testdata/invalid")
 	var exit *exec.ExitError
 	require.True(t, errors.As(err, &exit), "invalid manifests fail the synth: %v", err)
 	assert.Contains(t, string(log), "invalid manifests (7 problems)")

@@ -11,9 +11,9 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
-	"github.com/nodewright/nodewright/shared/apis/manifest"
-	"github.com/nodewright/nodewright/shared/settings"
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/state"
+	"github.com/nodewright/nodewright/shared/core/apis/manifest"
+	"github.com/nodewright/nodewright/shared/core/settings"
 )
 
 // LoadConfig reads and validates the manifests at path (a file or a folder) exactly as

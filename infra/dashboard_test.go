@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/metrics"
+	"github.com/nodewright/nodewright/shared/adapters/metrics"
 )
 
 // dashboardWidget is one widget of a synthesized dashboard body.

@@ -4,7 +4,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/nodewright/nodewright/shared/metrics"
+	"github.com/nodewright/nodewright/shared/adapters/metrics"
 )
 
 // Statistics the sections use.

@@ -8,10 +8,10 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/nodewright/nodewright/shared/metrics"
+	"github.com/nodewright/nodewright/shared/adapters/metrics"
 )
 
-// The metrics and dimensions the functions write are shared/metrics' Catalog (namespace metrics.Namespace);
+// The metrics and dimensions the functions write are shared/adapters/metrics' Catalog (namespace metrics.Namespace);
 // every one carries the cluster dimension, and the dashboard and alarms read them by these names.
 const (
 	dimCluster      = metrics.DimCluster

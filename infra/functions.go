@@ -11,7 +11,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
-	"github.com/nodewright/nodewright/shared/sizing"
+	"github.com/nodewright/nodewright/shared/core/sizing"
 )
 
 // GoFunction is one of Nodewright's Lambda functions: the bootstrap `make build` wrote to

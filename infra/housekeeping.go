@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/nodewright/nodewright/shared/launchtemplate"
+	"github.com/nodewright/nodewright/shared/adapters/launchtemplate"
 )
 
 // allowHousekeeping lets the lifecycle role delete the launch templates and instance profiles no claim

@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/awscalls"
-	"github.com/nodewright/nodewright/shared/awstest"
+	"github.com/nodewright/nodewright/shared/testsupport/awscalls"
+	"github.com/nodewright/nodewright/shared/testsupport/awstest"
 )
 
 // functionRoles maps each function to the logical-id prefix of its role in the template.

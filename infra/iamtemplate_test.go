@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/awscalls"
+	"github.com/nodewright/nodewright/shared/testsupport/awscalls"
 )
 
 // cfnEnv binds a synthesized template to the resources a recording touched: pseudo parameters, and the

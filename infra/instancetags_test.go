@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/awscalls"
-	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/adapters/instance"
+	"github.com/nodewright/nodewright/shared/testsupport/awscalls"
 )
 
 // tagContext is the condition keys of a request that tags with request and acts on a resource tagged

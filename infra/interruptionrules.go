@@ -8,7 +8,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/nodewright/nodewright/shared/interruption/rules"
+	"github.com/nodewright/nodewright/shared/flows/interruption/rules"
 )
 
 // undeliveredEventAge is how long EventBridge keeps retrying an event it could not put on the queue

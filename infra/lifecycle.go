@@ -9,7 +9,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/adapters/instance"
 )
 
 // Lifecycle is the once-a-minute housekeeping function: node registration and initialization,

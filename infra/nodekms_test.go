@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/awscalls"
+	"github.com/nodewright/nodewright/shared/testsupport/awscalls"
 )
 
 // encryptedManifests are a NodePool and EC2NodeClasses whose volumes are encrypted with customer managed

@@ -8,8 +8,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
-	"github.com/nodewright/nodewright/shared/instance"
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/instance"
+	"github.com/nodewright/nodewright/shared/adapters/state"
 )
 
 // Conditions of an IAM statement: operator → key → value(s).

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/nodewright/nodewright/shared/instance"
+	"github.com/nodewright/nodewright/shared/adapters/instance"
 )
 
 // Provisioner is the single-writer provisioning function: woken by the provisioning FIFO queue and by a

@@ -13,7 +13,7 @@ import (
 type Queues struct {
 	constructs.Construct
 	// Provisioning is FIFO for its deduplication of repeated wake-ups; each pod's wake-ups and each
-	// disrupted claim's replacement request have their own message group (shared/provisioningqueue), so an
+	// disrupted claim's replacement request have their own message group (shared/adapters/provisioningqueue), so an
 	// urgent request never waits behind wake-ups or a batch whose invocation crashed. The provisioner's
 	// lease, not the queue, keeps one run at a time.
 	Provisioning awssqs.Queue

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nodewright/nodewright/shared/settings"
+	"github.com/nodewright/nodewright/shared/core/settings"
 )
 
 // settingsFromContext reads Karpenter's settings from their context values (get returns a value, nil

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/settings"
+	"github.com/nodewright/nodewright/shared/core/settings"
 )
 
 // TestSettingsContext: Karpenter's settings are context values, validated at synth; unset ones keep

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/sizing"
+	"github.com/nodewright/nodewright/shared/core/sizing"
 )
 
 // TestFunctionMemoryFollowsClusterPods: every function gets the memory of the cluster's tier and a Go

@@ -5,8 +5,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/nodewright/nodewright/shared/footprint"
-	"github.com/nodewright/nodewright/shared/sizing"
+	"github.com/nodewright/nodewright/shared/adapters/footprint"
+	"github.com/nodewright/nodewright/shared/core/sizing"
 )
 
 // NodewrightStack holds everything one cluster's Nodewright needs. Each concern is its own construct.

@@ -237,7 +237,7 @@ spec:
 // nodewright validate.
 func TestSynthRefusesSettingsThatCouldNeverWork(t *testing.T) {
 	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]interface{}{"clusterName": "unit",
-		"manifests": filepath.Join("..", "shared", "apis", "testdata", "unsupported")}})
+		"manifests": filepath.Join("..", "shared", "core", "apis", "testdata", "unsupported")}})
 	_, err := stackPropsFromContext(app)
 	require.Error(t, err)
 	for _, want := range []string{

@@ -6,7 +6,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/state"
 )
 
 // StateTable is the single DynamoDB table that holds claims, leases, dedupe records, unavailable
@@ -17,7 +17,7 @@ type StateTable struct {
 	Table awsdynamodb.Table
 }
 
-// NewStateTable creates the table with the schema of shared/state (keys, TTL attribute, indexes): on
+// NewStateTable creates the table with the schema of shared/adapters/state (keys, TTL attribute, indexes): on
 // demand, point-in-time recovery, AWS-managed KMS encryption, deletion protection, retained on stack
 // deletion.
 func NewStateTable(scope constructs.Construct, id string) *StateTable {

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/state"
 )
 
 const staticPoolManifest = `apiVersion: karpenter.sh/v1

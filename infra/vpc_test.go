@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/awscalls"
-	"github.com/nodewright/nodewright/shared/pricing"
+	"github.com/nodewright/nodewright/shared/adapters/pricing"
+	"github.com/nodewright/nodewright/shared/testsupport/awscalls"
 )
 
 // apiServerFunctions are the functions that call the Kubernetes API server, by the logical-id prefix of

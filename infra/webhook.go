@@ -10,7 +10,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
-	"github.com/nodewright/nodewright/shared/sizing"
+	"github.com/nodewright/nodewright/shared/core/sizing"
 )
 
 // WebhookReservedConcurrency caps (and guarantees) the webhook's concurrent executions. A throttled call
@@ -18,7 +18,7 @@ import (
 // writes its FailedScheduling Events through its client's rate limit (KubeSchedulerConfiguration
 // clientConnection: qps 50, burst 100), so at most ~100 calls arrive in a second and ~50/s after. Each
 // call takes a few milliseconds against a healthy SQS and, when SQS hangs, at most its answer budget
-// (850 ms, see shared/podwebhook). 100 executions carry the whole burst, or the sustained rate at the
+// (850 ms, see shared/flows/podwebhook). 100 executions carry the whole burst, or the sustained rate at the
 // worst-case latency (50/s × 0.85 s ≈ 43), without a throttle. The account needs this much concurrency
 // free beyond the 100 Lambda keeps unreserved.
 const WebhookReservedConcurrency = 100

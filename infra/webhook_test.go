@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/podwebhook"
-	"github.com/nodewright/nodewright/shared/webhooktoken"
+	"github.com/nodewright/nodewright/shared/adapters/webhooktoken"
+	"github.com/nodewright/nodewright/shared/flows/podwebhook"
 )
 
 func TestWebhook(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/nodewright/nodewright/shared/sizing"
+	"github.com/nodewright/nodewright/shared/core/sizing"
 )
 
 // WorkerProps is what every function that works on the cluster's state shares.

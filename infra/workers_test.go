@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/footprint"
+	"github.com/nodewright/nodewright/shared/adapters/footprint"
 )
 
 // cfnTemplate is a synthesized template as plain JSON values.
@@ -390,7 +390,7 @@ func TestWorkers(t *testing.T) {
 	})
 
 	// Interruption also re-sends to its own queue: a notice that keeps failing goes back as a fresh copy
-	// (shared/interruption FreshCopyAfterReceives) instead of to the dead-letter queue.
+	// (shared/flows/interruption FreshCopyAfterReceives) instead of to the dead-letter queue.
 	t.Run("interruption sends to the provisioning, termination and its own queues and only reads EC2", func(t *testing.T) {
 		var sendsTo []string
 		for _, s := range cfn.statements(t, "InterruptionHandlerRole") {

@@ -13,9 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
-	"github.com/nodewright/nodewright/shared/apis/manifest"
-	"github.com/nodewright/nodewright/shared/settings"
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/state"
+	"github.com/nodewright/nodewright/shared/core/apis/manifest"
+	"github.com/nodewright/nodewright/shared/core/settings"
 )
 
 func init() {

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/settings"
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/state"
+	"github.com/nodewright/nodewright/shared/core/settings"
 )
 
 // staticPoolYAML is a static NodePool of replicas nodes (and the sample EC2NodeClass it uses).

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/awstest"
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/state"
+	"github.com/nodewright/nodewright/shared/testsupport/awstest"
 )
 
 func TestMain(m *testing.M) { os.Exit(awstest.Main(m)) }
@@ -40,7 +40,7 @@ func TestApplyWritesValidatedConfigIdempotently(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, np.Version)
 
-	code, _, stderr = run("-f", filepath.Join("..", "..", "shared", "apis", "testdata", "invalid"), "--table", "nodewright-state")
+	code, _, stderr = run("-f", filepath.Join("..", "..", "shared", "core", "apis", "testdata", "invalid"), "--table", "nodewright-state")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "nothing applied")
 

@@ -15,10 +15,10 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
 
-	"github.com/nodewright/nodewright/shared/instancetypes"
-	"github.com/nodewright/nodewright/shared/pricing"
-	"github.com/nodewright/nodewright/shared/provisioning"
-	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/adapters/instancetypes"
+	"github.com/nodewright/nodewright/shared/adapters/pricing"
+	"github.com/nodewright/nodewright/shared/core/scheduling"
+	"github.com/nodewright/nodewright/shared/flows/provisioning"
 )
 
 func init() {

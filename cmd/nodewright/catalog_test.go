@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/awstest"
-	"github.com/nodewright/nodewright/shared/provisioning"
+	"github.com/nodewright/nodewright/shared/flows/provisioning"
+	"github.com/nodewright/nodewright/shared/testsupport/awstest"
 )
 
 func TestCatalogExportFromMoto(t *testing.T) {

@@ -3,8 +3,8 @@ package main
 import (
 	"time"
 
-	"github.com/nodewright/nodewright/shared/drift"
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/state"
+	"github.com/nodewright/nodewright/shared/core/drift"
 )
 
 // expiringSoon is how close an expiry counts as coming up in status's per-NodePool totals.

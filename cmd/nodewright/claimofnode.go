@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/state"
 )
 
 // claimsOfNode returns the claims whose Node is node: those not deleted first, then the deleted ones

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nodewright/nodewright/shared/faults"
-	"github.com/nodewright/nodewright/shared/sandbox"
+	"github.com/nodewright/nodewright/shared/testsupport/faults"
+	"github.com/nodewright/nodewright/shared/testsupport/sandbox"
 )
 
 func init() {

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// The scenarios themselves run in shared/sandbox's tests; here only the command line.
+// The scenarios themselves run in shared/testsupport/sandbox's tests; here only the command line.
 func TestDemoRejectsBadArguments(t *testing.T) {
 	tests := []struct {
 		args []string

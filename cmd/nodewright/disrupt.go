@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/state"
 )
 
 func init() {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/state"
 )
 
 // writeClaimDisruption prints what explain shows of a claim's standing toward disruption: its Drifted

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/nodewright/nodewright/shared/apis"
-	"github.com/nodewright/nodewright/shared/apis/manifest"
-	"github.com/nodewright/nodewright/shared/settings"
+	"github.com/nodewright/nodewright/shared/core/apis"
+	"github.com/nodewright/nodewright/shared/core/apis/manifest"
+	"github.com/nodewright/nodewright/shared/core/settings"
 )
 
 // gatesFlag is --feature-gates, Karpenter's FEATURE_GATES form ("NodeOverlay=true"), for the commands that

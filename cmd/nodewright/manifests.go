@@ -9,8 +9,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/nodewright/nodewright/shared/capacitybuffer"
-	"github.com/nodewright/nodewright/shared/footprint"
+	"github.com/nodewright/nodewright/shared/adapters/capacitybuffer"
+	"github.com/nodewright/nodewright/shared/adapters/footprint"
 )
 
 func init() {

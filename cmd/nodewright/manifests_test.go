@@ -11,7 +11,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nodewright/nodewright/shared/footprint"
+	"github.com/nodewright/nodewright/shared/adapters/footprint"
 )
 
 func TestManifestsPrintsTheFootprint(t *testing.T) {

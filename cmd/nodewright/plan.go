@@ -10,12 +10,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/nodewright/nodewright/shared/apis"
-	"github.com/nodewright/nodewright/shared/apis/manifest"
-	"github.com/nodewright/nodewright/shared/nodeoverlay"
-	"github.com/nodewright/nodewright/shared/provisioning"
-	"github.com/nodewright/nodewright/shared/scheduling"
-	"github.com/nodewright/nodewright/shared/settings"
+	"github.com/nodewright/nodewright/shared/core/apis"
+	"github.com/nodewright/nodewright/shared/core/apis/manifest"
+	"github.com/nodewright/nodewright/shared/core/nodeoverlay"
+	"github.com/nodewright/nodewright/shared/core/scheduling"
+	"github.com/nodewright/nodewright/shared/core/settings"
+	"github.com/nodewright/nodewright/shared/flows/provisioning"
 )
 
 func init() {

@@ -11,7 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/nodewright/nodewright/shared/scheduling/schedulingtest"
+	"github.com/nodewright/nodewright/shared/core/scheduling/schedulingtest"
 )
 
 // writeGeneratedPods writes a PodList of the mixed workload (web, api, worker, cache, batch, ml and

@@ -13,11 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/awstest"
-	"github.com/nodewright/nodewright/shared/instancetypes"
-	"github.com/nodewright/nodewright/shared/pricing"
-	"github.com/nodewright/nodewright/shared/provisioning"
-	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/adapters/instancetypes"
+	"github.com/nodewright/nodewright/shared/adapters/pricing"
+	"github.com/nodewright/nodewright/shared/core/scheduling"
+	"github.com/nodewright/nodewright/shared/flows/provisioning"
+	"github.com/nodewright/nodewright/shared/testsupport/awstest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/instance-types.json from moto")

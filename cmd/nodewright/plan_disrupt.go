@@ -9,10 +9,10 @@ import (
 
 	policyv1 "k8s.io/api/policy/v1"
 
-	"github.com/nodewright/nodewright/shared/apis"
-	"github.com/nodewright/nodewright/shared/consolidation"
-	"github.com/nodewright/nodewright/shared/disruption"
-	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/core/apis"
+	"github.com/nodewright/nodewright/shared/core/disruption"
+	"github.com/nodewright/nodewright/shared/core/scheduling"
+	"github.com/nodewright/nodewright/shared/flows/disruptionrun"
 )
 
 // disruptHelp is what --help says about the consolidation dry run.
@@ -69,7 +69,7 @@ func runPlanDisrupt(f planFlags, objs apis.Objects, in *scheduling.Input, stdout
 // of the nodes that are Nodewright's (a configured NodePool's label and karpenter.sh/initialized
 // "true"). Errors name the file.
 func disruptInput(f planFlags, objs apis.Objects, in *scheduling.Input, warn func(string)) (*disruption.Input, map[string]bool, error) {
-	pools, err := consolidation.NodePoolsFrom(objs)
+	pools, err := disruptionrun.NodePoolsFrom(objs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", f.nodePools, err)
 	}

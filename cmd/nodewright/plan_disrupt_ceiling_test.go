@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/apis/manifest"
-	"github.com/nodewright/nodewright/shared/disruption"
-	"github.com/nodewright/nodewright/shared/disruption/hardcluster"
+	"github.com/nodewright/nodewright/shared/core/apis/manifest"
+	"github.com/nodewright/nodewright/shared/core/disruption"
+	"github.com/nodewright/nodewright/shared/testsupport/hardcluster"
 )
 
 // BenchmarkDecideAtTheCeiling measures the disruption function's decision at Kubernetes' ceiling:

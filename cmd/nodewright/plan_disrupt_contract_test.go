@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/nodewright/nodewright/shared/apis"
-	"github.com/nodewright/nodewright/shared/apis/manifest"
+	"github.com/nodewright/nodewright/shared/core/apis"
+	"github.com/nodewright/nodewright/shared/core/apis/manifest"
 )
 
 // This file is an independent checker of the plan --disrupt JSON contract (issue 13). It reads the

@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/disruption/hardcluster"
+	"github.com/nodewright/nodewright/shared/testsupport/hardcluster"
 )
 
-// hardCluster is a generated hard cluster (shared/disruption/hardcluster) written to files, with
+// hardCluster is a generated hard cluster (shared/testsupport/hardcluster) written to files, with
 // the pods left on the NodePool's nodes as pending pods for the LP bounds.
 type hardCluster struct {
 	files              disruptFiles

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nodewright/nodewright/shared/disruption"
+	"github.com/nodewright/nodewright/shared/core/disruption"
 )
 
 // disruptReport is the -o json document of plan --disrupt, the contract of issue 13. Lists are never

@@ -18,7 +18,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 
-	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/core/scheduling"
 )
 
 // kubeDoc is one Kubernetes object read from a file, as JSON, with where it came from.

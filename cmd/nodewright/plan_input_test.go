@@ -10,8 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/nodewright/nodewright/shared/scheduling"
-	"github.com/nodewright/nodewright/shared/scheduling/schedulingtest"
+	"github.com/nodewright/nodewright/shared/core/scheduling"
+	"github.com/nodewright/nodewright/shared/core/scheduling/schedulingtest"
 )
 
 func TestReadPods(t *testing.T) {

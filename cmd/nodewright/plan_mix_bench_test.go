@@ -12,11 +12,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nodewright/nodewright/shared/provisioning"
-	"github.com/nodewright/nodewright/shared/scheduling/schedulingtest"
+	"github.com/nodewright/nodewright/shared/core/scheduling/schedulingtest"
+	"github.com/nodewright/nodewright/shared/flows/provisioning"
 )
 
-// mixSeed is the seed of the in-process benchmarks (shared/scheduling/solver_bench_test.go).
+// mixSeed is the seed of the in-process benchmarks (shared/core/scheduling/solver_bench_test.go).
 const mixSeed = 42
 
 // mixNodePools is one NodePool whose only requirement (Linux, which the API requires one of) every

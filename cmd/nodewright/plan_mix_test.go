@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/scheduling"
-	"github.com/nodewright/nodewright/shared/scheduling/schedulingtest"
+	"github.com/nodewright/nodewright/shared/core/scheduling"
+	"github.com/nodewright/nodewright/shared/core/scheduling/schedulingtest"
 )
 
 // TestPlanMixMatchesInProcessSolve checks that `nodewright plan` on Karpenter's benchmark mix, read from

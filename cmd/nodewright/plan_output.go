@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nodewright/nodewright/shared/scheduling"
+	"github.com/nodewright/nodewright/shared/core/scheduling"
 )
 
 // planJSON is the -o json document: the plan's own fields (see scheduling.Plan for their meaning) plus

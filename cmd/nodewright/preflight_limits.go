@@ -21,9 +21,9 @@ var functionURLUnavailable = map[string]bool{
 }
 
 // The Kubernetes minors Nodewright supports. Below oldestKubernetes the webhook registration's
-// matchConditions (shared/footprint/webhook.go) are not generally available (GA in 1.30). From
+// matchConditions (shared/adapters/footprint/webhook.go) are not generally available (GA in 1.30). From
 // 1.31 a warm read's one-item consistent list is served from the watch cache (DESIGN decision 6,
-// shared/kube/viewread.go); on 1.30 it reads etcd each time. newestTestedKubernetes is the client-go and
+// shared/adapters/kube/viewread.go); on 1.30 it reads etcd each time. newestTestedKubernetes is the client-go and
 // sandbox control plane the repository is built and tested with (go.mod k8s.io/client-go v0.34, make
 // kube-bin 1.34).
 const (

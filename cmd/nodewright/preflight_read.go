@@ -15,7 +15,7 @@ import (
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
-	"github.com/nodewright/nodewright/shared/footprint"
+	"github.com/nodewright/nodewright/shared/adapters/footprint"
 )
 
 // The calls preflight makes, one small interface per service so tests can stand in for what moto lacks.

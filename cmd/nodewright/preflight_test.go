@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/awstest"
+	"github.com/nodewright/nodewright/shared/testsupport/awstest"
 )
 
 // motoGaps stands in for what moto 5 does not serve: DescribeCluster's accessConfig, vpcId,

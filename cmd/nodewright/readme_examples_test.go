@@ -30,12 +30,12 @@ func configurationBlocks(t *testing.T, path string) []string {
 // The configuration examples operators copy from the feature READMEs (static NodePools, NodeOverlay,
 // the Balanced policy) pass `nodewright validate` with their gates on: each README has one, and none of
 // them is refused. (The CapacityBuffer README's example is a cluster object, checked in
-// shared/capacitybuffer.)
+// shared/adapters/capacitybuffer.)
 func TestReadmeConfigurationExamplesValidate(t *testing.T) {
 	for _, readme := range []string{
-		"../../shared/provisioning/README.md", // static NodePools
-		"../../shared/nodeoverlay/README.md",
-		"../../shared/disruption/README.md", // consolidationPolicy: Balanced
+		"../../shared/flows/provisioning/README.md", // static NodePools
+		"../../shared/core/nodeoverlay/README.md",
+		"../../shared/core/disruption/README.md", // consolidationPolicy: Balanced
 	} {
 		t.Run(filepath.Base(filepath.Dir(readme)), func(t *testing.T) {
 			blocks := configurationBlocks(t, readme)

@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/nodewright/nodewright/shared/pricing"
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/pricing"
+	"github.com/nodewright/nodewright/shared/adapters/state"
 )
 
 // tableFlags are the flags of the commands that read or write a deployed stack's state table.

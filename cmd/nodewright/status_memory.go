@@ -8,8 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nodewright/nodewright/shared/scheduling"
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/state"
+	"github.com/nodewright/nodewright/shared/core/scheduling"
 )
 
 // memoryStatus is one observation of memory capacity beside the estimate it replaces in planning.

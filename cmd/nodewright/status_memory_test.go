@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/state"
 )
 
 // status shows the memory registered Nodes reported beside the estimate the plans would use without it.

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/nodewright/nodewright/shared/settings"
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/state"
+	"github.com/nodewright/nodewright/shared/core/settings"
 )
 
 // statusSettings are the settings the functions work with: Stored says the deployment stored them

@@ -8,9 +8,9 @@ import (
 	"sort"
 	"text/tabwriter"
 
-	"github.com/nodewright/nodewright/shared/apis"
-	"github.com/nodewright/nodewright/shared/provisioning"
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/state"
+	"github.com/nodewright/nodewright/shared/core/apis"
+	"github.com/nodewright/nodewright/shared/flows/provisioning"
 )
 
 // staticPoolStatus is one static NodePool's count: replicas desired, nodes current, deleting.

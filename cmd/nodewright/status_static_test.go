@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/apis"
-	"github.com/nodewright/nodewright/shared/provisioning"
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/state"
+	"github.com/nodewright/nodewright/shared/core/apis"
+	"github.com/nodewright/nodewright/shared/flows/provisioning"
 )
 
 // TestStatusShowsStaticPoolsReplicasAndCurrentNodes: `nodewright status` lists each static NodePool

@@ -7,8 +7,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/nodewright/nodewright/shared/apis"
-	"github.com/nodewright/nodewright/shared/apis/manifest"
+	"github.com/nodewright/nodewright/shared/core/apis"
+	"github.com/nodewright/nodewright/shared/core/apis/manifest"
 )
 
 func init() {

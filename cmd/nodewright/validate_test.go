@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const testdata = "../../shared/apis/testdata"
+const testdata = "../../shared/core/apis/testdata"
 
 func runValidateArgs(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()

@@ -1,7 +1,7 @@
 // Command scalebench is the scale harness behind `make bench-scale` (issue #23): for each tier it loads a
 // cluster of realistic Nodes and pods into a fresh local control plane and moto, runs each function's use
 // case in a child process of its own with the memory and timeout the CDK app gives it, and writes
-// .bench/scale.json. See shared/scalebench and its README.
+// .bench/scale.json. See shared/testsupport/scalebench and its README.
 //
 // It is its own binary, not a `nodewright` subcommand, so the operator CLI carries none of the harness
 // (the local control plane, moto, the generator), and the children it starts (itself, with the child
@@ -24,7 +24,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/nodewright/nodewright/shared/scalebench"
+	"github.com/nodewright/nodewright/shared/testsupport/scalebench"
 )
 
 func main() {

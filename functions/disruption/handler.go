@@ -9,16 +9,16 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/nodewright/nodewright/shared/consolidation"
-	"github.com/nodewright/nodewright/shared/termination"
+	"github.com/nodewright/nodewright/shared/flows/disruptionrun"
+	"github.com/nodewright/nodewright/shared/flows/termination"
 )
 
-// runner is the consolidation use case; *consolidation.Runner satisfies it.
+// runner is the consolidation use case; *disruptionrun.Runner satisfies it.
 type runner interface {
-	Run(ctx context.Context, runID string) (consolidation.Report, error)
+	Run(ctx context.Context, runID string) (disruptionrun.Report, error)
 }
 
-var _ runner = (*consolidation.Runner)(nil)
+var _ runner = (*disruptionrun.Runner)(nil)
 
 // handler serves both triggers with one consolidation run per invocation: the one-minute EventBridge
 // schedule and a batch of wake-up messages (termination.DisruptionWake) from the disruption queue. A
@@ -27,7 +27,7 @@ var _ runner = (*consolidation.Runner)(nil)
 // as batch item failures so SQS delivers them again (and, past the queue's receive limit, to its
 // dead-letter queue), and the schedule is the retry for the rest. It never panics and never fails the
 // invocation.
-func handler(r runner, observe func(consolidation.Report), log *slog.Logger) func(context.Context, json.RawMessage) (events.SQSEventResponse, error) {
+func handler(r runner, observe func(disruptionrun.Report), log *slog.Logger) func(context.Context, json.RawMessage) (events.SQSEventResponse, error) {
 	return func(ctx context.Context, payload json.RawMessage) (resp events.SQSEventResponse, err error) {
 		defer func() {
 			if p := recover(); p != nil {

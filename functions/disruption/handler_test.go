@@ -16,17 +16,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/consolidation"
+	"github.com/nodewright/nodewright/shared/flows/disruptionrun"
 )
 
 type fakeRunner struct {
 	runs  int
-	rep   consolidation.Report
+	rep   disruptionrun.Report
 	err   error
 	panic bool
 }
 
-func (f *fakeRunner) Run(context.Context, string) (consolidation.Report, error) {
+func (f *fakeRunner) Run(context.Context, string) (disruptionrun.Report, error) {
 	f.runs++
 	if f.panic {
 		panic("boom")
@@ -34,11 +34,11 @@ func (f *fakeRunner) Run(context.Context, string) (consolidation.Report, error) 
 	return f.rep, f.err
 }
 
-func invoke(t *testing.T, r runner, payload string) (events.SQSEventResponse, []consolidation.Report, string) {
+func invoke(t *testing.T, r runner, payload string) (events.SQSEventResponse, []disruptionrun.Report, string) {
 	t.Helper()
 	var logs bytes.Buffer
-	var seen []consolidation.Report
-	h := handler(r, func(rep consolidation.Report) { seen = append(seen, rep) }, slog.New(slog.NewJSONHandler(&logs, nil)))
+	var seen []disruptionrun.Report
+	h := handler(r, func(rep disruptionrun.Report) { seen = append(seen, rep) }, slog.New(slog.NewJSONHandler(&logs, nil)))
 	resp, err := h(context.Background(), json.RawMessage(payload))
 	require.NoError(t, err, "the invocation never fails")
 	return resp, seen, logs.String()
@@ -58,7 +58,7 @@ func batch(bodies ...string) string {
 const wake = `{"cluster":"demo","claim":"default-abcde","reason":"Empty","observedAt":"2026-06-01T12:00:00Z"}`
 
 func TestScheduleRunsOnce(t *testing.T) {
-	r := &fakeRunner{rep: consolidation.Report{Lease: true}}
+	r := &fakeRunner{rep: disruptionrun.Report{Lease: true}}
 	resp, seen, logs := invoke(t, r, schedule)
 	assert.Equal(t, 1, r.runs)
 	assert.Empty(t, resp.BatchItemFailures)
@@ -67,7 +67,7 @@ func TestScheduleRunsOnce(t *testing.T) {
 }
 
 func TestWakeBatchRunsOnceAndDropsMalformedMessages(t *testing.T) {
-	r := &fakeRunner{rep: consolidation.Report{Lease: true}}
+	r := &fakeRunner{rep: disruptionrun.Report{Lease: true}}
 	resp, _, logs := invoke(t, r, batch(wake, "not json", wake))
 	assert.Equal(t, 1, r.runs, "one run for the whole batch")
 	assert.Empty(t, resp.BatchItemFailures)
@@ -84,7 +84,7 @@ func TestFailedRunRedeliversWellFormedMessagesOnly(t *testing.T) {
 }
 
 func TestLeaseHeldIsNotAFailure(t *testing.T) {
-	r := &fakeRunner{rep: consolidation.Report{Lease: false}}
+	r := &fakeRunner{rep: disruptionrun.Report{Lease: false}}
 	resp, seen, logs := invoke(t, r, batch(wake))
 	assert.Empty(t, resp.BatchItemFailures)
 	assert.Empty(t, seen)
@@ -108,7 +108,7 @@ func TestSamples(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			payload, err := os.ReadFile("../../events/" + tc.file)
 			require.NoError(t, err)
-			r := &fakeRunner{rep: consolidation.Report{Lease: true}, err: nil}
+			r := &fakeRunner{rep: disruptionrun.Report{Lease: true}, err: nil}
 			if tc.failures > 0 {
 				r.err = errors.New("state table unavailable")
 			}

@@ -1,9 +1,9 @@
 // Command disruption is the Lambda that runs consolidation: triggered every minute by an EventBridge
 // schedule and woken through its SQS queue when the termination flow removes a claim. Each invocation is
-// one consolidation run (shared/consolidation): commands in progress advanced or rolled back, then new
+// one consolidation run (shared/flows/disruptionrun): commands in progress advanced or rolled back, then new
 // commands decided, validated and executed replacement first, under the cluster's "disruption" lease.
 // From each run's first complete read it also writes the NodePool and EC2NodeClass mirrors
-// (nodewright.sh/v1, on change only) and the Events on them (shared/mirror).
+// (nodewright.sh/v1, on change only) and the Events on them (shared/adapters/mirror).
 //
 // Environment: NODEWRIGHT_CLUSTER_NAME, NODEWRIGHT_STATE_TABLE and NODEWRIGHT_TERMINATION_QUEUE_URL
 // (required: disrupted nodes are drained by the termination flow); NODEWRIGHT_CLUSTER_ENDPOINT,
@@ -26,14 +26,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"k8s.io/client-go/rest"
 
-	"github.com/nodewright/nodewright/shared/connect"
-	"github.com/nodewright/nodewright/shared/consolidation"
-	"github.com/nodewright/nodewright/shared/kube"
-	"github.com/nodewright/nodewright/shared/mirror"
-	"github.com/nodewright/nodewright/shared/nodeclass"
-	"github.com/nodewright/nodewright/shared/provisioning"
-	"github.com/nodewright/nodewright/shared/runmetrics"
-	"github.com/nodewright/nodewright/shared/termination"
+	"github.com/nodewright/nodewright/shared/adapters/connect"
+	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/adapters/mirror"
+	"github.com/nodewright/nodewright/shared/adapters/nodeclass"
+	"github.com/nodewright/nodewright/shared/flows/disruptionrun"
+	"github.com/nodewright/nodewright/shared/flows/provisioning"
+	"github.com/nodewright/nodewright/shared/flows/runmetrics"
+	"github.com/nodewright/nodewright/shared/flows/termination"
 )
 
 func main() {
@@ -50,7 +50,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "disruption:", err)
 		os.Exit(1)
 	}
-	lambda.Start(handler(r, func(rep consolidation.Report) {
+	lambda.Start(handler(r, func(rep disruptionrun.Report) {
 		if err := runmetrics.Disruption(os.Stdout, s.cluster, rep, time.Now()); err != nil {
 			log.Error("writing disruption metrics", "error", err.Error())
 		}
@@ -87,7 +87,7 @@ func readSettings(getenv func(string) string) (settings, error) {
 }
 
 // build wires the runner from the environment; only start-up failures end the process.
-func build(ctx context.Context, s settings) (*consolidation.Runner, error) {
+func build(ctx context.Context, s settings) (*disruptionrun.Runner, error) {
 	// A launching function needs the service CIDR and version, from EKS when the environment lacks them.
 	// In an isolated VPC (NODEWRIGHT_ISOLATED_VPC) the shipped table prices and the Pricing API is never
 	// called. A warm invocation reads again only the claim shards that changed since the last one
@@ -114,11 +114,11 @@ func build(ctx context.Context, s settings) (*consolidation.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return consolidation.New(consolidation.Config{ValidationDelay: s.validationDelay},
-		consolidation.Deps{
+	return disruptionrun.New(disruptionrun.Config{ValidationDelay: s.validationDelay},
+		disruptionrun.Deps{
 			Store:        store,
 			Cluster:      kube.NewSnapshotter(client, kube.SnapshotOptions{}),
-			Launcher:     consolidation.ProvisionerLauncher{P: p},
+			Launcher:     disruptionrun.ProvisionerLauncher{P: p},
 			Nodes:        kube.NewActions(client),
 			Terminations: termination.NewSender(sqs.NewFromConfig(cfg), s.terminationQueue),
 			Events:       recorder,

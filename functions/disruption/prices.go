@@ -3,9 +3,9 @@ package main
 import (
 	"time"
 
-	"github.com/nodewright/nodewright/shared/pricing"
-	"github.com/nodewright/nodewright/shared/provisioning"
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/pricing"
+	"github.com/nodewright/nodewright/shared/adapters/state"
+	"github.com/nodewright/nodewright/shared/flows/provisioning"
 )
 
 // storedPrices loads the tables the lifecycle function stores into prices before a run prices

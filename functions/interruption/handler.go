@@ -5,7 +5,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/nodewright/nodewright/shared/interruption"
+	"github.com/nodewright/nodewright/shared/flows/interruption"
 )
 
 // batchHandler is the interruption use case; *interruption.Service satisfies it.

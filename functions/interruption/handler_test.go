@@ -16,10 +16,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/nodewright/nodewright/shared/interruption"
-	"github.com/nodewright/nodewright/shared/interruption/interruptiontest"
-	"github.com/nodewright/nodewright/shared/kube"
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/adapters/state"
+	"github.com/nodewright/nodewright/shared/flows/interruption"
+	"github.com/nodewright/nodewright/shared/flows/interruption/interruptiontest"
 )
 
 var eventsDir = interruptiontest.EventsDir(2)

@@ -1,7 +1,7 @@
 // Command interruption is the Lambda behind the interruption queue: EventBridge spot interruption
 // warnings, rebalance recommendations, scheduled health changes, instance state changes and capacity
 // reservation interruptions. It launches replacement capacity first and then hands the drain to the
-// termination queue (shared/interruption).
+// termination queue (shared/flows/interruption).
 //
 // Environment: NODEWRIGHT_CLUSTER_NAME, NODEWRIGHT_STATE_TABLE, NODEWRIGHT_PROVISIONING_QUEUE_URL and
 // NODEWRIGHT_TERMINATION_QUEUE_URL (required); NODEWRIGHT_REBALANCE_POLICY ("event", the default, or
@@ -21,11 +21,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/nodewright/nodewright/shared/connect"
-	"github.com/nodewright/nodewright/shared/instance"
-	"github.com/nodewright/nodewright/shared/interruption"
-	"github.com/nodewright/nodewright/shared/kube"
-	"github.com/nodewright/nodewright/shared/runmetrics"
+	"github.com/nodewright/nodewright/shared/adapters/connect"
+	"github.com/nodewright/nodewright/shared/adapters/instance"
+	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/flows/interruption"
+	"github.com/nodewright/nodewright/shared/flows/runmetrics"
 )
 
 func main() {

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/awstest"
-	"github.com/nodewright/nodewright/shared/interruption"
+	"github.com/nodewright/nodewright/shared/flows/interruption"
+	"github.com/nodewright/nodewright/shared/testsupport/awstest"
 )
 
 func TestMain(m *testing.M) { os.Exit(awstest.Main(m)) }

@@ -8,9 +8,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/nodewright/nodewright/shared/crash"
-	"github.com/nodewright/nodewright/shared/lifecycle"
-	"github.com/nodewright/nodewright/shared/pricing"
+	"github.com/nodewright/nodewright/shared/adapters/crash"
+	"github.com/nodewright/nodewright/shared/adapters/pricing"
+	"github.com/nodewright/nodewright/shared/flows/lifecycle"
 )
 
 // Every is how often an invocation makes a pass while a Node is joining.

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/lifecycle"
-	"github.com/nodewright/nodewright/shared/pricing"
+	"github.com/nodewright/nodewright/shared/adapters/pricing"
+	"github.com/nodewright/nodewright/shared/flows/lifecycle"
 )
 
 type fakeSettler struct {

@@ -24,16 +24,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/nodewright/nodewright/shared/connect"
-	"github.com/nodewright/nodewright/shared/instance"
-	"github.com/nodewright/nodewright/shared/kube"
-	"github.com/nodewright/nodewright/shared/launchtemplate"
-	"github.com/nodewright/nodewright/shared/lifecycle"
-	"github.com/nodewright/nodewright/shared/mirror"
-	"github.com/nodewright/nodewright/shared/nodeclass"
-	"github.com/nodewright/nodewright/shared/pricing"
-	"github.com/nodewright/nodewright/shared/runmetrics"
-	"github.com/nodewright/nodewright/shared/termination"
+	"github.com/nodewright/nodewright/shared/adapters/connect"
+	"github.com/nodewright/nodewright/shared/adapters/instance"
+	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/adapters/launchtemplate"
+	"github.com/nodewright/nodewright/shared/adapters/mirror"
+	"github.com/nodewright/nodewright/shared/adapters/nodeclass"
+	"github.com/nodewright/nodewright/shared/adapters/pricing"
+	"github.com/nodewright/nodewright/shared/flows/lifecycle"
+	"github.com/nodewright/nodewright/shared/flows/runmetrics"
+	"github.com/nodewright/nodewright/shared/flows/termination"
 )
 
 func main() {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/nodewright/nodewright/shared/pricing"
+	"github.com/nodewright/nodewright/shared/adapters/pricing"
 )
 
 // onDemandRefresher keeps the stored on-demand table current; *pricing.OnDemandRefresher satisfies it.

@@ -9,13 +9,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/awstest"
-	"github.com/nodewright/nodewright/shared/pricing"
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/pricing"
+	"github.com/nodewright/nodewright/shared/adapters/state"
+	"github.com/nodewright/nodewright/shared/testsupport/awstest"
 )
 
 // apiAnswer is an OnDemandSource with a fixed answer, standing in for the Pricing API (whose client is
-// tested against recorded pages in shared/pricing).
+// tested against recorded pages in shared/adapters/pricing).
 type apiAnswer struct {
 	prices map[string]float64
 	err    error

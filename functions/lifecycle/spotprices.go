@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nodewright/nodewright/shared/pricing"
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/pricing"
+	"github.com/nodewright/nodewright/shared/adapters/state"
 )
 
 // spotReader reads the region's spot prices from EC2 and hands out the table it read; *pricing.Provider

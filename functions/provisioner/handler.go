@@ -8,7 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/nodewright/nodewright/shared/provisioning"
+	"github.com/nodewright/nodewright/shared/flows/provisioning"
 )
 
 // runner is the provisioning use case; *provisioning.Provisioner satisfies it.

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/provisioning"
+	"github.com/nodewright/nodewright/shared/flows/provisioning"
 )
 
 // fakeRunner fakes the runs; its batch response is the real provisioner's (without a visibility client).

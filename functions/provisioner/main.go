@@ -17,12 +17,12 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
-	"github.com/nodewright/nodewright/shared/connect"
-	"github.com/nodewright/nodewright/shared/crash"
-	"github.com/nodewright/nodewright/shared/kube"
-	"github.com/nodewright/nodewright/shared/mirror"
-	"github.com/nodewright/nodewright/shared/provisioning"
-	"github.com/nodewright/nodewright/shared/runmetrics"
+	"github.com/nodewright/nodewright/shared/adapters/connect"
+	"github.com/nodewright/nodewright/shared/adapters/crash"
+	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/adapters/mirror"
+	"github.com/nodewright/nodewright/shared/flows/provisioning"
+	"github.com/nodewright/nodewright/shared/flows/runmetrics"
 )
 
 func main() {

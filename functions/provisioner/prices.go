@@ -5,9 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/nodewright/nodewright/shared/pricing"
-	"github.com/nodewright/nodewright/shared/provisioning"
-	"github.com/nodewright/nodewright/shared/state"
+	"github.com/nodewright/nodewright/shared/adapters/pricing"
+	"github.com/nodewright/nodewright/shared/adapters/state"
+	"github.com/nodewright/nodewright/shared/flows/provisioning"
 )
 
 // storedPrices are the price tables the lifecycle function stores, loaded into the provisioner's

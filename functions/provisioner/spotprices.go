@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/nodewright/nodewright/shared/provisioning"
+	"github.com/nodewright/nodewright/shared/flows/provisioning"
 )
 
 // warmSpotPrices loads the stored spot price table while the container starts. Only when none could be

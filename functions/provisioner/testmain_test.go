@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/nodewright/nodewright/shared/awstest"
+	"github.com/nodewright/nodewright/shared/testsupport/awstest"
 )
 
 func TestMain(m *testing.M) { os.Exit(awstest.Main(m)) }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/nodewright/nodewright/shared/termination"
+	"github.com/nodewright/nodewright/shared/flows/termination"
 )
 
 // batchHandler is the termination use case; *termination.Service satisfies it.

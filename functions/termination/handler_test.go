@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/state"
-	"github.com/nodewright/nodewright/shared/termination"
+	"github.com/nodewright/nodewright/shared/adapters/state"
+	"github.com/nodewright/nodewright/shared/flows/termination"
 )
 
 // claims is a unit-test store: every claim is missing except those whose read fails.

@@ -23,11 +23,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/nodewright/nodewright/shared/connect"
-	"github.com/nodewright/nodewright/shared/instance"
-	"github.com/nodewright/nodewright/shared/kube"
-	"github.com/nodewright/nodewright/shared/runmetrics"
-	"github.com/nodewright/nodewright/shared/termination"
+	"github.com/nodewright/nodewright/shared/adapters/connect"
+	"github.com/nodewright/nodewright/shared/adapters/instance"
+	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/flows/runmetrics"
+	"github.com/nodewright/nodewright/shared/flows/termination"
 )
 
 func main() {

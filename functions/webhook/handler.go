@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/nodewright/nodewright/shared/podwebhook"
+	"github.com/nodewright/nodewright/shared/flows/podwebhook"
 )
 
 // resultSink receives what became of each request (a podwebhook Result) and how long answering took, for

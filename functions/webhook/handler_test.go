@@ -18,10 +18,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodewright/nodewright/shared/awstest"
-	"github.com/nodewright/nodewright/shared/podwebhook"
-	"github.com/nodewright/nodewright/shared/provisioningqueue"
-	"github.com/nodewright/nodewright/shared/webhooktoken"
+	"github.com/nodewright/nodewright/shared/adapters/provisioningqueue"
+	"github.com/nodewright/nodewright/shared/adapters/webhooktoken"
+	"github.com/nodewright/nodewright/shared/flows/podwebhook"
+	"github.com/nodewright/nodewright/shared/testsupport/awstest"
 )
 
 // recordingQueue keeps what the handler enqueues.

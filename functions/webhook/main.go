@@ -2,7 +2,7 @@
 //
 // Environment: NODEWRIGHT_CLUSTER_NAME, NODEWRIGHT_PROVISIONING_QUEUE_URL, NODEWRIGHT_WEBHOOK_TOKEN_SECRET_ARN
 // (the Secrets Manager secret holding the URL's last path segment; the token itself is never in the
-// environment — it is read, cached and followed through rotations by shared/webhooktoken).
+// environment — it is read, cached and followed through rotations by shared/adapters/webhooktoken).
 package main
 
 import (
@@ -17,9 +17,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/nodewright/nodewright/shared/podwebhook"
-	"github.com/nodewright/nodewright/shared/runmetrics"
-	"github.com/nodewright/nodewright/shared/webhooktoken"
+	"github.com/nodewright/nodewright/shared/adapters/webhooktoken"
+	"github.com/nodewright/nodewright/shared/flows/podwebhook"
+	"github.com/nodewright/nodewright/shared/flows/runmetrics"
 )
 
 func main() {

@@ -1,0 +1,396 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodewright/nodewright/shared/adapters/crash"
+)
+
+// DetectionOptions shape the detection scenario.
+type DetectionOptions struct {
+	// Pods each pass creates (default DefaultDetectionPods), each requesting CPU and Memory (default 250m
+	// and 256Mi).
+	Pods        int
+	CPU, Memory string
+	// WebhookDelay is added to every webhook answer in the pass with detection (default 50 ms): a slow
+	// path to the Function URL.
+	WebhookDelay time.Duration
+	// Timeout bounds each wait: every pod marked, every pod bound (default 5 minutes).
+	Timeout time.Duration
+	// Pairs is how many times the two scheduler passes (without detection, then with it) alternate
+	// (default 3): the rates are medians over the pairs, since everything else the sandbox runs shares the
+	// machine's two cores with kube-scheduler.
+	Pairs int
+}
+
+// DefaultDetectionPods is the detection scenario's default pod count.
+const DefaultDetectionPods = 1000
+
+func (o *DetectionOptions) defaults() {
+	if o.Pods <= 0 {
+		o.Pods = DefaultDetectionPods
+	}
+	if o.CPU == "" {
+		o.CPU = "250m"
+	}
+	if o.Memory == "" {
+		o.Memory = "256Mi"
+	}
+	if o.WebhookDelay <= 0 {
+		o.WebhookDelay = 50 * time.Millisecond
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Minute
+	}
+	if o.Pairs <= 0 {
+		o.Pairs = 3
+	}
+}
+
+// SchedulerRates are kube-scheduler's scheduling attempts per second in each pass.
+type SchedulerRates struct {
+	WithDetection float64 `json:"withDetection"`
+	Without       float64 `json:"without"`
+}
+
+// DetectionReport is the detection scenario's outcome.
+type DetectionReport struct {
+	Scenario            string  `json:"scenario"`
+	Pods                int     `json:"pods"`
+	WebhookDelaySeconds float64 `json:"webhookDelaySeconds"`
+	// SchedulerAttemptsPerSecond: kube-scheduler's scheduling attempts (its
+	// scheduler_schedule_attempts_total counter) over the time from the first pod's creation to the
+	// moment every pod had been tried, in the pass without detection registered and the pass with it
+	// (the same pods). Pods are created by 16 writers at once, so the scheduler has a queue to work
+	// through.
+	// The rates are the medians over the pairs of passes, the ratio the median of the pairs' ratios.
+	SchedulerAttemptsPerSecond SchedulerRates `json:"schedulerAttemptsPerSecond"`
+	SchedulerAttemptsRatio     float64        `json:"schedulerAttemptsRatio"`
+	// ControlPlaneSeparated: during the pairs the control plane had a CPU to itself, and moto and the
+	// functions the other CPUs (separateControlPlane); false on a one-CPU machine.
+	ControlPlaneSeparated bool `json:"controlPlaneSeparated"`
+	// SchedulerAttemptsPerSecondByPair are the rates of each pair, in the order they ran.
+	SchedulerAttemptsPerSecondByPair []SchedulerRates `json:"schedulerAttemptsPerSecondByPair"`
+	// SchedulerAttemptsPerSecondIfOnTheLoop is the most kube-scheduler could make if each failure waited
+	// for the webhook's delayed answer inside its loop (1 / WebhookDelay), as a webhook on pods/status
+	// made it: the measured rate with detection is compared with it.
+	SchedulerAttemptsPerSecondIfOnTheLoop float64 `json:"schedulerAttemptsPerSecondIfOnTheLoop"`
+	// PendingToWakeUpSeconds: in the launch pass, from a pod's Unschedulable mark to the webhook's answer
+	// for its Event, which has sent the pod's wake-up to the provisioning queue (zero when the answer came
+	// first: kube-scheduler writes the Event before it stores the status). It is detection's own share of
+	// pending → launch; the rest is the provisioner's runs.
+	PendingToWakeUpSeconds Percentiles `json:"pendingToWakeUpSeconds"`
+	// PendingToLaunchSeconds: in the launch pass, from a pod's Unschedulable mark to the CreateFleet call
+	// of the claim a provisioner run launched for it (see pendingToLaunch).
+	PendingToLaunchSeconds Percentiles `json:"pendingToLaunchSeconds"`
+	// PendingToBoundNodeLaunchSeconds is the same to the CreateFleet of the node kube-scheduler bound the
+	// pod to: later than its own claim's when the scheduler put it on a node launched for other pods.
+	PendingToBoundNodeLaunchSeconds Percentiles `json:"pendingToBoundNodeLaunchSeconds"`
+	// WebhookCallsPerPendingPod: the webhook's requests in the launch pass over the pods kube-scheduler
+	// failed in it (nodes join during it, and the scheduler fails the pods that still do not fit again).
+	WebhookCallsPerPendingPod float64 `json:"webhookCallsPerPendingPod"`
+	WebhookRequests           int     `json:"webhookRequests"`
+	PodsMarked                int     `json:"podsMarked"`
+	PodsBound                 int     `json:"podsBound"`
+	// LaunchesWithout counts CreateFleet calls in the scheduler passes: their pods ask for a label no
+	// NodePool offers, so it must be zero.
+	LaunchesWithout int `json:"launchesWithout"`
+	Capacity
+	DurationSeconds float64  `json:"durationSeconds"`
+	Errors          []string `json:"errors,omitempty"`
+	// Targets: ratio ≥ 0.95, pending→launch p50 ≤ 1 s, at most 3 webhook calls per pending pod, every pod
+	// bound, nothing leaked.
+	TargetsMet map[string]bool `json:"targetsMet"`
+}
+
+// Worked says whether the loop completed: every pod of the launch pass bound, nothing leaked, no
+// component error.
+func (r DetectionReport) Worked() bool {
+	return r.PodsBound == r.Pods && r.LeakedInstances == 0 && len(r.Leaks) == 0 && len(r.Errors) == 0
+}
+
+// unserved is the node selector of the pods of the scheduler passes: a label no NodePool offers, so
+// nothing launches for them and kube-scheduler's work is the same in both.
+var unserved = map[string]string{"nodewright.sh/detection-scenario": "unserved"}
+
+// Detection runs the detection scenario: Pairs pairs of scheduler passes, then a launch pass, o.Pods pods
+// each.
+//
+//   - Without: no webhook registered; pods no NodePool can serve (nothing launches, so no node joins and
+//     the scheduler's work is only to fail each pod).
+//   - With: the same pods with the webhook registered and each answer delayed by WebhookDelay: detection
+//     that sat on the scheduler's loop would slow this pass by the delay per pod.
+//   - Launch: with the webhook still registered and delayed, pods Nodewright launches nodes for: pending →
+//     wake-up, pending → launch and the webhook's calls per pending pod, as nodes join and the scheduler
+//     fails the rest again.
+//
+// The pairs give the scheduler's attempt rates; the sandbox's components share the machine's CPUs with
+// kube-scheduler, so run it on a quiet machine.
+func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionReport, error) {
+	o.defaults()
+	rep := DetectionReport{Scenario: "detection", Pods: o.Pods, WebhookDelaySeconds: o.WebhookDelay.Seconds(),
+		SchedulerAttemptsPerSecondIfOnTheLoop: round3(1 / o.WebhookDelay.Seconds())}
+	start := time.Now()
+	errsBefore := len(s.Errors())
+	launches := len(s.Launches())
+	defer s.hook.delay.Store(0)
+
+	restore, separated, err := s.separateControlPlane()
+	if err != nil {
+		return rep, err
+	}
+	rep.ControlPlaneSeparated = separated
+	var without, with, ratios []float64
+	for i := range o.Pairs {
+		rates, err := s.schedulerPair(ctx, o, i)
+		if err != nil {
+			restore()
+			return rep, err
+		}
+		rep.SchedulerAttemptsPerSecondByPair = append(rep.SchedulerAttemptsPerSecondByPair, rates)
+		without, with = append(without, rates.Without), append(with, rates.WithDetection)
+		if rates.Without > 0 {
+			ratios = append(ratios, rates.WithDetection/rates.Without)
+		}
+	}
+	restore()
+	rep.SchedulerAttemptsPerSecond = SchedulerRates{Without: round3(median(without)), WithDetection: round3(median(with))}
+	rep.SchedulerAttemptsRatio = round3(median(ratios))
+	rep.LaunchesWithout = len(s.Launches()) - launches
+
+	s.hook.delay.Store(int64(o.WebhookDelay)) // the last pair left the webhook registered
+	s.Timeline.Printf("scenario", "launch pass: detection registered, each answer delayed %s; %d pods Nodewright launches for", o.WebhookDelay, o.Pods)
+	hooksBefore := s.hook.count()
+	launch, err := s.schedulerPass(ctx, "detection-launch", o, nil)
+	if err != nil {
+		return rep, err
+	}
+	defer launch.watch.close()
+	deadline := time.Now().Add(o.Timeout)
+	for bound(launch.watch.snapshot()) < o.Pods && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(250 * time.Millisecond)
+	}
+	s.settle(ctx)
+	pods := launch.watch.snapshot()
+	rep.WebhookRequests = s.hook.count() - hooksBefore
+	for _, p := range pods {
+		if !p.Unschedulable.IsZero() {
+			rep.PodsMarked++
+		}
+	}
+	rep.PodsBound = bound(pods)
+	if rep.PodsMarked > 0 {
+		rep.WebhookCallsPerPendingPod = round3(float64(rep.WebhookRequests) / float64(rep.PodsMarked))
+	}
+	rep.PendingToWakeUpSeconds = s.pendingToWakeUp(pods)
+	if rep.PendingToLaunchSeconds, rep.PendingToBoundNodeLaunchSeconds, err = s.launchLatencies(ctx, pods); err != nil {
+		return rep, err
+	}
+	if rep.Capacity, err = s.capacity(ctx); err != nil {
+		return rep, err
+	}
+	for _, e := range s.Errors()[errsBefore:] {
+		rep.Errors = append(rep.Errors, e.Error())
+	}
+	rep.DurationSeconds = time.Since(start).Seconds()
+	rep.TargetsMet = map[string]bool{
+		"schedulerAttemptsRatio>=0.95": rep.SchedulerAttemptsRatio >= 0.95,
+		"pendingToLaunchP50<=1s":       rep.PendingToLaunchSeconds.N > 0 && rep.PendingToLaunchSeconds.P50 <= 1,
+		"webhookCallsPerPendingPod<=3": rep.PodsMarked > 0 && rep.WebhookCallsPerPendingPod <= 3,
+		"nothingLaunchedWithoutAPool":  rep.LaunchesWithout == 0,
+		"everyPodBound":                rep.PodsBound == rep.Pods,
+		"noLeakedInstances":            rep.LeakedInstances == 0 && len(rep.Leaks) == 0,
+	}
+	s.Timeline.Printf("scenario", "done: scheduler %.1f attempts/s with detection, %.1f without (median ratio %.3f over %d pairs); pending→wake-up p50 %.3fs p99 %.3fs; pending→launch p50 %.3fs p99 %.3fs; %.2f webhook calls per pending pod; %d/%d bound; leaked %d",
+		rep.SchedulerAttemptsPerSecond.WithDetection, rep.SchedulerAttemptsPerSecond.Without, rep.SchedulerAttemptsRatio, o.Pairs,
+		rep.PendingToWakeUpSeconds.P50, rep.PendingToWakeUpSeconds.P99,
+		rep.PendingToLaunchSeconds.P50, rep.PendingToLaunchSeconds.P99, rep.WebhookCallsPerPendingPod, rep.PodsBound, rep.Pods, rep.LeakedInstances)
+	return rep, nil
+}
+
+// schedulerPair runs pair i of the scheduler passes, without detection and then with it, on pods no
+// NodePool serves, and then waits until the wake-ups of the second
+// pass are worked through, so the next pass (or the launch pass) starts from a quiet system.
+func (s *Sandbox) schedulerPair(ctx context.Context, o DetectionOptions, i int) (SchedulerRates, error) {
+	var rates SchedulerRates
+	if err := s.hook.unregister(ctx, s.Client); err != nil {
+		return rates, err
+	}
+	s.hook.delay.Store(0)
+	s.Timeline.Printf("scenario", "pair %d, without: no detection registered; %d pods no NodePool can serve", i+1, o.Pods)
+	ns := fmt.Sprintf("detection-without-%d", i+1)
+	without, err := s.schedulerPass(ctx, ns, o, unserved)
+	if err != nil {
+		return rates, err
+	}
+	without.watch.close()
+	rates.Without = without.rate
+	if err := s.deletePods(ctx, ns); err != nil {
+		return rates, err
+	}
+
+	s.hook.delay.Store(int64(o.WebhookDelay))
+	if err := s.hook.register(ctx, s.Client); err != nil {
+		return rates, err
+	}
+	s.Timeline.Printf("scenario", "pair %d, with: detection registered, each answer delayed %s; the same %d pods", i+1, o.WebhookDelay, o.Pods)
+	ns = fmt.Sprintf("detection-with-%d", i+1)
+	with, err := s.schedulerPass(ctx, ns, o, unserved)
+	if err != nil {
+		return rates, err
+	}
+	with.watch.close()
+	rates.WithDetection = with.rate
+	if err := s.deletePods(ctx, ns); err != nil {
+		return rates, err
+	}
+	s.awaitProvisioningQueueEmpty(ctx, 2*time.Minute)
+	return rates, nil
+}
+
+// pass is one pass of the detection scenario: its pods' watch and the scheduler's attempt rate.
+type pass struct {
+	watch *podWatch
+	rate  float64
+}
+
+// schedulerPass creates o.Pods pods in namespace (16 writers) and waits until kube-scheduler has tried
+// every one (each marked Unschedulable or bound). The rate is the scheduler's attempts counted from
+// before the first creation to the moment every pod had been tried, over that time.
+func (s *Sandbox) schedulerPass(ctx context.Context, namespace string, o DetectionOptions, nodeSelector map[string]string) (pass, error) {
+	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
+		metav1.CreateOptions{}); err != nil {
+		return pass{}, fmt.Errorf("creating namespace %s: %w", namespace, err)
+	}
+	watch, err := watchPods(ctx, s.Client, namespace, "app=detection")
+	if err != nil {
+		return pass{}, err
+	}
+	attemptsBefore, err := s.schedulerAttempts(ctx, false)
+	if err != nil {
+		watch.close()
+		return pass{}, err
+	}
+	start := time.Now()
+	g, gctx := crash.WithContext(ctx)
+	g.SetLimit(16)
+	grace := int64(0)
+	for i := range o.Pods {
+		g.Go(func() error {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("detection-%04d", i), Labels: map[string]string{"app": "detection"}},
+				Spec: corev1.PodSpec{TerminationGracePeriodSeconds: &grace, NodeSelector: nodeSelector,
+					Containers: []corev1.Container{{Name: "pause", Image: "public.ecr.aws/eks-distro/kubernetes/pause:3.7",
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+							corev1.ResourceCPU: resource.MustParse(o.CPU), corev1.ResourceMemory: resource.MustParse(o.Memory)}}}}}}
+			_, err := s.Client.CoreV1().Pods(namespace).Create(gctx, pod, metav1.CreateOptions{})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		watch.close()
+		return pass{}, fmt.Errorf("creating the pods in %s: %w", namespace, err)
+	}
+	deadline := time.Now().Add(o.Timeout)
+	for {
+		tried := 0
+		for _, p := range watch.snapshot() {
+			if !p.Unschedulable.IsZero() || !p.Bound.IsZero() {
+				tried++
+			}
+		}
+		if tried >= o.Pods {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			watch.close()
+			return pass{}, fmt.Errorf("kube-scheduler tried %d of %d pods in %s within %s", tried, o.Pods, namespace, o.Timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	attemptsAfter, err := s.schedulerAttempts(ctx, true)
+	if err != nil {
+		watch.close()
+		return pass{}, err
+	}
+	attempts := attemptsAfter - attemptsBefore
+	rate := round3(attempts / elapsed.Seconds())
+	s.Timeline.Printf("scenario", "%s: kube-scheduler made %.0f attempts in %.2fs (%.1f/s)", namespace, attempts, elapsed.Seconds(), rate)
+	return pass{watch: watch, rate: rate}, nil
+}
+
+// schedulerAttempts reads kube-scheduler's scheduler_schedule_attempts_total, summed over its results.
+// The counter has no samples until the scheduler's first attempt: that is zero unless made is set (the
+// caller knows attempts were made).
+func (s *Sandbox) schedulerAttempts(ctx context.Context, made bool) (float64, error) {
+	text, err := s.CP.ComponentMetrics(ctx, "kube-scheduler")
+	if err != nil {
+		return 0, err
+	}
+	n, found := sumCounter(text, "scheduler_schedule_attempts_total")
+	if !found && made {
+		return 0, errors.New("kube-scheduler's metrics have no scheduler_schedule_attempts_total")
+	}
+	return n, nil
+}
+
+// awaitProvisioningQueueEmpty waits, at most timeout, until the provisioning queue holds no message.
+func (s *Sandbox) awaitProvisioningQueueEmpty(ctx context.Context, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) && ctx.Err() == nil && !s.provisioningQueueEmpty(ctx) {
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// deletePods deletes every pod of namespace and waits until they are gone.
+func (s *Sandbox) deletePods(ctx context.Context, namespace string) error {
+	zero := int64(0)
+	if err := s.Client.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero},
+		metav1.ListOptions{}); err != nil {
+		return fmt.Errorf("deleting the pods of %s: %w", namespace, err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		list, err := s.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(list.Items) == 0 {
+			return nil
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return fmt.Errorf("the pods of %s were not gone within a minute", namespace)
+}
+
+func bound(pods []podTimes) int {
+	n := 0
+	for _, p := range pods {
+		if !p.Bound.IsZero() && p.Deleted.IsZero() {
+			n++
+		}
+	}
+	return n
+}
+
+// pendingToWakeUp is, for each pod marked Unschedulable, the time from its mark to the webhook's first
+// answer for an Event about it (zero when the answer came first).
+func (s *Sandbox) pendingToWakeUp(pods []podTimes) Percentiles {
+	var ds []time.Duration
+	for _, p := range pods {
+		if p.Unschedulable.IsZero() {
+			continue
+		}
+		if at, ok := s.hook.answeredAt(p.UID); ok {
+			ds = append(ds, max(at.Sub(p.Unschedulable), 0))
+		}
+	}
+	return percentiles(ds)
+}
