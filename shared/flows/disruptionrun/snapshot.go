@@ -234,17 +234,7 @@ func (r *Runner) fill(w *world, pools []disruption.NodePool, prev *world) {
 
 // allowances computes each pool's budget allowance per consolidation reason as the engine will.
 func (r *Runner) allowances(w *world) {
-	nodes, disrupting := map[string]int{}, map[string]int{}
-	for i := range w.input.Nodes {
-		n := &w.input.Nodes[i]
-		if n.NodePool == "" || !n.Initialized {
-			continue
-		}
-		nodes[n.NodePool]++
-		if isDisrupting(n) {
-			disrupting[n.NodePool]++
-		}
-	}
+	nodes, disrupting := poolCounts(w)
 	for _, p := range w.input.NodePools {
 		m := map[disruption.Reason]int{}
 		for _, reason := range []disruption.Reason{disruption.ReasonEmpty, disruption.ReasonDrifted, disruption.ReasonUnderutilized} {
@@ -326,4 +316,21 @@ func firstOf(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// poolCounts counts, per NodePool, the initialized nodes of the run's input and those of them being
+// disrupted: what budgets are taken from.
+func poolCounts(w *world) (nodes, disrupting map[string]int) {
+	nodes, disrupting = map[string]int{}, map[string]int{}
+	for i := range w.input.Nodes {
+		n := &w.input.Nodes[i]
+		if n.NodePool == "" || !n.Initialized {
+			continue
+		}
+		nodes[n.NodePool]++
+		if isDisrupting(n) {
+			disrupting[n.NodePool]++
+		}
+	}
+	return nodes, disrupting
 }

@@ -99,17 +99,7 @@ func (r *Runner) driftStatic(ctx context.Context, runID string, w *world, rep *R
 	if len(w.static) == 0 || !w.launches.Settings().FeatureGates.StaticCapacity {
 		return false
 	}
-	nodes, disrupting := map[string]int{}, map[string]int{}
-	for i := range w.input.Nodes {
-		n := &w.input.Nodes[i]
-		if n.NodePool == "" || !n.Initialized {
-			continue
-		}
-		nodes[n.NodePool]++
-		if isDisrupting(n) {
-			disrupting[n.NodePool]++
-		}
-	}
+	nodes, disrupting := poolCounts(w)
 	base := scheduling.Input{DaemonSets: w.input.DaemonSets, Namespaces: w.input.Namespaces,
 		MinValuesPolicy: w.input.MinValuesPolicy, IgnorePreferences: w.input.IgnorePreferences}
 	changed := false

@@ -28,17 +28,7 @@ func (r *Runner) scaleDownStatic(ctx context.Context, runID string, w *world, re
 	if len(w.static) == 0 || !w.launches.Settings().FeatureGates.StaticCapacity {
 		return false // with the gate off a static pool's count is not kept either way (as provisioning)
 	}
-	nodes, disrupting := map[string]int{}, map[string]int{}
-	for i := range w.input.Nodes {
-		n := &w.input.Nodes[i]
-		if n.NodePool == "" || !n.Initialized {
-			continue
-		}
-		nodes[n.NodePool]++
-		if isDisrupting(n) {
-			disrupting[n.NodePool]++
-		}
-	}
+	nodes, disrupting := poolCounts(w)
 	left := MaxStaticScaleDownPerRun
 	changed := false
 	for _, sp := range w.static {
