@@ -41,14 +41,16 @@ var (
 )
 
 // MaxLaunchMirrors bounds the claims a run reads back and mirrors: one strongly consistent GetItem each,
-// then the writer's two or three requests (mirror.DefaultMaxWrites is the same bound on its side). A run
-// that launched more leaves the rest to the lifecycle function's next pass.
-const MaxLaunchMirrors = mirror.DefaultMaxWrites
+// then the writer's two or three requests, some 150 requests in all, about 1.5 s of the function's
+// client budget (kube.DefaultQPS 100). A burst's run launches up to 200 claims: the rest are left to the
+// lifecycle function's next pass, as is whatever Config.LaunchMirrorBudget does not cover.
+const MaxLaunchMirrors = 50
 
-// writeLaunchMirrors writes the mirrors of the claims rep says the run launched. It runs after the
-// launches and their Nominated Events, so it adds nothing to a pod's wait for its launch; it is skipped
-// when the run is within LaunchMargin of its deadline. Failures go into rep.Errors: the lifecycle
-// function writes the mirror on its next pass anyway.
+// writeLaunchMirrors writes the mirrors of the claims rep says the run launched. It runs last, after the
+// launches, their Events and the snapshot mark, so it adds nothing to a pod's wait nor to a batch's; it is
+// skipped when the run is within LaunchMargin of its deadline, and it stops at Config.LaunchMirrorBudget:
+// what is not written by then is left (rep.MirrorsLeft), not failed, since the lifecycle function writes
+// it on its next pass anyway. Other failures go into rep.Errors.
 func (p *Provisioner) writeLaunchMirrors(ctx context.Context, rep *Report) {
 	m := p.deps.Mirrors
 	if m == nil || len(rep.Claims) == 0 {
@@ -58,6 +60,8 @@ func (p *Provisioner) writeLaunchMirrors(ctx context.Context, rep *Report) {
 		rep.MirrorsLeft = len(rep.Claims)
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.LaunchMirrorBudget)
+	defer cancel()
 	launched := rep.Claims
 	if len(launched) > MaxLaunchMirrors {
 		rep.MirrorsLeft = len(launched) - MaxLaunchMirrors
@@ -65,8 +69,13 @@ func (p *Provisioner) writeLaunchMirrors(ctx context.Context, rep *Report) {
 	}
 	now := p.deps.Now()
 	objs := make([]mirror.Object, 0, len(launched))
-	for _, l := range launched {
+	for i, l := range launched {
 		c, err := m.Claims.GetClaim(ctx, l.Name)
+		if ctx.Err() != nil {
+			// Out of budget: these and the ones read already are left to the lifecycle function.
+			rep.MirrorsLeft += len(launched) - i + len(objs)
+			return
+		}
 		if err != nil {
 			rep.Errors = append(rep.Errors, fmt.Sprintf("nodeclaim mirror %s: reading the claim back: %v", l.Name, err))
 			continue
@@ -76,9 +85,17 @@ func (p *Provisioner) writeLaunchMirrors(ctx context.Context, rep *Report) {
 		}
 		objs = append(objs, mirror.NodeClaim(mirror.Claim{Record: c, Now: now}))
 	}
+	if len(objs) == 0 {
+		return
+	}
 	out, err := m.Writer.Sync(ctx, objs, false)
 	rep.MirrorsWritten += out.Written
 	rep.MirrorsLeft += out.Left
+	if ctx.Err() != nil {
+		// The budget ran out: the writes it cut short are left to the lifecycle function, not failed.
+		rep.MirrorsLeft += len(out.Errors)
+		return
+	}
 	rep.Errors = append(rep.Errors, out.Errors...)
 	if err != nil {
 		rep.Errors = append(rep.Errors, "nodeclaim mirrors: "+err.Error())

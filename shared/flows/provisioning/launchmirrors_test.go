@@ -133,3 +133,40 @@ func TestARunNearItsDeadlineLeavesTheMirrorsToTheLifecycle(t *testing.T) {
 	assert.Empty(t, api.objects)
 	assert.Empty(t, rep.Errors)
 }
+
+// stalledMirrors is a mirror API whose writes hang until their context ends (an API server that stopped
+// answering).
+type stalledMirrors struct{ keptMirrors }
+
+func (s *stalledMirrors) Apply(ctx context.Context, _ *unstructured.Unstructured) (string, error) {
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+func (s *stalledMirrors) ApplyStatus(ctx context.Context, _ *unstructured.Unstructured) (string, error) {
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+// TestStalledMirrorWritesNeverCostTheRunItsMarks: writing the launched claims' mirrors comes last and
+// within its own budget, so mirror writes that hang leave the mirrors to the lifecycle function and the
+// run still records its snapshot mark and ends without an error. (Before, the writes came before the mark
+// with the run's whole time: in the burst scenario they used it up and the mark failed with "context
+// deadline exceeded".)
+func TestStalledMirrorWritesNeverCostTheRunItsMarks(t *testing.T) {
+	w := newTestProvisioner(t, fakeCluster{snap: pendingSnapshot(pod("a", nil), pod("b", nil))})
+	api := &stalledMirrors{keptMirrors{objects: map[string]*unstructured.Unstructured{}, status: map[string]*unstructured.Unstructured{}}}
+	w.p.deps.Mirrors = &LaunchMirrors{Claims: w.store, Writer: mirror.NewWriter(mirror.NodeClaims, api, mirror.Options{})}
+	w.p.cfg.LaunchMargin = time.Second
+	w.p.cfg.LaunchMirrorBudget = 200 * time.Millisecond
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rep, err := w.p.Run(ctx, "run-1")
+	require.NoError(t, err)
+	assert.Empty(t, rep.Errors, "a stalled mirror write is left, not an error, and costs the run nothing else")
+	require.Len(t, rep.Claims, 1)
+	assert.Zero(t, rep.MirrorsWritten)
+	assert.Equal(t, 1, rep.MirrorsLeft, "left to the lifecycle function")
+	require.NoError(t, ctx.Err(), "the run ended well inside its deadline")
+}

@@ -34,6 +34,10 @@ const (
 	// Handle): 1.5 times the provisioner's target at the largest tier (20 s at 150,000 pods, issue #23),
 	// for a cold process whose first reads are its slowest.
 	DefaultColdRunEstimate = 30 * time.Second
+	// DefaultLaunchMirrorBudget bounds the time a run spends writing its launched claims' mirrors
+	// (launchmirrors.go), after everything else it does: what is not written by then is the lifecycle
+	// function's to write on its next pass.
+	DefaultLaunchMirrorBudget = 3 * time.Second
 )
 
 // Store is the part of the state table a provisioning run uses; *state.Store satisfies it.
@@ -78,6 +82,8 @@ type Config struct {
 	Retry sqsbatch.Policy
 	// ColdRunEstimate: see DefaultColdRunEstimate.
 	ColdRunEstimate time.Duration
+	// LaunchMirrorBudget: see DefaultLaunchMirrorBudget.
+	LaunchMirrorBudget time.Duration
 }
 
 // Dependencies are the adapters a run goes through. The catalog (DescribeInstanceTypes and offerings)
@@ -141,6 +147,9 @@ func New(cfg Config, deps Dependencies) *Provisioner {
 	}
 	if cfg.ColdRunEstimate <= 0 {
 		cfg.ColdRunEstimate = DefaultColdRunEstimate
+	}
+	if cfg.LaunchMirrorBudget <= 0 {
+		cfg.LaunchMirrorBudget = DefaultLaunchMirrorBudget
 	}
 	return &Provisioner{cfg: cfg, deps: deps}
 }
@@ -277,7 +286,6 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 	}, rep)
 	p.forgetStaleClasses(rep.LaunchFailures, byPool)
 	p.publishAll(ctx, append(events, capacityEvents(rep.LaunchFailures)...), rep)
-	p.writeLaunchMirrors(ctx, rep)
 	p.recordUnschedulable(ctx, runID, withoutBufferPods(plan.Unschedulable), rep)
 	p.writeBufferStatus(ctx, buffers, plan, rep)
 	// Skipped pods, and those of a claim whose launch failed (a throttle or server error past the SDK's
@@ -286,6 +294,9 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 	if len(rep.Skipped) == 0 && len(rep.LaunchFailures) == 0 {
 		p.markSnapshot(ctx, snapshotAt, snap.PodsResourceVersion, rep)
 	}
+	// Last, within its own budget: the mirrors are the lifecycle function's to keep, so they never take
+	// the time the run's marks, events and lease release need.
+	p.writeLaunchMirrors(ctx, rep)
 	return nil
 }
 
