@@ -24,7 +24,6 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"k8s.io/client-go/rest"
 
 	"github.com/nodewright/nodewright/shared/adapters/connect"
 	"github.com/nodewright/nodewright/shared/adapters/kube"
@@ -102,7 +101,7 @@ func build(ctx context.Context, s settings) (*disruptionrun.Runner, error) {
 	recorder := kube.NewRecorder(client, kube.RecorderOptions{Instance: "disruption"})
 	// The NodePool and EC2NodeClass mirrors (nodewright.sh/v1), written on change only from each run's
 	// read; each writer learns what the cluster holds with one metadata LIST when the process starts.
-	statusWriter, err := mirrorStatus(env.REST, recorder)
+	statusWriter, err := mirror.NewConfigStatusWriter(env.REST, "nodewright-disruption", recorder)
 	if err != nil {
 		return nil, err
 	}
@@ -130,18 +129,4 @@ func build(ctx context.Context, s settings) (*disruptionrun.Runner, error) {
 			Mirrors: statusWriter,
 			Now:     time.Now,
 		}), nil
-}
-
-// mirrorStatus is the writer of the NodePool and EC2NodeClass mirrors, acting as the disruption function.
-func mirrorStatus(cfg *rest.Config, events mirror.EventPublisher) (*mirror.StatusWriter, error) {
-	pools, err := mirror.NewClient(cfg, mirror.NodePools, "nodewright-disruption")
-	if err != nil {
-		return nil, err
-	}
-	classes, err := mirror.NewClient(cfg, mirror.EC2NodeClasses, "nodewright-disruption")
-	if err != nil {
-		return nil, err
-	}
-	return mirror.NewStatusWriter(mirror.NewWriter(mirror.NodePools, pools, mirror.Options{}),
-		mirror.NewWriter(mirror.EC2NodeClasses, classes, mirror.Options{}), events), nil
 }

@@ -89,3 +89,17 @@ func (c *Client) Replace(ctx context.Context, object, status *unstructured.Unstr
 func (c *Client) Delete(ctx context.Context, name string) error {
 	return c.objects.Delete(ctx, name, metav1.DeleteOptions{})
 }
+
+// NewConfigStatusWriter returns the writer of the NodePool and EC2NodeClass mirrors over cfg's identity
+// (the disruption function's), with the writers' default bounds, publishing its Events through events.
+func NewConfigStatusWriter(cfg *rest.Config, fieldManager string, events EventPublisher) (*StatusWriter, error) {
+	pools, err := NewClient(cfg, NodePools, fieldManager)
+	if err != nil {
+		return nil, err
+	}
+	classes, err := NewClient(cfg, EC2NodeClasses, fieldManager)
+	if err != nil {
+		return nil, err
+	}
+	return NewStatusWriter(NewWriter(NodePools, pools, Options{}), NewWriter(EC2NodeClasses, classes, Options{}), events), nil
+}

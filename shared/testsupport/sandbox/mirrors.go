@@ -112,14 +112,5 @@ func (s *Sandbox) nodeClaimMirrors(f footprint.Function) (*mirror.Writer, error)
 // functions/disruption wires it: over its own identity, publishing Events through its recorder.
 func (s *Sandbox) configMirrors() (*mirror.StatusWriter, error) {
 	f := footprint.Disruption
-	pools, err := mirror.NewClient(s.configs[f], mirror.NodePools, "nodewright-"+string(f))
-	if err != nil {
-		return nil, err
-	}
-	classes, err := mirror.NewClient(s.configs[f], mirror.EC2NodeClasses, "nodewright-"+string(f))
-	if err != nil {
-		return nil, err
-	}
-	return mirror.NewStatusWriter(mirror.NewWriter(mirror.NodePools, pools, mirror.Options{}),
-		mirror.NewWriter(mirror.EC2NodeClasses, classes, mirror.Options{}), s.recorders[f]), nil
+	return mirror.NewConfigStatusWriter(s.configs[f], "nodewright-"+string(f), s.recorders[f])
 }
