@@ -18,6 +18,13 @@ have_all() { for b in "${BINS[@]}"; do [ -x "$OUT/$b" ] || return 1; done; }
 if have_all; then echo "$OUT"; exit 0; fi
 
 mkdir -p "$OUT"
+# One build at a time per folder: a second `make kube-bin` (another worktree, a test beside a demo) waits
+# for the first and then finds the binaries, instead of compiling Kubernetes again beside it.
+if command -v flock >/dev/null; then
+  exec 9>"$OUT/.lock"
+  flock 9
+  if have_all; then echo "$OUT"; exit 0; fi
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export GOFLAGS=-mod=mod GOWORK=off CGO_ENABLED=0
