@@ -148,12 +148,16 @@ type Sandbox struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu             sync.Mutex
-	stats          Stats
-	errs           []error
-	faultErrs      []error // errors of injected faults the functions reported
-	chaos          bool    // the chaos scenario has the fault layer armed
-	disruptionRuns []DisruptionRun
+	mu        sync.Mutex
+	stats     Stats
+	errs      []error
+	faultErrs []error // errors of injected faults the functions reported
+	chaos     bool    // the chaos scenario has the fault layer armed
+	// brokenClass: the NodePool BrokenClassName is configured on purpose (the scale-up scenario); the
+	// functions' reports that it cannot launch are expected (brokenClassReports counts them), not errors.
+	brokenClass        bool
+	brokenClassReports int
+	disruptionRuns     []DisruptionRun
 	// launchedFor is, for each pod a provisioner run launched a claim for, that claim's instance;
 	// launchedClaims every claim a provisioner run launched, by instance.
 	launchedFor    map[types.UID]string
@@ -384,6 +388,13 @@ func (s *Sandbox) fail(err error) {
 	if faults.IsInjected(err) {
 		s.faultErrs = append(s.faultErrs, err)
 		s.Timeline.Printf("fault", "%v", err)
+		return
+	}
+	if s.brokenClass && isBrokenClassProblem(err) {
+		s.brokenClassReports++
+		if s.brokenClassReports == 1 {
+			s.Timeline.Printf("expected", "%v (the scenario's class with a missing subnet; said again by each run, not repeated here)", err)
+		}
 		return
 	}
 	s.errs = append(s.errs, err)
