@@ -81,6 +81,8 @@ func TestBrokenNodeClassReportAndTarget(t *testing.T) {
 // problems are errors.
 func TestOnlyTheBrokenPoolsOwnProblemIsExpected(t *testing.T) {
 	assert.True(t, isBrokenClassProblem(errors.New("provisioner: NodePool missing-subnet cannot launch: EC2NodeClass missing-subnet is not ready: SubnetsNotFound")))
+	assert.True(t, isBrokenClassProblem(errors.New("provisioner: EC2NodeClass missing-subnet is not ready: not ready: [SubnetsReady]")))
 	assert.False(t, isBrokenClassProblem(errors.New("provisioner: NodePool default cannot launch: EC2NodeClass default is not ready: SubnetsNotFound")))
+	assert.False(t, isBrokenClassProblem(errors.New("provisioner: EC2NodeClass default is not ready: not ready: [SubnetsReady]")))
 	assert.False(t, isBrokenClassProblem(errors.New("disruption (mirrors): EC2NodeClass mirrors: forbidden")))
 }

@@ -75,14 +75,13 @@ func (p *configMirrorPass) run(ctx context.Context) {
 	}
 }
 
-// start runs the pass every Options.DisruptionEvery (the disruption function's schedule in the sandbox)
-// until the returned stop is called; stop waits for a pass under way.
+// start runs the pass every Options.DisruptionEvery (the disruption function's schedule in the sandbox),
+// the first one period from now, until the returned stop is called; stop waits for a pass under way.
 func (p *configMirrorPass) start(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		p.run(ctx)
 		t := time.NewTicker(p.s.opts.DisruptionEvery)
 		defer t.Stop()
 		for {
