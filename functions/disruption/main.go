@@ -105,11 +105,17 @@ func build(ctx context.Context, s settings) (*disruptionrun.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	// NodeClaim Events (DisruptionLaunching... on the disrupted claims, InsufficientCapacityError on a
+	// replacement) go on the claims' NodeClaim mirrors, with the UID of a bounded, cached metadata GET.
+	events, err := mirror.NewConfigClaimEvents(env.REST, recorder, nil)
+	if err != nil {
+		return nil, err
+	}
 	// Replacements go through a provisioner's launch path: the same catalog, node classes, templates,
 	// prices (the stored on-demand and spot tables, as the provisioner loads them; the shipped on-demand
 	// table until one is stored) and claim-first launches.
 	p, err := provisioning.NewOnAWS(provisioning.AWSParts{Config: cfg, Cluster: cluster, Client: client, Store: store,
-		Prices: prices, SpotPrices: storedPrices(store, prices, time.Now), Events: recorder, Isolated: prices.Isolated()})
+		Prices: prices, SpotPrices: storedPrices(store, prices, time.Now), Events: events, Isolated: prices.Isolated()})
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +126,7 @@ func build(ctx context.Context, s settings) (*disruptionrun.Runner, error) {
 			Launcher:     disruptionrun.ProvisionerLauncher{P: p},
 			Nodes:        kube.NewActions(client),
 			Terminations: termination.NewSender(sqs.NewFromConfig(cfg), s.terminationQueue),
-			Events:       recorder,
+			Events:       events,
 			// Reservations no EC2NodeClass selects any more are looked up by id, to tell an ended one
 			// (its nodes demoted to on-demand) from one still running.
 			Reservations: nodeclass.NewReservationLookup(ec2.NewFromConfig(cfg)),

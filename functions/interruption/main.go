@@ -24,6 +24,7 @@ import (
 	"github.com/nodewright/nodewright/shared/adapters/connect"
 	"github.com/nodewright/nodewright/shared/adapters/instance"
 	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/adapters/mirror"
 	"github.com/nodewright/nodewright/shared/flows/interruption"
 	"github.com/nodewright/nodewright/shared/flows/runmetrics"
 )
@@ -85,6 +86,11 @@ func build(ctx context.Context, log *slog.Logger) (*interruption.Service, error)
 	cfg, client := env.AWS, env.Kube
 	queue := sqs.NewFromConfig(cfg)
 	launcher := instance.New(ec2.NewFromConfig(cfg), s.cluster)
+	// Events on a claim go on its NodeClaim mirror too, with the UID of a bounded, cached metadata GET.
+	events, err := mirror.NewConfigClaimEvents(env.REST, kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}), nil)
+	if err != nil {
+		return nil, err
+	}
 	return interruption.NewService(interruption.ServiceConfig{ClusterName: s.cluster,
 		ProvisioningQueueURL: s.provisioningURL, TerminationQueueURL: s.terminationURL, Rebalance: s.rebalance,
 	}, interruption.ServiceDeps{
@@ -92,7 +98,7 @@ func build(ctx context.Context, log *slog.Logger) (*interruption.Service, error)
 		Instances:  launcher,
 		Reasons:    launcher,
 		Nodes:      kube.NewActions(client),
-		Events:     kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
+		Events:     events,
 		Queue:      queue,
 		Visibility: queue,
 		Log:        log,

@@ -81,6 +81,10 @@ func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 	if !prices.Isolated() {
 		profiles = nodeclass.NewProfiles(iam.NewFromConfig(cfg), name, cfg.Region)
 	}
+	writer := mirror.NewWriter(mirror.NodeClaims, mirrors, mirror.Options{})
+	// NodeClaim Events go on the mirrors, with the UIDs the writer knows (a metadata GET for the others).
+	events := mirror.NewClaimEvents(kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
+		writer, mirrors)
 	// Between sweeps a pass reads only the joining claims and lists no instances (lifecycle.DefaultSweepEvery).
 	r := lifecycle.NewRunner(lifecycle.RunnerConfig{SweepEvery: lifecycle.DefaultSweepEvery}, lifecycle.RunnerDeps{
 		Store:        store,
@@ -89,7 +93,7 @@ func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 		Instances:    launcher,
 		GoneReasons:  launcher,
 		Unavailable:  store,
-		Events:       kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
+		Events:       events,
 		Prices:       prices,
 		Terminations: termination.NewSender(sqs.NewFromConfig(cfg), queue),
 		Templates:    launchtemplate.New(ec2Client, name, time.Now),
@@ -98,7 +102,7 @@ func build(ctx context.Context) (*lifecycle.Runner, priceRefresh, error) {
 		Memory:       store,
 		// Node repair (the NodeRepair feature gate) reads the impaired EC2 status checks once a sweep.
 		Health:  instance.NewStatusChecks(ec2Client),
-		Mirrors: mirror.NewWriter(mirror.NodeClaims, mirrors, mirror.Options{}),
+		Mirrors: writer,
 		Now:     time.Now,
 	})
 	// On-demand prices come from the Pricing API (endpoint by pricing.EndpointRegion) every 12 hours and

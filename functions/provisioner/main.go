@@ -75,10 +75,14 @@ func build(ctx context.Context) (*provisioning.Provisioner, error) {
 	if err != nil {
 		return nil, err
 	}
+	writer := mirror.NewWriter(mirror.NodeClaims, mirrors, mirror.Options{})
+	// NodeClaim Events (InsufficientCapacityError) go on the mirrors, with the UIDs the writer knows (a
+	// metadata GET for the others; a claim that found no capacity may have none yet).
+	events := mirror.NewClaimEvents(kube.NewRecorder(client, kube.RecorderOptions{Instance: "provisioner"}), writer, mirrors)
 	p, err := provisioning.NewOnAWS(provisioning.AWSParts{Config: cfg, Cluster: cluster, Client: client, Store: store,
-		Prices: prices, SpotPrices: stored.loaders(), Events: kube.NewRecorder(client, kube.RecorderOptions{Instance: "provisioner"}),
+		Prices: prices, SpotPrices: stored.loaders(), Events: events,
 		Isolated: prices.Isolated(), Buffers: kube.NewBuffers(client, ""),
-		Mirrors: mirror.NewWriter(mirror.NodeClaims, mirrors, mirror.Options{})})
+		Mirrors: writer})
 	if err != nil {
 		return nil, err
 	}

@@ -224,8 +224,11 @@ var allowed = map[Function][]string{
 		bufferRequests...),
 	Disruption: append(append(append([]string{"get node", "patch node", "create event"}, snapshotRequests...), bufferRequests...),
 		// The NodePool and EC2NodeClass mirrors, written as the lifecycle writes the NodeClaim mirrors.
-		append(mirrorRequests("nodepool", "nodepools"), mirrorRequests("ec2nodeclass", "ec2nodeclasses")...)...),
-	Interruption: {"get node", "patch node", "create event"},
+		append(append(mirrorRequests("nodepool", "nodepools"), mirrorRequests("ec2nodeclass", "ec2nodeclasses")...),
+			// The UID of a NodeClaim mirror its Events are about (mirror.ClaimEvents).
+			"get nodeclaim")...),
+	// A notice taints the Node; its Events on the NodeClaim mirror learn the mirror's UID with a GET.
+	Interruption: {"get node", "patch node", "create event", "get nodeclaim"},
 	Lifecycle: append([]string{"list nodes", "watch nodes", "get node", "patch node", "create event"},
 		// The NodeClaim mirrors: learned with a LIST, followed with a watch, server-side applied (a PATCH
 		// that creates), their status applied, replaced (PUT) when someone else changed them, deleted when

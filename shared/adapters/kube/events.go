@@ -102,9 +102,11 @@ type Event struct {
 	Message string
 }
 
-// PodObject, NodeObject, NodePoolObject and NodeClaimObject name the objects Events are about. NodePools
-// and NodeClaims have no objects in the cluster (Nodewright keeps them in DynamoDB); their Events still
-// show in `kubectl get events` under the Karpenter kinds.
+// PodObject, NodeObject and NodePoolObject name the objects Events are about. A NodePool named by
+// NodePoolObject has no object in the cluster (Nodewright keeps it in DynamoDB); its Events still show in
+// `kubectl get events` under Karpenter's kind. NodeClaim Events go on the NodeClaim mirror of
+// nodewright.sh (mirror.NodeClaimObject, with the mirror's UID that mirror.ClaimEvents fills in), where
+// `kubectl describe nodeclaims.nodewright.sh` shows them.
 func PodObject(p *corev1.Pod) corev1.ObjectReference {
 	return corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name,
 		UID: p.UID, ResourceVersion: p.ResourceVersion}
@@ -118,11 +120,6 @@ func NodeObject(n *corev1.Node) corev1.ObjectReference {
 // NodePoolObject names a NodePool for an Event.
 func NodePoolObject(name string) corev1.ObjectReference {
 	return corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodePool", Name: name}
-}
-
-// NodeClaimObject names a NodeClaim for an Event.
-func NodeClaimObject(name string) corev1.ObjectReference {
-	return corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: name}
 }
 
 // RecorderOptions tunes a Recorder; zero fields take the defaults.

@@ -105,7 +105,7 @@ func TestAFailedEventCanBeRetried(t *testing.T) {
 		return false, nil, nil
 	})
 	r := NewRecorder(client, RecorderOptions{})
-	e := Event{Object: NodeClaimObject("default-abc12"), Reason: ReasonInsufficientCapacityError, Message: "m"}
+	e := Event{Object: NodePoolObject("default"), Reason: ReasonInsufficientCapacityError, Message: "m"}
 	_, err := r.Publish(context.Background(), e)
 	assert.True(t, IsUnavailable(err), "%v", err)
 	assert.False(t, errors.Is(err, ErrNotFound))

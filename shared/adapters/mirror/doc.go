@@ -4,7 +4,7 @@
 // functions write them on change only, and a ValidatingAdmissionPolicy (footprint.MirrorPolicy) keeps
 // everyone else from writing them.
 //
-// It has three parts, each in its own file:
+// Its parts, each in its own file:
 //
 //   - api.go and crds.go: the group, the kinds and their CustomResourceDefinitions (cluster-scoped, a
 //     status subresource, Karpenter's printer columns, short names that do not clash with Karpenter's,
@@ -21,6 +21,9 @@
 //     deleting the mirrors whose claim is gone. It remembers what it wrote in the process and learns it
 //     again with one paginated metadata-only LIST on a cold start; each whole run follows a short watch
 //     from there, so a mirror someone else changed (or deleted) is written again.
+//   - claimevents.go: ClaimEvents, the publisher that gives each Event about a NodeClaim mirror
+//     (NodeClaimObject) the mirror's UID, from the function's own writer or a bounded, cached metadata
+//     GET, so `kubectl describe nodeclaims.nodewright.sh` shows it.
 //   - finalizer.go and deletion.go: deleting a NodeClaim mirror is a disruption request. NodeClaim mirrors
 //     carry Finalizer, so a user's DELETE leaves them Terminating; the writer lists those
 //     (Writer.Deleting, from the metadata it lists and watches anyway) for the lifecycle to turn into

@@ -123,7 +123,7 @@ func (r *Runner) advanceLaunching(ctx context.Context, c *state.DisruptionComman
 		return
 	}
 	for _, d := range c.Candidates {
-		r.publish(ctx, kube.Event{Object: nodeRef(d.Node), Reason: kube.ReasonDisruptionWaitingReadiness,
+		r.publishOnNodeAndClaim(ctx, d.Node, d.Claim, kube.Event{Reason: kube.ReasonDisruptionWaitingReadiness,
 			Message: "waiting on readiness of replacement " + waitingOn}, rep)
 	}
 	rep.Advanced = append(rep.Advanced, c.ID+": waiting for "+waitingOn)

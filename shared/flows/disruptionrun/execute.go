@@ -116,14 +116,14 @@ func (r *Runner) execute(ctx context.Context, id string, cmd disruption.Command,
 		}
 		what := fmt.Sprintf("launching replacement %s (%s, %s, %s)", rec.Replacements[i], launched.InstanceType, launched.Zone, launched.CapacityType)
 		for _, n := range cmd.Nodes {
-			r.publish(ctx, kube.Event{Object: nodeRef(n.Name), Reason: kube.ReasonDisruptionLaunching,
+			r.publishOnNodeAndClaim(ctx, n.Name, n.Claim, kube.Event{Reason: kube.ReasonDisruptionLaunching,
 				Message: fmt.Sprintf("%s/%s: %s", cmd.Reason, cmd.Method, what)}, rep)
 		}
 	}
 	rep.Commands = append(rep.Commands, cmd)
 	r.record(ctx, commandDecisions(id, KindDisrupt, cmd, cmd.Why, rec.Replacements, r.deps.Now()), rep)
 	for _, n := range cmd.Nodes {
-		r.publish(ctx, kube.Event{Object: nodeRef(n.Name), Reason: kube.ReasonDisruptionWaitingReadiness,
+		r.publishOnNodeAndClaim(ctx, n.Name, n.Claim, kube.Event{Reason: kube.ReasonDisruptionWaitingReadiness,
 			Message: "waiting on readiness of replacement " + strings.Join(rec.Replacements, ", ")}, rep)
 	}
 	return true
@@ -140,7 +140,7 @@ func (r *Runner) handOver(ctx context.Context, c *state.DisruptionCommand, rep *
 		}
 	}
 	for _, d := range c.Candidates {
-		r.publish(ctx, kube.Event{Object: nodeRef(d.Node), Reason: kube.ReasonDisruptionTerminating,
+		r.publishOnNodeAndClaim(ctx, d.Node, d.Claim, kube.Event{Reason: kube.ReasonDisruptionTerminating,
 			Message: fmt.Sprintf("disrupting node via %s: %s", c.Reason, c.Why)}, rep)
 	}
 	if rep.HandedOver == nil {
@@ -214,7 +214,7 @@ func (r *Runner) rollback(ctx context.Context, c *state.DisruptionCommand, why s
 	}
 	r.record(ctx, commandDecisions(c.ID, KindDisruptionRolledBack, commandOf(*c), "rolled back: "+why, c.Replacements, now), rep)
 	for _, d := range c.Candidates {
-		r.publish(ctx, kube.Event{Object: nodeRef(d.Node), Type: corev1.EventTypeWarning, Reason: kube.ReasonDisruptionBlocked,
+		r.publishOnNodeAndClaim(ctx, d.Node, d.Claim, kube.Event{Type: corev1.EventTypeWarning, Reason: kube.ReasonDisruptionBlocked,
 			Message: "consolidation rolled back: " + why}, rep)
 	}
 	rep.Advanced = append(rep.Advanced, fmt.Sprintf("%s: rolled back (%s)", c.ID, why))

@@ -133,7 +133,11 @@ func (r *Runner) rejected(ctx context.Context, cmd disruption.Command, stage, wh
 	rep.Rejected = append(rep.Rejected, msg)
 	r.record(ctx, commandDecisions(id, KindDisruptionRejected, cmd, msg, nil, now), rep)
 	for _, n := range cmd.Nodes {
-		r.publish(ctx, rejectedEvent(cmd, n.Name, stage, why), rep)
+		e := rejectedEvent(cmd, n.Name, stage, why)
+		r.publish(ctx, e, rep)
+		if e.Reason == kube.ReasonDisruptionBlocked {
+			r.publishOnClaim(ctx, n.Claim, e, rep)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/adapters/mirror"
 	"github.com/nodewright/nodewright/shared/adapters/state"
 	"github.com/nodewright/nodewright/shared/core/disruption"
 	"github.com/nodewright/nodewright/shared/flows/provisioning"
@@ -40,7 +41,7 @@ func (r *Runner) replacementFailed(ctx context.Context, c *state.DisruptionComma
 	msg := fmt.Sprintf("%s; the nodes are %s, so they are drained without waiting for it", why, forcefulWhat(c.Reason))
 	r.record(ctx, commandDecisions(c.ID+"-replacement-failed", KindReplacementFailed, commandOf(*c), msg, c.Replacements, now), rep)
 	for _, d := range c.Candidates {
-		r.publish(ctx, kube.Event{Object: nodeRef(d.Node), Type: corev1.EventTypeWarning, Reason: kube.ReasonDisruptionBlocked,
+		r.publishOnNodeAndClaim(ctx, d.Node, d.Claim, kube.Event{Type: corev1.EventTypeWarning, Reason: kube.ReasonDisruptionBlocked,
 			Message: "replacement failed: " + msg}, rep)
 	}
 	rep.Advanced = append(rep.Advanced, fmt.Sprintf("%s: replacement failed (%s); draining anyway", c.ID, why))
@@ -78,6 +79,6 @@ func (r *Runner) noCapacity(ctx context.Context, claim string, err error, rep *R
 	if !errors.As(err, &f) || f.Reason != provisioning.NoCapacity {
 		return
 	}
-	r.publish(ctx, kube.Event{Object: kube.NodeClaimObject(claim), Type: corev1.EventTypeWarning, Reason: kube.ReasonInsufficientCapacityError,
+	r.publish(ctx, kube.Event{Object: mirror.NodeClaimObject(claim, ""), Type: corev1.EventTypeWarning, Reason: kube.ReasonInsufficientCapacityError,
 		Message: fmt.Sprintf("replacement NodeClaim %s of NodePool %s found no capacity in any offering it allows: %v", claim, f.NodePool, err)}, rep)
 }

@@ -303,6 +303,10 @@ type Report struct {
 	// MirrorsWritten and MirrorsDeleted count the NodePool and EC2NodeClass mirrors written and deleted;
 	// MirrorEvents the Events published on them (NodeClassNotReady...).
 	MirrorsWritten, MirrorsDeleted, MirrorEvents int
+	// ClaimEvents counts the disruption Events (DisruptionLaunching, DisruptionWaitingReadiness,
+	// DisruptionTerminating, DisruptionBlocked) handed to the publisher for NodeClaim mirrors, at most
+	// MaxClaimEvents a run (claimevents.go).
+	ClaimEvents int
 	// Evaluation is the time the engine took, summed over the run's decisions.
 	Evaluation time.Duration
 	// Errors are problems that did not stop the run.

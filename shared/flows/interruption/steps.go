@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/adapters/mirror"
 	"github.com/nodewright/nodewright/shared/adapters/state"
 	"github.com/nodewright/nodewright/shared/core/apis"
 	"github.com/nodewright/nodewright/shared/flows/interruption/messages"
@@ -126,10 +127,11 @@ func (s *Service) taint(ctx context.Context, c state.Claim) (string, error) {
 	return "Node " + c.NodeName + " tainted " + apis.DisruptedTaintKey + ":NoSchedule", nil
 }
 
-// publish writes a Kubernetes Event on the claim's Node (when it has one) and on its NodeClaim. Events
-// are best effort: a failure is logged and the step goes on.
+// publish writes a Kubernetes Event on the claim's Node (when it has one) and on its NodeClaim mirror
+// (the publisher, mirror.ClaimEvents, gives it the mirror's UID). Events are best effort: a failure is
+// logged and the step goes on.
 func (s *Service) publish(ctx context.Context, c state.Claim, reason kube.Reason, typ, message string) {
-	objects := []corev1.ObjectReference{kube.NodeClaimObject(c.Name)}
+	objects := []corev1.ObjectReference{mirror.NodeClaimObject(c.Name, "")}
 	if c.NodeName != "" {
 		objects = append(objects, corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: c.NodeName})
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/adapters/mirror"
 	"github.com/nodewright/nodewright/shared/adapters/state"
 	"github.com/nodewright/nodewright/shared/core/scheduling"
 )
@@ -68,10 +69,10 @@ func expectedCapacity(labels map[string]string) map[string]resource.Quantity {
 }
 
 // checkShape publishes a FailedConsistencyCheck Event for each shape issue of a claim whose Node has just
-// initialized, on the Node and on its NodeClaim (Karpenter's object, under its kind), as Karpenter's
-// consistency check does. Karpenter looks again every 10 minutes; a Node's capacity is fixed once it
-// has registered and initialized, so one look, when the claim initializes, finds what there is to find,
-// and a Node costs one check in its life.
+// initialized, on the Node and on its NodeClaim mirror (the publisher, mirror.ClaimEvents, gives it the
+// mirror's UID), as Karpenter's consistency check does. Karpenter looks again every 10 minutes; a Node's
+// capacity is fixed once it has registered and initialized, so one look, when the claim initializes,
+// finds what there is to find, and a Node costs one check in its life.
 func (p *passState) checkShape(ctx context.Context, c state.Claim, node *corev1.Node) {
 	for _, issue := range ShapeIssues(c, node) {
 		msg := fmt.Sprintf("NodeClaim %s: %s", c.Name, issue)
@@ -79,7 +80,7 @@ func (p *passState) checkShape(ctx context.Context, c state.Claim, node *corev1.
 		if p.r.deps.Events == nil {
 			continue
 		}
-		e := kube.Event{Object: kube.NodeClaimObject(c.Name), Type: corev1.EventTypeWarning, Reason: kube.ReasonFailedConsistencyCheck, Message: msg}
+		e := kube.Event{Object: mirror.NodeClaimObject(c.Name, ""), Type: corev1.EventTypeWarning, Reason: kube.ReasonFailedConsistencyCheck, Message: msg}
 		if _, err := p.r.deps.Events.Publish(ctx, e); err != nil {
 			p.fail("nodeclaim/"+c.Name, err)
 		}

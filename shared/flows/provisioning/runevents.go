@@ -7,12 +7,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/adapters/mirror"
 	"github.com/nodewright/nodewright/shared/core/scheduling"
 )
 
-// NodePools and NodeClaims are not objects of the cluster (Nodewright keeps them in DynamoDB); their
-// Events name them under Karpenter's kinds (kube.NodePoolObject, kube.NodeClaimObject), in the default
-// namespace, where `kubectl get events --field-selector reason=…` finds them as it finds Karpenter's.
+// NodePools are not objects of the cluster (Nodewright keeps them in DynamoDB); their Events name them
+// under Karpenter's kind (kube.NodePoolObject), in the default namespace, where `kubectl get events
+// --field-selector reason=…` finds them as it finds Karpenter's. NodeClaim Events name the claim's
+// NodeClaim mirror (mirror.NodeClaimObject); the function's mirror.ClaimEvents gives them its UID, so
+// `kubectl describe nodeclaims.nodewright.sh` shows them.
 
 // maxCapacityEvents bounds the InsufficientCapacityError Events of one run. A fleet-wide shortage can fail
 // dozens of claims at once; their decision records say everything, and the Events must not spend the
@@ -30,7 +33,7 @@ func capacityEvents(failures []LaunchFailure) []kube.Event {
 		if f.Reason != NoCapacity {
 			continue
 		}
-		claims = append(claims, kube.Event{Object: kube.NodeClaimObject(f.Claim), Type: corev1.EventTypeWarning,
+		claims = append(claims, kube.Event{Object: mirror.NodeClaimObject(f.Claim, ""), Type: corev1.EventTypeWarning,
 			Reason:  kube.ReasonInsufficientCapacityError,
 			Message: fmt.Sprintf("NodeClaim %s of NodePool %s found no capacity in any offering it allows: %v", f.Claim, f.NodePool, f.Err)})
 		for _, pod := range f.pods {

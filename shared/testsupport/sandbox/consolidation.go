@@ -154,7 +154,7 @@ func (s *Sandbox) Consolidation(ctx context.Context, o ConsolidationOptions) (Co
 	}
 	s.Timeline.Printf("scenario", "NodePool %s narrowed to 4- and 8-vCPU types, consolidateAfter 0s, budget nodes: 2", ConsolidationNodePool)
 	start := time.Now()
-	setup, err := s.ScaleUp(ctx, o.ScaleUpOptions)
+	setup, err := s.scaleUpSetup(ctx, o.ScaleUpOptions)
 	rep.Setup = setup
 	if err != nil {
 		return rep, err

@@ -64,7 +64,7 @@ func (s *Sandbox) StartDisruption(ctx context.Context) error {
 		Launcher:     disruptionrun.ProvisionerLauncher{P: p},
 		Nodes:        kube.NewActions(s.FunctionClient(footprint.Disruption)),
 		Terminations: termination.NewSender(s.SQS, s.Queues.Termination),
-		Events:       s.recorders[footprint.Disruption],
+		Events:       s.claimEvents(footprint.Disruption, nil),
 		// CapacityBuffers are read (gate CapacityBuffer) so consolidation keeps their room, as
 		// functions/disruption wires it.
 		Buffers: kube.NewBuffers(s.FunctionClient(footprint.Disruption), ""),

@@ -16,7 +16,7 @@ import (
 func (s *Sandbox) startInterruption(ctx context.Context) {
 	s.Interruption = interruption.NewService(interruption.ServiceConfig{ClusterName: Cluster,
 		ProvisioningQueueURL: s.Queues.Provisioning, TerminationQueueURL: s.Queues.Termination},
-		interruption.ServiceDeps{State: s.Store, Instances: instance.New(s.EC2, Cluster), Reasons: instance.New(s.EC2, Cluster), Nodes: kube.NewActions(s.FunctionClient(footprint.Interruption)), Events: s.recorders[footprint.Interruption], Queue: s.SQS, Visibility: s.SQS,
+		interruption.ServiceDeps{State: s.Store, Instances: instance.New(s.EC2, Cluster), Reasons: instance.New(s.EC2, Cluster), Nodes: kube.NewActions(s.FunctionClient(footprint.Interruption)), Events: s.claimEvents(footprint.Interruption, nil), Queue: s.SQS, Visibility: s.SQS,
 			Log: s.Log, Now: time.Now})
 	s.Termination = termination.NewService(termination.Config{QueueURL: s.Queues.Termination,
 		ProvisioningQueueURL: s.Queues.Provisioning, DisruptionQueueURL: s.Queues.DisruptionWake, ClusterName: Cluster, Log: s.Log},

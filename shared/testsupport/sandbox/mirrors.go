@@ -108,6 +108,18 @@ func (s *Sandbox) nodeClaimMirrors(f footprint.Function) (*mirror.Writer, error)
 	return mirror.NewWriter(mirror.NodeClaims, client, mirror.Options{}), nil
 }
 
+// claimEvents is function f's Event publisher as its main wires it: its recorder, giving NodeClaim Events
+// their mirror's UID from memo (f's NodeClaim writer; nil for a function without one) or a metadata GET
+// as f's identity.
+func (s *Sandbox) claimEvents(f footprint.Function, memo mirror.UIDSource) *mirror.ClaimEvents {
+	events, err := mirror.NewConfigClaimEvents(s.configs[f], s.recorders[f], memo)
+	if err != nil {
+		s.fail(fmt.Errorf("%s: building its NodeClaim Event publisher: %w", f, err))
+		return mirror.NewClaimEvents(s.recorders[f], memo, nil)
+	}
+	return events
+}
+
 // configMirrors is the NodePool and EC2NodeClass mirrors' writer of the disruption function, as
 // functions/disruption wires it: over its own identity, publishing Events through its recorder.
 func (s *Sandbox) configMirrors() (*mirror.StatusWriter, error) {

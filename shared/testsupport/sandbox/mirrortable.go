@@ -24,18 +24,24 @@ type MirrorRow map[string]string
 // Table request, whose columns the API server fills from the CRD's printer columns. It returns the
 // columns in the server's order and the rows by name.
 func (s *Sandbox) NodeClaimView(ctx context.Context) ([]string, map[string]MirrorRow, error) {
+	return s.MirrorView(ctx, mirror.NodeClaims)
+}
+
+// MirrorView reads one kind's mirrors as `kubectl get <plural>.nodewright.sh -o wide` does (see
+// NodeClaimView).
+func (s *Sandbox) MirrorView(ctx context.Context, k mirror.Kind) ([]string, map[string]MirrorRow, error) {
 	hc, err := rest.HTTPClientFor(s.CP.Config)
 	if err != nil {
 		return nil, nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.CP.Config.Host+"/apis/"+mirror.APIVersion+"/"+mirror.NodeClaims.Plural+"?includeObject=None", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.CP.Config.Host+"/apis/"+mirror.APIVersion+"/"+k.Plural+"?includeObject=None", nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the NodeClaim mirrors' table: %w", err)
+		return nil, nil, fmt.Errorf("reading the %s mirrors' table: %w", k.Kind, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
@@ -43,11 +49,11 @@ func (s *Sandbox) NodeClaimView(ctx context.Context) ([]string, map[string]Mirro
 		return nil, nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, nil, fmt.Errorf("reading the NodeClaim mirrors' table: %s: %s", resp.Status, body)
+		return nil, nil, fmt.Errorf("reading the %s mirrors' table: %s: %s", k.Kind, resp.Status, body)
 	}
 	var tab metav1.Table
 	if err := json.Unmarshal(body, &tab); err != nil {
-		return nil, nil, fmt.Errorf("decoding the NodeClaim mirrors' table: %w", err)
+		return nil, nil, fmt.Errorf("decoding the %s mirrors' table: %w", k.Kind, err)
 	}
 	cols := make([]string, len(tab.ColumnDefinitions))
 	for i, c := range tab.ColumnDefinitions {
@@ -68,7 +74,13 @@ func (s *Sandbox) NodeClaimView(ctx context.Context) ([]string, map[string]Mirro
 
 // printNodeClaimView writes the view to the timeline as kubectl prints it ("<none>" for an empty cell).
 func (s *Sandbox) printNodeClaimView(ctx context.Context) {
-	cols, rows, err := s.NodeClaimView(ctx)
+	s.printMirrorView(ctx, mirror.NodeClaims, "-o wide")
+}
+
+// printMirrorView writes one kind's view to the timeline as `kubectl get <plural>.nodewright.sh <flags>`
+// prints it.
+func (s *Sandbox) printMirrorView(ctx context.Context, k mirror.Kind, flags string) {
+	cols, rows, err := s.MirrorView(ctx, k)
 	if err != nil {
 		s.Timeline.Printf("mirrors", "%v", err)
 		return
@@ -93,7 +105,7 @@ func (s *Sandbox) printNodeClaimView(ctx context.Context) {
 			widths[i] = max(widths[i], len(cell))
 		}
 	}
-	s.Timeline.Printf("mirrors", "$ kubectl get nodeclaims.nodewright.sh -o wide")
+	s.Timeline.Printf("mirrors", "%s", strings.TrimSpace("$ kubectl get "+k.Plural+"."+mirror.Group+" "+flags))
 	for _, line := range table {
 		var b strings.Builder
 		for i, cell := range line {

@@ -278,7 +278,7 @@ func (s *Sandbox) setUpRoll(ctx context.Context, config string, reason disruptio
 	if err := applyConfig(ctx, s.Store, config); err != nil {
 		return nil, fmt.Errorf("applying NodePool %s: %w", rep.NodePool, err)
 	}
-	setup, err := s.ScaleUp(ctx, o)
+	setup, err := s.scaleUpSetup(ctx, o)
 	rep.Setup = setup
 	if err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ import (
 	"github.com/nodewright/nodewright/shared/adapters/instance"
 	"github.com/nodewright/nodewright/shared/adapters/kube"
 	"github.com/nodewright/nodewright/shared/adapters/launchtemplate"
+	"github.com/nodewright/nodewright/shared/adapters/mirror"
 	"github.com/nodewright/nodewright/shared/adapters/nodeclass"
 	"github.com/nodewright/nodewright/shared/adapters/pricing"
 	"github.com/nodewright/nodewright/shared/adapters/state"
@@ -148,12 +149,16 @@ type Sandbox struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu             sync.Mutex
-	stats          Stats
-	errs           []error
-	faultErrs      []error // errors of injected faults the functions reported
-	chaos          bool    // the chaos scenario has the fault layer armed
-	disruptionRuns []DisruptionRun
+	mu        sync.Mutex
+	stats     Stats
+	errs      []error
+	faultErrs []error // errors of injected faults the functions reported
+	chaos     bool    // the chaos scenario has the fault layer armed
+	// brokenClass: the NodePool BrokenClassName is configured on purpose (the scale-up scenario); the
+	// functions' reports that it cannot launch are expected (brokenClassReports counts them), not errors.
+	brokenClass        bool
+	brokenClassReports int
+	disruptionRuns     []DisruptionRun
 	// launchedFor is, for each pod a provisioner run launched a claim for, that claim's instance;
 	// launchedClaims every claim a provisioner run launched, by instance.
 	launchedFor    map[types.UID]string
@@ -261,7 +266,7 @@ func (s *Sandbox) wire(ctx context.Context) error {
 	launcher := instance.New(s.EC2, Cluster)
 	s.Lifecycle = lifecycle.NewRunner(lifecycle.RunnerConfig{SweepEvery: s.opts.LifecycleSweepEvery}, lifecycle.RunnerDeps{Store: s.Store, Nodes: kube.NewNodeView(s.FunctionClient(footprint.Lifecycle), kube.SnapshotOptions{}),
 		NodeActions: kube.NewActions(s.FunctionClient(footprint.Lifecycle)), Instances: launcher, GoneReasons: launcher, Unavailable: s.Store,
-		Events: s.recorders[footprint.Lifecycle], Prices: prices,
+		Events: s.claimEvents(footprint.Lifecycle, lifecycleMirrors), Prices: prices,
 		Terminations: termination.NewSender(s.SQS, s.Queues.Termination), Namer: launcher, Memory: s.Store, Mirrors: lifecycleMirrors, Now: time.Now})
 
 	start := time.Now()
@@ -386,6 +391,13 @@ func (s *Sandbox) fail(err error) {
 		s.Timeline.Printf("fault", "%v", err)
 		return
 	}
+	if s.brokenClass && isBrokenClassProblem(err) {
+		s.brokenClassReports++
+		if s.brokenClassReports == 1 {
+			s.Timeline.Printf("expected", "%v (the scenario's class with a missing subnet; said again by each run, not repeated here)", err)
+		}
+		return
+	}
 	s.errs = append(s.errs, err)
 	s.Timeline.Printf("error", "%v", err)
 }
@@ -466,6 +478,10 @@ func (s *Sandbox) newProvisioner(f footprint.Function, prices *pricing.Provider,
 	if f == footprint.Provisioner {
 		buffers = kube.NewBuffers(s.FunctionClient(f), "")
 	}
+	var memo mirror.UIDSource
+	if mirrors != nil {
+		memo, _ = mirrors.Writer.(mirror.UIDSource)
+	}
 	return provisioning.New(provisioning.Config{
 		Cluster: launchtemplate.Cluster{Name: Cluster, Endpoint: s.CP.Config.Host, CABundle: base64.StdEncoding.EncodeToString(s.CP.Config.CAData),
 			ServiceCIDR: "10.0.0.0/24", DNSIP: "10.0.0.10"},
@@ -480,7 +496,7 @@ func (s *Sandbox) newProvisioner(f footprint.Function, prices *pricing.Provider,
 		Prices:      prices,
 		Templates:   launchtemplate.New(s.EC2, Cluster, time.Now),
 		Launcher:    s.Launcher,
-		Events:      s.recorders[f],
+		Events:      s.claimEvents(f, memo),
 		Buffers:     buffers,
 		Now:         time.Now,
 		Rand:        rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), seed)),

@@ -72,19 +72,46 @@ type ScaleUpReport struct {
 	MirrorsMatchingClaims int         `json:"mirrorsMatchingClaims"`
 	MirrorMismatches      []string    `json:"mirrorMismatches,omitempty"`
 	MirrorLagSeconds      Percentiles `json:"mirrorLagSeconds"`
-	NodeBootSeconds       float64     `json:"nodeBootSeconds"`
-	DurationSeconds       float64     `json:"durationSeconds"`
-	Errors                []string    `json:"errors,omitempty"`
+	// BrokenNodeClass is what kubectl shows of the scenario's EC2NodeClass whose subnet does not exist
+	// and of its NodePool (BrokenClassName), read back from the API server at the end; nil when the
+	// scenario ran as another scenario's set-up, without them.
+	BrokenNodeClass *BrokenNodeClass `json:"brokenNodeClass,omitempty"`
+	NodeBootSeconds float64          `json:"nodeBootSeconds"`
+	DurationSeconds float64          `json:"durationSeconds"`
+	Errors          []string         `json:"errors,omitempty"`
 	// Targets: pending→launch p50 ≤ 1.5 s, webhook p99 ≤ 50 ms, every pod bound, nothing leaked, every
-	// claim's mirror matching it, mirror lag p99 ≤ 10 s.
+	// claim's mirror matching it, mirror lag p99 ≤ 10 s; with BrokenNodeClass, that it shows as
+	// BrokenNodeClass.Met says.
 	TargetsMet map[string]bool `json:"targetsMet"`
 }
 
 // ScaleUp runs the scale-up scenario: an inflate deployment goes from 0 to Replicas; Nodewright launches
-// nodes for the pods kube-scheduler cannot place, the nodes join and the pods bind.
+// nodes for the pods kube-scheduler cannot place, the nodes join and the pods bind. Beside the default
+// NodePool, the scenario configures a NodePool whose EC2NodeClass selects a subnet that does not exist
+// (BrokenClassName; no pod of the scenario can use it) and runs the disruption function's NodePool and
+// EC2NodeClass mirror pass (configMirrorPass), so that kubectl shows the class's Ready False and the
+// NodePool's NodeClassNotReady Event (the report's brokenNodeClass).
 func (s *Sandbox) ScaleUp(ctx context.Context, o ScaleUpOptions) (ScaleUpReport, error) {
+	return s.scaleUp(ctx, o, true)
+}
+
+// scaleUpSetup is the scale-up scenario as other scenarios' set-up: the default NodePool alone, without
+// the class with a missing subnet nor the mirror pass, so their own figures stay those of their flows.
+func (s *Sandbox) scaleUpSetup(ctx context.Context, o ScaleUpOptions) (ScaleUpReport, error) {
+	return s.scaleUp(ctx, o, false)
+}
+
+func (s *Sandbox) scaleUp(ctx context.Context, o ScaleUpOptions, brokenClass bool) (ScaleUpReport, error) {
 	o.defaults()
 	rep := ScaleUpReport{Scenario: "scale-up", PodsRequested: int(o.Replicas), NodeBootSeconds: s.opts.BootDelay.Seconds()}
+	if brokenClass {
+		stop, err := s.configureBrokenClass(ctx)
+		if err != nil {
+			return rep, err
+		}
+		defer stop()
+		rep.BrokenNodeClass = &BrokenNodeClass{Name: BrokenClassName}
+	}
 	deploy := inflate(o)
 	if _, err := s.Client.AppsV1().Deployments(o.Namespace).Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
 		return rep, fmt.Errorf("creating the inflate deployment: %w", err)
@@ -222,6 +249,13 @@ func (s *Sandbox) finishScaleUp(ctx context.Context, rep ScaleUpReport, pods []p
 	}
 	rep.Claims, rep.MirrorsMatchingClaims, rep.MirrorMismatches, rep.MirrorLagSeconds = chk.Claims, chk.Matching, chk.Mismatches, chk.Lag
 	s.printNodeClaimView(ctx)
+	if rep.BrokenNodeClass != nil {
+		b, err := s.awaitBrokenNodeClass(ctx, rep.BrokenNodeClass.Name)
+		if err != nil {
+			return rep, err
+		}
+		rep.BrokenNodeClass = &b
+	}
 	for _, e := range s.Errors()[errsBefore:] {
 		rep.Errors = append(rep.Errors, e.Error())
 	}
@@ -232,6 +266,9 @@ func (s *Sandbox) finishScaleUp(ctx context.Context, rep ScaleUpReport, pods []p
 		"webhookP99<=50ms":              rep.WebhookHandlerSeconds.N > 0 && rep.WebhookHandlerSeconds.P99 <= 0.05,
 		"everyPodBound":                 rep.PodsBound == rep.PodsRequested,
 		"noLeakedInstances":             rep.LeakedInstances == 0 && len(rep.Leaks) == 0,
+	}
+	if rep.BrokenNodeClass != nil {
+		rep.TargetsMet["brokenNodeClassShowsNotReady"] = rep.BrokenNodeClass.Met()
 	}
 	types := make([]string, 0, len(rep.InstanceTypes))
 	for t, n := range rep.InstanceTypes {

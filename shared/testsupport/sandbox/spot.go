@@ -53,7 +53,7 @@ type SpotInterruptionReport struct {
 func (s *Sandbox) SpotInterruption(ctx context.Context, o ScaleUpOptions) (SpotInterruptionReport, error) {
 	o.defaults()
 	rep := SpotInterruptionReport{Scenario: "spot-interruption", EventsDelivered: 2, ReplacementLaunchedAfterSeconds: -1, InterruptedNodeGoneAfterSeconds: -1}
-	setup, err := s.ScaleUp(ctx, o)
+	setup, err := s.scaleUpSetup(ctx, o)
 	rep.Setup = setup
 	if err != nil {
 		return rep, err
