@@ -24,6 +24,7 @@ import (
 	"github.com/nodewright/nodewright/shared/adapters/connect"
 	"github.com/nodewright/nodewright/shared/adapters/instance"
 	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/adapters/mirror"
 	"github.com/nodewright/nodewright/shared/flows/interruption"
 	"github.com/nodewright/nodewright/shared/flows/runmetrics"
 )
@@ -84,6 +85,11 @@ func build(ctx context.Context, log *slog.Logger) (*interruption.Service, error)
 	}
 	cfg, client := env.AWS, env.Kube
 	queue := sqs.NewFromConfig(cfg)
+	// The NodeClaim mirrors of the claims a notice hands to termination follow within seconds.
+	mirrors, err := mirror.NewClaimFollower(env.REST, "nodewright-interruption")
+	if err != nil {
+		return nil, err
+	}
 	launcher := instance.New(ec2.NewFromConfig(cfg), s.cluster)
 	return interruption.NewService(interruption.ServiceConfig{ClusterName: s.cluster,
 		ProvisioningQueueURL: s.provisioningURL, TerminationQueueURL: s.terminationURL, Rebalance: s.rebalance,
@@ -96,6 +102,7 @@ func build(ctx context.Context, log *slog.Logger) (*interruption.Service, error)
 		Queue:      queue,
 		Visibility: queue,
 		Log:        log,
+		Mirrors:    mirrors,
 		Now:        time.Now,
 	}), nil
 }
