@@ -111,6 +111,12 @@ func build(ctx context.Context, s settings) (*disruptionrun.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The NodeClaim mirrors of the claims a run changes (a command's candidates, drift, replacements)
+	// follow within seconds of the run, without waiting for the lifecycle's sweep.
+	claimMirrors, err := mirror.NewClaimFollower(env.REST, "nodewright-disruption")
+	if err != nil {
+		return nil, err
+	}
 	// Replacements go through a provisioner's launch path: the same catalog, node classes, templates,
 	// prices (the stored on-demand and spot tables, as the provisioner loads them; the shipped on-demand
 	// table until one is stored) and claim-first launches.
@@ -131,8 +137,9 @@ func build(ctx context.Context, s settings) (*disruptionrun.Runner, error) {
 			// (its nodes demoted to on-demand) from one still running.
 			Reservations: nodeclass.NewReservationLookup(ec2.NewFromConfig(cfg)),
 			// CapacityBuffers are read (gate CapacityBuffer) so consolidation keeps their room.
-			Buffers: kube.NewBuffers(client, ""),
-			Mirrors: statusWriter,
-			Now:     time.Now,
+			Buffers:      kube.NewBuffers(client, ""),
+			Mirrors:      statusWriter,
+			ClaimMirrors: claimMirrors,
+			Now:          time.Now,
 		}), nil
 }

@@ -85,8 +85,14 @@ func build(ctx context.Context, log *slog.Logger) (*interruption.Service, error)
 	}
 	cfg, client := env.AWS, env.Kube
 	queue := sqs.NewFromConfig(cfg)
+	// The NodeClaim mirrors of the claims a notice hands to termination follow within seconds.
+	mirrors, err := mirror.NewClaimFollower(env.REST, "nodewright-interruption")
+	if err != nil {
+		return nil, err
+	}
 	launcher := instance.New(ec2.NewFromConfig(cfg), s.cluster)
-	// Events on a claim go on its NodeClaim mirror too, with the UID of a bounded, cached metadata GET.
+	// Events on a claim go on its NodeClaim mirror too, with the UID of a bounded, cached metadata GET (the
+	// follower's get on nodeclaims.nodewright.sh).
 	events, err := mirror.NewConfigClaimEvents(env.REST, kube.NewRecorder(client, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}), nil)
 	if err != nil {
 		return nil, err
@@ -102,6 +108,7 @@ func build(ctx context.Context, log *slog.Logger) (*interruption.Service, error)
 		Queue:      queue,
 		Visibility: queue,
 		Log:        log,
+		Mirrors:    mirrors,
 		Now:        time.Now,
 	}), nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/nodewright/nodewright/shared/adapters/connect"
 	"github.com/nodewright/nodewright/shared/adapters/instance"
 	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/adapters/mirror"
 	"github.com/nodewright/nodewright/shared/flows/runmetrics"
 	"github.com/nodewright/nodewright/shared/flows/termination"
 )
@@ -56,6 +57,11 @@ func build(ctx context.Context) (*termination.Service, error) {
 	}
 	name, cfg := env.Cluster.Name, env.AWS
 	messages := sqs.NewFromConfig(cfg)
+	// The NodeClaim mirrors of the claims a request drains or terminates follow within seconds.
+	mirrors, err := mirror.NewClaimFollower(env.REST, "nodewright-termination")
+	if err != nil {
+		return nil, err
+	}
 	return termination.NewService(termination.Config{QueueURL: env.Var("NODEWRIGHT_TERMINATION_QUEUE_URL"),
 		ProvisioningQueueURL: env.Var("NODEWRIGHT_PROVISIONING_QUEUE_URL"),
 		DisruptionQueueURL:   env.Var("NODEWRIGHT_DISRUPTION_QUEUE_URL"),
@@ -67,6 +73,7 @@ func build(ctx context.Context) (*termination.Service, error) {
 		Events:     kube.NewRecorder(env.Kube, kube.RecorderOptions{Instance: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}),
 		Queue:      messages,
 		Visibility: messages,
+		Mirrors:    mirrors,
 		Now:        time.Now,
 	}), nil
 }

@@ -17,17 +17,21 @@ const MirrorPolicyName = "nodewright-mirrors-read-only"
 // each claim it launches, as soon as the launch is recorded (provisioning.LaunchMirrors); the lifecycle
 // function keeps every NodeClaim mirror from there (it reads every claim and Node each sweep); the
 // disruption function writes the NodePool and EC2NodeClass mirrors (it reads the claims, the Nodes and
-// the configuration, and resolves every EC2NodeClass, each minute). Only their groups may change a
-// mirror, each only the kinds it writes.
-func MirrorWriters() []Function { return []Function{Provisioner, Lifecycle, Disruption} }
+// the configuration, and resolves every EC2NodeClass, each minute). The disruption, interruption and
+// termination functions also write the NodeClaim mirrors of the claims whose disruption state they have
+// just changed (mirror.Follower: a GET, then an update of the mirror and its status, or its creation).
+// Only their groups may change a mirror, each only the kinds it writes.
+func MirrorWriters() []Function {
+	return []Function{Provisioner, Lifecycle, Disruption, Interruption, Termination}
+}
 
 // MirroredBy are the mirrored kinds f writes.
 func MirroredBy(f Function) []mirror.Kind {
 	switch f {
-	case Provisioner, Lifecycle:
+	case Provisioner, Lifecycle, Interruption, Termination:
 		return []mirror.Kind{mirror.NodeClaims}
 	case Disruption:
-		return []mirror.Kind{mirror.NodePools, mirror.EC2NodeClasses}
+		return []mirror.Kind{mirror.NodeClaims, mirror.NodePools, mirror.EC2NodeClasses}
 	}
 	return nil
 }
@@ -37,11 +41,18 @@ func MirroredBy(f Function) []mirror.Kind {
 // creates the object the first time), replaces a mirror someone else changed (a GET, then an update of it
 // and of its status with the revision read) and deletes the mirrors whose claim, NodePool or class is gone.
 func mirrorWrites(f Function) []rbacRule {
-	if f == Provisioner {
+	switch f {
+	case Provisioner:
 		return launchMirrorWrites
+	case Interruption, Termination:
+		return followMirrorWrites
 	}
 	var out []rbacRule
 	for _, k := range MirroredBy(f) {
+		if f == Disruption && k.Plural == mirror.NodeClaims.Plural {
+			out = append(out, followMirrorWrites...)
+			continue
+		}
 		out = append(out,
 			rbacRule{resources: []string{k.Plural}, verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 			rbacRule{resources: []string{k.Plural + "/status"}, verbs: []string{"update", "patch"}})
@@ -55,6 +66,15 @@ func mirrorWrites(f Function) []rbacRule {
 // then an update of it and of its status). It never watches the mirrors nor deletes one.
 var launchMirrorWrites = []rbacRule{
 	{resources: []string{mirror.NodeClaims.Plural}, verbs: []string{"get", "list", "create", "update", "patch"}},
+	{resources: []string{mirror.NodeClaims.Plural + "/status"}, verbs: []string{"update", "patch"}},
+}
+
+// followMirrorWrites is what the roles of the functions that follow a claim's change to its NodeClaim
+// mirror add (mirror.Follower): a GET of the mirror, an update of its status and of the object over the
+// revision read, and, for a mirror that does not exist yet, a server-side apply that creates it. They
+// never list, watch or delete a mirror.
+var followMirrorWrites = []rbacRule{
+	{resources: []string{mirror.NodeClaims.Plural}, verbs: []string{"get", "create", "update", "patch"}},
 	{resources: []string{mirror.NodeClaims.Plural + "/status"}, verbs: []string{"update", "patch"}},
 }
 

@@ -65,15 +65,6 @@ var buffers = []rbacv1.PolicyRule{
 	{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "replicasets"}, Verbs: []string{"get"}},
 }
 
-// ClaimEventReaders are the functions that publish Events on NodeClaim mirrors without writing them: they
-// learn a mirror's UID (so `kubectl describe` shows the Event) with a GET of its metadata
-// (mirror.ClaimEvents). The provisioner and the lifecycle function know the UIDs from their own writers
-// and hold `get` already.
-func ClaimEventReaders() []Function { return []Function{Disruption, Interruption} }
-
-// claimUIDReads is that GET: one NodeClaim mirror by name, never a list or a watch.
-var claimUIDReads = rbacv1.PolicyRule{APIGroups: []string{mirror.Group}, Resources: []string{mirror.NodeClaims.Plural}, Verbs: []string{"get"}}
-
 // events is kube.Recorder's one write: it creates core/v1 Events and never updates them.
 var events = rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}}
 
@@ -122,9 +113,6 @@ func Rules(f Function) []rbacv1.PolicyRule {
 		for _, r := range mirrorWrites(f) {
 			rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{mirror.Group}, Resources: r.resources, Verbs: r.verbs})
 		}
-	}
-	if slices.Contains(ClaimEventReaders(), f) {
-		rules = append(rules, claimUIDReads)
 	}
 	return append(rules, events)
 }

@@ -215,6 +215,12 @@ var snapshotRequests = []string{"list nodes", "watch nodes", "list pods", "watch
 // bufferRequests are capacitybuffer.Read's: one list of buffers, a get of what each names.
 var bufferRequests = []string{"list capacitybuffers", "get podtemplate", "get deployment", "get statefulset", "get replicaset"}
 
+// followRequests are a mirror.Follower's: a GET of the claim's mirror, an update of its status and of
+// the object over the revision read, or, when it is missing, a server-side apply (a PATCH that creates)
+// of the object and its status. Never a list, a watch or a delete.
+var followRequests = []string{"get nodeclaim", "create nodeclaim", "patch nodeclaim", "patch nodeclaim status", "update nodeclaim",
+	"update nodeclaim status"}
+
 var allowed = map[Function][]string{
 	Provisioner: append(append([]string{"get pod", "create event", "update capacitybuffer status",
 		// The mirror of each claim it launches: learned with a LIST, server-side applied with its status,
@@ -224,18 +230,15 @@ var allowed = map[Function][]string{
 		bufferRequests...),
 	Disruption: append(append(append([]string{"get node", "patch node", "create event"}, snapshotRequests...), bufferRequests...),
 		// The NodePool and EC2NodeClass mirrors, written as the lifecycle writes the NodeClaim mirrors.
-		append(append(mirrorRequests("nodepool", "nodepools"), mirrorRequests("ec2nodeclass", "ec2nodeclasses")...),
-			// The UID of a NodeClaim mirror its Events are about (mirror.ClaimEvents).
-			"get nodeclaim")...),
-	// A notice taints the Node; its Events on the NodeClaim mirror learn the mirror's UID with a GET.
-	Interruption: {"get node", "patch node", "create event", "get nodeclaim"},
+		append(append(mirrorRequests("nodepool", "nodepools"), mirrorRequests("ec2nodeclass", "ec2nodeclasses")...), followRequests...)...),
+	Interruption: append([]string{"get node", "patch node", "create event"}, followRequests...),
 	Lifecycle: append([]string{"list nodes", "watch nodes", "get node", "patch node", "create event"},
 		// The NodeClaim mirrors: learned with a LIST, followed with a watch, server-side applied (a PATCH
 		// that creates), their status applied, replaced (PUT) when someone else changed them, deleted when
 		// their claim is gone.
 		mirrorRequests("nodeclaim", "nodeclaims")...),
-	Termination: {"list nodes", "get node", "patch node", "delete node", "list pods", "delete pod", "evict pod",
-		"list volumeattachments", "create event"},
+	Termination: append([]string{"list nodes", "get node", "patch node", "delete node", "list pods", "delete pod", "evict pod",
+		"list volumeattachments", "create event"}, followRequests...),
 }
 
 // TestEachFunctionMayDoWhatItsCodeDoesAndNothingElse applies the footprint's roles and bindings to the

@@ -13,6 +13,10 @@ const (
 	// HashAnnotation holds the hash of the labels, spec and status the writer last wrote whole
 	// (conditions' times left out). It is written last, so it never claims content that was not written.
 	HashAnnotation = Group + "/mirror-hash"
+	// ClaimVersionAnnotation holds the version of the claim record a NodeClaim mirror was last written
+	// from. Writers that follow one claim's change (Follower) leave a mirror written from a newer record
+	// as it is, so two writers never flap it.
+	ClaimVersionAnnotation = Group + "/claim-version"
 )
 
 // Kind is one mirrored kind and its names in the API.

@@ -73,6 +73,9 @@ func (c *Client) Replace(ctx context.Context, object, status *unstructured.Unstr
 	if err != nil {
 		return "", err
 	}
+	if newer(cur, object) {
+		return "", ErrSuperseded
+	}
 	object.SetResourceVersion(cur.GetResourceVersion())
 	out, err := c.objects.Update(ctx, object, metav1.UpdateOptions{FieldManager: c.manager})
 	if err != nil {
@@ -80,6 +83,29 @@ func (c *Client) Replace(ctx context.Context, object, status *unstructured.Unstr
 	}
 	status.SetResourceVersion(out.GetResourceVersion())
 	out, err = c.objects.UpdateStatus(ctx, status, metav1.UpdateOptions{FieldManager: c.manager})
+	if err != nil {
+		return "", err
+	}
+	return out.GetResourceVersion(), nil
+}
+
+// Get reads one mirror whole.
+func (c *Client) Get(ctx context.Context, name string) (*unstructured.Unstructured, error) {
+	return c.objects.Get(ctx, name, metav1.GetOptions{})
+}
+
+// Update and UpdateStatus write obj (its object, or its status) over the revision it carries: a
+// conflict (409) when the mirror changed since.
+func (c *Client) Update(ctx context.Context, obj *unstructured.Unstructured) (string, error) {
+	out, err := c.objects.Update(ctx, obj, metav1.UpdateOptions{FieldManager: c.manager})
+	if err != nil {
+		return "", err
+	}
+	return out.GetResourceVersion(), nil
+}
+
+func (c *Client) UpdateStatus(ctx context.Context, obj *unstructured.Unstructured) (string, error) {
+	out, err := c.objects.UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: c.manager})
 	if err != nil {
 		return "", err
 	}
@@ -102,4 +128,14 @@ func NewConfigStatusWriter(cfg *rest.Config, fieldManager string, events EventPu
 		return nil, err
 	}
 	return NewStatusWriter(NewWriter(NodePools, pools, Options{}), NewWriter(EC2NodeClasses, classes, Options{}), events), nil
+}
+
+// NewClaimFollower returns the Follower of the NodeClaim mirrors over cfg's identity (the disruption,
+// interruption or termination function's), with the default bounds.
+func NewClaimFollower(cfg *rest.Config, fieldManager string) (*Follower, error) {
+	client, err := NewClient(cfg, NodeClaims, fieldManager)
+	if err != nil {
+		return nil, err
+	}
+	return NewFollower(client, FollowOptions{}, nil), nil
 }

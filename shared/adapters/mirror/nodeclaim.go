@@ -44,6 +44,10 @@ type Object struct {
 	Finalizers []string
 	Spec       any
 	Status     any
+	// ClaimVersion is the version of the claim record the mirror was built from (0: not a claim's). It
+	// is written as ClaimVersionAnnotation, outside the hash: a targeted writer never replaces a mirror
+	// built from a newer record with one built from an older (see Follower).
+	ClaimVersion int64
 }
 
 // NodeClaimSpec is the spec of the NodeClaim mirror, in Karpenter's NodeClaim shape.
@@ -120,7 +124,7 @@ func NodeClaim(in Claim) Object {
 		}
 		status.Capacity, status.Allocatable = n.Status.Capacity, n.Status.Allocatable
 	}
-	return Object{Name: c.Name, Labels: labels, Finalizers: []string{Finalizer}, Spec: spec, Status: status}
+	return Object{Name: c.Name, Labels: labels, Finalizers: []string{Finalizer}, Spec: spec, Status: status, ClaimVersion: c.Version}
 }
 
 func setIf(m map[string]string, k, v string) {
@@ -136,8 +140,9 @@ func setIf(m map[string]string, k, v string) {
 //   - Ready: True when all three are; otherwise False with the reason and message of the first that is
 //     not (Karpenter leaves it Unknown then; False makes a launched-but-unregistered claim stand out).
 //   - Drifted: True with the drift's reason and what drifted, while the claim is drifted; absent otherwise.
-//   - DisruptionReason: True, with why, while the claim drains or terminates (Expired, Drifted,
-//     Underutilized, Interrupted...).
+//   - DisruptionReason: True, with why, while a disruption command holds the claim as a candidate (its
+//     Node tainted, its replacements launching) and while the claim drains or terminates (Expired,
+//     Drifted, Underutilized, Interrupted...).
 //   - Drained: while a disruption request waits for its replacement or the node drains, Unknown with why;
 //     True once the instance terminates (see drained, deletion.go).
 //
@@ -213,6 +218,9 @@ func conditions(in Claim) []metav1.Condition {
 		out = append(out, metav1.Condition{Type: apis.ConditionTypeDisruptionReason, Status: metav1.ConditionTrue, Reason: reason,
 			Message: msg, LastTransitionTime: at(since)})
 	}
+	if m := c.Disrupting; m != nil && l.InService() {
+		out = append(out, disruptingCondition(m, at))
+	}
 	if d, ok := drained(c, l, at); ok {
 		out = append(out, d)
 	}
@@ -235,4 +243,19 @@ func driftMessage(details map[string]string) string {
 		parts = append(parts, k+"="+details[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// disruptingCondition is DisruptionReason while a disruption command holds the claim before its drain.
+func disruptingCondition(m *state.DisruptingMark, at func(*time.Time) metav1.Time) metav1.Condition {
+	msg := "the node is tainted karpenter.sh/disrupted:NoSchedule by disruption command " + m.Command
+	if len(m.Replacements) > 0 {
+		msg += "; waiting on readiness of replacement " + strings.Join(m.Replacements, ", ")
+	}
+	reason := m.Reason
+	if reason == "" {
+		reason = "Disrupted"
+	}
+	since := m.Since
+	return metav1.Condition{Type: apis.ConditionTypeDisruptionReason, Status: metav1.ConditionTrue, Reason: reason, Message: msg,
+		LastTransitionTime: at(&since)}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -212,7 +213,11 @@ func (w *Writer) one(ctx context.Context, t write) error {
 		if err != nil {
 			return err
 		}
-		if _, err := w.api.Replace(ctx, obj, st); err != nil {
+		if _, err := w.api.Replace(ctx, obj, st); errors.Is(err, ErrSuperseded) {
+			// Another writer showed a newer record of the claim; the content stays unknown to this writer,
+			// which writes it again from its next read of the claim.
+			return nil
+		} else if err != nil {
 			return fmt.Errorf("replacing: %w", err)
 		}
 	} else if !t.exists {
@@ -261,8 +266,15 @@ func (w *Writer) object(o Object, hash string) (*unstructured.Unstructured, erro
 		}
 		meta["labels"] = labels
 	}
+	annotations := map[string]any{}
 	if hash != "" {
-		meta["annotations"] = map[string]any{HashAnnotation: hash}
+		annotations[HashAnnotation] = hash
+	}
+	if o.ClaimVersion > 0 {
+		annotations[ClaimVersionAnnotation] = strconv.FormatInt(o.ClaimVersion, 10)
+	}
+	if len(annotations) > 0 {
+		meta["annotations"] = annotations
 	}
 	if len(o.Finalizers) > 0 {
 		fs := make([]any, 0, len(o.Finalizers))

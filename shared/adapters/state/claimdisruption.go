@@ -46,3 +46,18 @@ type UnhealthyCondition struct {
 	Since      time.Time     `dynamodbav:"since" json:"since"`
 	Toleration time.Duration `dynamodbav:"toleration" json:"toleration"`
 }
+
+// DisruptingMark says a disruption command has taken the claim as a candidate and tainted its Node
+// karpenter.sh/disrupted:NoSchedule while the command's replacements launch (Karpenter sets the
+// NodeClaim's DisruptionReason condition at that point). The disruption run sets it when the command
+// starts and clears it when the command is rolled back or no longer in progress; once the termination
+// flow drains the claim, DisruptionReason and the lifecycle say the rest. NodeClaim mirrors show it.
+type DisruptingMark struct {
+	// Command is the disruption command's id; Reason its reason (Underutilized, Empty, Drifted,
+	// Expired...).
+	Command string    `dynamodbav:"command" json:"command"`
+	Reason  string    `dynamodbav:"reason" json:"reason"`
+	Since   time.Time `dynamodbav:"since" json:"since"`
+	// Replacements are the claims launched to replace it (none for a delete).
+	Replacements []string `dynamodbav:"replacements,omitempty" json:"replacements,omitempty"`
+}

@@ -98,6 +98,8 @@ type Claim struct {
 	// set by `nodewright disrupt`. See claimdisruption.go.
 	Drifted           *DriftCondition    `dynamodbav:"drifted,omitempty"`
 	DisruptionRequest *DisruptionRequest `dynamodbav:"disruptionRequest,omitempty"`
+	// Disrupting is set while a disruption command holds the claim as a candidate, before it drains.
+	Disrupting *DisruptingMark `dynamodbav:"disrupting,omitempty"`
 	// DisruptionReason says why the claim is draining or terminating (Drifted, Expired, Interrupted, ...).
 	DisruptionReason string `dynamodbav:"disruptionReason,omitempty"`
 	// GoneBy is when the instance will be gone whatever budgets and do-not-disrupt say (the earliest

@@ -91,7 +91,7 @@ func (r *Runner) recordDrift(ctx context.Context, w *world, rep *Report) {
 				continue
 			}
 		}
-		_, err := r.deps.Store.UpdateClaim(ctx, ch.claim, func(c *state.Claim) error {
+		updated, err := r.deps.Store.UpdateClaim(ctx, ch.claim, func(c *state.Claim) error {
 			if !c.Lifecycle.InService() {
 				return errClaimGone
 			}
@@ -124,6 +124,7 @@ func (r *Runner) recordDrift(ctx context.Context, w *world, rep *Report) {
 		if ch.set == nil && !ch.clear {
 			continue
 		}
+		rep.followed.claim(updated)
 		msg := "no longer drifted"
 		details := map[string]string{"nodePool": ch.pool, "claim": ch.claim}
 		if ch.set != nil {

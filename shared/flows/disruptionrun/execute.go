@@ -98,6 +98,7 @@ func (r *Runner) execute(ctx context.Context, id string, cmd disruption.Command,
 			return false
 		}
 	}
+	r.markCandidates(ctx, rec, cmd, rep)
 	if len(cmd.Replacements) == 0 {
 		rep.Commands = append(rep.Commands, cmd)
 		r.record(ctx, commandDecisions(id, KindDisrupt, cmd, cmd.Why, nil, r.deps.Now()), rep)
@@ -114,6 +115,7 @@ func (r *Runner) execute(ctx context.Context, id string, cmd disruption.Command,
 		if err != nil {
 			rep.Errors = append(rep.Errors, err.Error())
 		}
+		rep.followed.replacement(rec.Replacements[i])
 		what := fmt.Sprintf("launching replacement %s (%s, %s, %s)", rec.Replacements[i], launched.InstanceType, launched.Zone, launched.CapacityType)
 		for _, n := range cmd.Nodes {
 			r.publishOnNodeAndClaim(ctx, n.Name, n.Claim, kube.Event{Reason: kube.ReasonDisruptionLaunching,
@@ -184,7 +186,9 @@ func (r *Runner) rollback(ctx context.Context, c *state.DisruptionCommand, why s
 		}
 		if err := r.deps.Nodes.Untaint(ctx, d.Node, apis.DisruptedNoScheduleTaint); err != nil {
 			errs = append(errs, err.Error())
+			continue
 		}
+		r.unmark(ctx, d.Claim, c.ID, rep)
 	}
 	for _, name := range c.Replacements {
 		if cl, ok := claims[name]; ok && cl.Lifecycle == state.Deleted {

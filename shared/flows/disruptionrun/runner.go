@@ -187,7 +187,10 @@ type Deps struct {
 	// Mirrors writes the NodePool and EC2NodeClass mirrors once a run, from its first complete read
 	// (mirrors.go); nil writes none.
 	Mirrors MirrorStatus
-	Now     func() time.Time
+	// ClaimMirrors writes the NodeClaim mirrors of the claims a run changed, after the run
+	// (claimmirrors.go); nil writes none.
+	ClaimMirrors ClaimMirrors
+	Now          func() time.Time
 }
 
 // Runner runs consolidation: advances the commands in progress, then decides, validates and executes
@@ -309,8 +312,13 @@ type Report struct {
 	ClaimEvents int
 	// Evaluation is the time the engine took, summed over the run's decisions.
 	Evaluation time.Duration
+	// ClaimMirrorsWritten counts the NodeClaim mirrors of claims the run changed that it wrote;
+	// ClaimMirrorsLeft those its bounds left to the lifecycle function's next sweep.
+	ClaimMirrorsWritten, ClaimMirrorsLeft int
 	// Errors are problems that did not stop the run.
 	Errors []string
+
+	followed followed
 }
 
 // Run is one disruption run, holding the lease as runID. When another run holds the lease it returns at
@@ -331,6 +339,7 @@ func (r *Runner) Run(ctx context.Context, runID string) (Report, error) {
 		return Report{}, err
 	}
 	rep.LeaseNotReleased = run.ReleaseWarning()
+	r.followMirrors(ctx, &rep)
 	return rep, err
 }
 
@@ -396,6 +405,7 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 			r.blockedPools(ctx, w, rep)
 			if w.input.Incomplete == "" {
 				r.recordDrift(ctx, w, rep)
+				r.clearStaleMarks(ctx, w, rep)
 				r.writeMirrors(ctx, w, rep)
 				r.requestedWithoutNode(ctx, w, rep)
 				r.doNotDisruptEvents(ctx, w, rep)

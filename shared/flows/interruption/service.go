@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/adapters/mirror"
 	"github.com/nodewright/nodewright/shared/adapters/sqsbatch"
 	"github.com/nodewright/nodewright/shared/adapters/state"
 )
@@ -105,6 +106,9 @@ type ServiceDeps struct {
 	Visibility sqsbatch.VisibilityChanger
 	// Log receives one line per message outcome (default: discarded).
 	Log *slog.Logger
+	// Mirrors writes the NodeClaim mirrors of the claims a message changed, after its steps (mirrors.go);
+	// nil writes none (the lifecycle's sweep does).
+	Mirrors ClaimMirrors
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -130,6 +134,9 @@ func NewService(cfg ServiceConfig, deps ServiceDeps) *Service {
 	}
 	if deps.Now == nil {
 		deps.Now = time.Now
+	}
+	if deps.Mirrors != nil && deps.State != nil {
+		deps.State = noting{deps.State}
 	}
 	return &Service{cfg: cfg, deps: deps}
 }
@@ -171,11 +178,13 @@ func (s *Service) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 			stats.Unstarted++
 			continue
 		}
-		tries, err := s.cfg.Retry.Do(ctx, func(ctx context.Context) error {
+		mctx, changed := mirror.CollectChanged(ctx)
+		tries, err := s.cfg.Retry.Do(mctx, func(ctx context.Context) error {
 			disrupted, err := s.handle(ctx, r.MessageID, r.Message)
 			stats.Disrupted = append(stats.Disrupted, disrupted...) // never the same claim twice (see handle)
 			return err
 		}, func(err error) bool { return !errors.Is(err, ErrInProgress) })
+		s.followMirrors(ctx, changed, &stats)
 		stats.Retries += tries - 1
 		if err != nil {
 			failed = append(failed, ev.Records[i])

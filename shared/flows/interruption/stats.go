@@ -35,6 +35,9 @@ type BatchStats struct {
 	QueueDurations []time.Duration
 	// Disrupted are the claims the batch moved out of service (each counted once, whatever redeliveries).
 	Disrupted []Disruption
+	// MirrorsWritten counts the NodeClaim mirrors written after the messages' steps; MirrorsLeft those
+	// left to the lifecycle's next sweep (the follower's bounds).
+	MirrorsWritten, MirrorsLeft int
 }
 
 // messageType is how Received counts a parse result.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nodewright/nodewright/shared/adapters/crash"
 	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/adapters/mirror"
 	"github.com/nodewright/nodewright/shared/adapters/sqsbatch"
 )
 
@@ -61,7 +62,10 @@ type Deps struct {
 	Queue  Queue
 	// Visibility makes failed messages visible again in seconds (nil: after the queue's visibility timeout).
 	Visibility sqsbatch.VisibilityChanger
-	Now        func() time.Time
+	// Mirrors writes the NodeClaim mirrors of the claims a request changed, after its steps (mirrors.go);
+	// nil writes none (the lifecycle's sweep does).
+	Mirrors ClaimMirrors
+	Now     func() time.Time
 }
 
 // Service drains and removes the nodes named by termination requests.
@@ -103,6 +107,9 @@ func NewService(cfg Config, deps Deps) *Service {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
+	if deps.Mirrors != nil && deps.Store != nil {
+		deps.Store = noting{deps.Store}
+	}
 	log := cfg.Log
 	if log == nil {
 		log = slog.Default()
@@ -139,7 +146,9 @@ func (s *Service) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i] = s.handleMessage(ctx, rec)
+			mctx, changed := mirror.CollectChanged(ctx)
+			results[i] = s.handleMessage(mctx, rec)
+			results[i].mirrorsWritten, results[i].mirrorsLeft = s.followMirrors(ctx, changed)
 		}()
 	}
 	wg.Wait()
@@ -151,6 +160,8 @@ func (s *Service) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		if r.redriven {
 			stats.Redriven++
 		}
+		stats.MirrorsWritten += r.mirrorsWritten
+		stats.MirrorsLeft += r.mirrorsLeft
 		if !r.ack {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
 			failed = append(failed, ev.Records[i])
@@ -170,6 +181,8 @@ type handled struct {
 	ack, redriven bool
 	reason        string
 	out           outcome
+	// mirrorsWritten and mirrorsLeft count the NodeClaim mirrors followed after the request's steps.
+	mirrorsWritten, mirrorsLeft int
 }
 
 // processGuarded is process on a message's goroutine: a panic in a step is that message's failure,

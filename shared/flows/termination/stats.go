@@ -53,6 +53,9 @@ type BatchStats struct {
 	Evictions map[string]int
 	// Redriven counts requests sent back to the queue to look again later.
 	Redriven int
+	// MirrorsWritten counts the NodeClaim mirrors written after the requests' steps; MirrorsLeft those
+	// left to the lifecycle's next sweep (the follower's bounds).
+	MirrorsWritten, MirrorsLeft int
 }
 
 func newBatchStats() BatchStats {

@@ -70,7 +70,9 @@ func (s *Sandbox) StartDisruption(ctx context.Context) error {
 		Buffers: kube.NewBuffers(s.FunctionClient(footprint.Disruption), ""),
 		// The NodePool and EC2NodeClass mirrors, as functions/disruption writes them.
 		Mirrors: mirrors,
-		Now:     time.Now,
+		// The NodeClaim mirrors of the claims a run changes, as functions/disruption follows them.
+		ClaimMirrors: s.claimFollower(footprint.Disruption),
+		Now:          time.Now,
 	})
 	s.mu.Lock()
 	if s.Disruption != nil {

@@ -126,3 +126,13 @@ func (s *Sandbox) configMirrors() (*mirror.StatusWriter, error) {
 	f := footprint.Disruption
 	return mirror.NewConfigStatusWriter(s.configs[f], "nodewright-"+string(f), s.recorders[f])
 }
+
+// claimFollower is the NodeClaim mirror follower of function f (disruption, interruption, termination),
+// as its main wires it: the function's own identity and field manager, the default bounds.
+func (s *Sandbox) claimFollower(f footprint.Function) *mirror.Follower {
+	fl, err := mirror.NewClaimFollower(s.configs[f], "nodewright-"+string(f))
+	if err != nil {
+		panic(fmt.Sprintf("the %s mirror follower: %v", f, err)) // a rest.Config the sandbox built itself
+	}
+	return fl
+}

@@ -96,6 +96,8 @@ type world struct {
 	golden string
 	// maxCommands is the runners' cap on commands per run (1 unless a test raises it).
 	maxCommands int
+	// claimMirrors, when set, follows the NodeClaim mirrors of the claims a run changes.
+	claimMirrors disruptionrun.ClaimMirrors
 }
 
 func newWorld(t testing.TB, budget string) *world {
@@ -177,6 +179,7 @@ func (w *world) runner(selector string, store disruptionrun.Store) *disruptionru
 			Nodes:        kube.NewActions(client),
 			Terminations: termination.NewSender(w.sqs, w.queueURL),
 			Events:       kube.NewRecorder(client, kube.RecorderOptions{Instance: "disruption-e2e"}),
+			ClaimMirrors: w.claimMirrors,
 			Now:          time.Now,
 		})
 }
