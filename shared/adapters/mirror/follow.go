@@ -221,6 +221,7 @@ func (f *Follower) one(ctx context.Context, o Object) (outcome, error) {
 		if err != nil {
 			return conflicted, err
 		}
+		keepNodeFacts(st, cur)
 		st.SetResourceVersion(cur.GetResourceVersion())
 		rv, err := f.api.UpdateStatus(ctx, st)
 		if apierrors.IsConflict(err) {
@@ -321,4 +322,20 @@ func newer(cur, obj *unstructured.Unstructured) bool {
 		return false
 	}
 	return have > want
+}
+
+// nodeFacts are the status fields a NodeClaim mirror takes from the claim's Node, not from its record:
+// the Follower reads no Node, so it keeps what the mirror shows (the lifecycle's sweep writes them anew).
+var nodeFacts = []string{"capacity", "allocatable"}
+
+// keepNodeFacts copies cur's nodeFacts into st where st has none.
+func keepNodeFacts(st, cur *unstructured.Unstructured) {
+	for _, f := range nodeFacts {
+		if _, ok, _ := unstructured.NestedFieldNoCopy(st.Object, "status", f); ok {
+			continue
+		}
+		if v, ok, _ := unstructured.NestedFieldCopy(cur.Object, "status", f); ok {
+			_ = unstructured.SetNestedField(st.Object, v, "status", f)
+		}
+	}
 }

@@ -323,3 +323,24 @@ func TestFollowerKeepsAMirrorBeingDeletedAsItIs(t *testing.T) {
 	assert.Equal(t, []string{Finalizer, metav1.FinalizerDeleteDependents}, api.objects["a"].GetFinalizers(), "finalizers are never removed")
 	assert.NotNil(t, api.objects["a"].GetDeletionTimestamp())
 }
+
+func TestFollowerKeepsTheCapacityTheLifecycleTookFromTheNode(t *testing.T) {
+	api := newFollowAPI()
+	ctx := context.Background()
+	c := followedClaim("a", 3)
+	require.Equal(t, 1, NewFollower(api, FollowOptions{}, nil).Follow(ctx, []state.Claim{c}).Written)
+	// The lifecycle's sweep wrote the Node's capacity and allocatable, which no claim record holds.
+	node := map[string]any{"cpu": "2", "memory": "7910Mi", "pods": "29"}
+	require.NoError(t, unstructured.SetNestedField(api.objects["a"].Object, node, "status", "capacity"))
+	require.NoError(t, unstructured.SetNestedField(api.objects["a"].Object, node, "status", "allocatable"))
+
+	// A disruption run follows the claim's change without reading its Node: the mirror keeps them.
+	rep := NewFollower(api, FollowOptions{}, nil).Follow(ctx, []state.Claim{asCandidate(c)})
+	require.Equal(t, FollowReport{Written: 1}, rep)
+	require.NotNil(t, api.conditionOf(t, "a", apis.ConditionTypeDisruptionReason))
+	for _, f := range []string{"capacity", "allocatable"} {
+		got, ok, _ := unstructured.NestedStringMap(api.objects["a"].Object, "status", f)
+		assert.True(t, ok, "status.%s is kept", f)
+		assert.Equal(t, "7910Mi", got["memory"])
+	}
+}
