@@ -97,12 +97,11 @@ type DetectionReport struct {
 	// SchedulerAttemptsPerSecondByPair are the rates of each pair, in the order they ran.
 	SchedulerAttemptsPerSecondByPair []SchedulerRates `json:"schedulerAttemptsPerSecondByPair"`
 	// ControlPlaneCPUSecondsByPair is what each pass of each pair cost kube-apiserver, kube-scheduler and
-	// etcd, in the order the pairs ran: with detection, the API server's extra CPU is what the webhook's
-	// calls cost it, taken from the CPU it shares with kube-scheduler when the control plane is separated.
+	// etcd, in the order the pairs ran. With the control plane separated they share one CPU, so what the
+	// webhook's calls cost the API server is taken from kube-scheduler. The difference between the passes
+	// is not the calls' cost alone: a pass that lasts longer also retries more pods (see
+	// BenchmarkAPIServerCPUPerWebhookCall in shared/adapters/footprint for the cost of a call).
 	ControlPlaneCPUSecondsByPair []PairCPU `json:"controlPlaneCPUSecondsByPair"`
-	// APIServerCPUMillisPerWebhookCall is the median over the pairs of kube-apiserver's extra CPU in the
-	// pass with detection over the webhook's calls in it (0 when a pass made no call).
-	APIServerCPUMillisPerWebhookCall float64 `json:"apiServerCPUMillisPerWebhookCall"`
 	// SchedulerAttemptsPerSecondIfOnTheLoop is the most kube-scheduler could make if each failure waited
 	// for the webhook's delayed answer inside its loop (1 / WebhookDelay), as a webhook on pods/status
 	// made it: the measured rate with detection is compared with it.
@@ -172,7 +171,7 @@ func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionR
 		return rep, err
 	}
 	rep.ControlPlaneSeparated = separated
-	var without, with, ratios, perCall []float64
+	var without, with, ratios []float64
 	for i := range o.Pairs {
 		rates, cpu, err := s.schedulerPair(ctx, o, i)
 		if err != nil {
@@ -181,9 +180,6 @@ func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionR
 		}
 		rep.SchedulerAttemptsPerSecondByPair = append(rep.SchedulerAttemptsPerSecondByPair, rates)
 		rep.ControlPlaneCPUSecondsByPair = append(rep.ControlPlaneCPUSecondsByPair, cpu)
-		if n := cpu.WithDetection.WebhookCalls; n > 0 {
-			perCall = append(perCall, 1000*(cpu.WithDetection.APIServer-cpu.Without.APIServer)/float64(n))
-		}
 		without, with = append(without, rates.Without), append(with, rates.WithDetection)
 		if rates.Without > 0 {
 			ratios = append(ratios, rates.WithDetection/rates.Without)
@@ -192,7 +188,6 @@ func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionR
 	restore()
 	rep.SchedulerAttemptsPerSecond = SchedulerRates{Without: round3(median(without)), WithDetection: round3(median(with))}
 	rep.SchedulerAttemptsRatio = round3(median(ratios))
-	rep.APIServerCPUMillisPerWebhookCall = round3(median(perCall))
 	rep.LaunchesWithout = len(s.Launches()) - launches
 
 	s.hook.delay.Store(int64(o.WebhookDelay)) // the last pair left the webhook registered
