@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodewright/nodewright/shared/adapters/crash"
+	"github.com/nodewright/nodewright/shared/testsupport/testenv"
 )
 
 // DetectionOptions shape the detection scenario.
@@ -60,6 +61,23 @@ type SchedulerRates struct {
 	Without       float64 `json:"without"`
 }
 
+// PassCPU is the CPU time, in seconds, the control plane's processes used during one scheduler pass
+// (utime + stime from /proc, to 10 ms), and in the pass with detection the webhook's requests and the
+// connections the API server opened for them.
+type PassCPU struct {
+	APIServer          float64 `json:"kubeAPIServer"`
+	Scheduler          float64 `json:"kubeScheduler"`
+	Etcd               float64 `json:"etcd"`
+	WebhookCalls       int     `json:"webhookCalls,omitempty"`
+	WebhookConnections int     `json:"webhookConnections,omitempty"`
+}
+
+// PairCPU is what each pass of a pair cost the control plane.
+type PairCPU struct {
+	Without       PassCPU `json:"without"`
+	WithDetection PassCPU `json:"withDetection"`
+}
+
 // DetectionReport is the detection scenario's outcome.
 type DetectionReport struct {
 	Scenario            string  `json:"scenario"`
@@ -78,6 +96,12 @@ type DetectionReport struct {
 	ControlPlaneSeparated bool `json:"controlPlaneSeparated"`
 	// SchedulerAttemptsPerSecondByPair are the rates of each pair, in the order they ran.
 	SchedulerAttemptsPerSecondByPair []SchedulerRates `json:"schedulerAttemptsPerSecondByPair"`
+	// ControlPlaneCPUSecondsByPair is what each pass of each pair cost kube-apiserver, kube-scheduler and
+	// etcd, in the order the pairs ran. With the control plane separated they share one CPU, so what the
+	// webhook's calls cost the API server is taken from kube-scheduler. The difference between the passes
+	// is not the calls' cost alone: a pass that lasts longer also retries more pods (see
+	// BenchmarkAPIServerCPUPerWebhookCall in shared/adapters/footprint for the cost of a call).
+	ControlPlaneCPUSecondsByPair []PairCPU `json:"controlPlaneCPUSecondsByPair"`
 	// SchedulerAttemptsPerSecondIfOnTheLoop is the most kube-scheduler could make if each failure waited
 	// for the webhook's delayed answer inside its loop (1 / WebhookDelay), as a webhook on pods/status
 	// made it: the measured rate with detection is compared with it.
@@ -149,12 +173,13 @@ func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionR
 	rep.ControlPlaneSeparated = separated
 	var without, with, ratios []float64
 	for i := range o.Pairs {
-		rates, err := s.schedulerPair(ctx, o, i)
+		rates, cpu, err := s.schedulerPair(ctx, o, i)
 		if err != nil {
 			restore()
 			return rep, err
 		}
 		rep.SchedulerAttemptsPerSecondByPair = append(rep.SchedulerAttemptsPerSecondByPair, rates)
+		rep.ControlPlaneCPUSecondsByPair = append(rep.ControlPlaneCPUSecondsByPair, cpu)
 		without, with = append(without, rates.Without), append(with, rates.WithDetection)
 		if rates.Without > 0 {
 			ratios = append(ratios, rates.WithDetection/rates.Without)
@@ -218,47 +243,50 @@ func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionR
 // schedulerPair runs pair i of the scheduler passes, without detection and then with it, on pods no
 // NodePool serves, and then waits until the wake-ups of the second
 // pass are worked through, so the next pass (or the launch pass) starts from a quiet system.
-func (s *Sandbox) schedulerPair(ctx context.Context, o DetectionOptions, i int) (SchedulerRates, error) {
+func (s *Sandbox) schedulerPair(ctx context.Context, o DetectionOptions, i int) (SchedulerRates, PairCPU, error) {
 	var rates SchedulerRates
+	var cpu PairCPU
 	if err := s.hook.unregister(ctx, s.Client); err != nil {
-		return rates, err
+		return rates, cpu, err
 	}
 	s.hook.delay.Store(0)
 	s.Timeline.Printf("scenario", "pair %d, without: no detection registered; %d pods no NodePool can serve", i+1, o.Pods)
 	ns := fmt.Sprintf("detection-without-%d", i+1)
 	without, err := s.schedulerPass(ctx, ns, o, unserved)
 	if err != nil {
-		return rates, err
+		return rates, cpu, err
 	}
 	without.watch.close()
-	rates.Without = without.rate
+	rates.Without, cpu.Without = without.rate, without.cpu
 	if err := s.deletePods(ctx, ns); err != nil {
-		return rates, err
+		return rates, cpu, err
 	}
 
 	s.hook.delay.Store(int64(o.WebhookDelay))
 	if err := s.hook.register(ctx, s.Client); err != nil {
-		return rates, err
+		return rates, cpu, err
 	}
 	s.Timeline.Printf("scenario", "pair %d, with: detection registered, each answer delayed %s; the same %d pods", i+1, o.WebhookDelay, o.Pods)
 	ns = fmt.Sprintf("detection-with-%d", i+1)
 	with, err := s.schedulerPass(ctx, ns, o, unserved)
 	if err != nil {
-		return rates, err
+		return rates, cpu, err
 	}
 	with.watch.close()
-	rates.WithDetection = with.rate
+	rates.WithDetection, cpu.WithDetection = with.rate, with.cpu
 	if err := s.deletePods(ctx, ns); err != nil {
-		return rates, err
+		return rates, cpu, err
 	}
 	s.awaitProvisioningQueueEmpty(ctx, 2*time.Minute)
-	return rates, nil
+	return rates, cpu, nil
 }
 
-// pass is one pass of the detection scenario: its pods' watch and the scheduler's attempt rate.
+// pass is one pass of the detection scenario: its pods' watch, the scheduler's attempt rate and the
+// control plane's CPU over the same time.
 type pass struct {
 	watch *podWatch
 	rate  float64
+	cpu   PassCPU
 }
 
 // schedulerPass creates o.Pods pods in namespace (16 writers) and waits until kube-scheduler has tried
@@ -274,6 +302,11 @@ func (s *Sandbox) schedulerPass(ctx context.Context, namespace string, o Detecti
 		return pass{}, err
 	}
 	attemptsBefore, err := s.schedulerAttempts(ctx, false)
+	if err != nil {
+		watch.close()
+		return pass{}, err
+	}
+	cpuBefore, err := s.controlPlaneCPU()
 	if err != nil {
 		watch.close()
 		return pass{}, err
@@ -315,6 +348,11 @@ func (s *Sandbox) schedulerPass(ctx context.Context, namespace string, o Detecti
 		time.Sleep(50 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
+	cpuAfter, err := s.controlPlaneCPU()
+	if err != nil {
+		watch.close()
+		return pass{}, err
+	}
 	attemptsAfter, err := s.schedulerAttempts(ctx, true)
 	if err != nil {
 		watch.close()
@@ -322,8 +360,34 @@ func (s *Sandbox) schedulerPass(ctx context.Context, namespace string, o Detecti
 	}
 	attempts := attemptsAfter - attemptsBefore
 	rate := round3(attempts / elapsed.Seconds())
-	s.Timeline.Printf("scenario", "%s: kube-scheduler made %.0f attempts in %.2fs (%.1f/s)", namespace, attempts, elapsed.Seconds(), rate)
-	return pass{watch: watch, rate: rate}, nil
+	cpu := PassCPU{APIServer: round3(cpuAfter.APIServer - cpuBefore.APIServer), Scheduler: round3(cpuAfter.Scheduler - cpuBefore.Scheduler),
+		Etcd: round3(cpuAfter.Etcd - cpuBefore.Etcd), WebhookCalls: cpuAfter.WebhookCalls - cpuBefore.WebhookCalls,
+		WebhookConnections: cpuAfter.WebhookConnections - cpuBefore.WebhookConnections}
+	s.Timeline.Printf("scenario", "%s: kube-scheduler made %.0f attempts in %.2fs (%.1f/s); CPU: kube-apiserver %.2fs, kube-scheduler %.2fs, etcd %.2fs; %d webhook calls over %d new connections",
+		namespace, attempts, elapsed.Seconds(), rate, cpu.APIServer, cpu.Scheduler, cpu.Etcd, cpu.WebhookCalls, cpu.WebhookConnections)
+	return pass{watch: watch, rate: rate, cpu: cpu}, nil
+}
+
+// controlPlaneCPU reads the CPU time kube-apiserver, kube-scheduler and etcd have used so far, and the
+// webhook's requests and connections so far.
+func (s *Sandbox) controlPlaneCPU() (PassCPU, error) {
+	pids := s.CP.PIDs()
+	var out PassCPU
+	if s.hook != nil {
+		out.WebhookCalls, out.WebhookConnections = s.hook.count(), s.hook.connections()
+	}
+	for name, into := range map[string]*float64{"kube-apiserver": &out.APIServer, "kube-scheduler": &out.Scheduler, "etcd": &out.Etcd} {
+		pid, ok := pids[name]
+		if !ok {
+			return out, fmt.Errorf("%s is not running", name)
+		}
+		d, err := testenv.CPUTime(pid)
+		if err != nil {
+			return out, err
+		}
+		*into = d.Seconds()
+	}
+	return out, nil
 }
 
 // schedulerAttempts reads kube-scheduler's scheduler_schedule_attempts_total, summed over its results.

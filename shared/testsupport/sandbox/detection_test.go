@@ -29,6 +29,10 @@ func TestDetectionFindsPendingPodsThroughTheirEvents(t *testing.T) {
 	assert.Positive(t, rep.PendingToLaunchSeconds.N, "launches are matched to the pods they were for")
 	assert.Positive(t, rep.PendingToWakeUpSeconds.N, "the webhook's answers are matched to the pods its Events were about")
 	assert.Len(t, rep.SchedulerAttemptsPerSecondByPair, 1)
+	require.Len(t, rep.ControlPlaneCPUSecondsByPair, 1)
+	assert.Zero(t, rep.ControlPlaneCPUSecondsByPair[0].Without.WebhookCalls, "no webhook registered in the pass without")
+	assert.Positive(t, rep.ControlPlaneCPUSecondsByPair[0].Without.APIServer+rep.ControlPlaneCPUSecondsByPair[0].Without.Scheduler,
+		"the control plane's CPU is read from /proc")
 	assert.Positive(t, rep.SchedulerAttemptsPerSecond.Without)
 	assert.Positive(t, rep.SchedulerAttemptsPerSecond.WithDetection)
 }

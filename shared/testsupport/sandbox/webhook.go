@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -28,6 +29,13 @@ import (
 
 // webhook serves the pending-pod webhook over HTTPS, as the Function URL does, with the intake the
 // webhook function runs, and remembers how long each request took.
+//
+// It speaks HTTP/1.1 only, with keep-alive, which is what kube-apiserver gets from a Function URL: its
+// webhook client asks for HTTP/1.1 alone (ALPN) for every URL that is not a loopback address
+// (k8s.io/apiserver/pkg/util/webhook, hookClientConfig), though a Function URL would answer HTTP/2, and
+// keeps at most 25 idle connections to it. This server is on 127.0.0.1, where kube-apiserver would take
+// HTTP/2 if it were offered and multiplex every call on one connection: better than production, so it is
+// not offered (TestSandboxWebhookSpeaksHTTP11Only).
 type webhook struct {
 	srv       *httptest.Server
 	url       string
@@ -35,6 +43,8 @@ type webhook struct {
 	mu        sync.Mutex
 	durations []time.Duration
 	requests  int
+	// conns counts the connections the API server opened (a TLS handshake each).
+	conns atomic.Int64
 	// answered is when the webhook first answered for an Event about each object (by uid).
 	answered map[types.UID]time.Time
 	// delay is added to every answer, standing in for a slower network path to the Function URL.
@@ -83,6 +93,12 @@ func startWebhook(intake *podwebhook.Intake, token string) *webhook {
 		}
 		w.mu.Unlock()
 	}))
+	w.srv.EnableHTTP2 = false // see the type's comment
+	w.srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			w.conns.Add(1)
+		}
+	}
 	w.srv.StartTLS()
 	w.url = w.srv.URL + "/" + token
 	w.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: w.srv.Certificate().Raw})
@@ -139,6 +155,9 @@ func (w *webhook) count() int {
 	defer w.mu.Unlock()
 	return w.requests
 }
+
+// connections is how many connections the API server has opened to the webhook.
+func (w *webhook) connections() int { return int(w.conns.Load()) }
 
 // latencies returns the handler durations seen so far.
 func (w *webhook) latencies() []time.Duration {
