@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodewright/nodewright/shared/adapters/instance"
 	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/adapters/mirror"
 	"github.com/nodewright/nodewright/shared/adapters/nodeclass"
 	"github.com/nodewright/nodewright/shared/core/apis"
 )
@@ -46,7 +47,7 @@ func TestLaunchWithoutCapacityPublishesInsufficientCapacityError(t *testing.T) {
 	require.Len(t, got, 3, "the claim and its two pods: %+v", got)
 	onClaim := got["NodeClaim/"+claim]
 	assert.Equal(t, corev1.EventTypeWarning, onClaim.Type)
-	assert.Equal(t, "karpenter.sh/v1", onClaim.Object.APIVersion)
+	assert.Equal(t, mirror.APIVersion, onClaim.Object.APIVersion, "on the NodeClaim mirror (the publisher gives it its UID)")
 	assert.Contains(t, onClaim.Message, "found no capacity")
 	assert.Contains(t, onClaim.Message, ErrNoCapacity.Error())
 	for _, name := range []string{"a", "b"} {
