@@ -210,8 +210,7 @@ func (f *Follower) one(ctx context.Context, o Object) (outcome, error) {
 		if err != nil {
 			return conflicted, fmt.Errorf("reading: %w", err)
 		}
-		if newer(cur, &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{
-			"annotations": map[string]any{ClaimVersionAnnotation: strconv.FormatInt(o.ClaimVersion, 10)}}}}) {
+		if supersedes(cur, o.ClaimVersion) {
 			return superseded, nil
 		}
 		if cur.GetAnnotations()[HashAnnotation] == h.String() {
@@ -313,15 +312,14 @@ func over(cur *unstructured.Unstructured, o Object, h hashes) (*unstructured.Uns
 
 // newer reports whether cur was written from a newer claim record than obj is built from.
 func newer(cur, obj *unstructured.Unstructured) bool {
-	have, err := strconv.ParseInt(cur.GetAnnotations()[ClaimVersionAnnotation], 10, 64)
-	if err != nil {
-		return false
-	}
 	want, err := strconv.ParseInt(obj.GetAnnotations()[ClaimVersionAnnotation], 10, 64)
-	if err != nil || want <= 0 {
-		return false
-	}
-	return have > want
+	return err == nil && supersedes(cur, want)
+}
+
+// supersedes reports whether cur was written from a newer claim record than version (0: not a claim's).
+func supersedes(cur *unstructured.Unstructured, version int64) bool {
+	have, err := strconv.ParseInt(cur.GetAnnotations()[ClaimVersionAnnotation], 10, 64)
+	return err == nil && version > 0 && have > version
 }
 
 // nodeFacts are the status fields a NodeClaim mirror takes from the claim's Node, not from its record:
