@@ -24,7 +24,9 @@ type fetched struct {
 // resolveAll resolves every buffer of set: checks its spec, reads what it names (each target once,
 // maxConcurrentReads at a time) and counts its chunks.
 func resolveAll(ctx context.Context, c Cluster, set *Set) {
+	// The readers write into targets; the loop that starts them ranges over distinct, never over the map.
 	targets := map[target]*fetched{}
+	var distinct []target
 	of := make([]target, len(set.Buffers))
 	for i, b := range set.Buffers {
 		t, reason, msg := targetOf(b.Object)
@@ -33,12 +35,15 @@ func resolveAll(ctx context.Context, c Cluster, set *Set) {
 			continue
 		}
 		of[i] = t
-		targets[t] = nil
+		if _, seen := targets[t]; !seen {
+			targets[t] = nil
+			distinct = append(distinct, t)
+		}
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, maxConcurrentReads)
-	for t := range targets {
+	for _, t := range distinct {
 		wg.Add(1)
 		slots <- struct{}{}
 		go func() {

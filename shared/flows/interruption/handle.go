@@ -84,14 +84,34 @@ func (s *Service) process(ctx context.Context, msg messages.Message) ([]string, 
 	var acted []string
 	var disrupted []Disruption
 	for _, d := range Decide(msg, claims, s.cfg.Rebalance) {
+		// The MarkDisrupted step's Event waits for the replacement request (announceDisrupted): it is
+		// published after LaunchReplacement, or after the decision's last step when there is none, or
+		// when a step fails.
+		var announce *state.Claim
+		flush := func() {
+			if announce != nil {
+				s.announceDisrupted(ctx, msg, d, *announce)
+				announce = nil
+			}
+		}
 		for _, step := range d.Steps {
 			if done[d.Claim][step] {
+				if step == LaunchReplacement {
+					flush()
+				}
 				continue
 			}
 			before := records[d.Instance]
 			c, note, err := s.act(ctx, msg, d, before, step)
 			if err != nil {
+				flush()
 				return acted, disrupted, fmt.Errorf("%s of claim %s for event %s: %w", step, d.Claim, msg.EventID(), err)
+			}
+			switch step {
+			case MarkDisrupted:
+				announce = &c
+			case LaunchReplacement:
+				flush()
 			}
 			if before.Lifecycle.InService() && !c.Lifecycle.InService() {
 				disrupted = append(disrupted, Disruption{NodePool: c.NodePool, Reason: c.DisruptionReason, CapacityType: c.CapacityType})
@@ -101,10 +121,12 @@ func (s *Service) process(ctx context.Context, msg messages.Message) ([]string, 
 				continue // nothing to do and nothing to record
 			}
 			if err := s.record(ctx, msg, d, step, note); err != nil {
+				flush()
 				return acted, disrupted, err
 			}
 			acted = append(acted, d.Claim+"/"+string(step))
 		}
+		flush()
 	}
 	return acted, disrupted, nil
 }

@@ -51,11 +51,12 @@ func (s *Service) act(ctx context.Context, msg messages.Message, d Decision, c s
 	case MarkLaunchFailed:
 		return s.markLaunchFailed(ctx, c)
 	case MarkDisrupted:
+		// Its Event (SpotInterrupted, ...) is published by process once the replacement is requested
+		// (announceDisrupted).
 		updated, err := s.markDisrupted(ctx, c, reason, d.Deadline)
 		if err != nil {
 			return c, "", err
 		}
-		s.publish(ctx, updated, EventReason(msg.Kind()), corev1.EventTypeWarning, eventMessage(msg, d))
 		return updated, fmt.Sprintf("claim %s: %s (reason %s)", c.Name, updated.Lifecycle, reason), nil
 	case TaintNode:
 		note, err := s.taint(ctx, c)
@@ -76,6 +77,13 @@ func (s *Service) act(ctx context.Context, msg messages.Message, d Decision, c s
 		return c, "recorded; the policy takes no action", nil
 	}
 	return c, "", fmt.Errorf("unknown step %q", step)
+}
+
+// announceDisrupted publishes the Event of a claim's MarkDisrupted step (c as the step left it). It
+// comes after the replacement request: the replacement is on the notice's clock, while an Event is best
+// effort and a NodeClaim Event may first look up its mirror's UID.
+func (s *Service) announceDisrupted(ctx context.Context, msg messages.Message, d Decision, c state.Claim) {
+	s.publish(ctx, c, EventReason(msg.Kind()), corev1.EventTypeWarning, eventMessage(msg, d))
 }
 
 // markDisrupted moves the claim to draining with reason and records the notice's deadline (when it has

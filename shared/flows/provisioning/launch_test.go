@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,14 +18,18 @@ import (
 func TestMain(m *testing.M) { os.Exit(awstest.Main(m)) }
 
 // fakeEC2Capacity behaves like CreateFleet instant for one instance: it launches the first override,
-// in the order given, that has capacity, and otherwise fails every override with a capacity error.
+// in the order given, that has capacity, and otherwise fails every override with a capacity error. A run
+// launches up to MaxConcurrentLaunches claims at once, so it notes requests under a lock.
 type fakeEC2Capacity struct {
+	mu       sync.Mutex
 	capacity map[instance.Offering]bool
 	err      error
 	requests []instance.Request
 }
 
 func (f *fakeEC2Capacity) Launch(_ context.Context, req instance.Request) (instance.Instance, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.requests = append(f.requests, req)
 	if f.err != nil {
 		return instance.Instance{}, f.err

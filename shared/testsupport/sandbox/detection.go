@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -258,7 +260,7 @@ func (s *Sandbox) schedulerPair(ctx context.Context, o DetectionOptions, i int) 
 	}
 	without.watch.close()
 	rates.Without, cpu.Without = without.rate, without.cpu
-	if err := s.deletePods(ctx, ns); err != nil {
+	if err := s.deletePods(ctx, ns, o.Timeout); err != nil {
 		return rates, cpu, err
 	}
 
@@ -274,7 +276,7 @@ func (s *Sandbox) schedulerPair(ctx context.Context, o DetectionOptions, i int) 
 	}
 	with.watch.close()
 	rates.WithDetection, cpu.WithDetection = with.rate, with.cpu
-	if err := s.deletePods(ctx, ns); err != nil {
+	if err := s.deletePods(ctx, ns, o.Timeout); err != nil {
 		return rates, cpu, err
 	}
 	s.awaitProvisioningQueueEmpty(ctx, 2*time.Minute)
@@ -413,25 +415,45 @@ func (s *Sandbox) awaitProvisioningQueueEmpty(ctx context.Context, timeout time.
 	}
 }
 
-// deletePods deletes every pod of namespace and waits until they are gone.
-func (s *Sandbox) deletePods(ctx context.Context, namespace string) error {
+// deletePods deletes every pod of namespace and waits, at most timeout, until they are gone. On a busy
+// machine one DeleteCollection of a thousand pods can outlast the API server's request timeout (it
+// answers 504 and goes on deleting), so a request that timed out, was throttled or failed inside the
+// server is sent again until the pods are gone or timeout has passed.
+func (s *Sandbox) deletePods(ctx context.Context, namespace string, timeout time.Duration) error {
 	zero := int64(0)
-	if err := s.Client.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero},
-		metav1.ListOptions{}); err != nil {
-		return fmt.Errorf("deleting the pods of %s: %w", namespace, err)
-	}
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(timeout)
+	deleted := false
 	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if !deleted {
+			err := s.Client.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero},
+				metav1.ListOptions{})
+			switch {
+			case err == nil:
+				deleted = true
+			case !busyServer(err):
+				return fmt.Errorf("deleting the pods of %s: %w", namespace, err)
+			default:
+				s.Timeline.Printf("scenario", "deleting the pods of %s: %v; asking again", namespace, err)
+			}
+		}
 		list, err := s.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{Limit: 1})
-		if err != nil {
+		if err != nil && !busyServer(err) {
 			return err
 		}
-		if len(list.Items) == 0 {
+		if err == nil && len(list.Items) == 0 {
 			return nil
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	return fmt.Errorf("the pods of %s were not gone within a minute", namespace)
+	return fmt.Errorf("the pods of %s were not gone within %s", namespace, timeout)
+}
+
+// busyServer reports whether err says the API server was too busy to finish a request in time (a
+// timeout, throttling, an internal error), not that the request was wrong.
+func busyServer(err error) bool {
+	var nerr net.Error
+	return apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || (errors.As(err, &nerr) && nerr.Timeout())
 }
 
 func bound(pods []podTimes) int {
