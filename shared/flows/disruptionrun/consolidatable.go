@@ -67,7 +67,6 @@ func (r *Runner) recordConsolidatable(ctx context.Context, w *world, rep *Report
 		}
 		return cmp.Compare(a.claim, b.claim)
 	})
-	since := w.input.Now.UTC()
 	for i, ch := range changes {
 		if i >= MaxConsolidatableMarksPerRun || ctx.Err() != nil {
 			rep.ConsolidatableLeft += len(changes) - i
@@ -80,7 +79,9 @@ func (r *Runner) recordConsolidatable(ctx context.Context, w *world, rep *Report
 			case ch.set && c.Consolidatable != nil, !ch.set && c.Consolidatable == nil:
 				return errUnchanged
 			case ch.set:
-				c.Consolidatable = &state.ConsolidatableMark{Since: since}
+				// Dated when recorded (the run's read may have taken a while), as Karpenter dates a
+				// condition when its controller writes it.
+				c.Consolidatable = &state.ConsolidatableMark{Since: r.deps.Now().UTC()}
 			default:
 				c.Consolidatable = nil
 			}
