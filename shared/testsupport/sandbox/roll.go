@@ -41,12 +41,12 @@ type RollReport struct {
 	Rejected   []string               `json:"rejected,omitempty"`
 	RolledBack int                    `json:"rolledBack"`
 	// PodsRunning, PodsUnbound: inflate's pods at the end; PodsLost: replicas not running at the end.
-	PodsRunning     int             `json:"podsRunning"`
-	PodsUnbound     int             `json:"podsUnbound"`
-	PodsLost        int             `json:"podsLost"`
-	LeakedInstances int             `json:"leakedInstances"`
-	Leaks           []string        `json:"leaks,omitempty"`
-	DurationSeconds float64         `json:"durationSeconds"`
+	PodsRunning     int      `json:"podsRunning"`
+	PodsUnbound     int      `json:"podsUnbound"`
+	PodsLost        int      `json:"podsLost"`
+	LeakedInstances int      `json:"leakedInstances"`
+	Leaks           []string `json:"leaks,omitempty"`
+	DurationSeconds float64  `json:"durationSeconds"`
 	// MirrorLagSeconds: for every disruption-state change a claim record holds from the roll's start
 	// (Drifted set, a command's disrupting mark, Consolidatable set), the time to its NodeClaim mirror
 	// showing it, read from the API server by a watch (as scale-up's mirrorLagSeconds); the lifecycle
