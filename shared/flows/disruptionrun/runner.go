@@ -310,6 +310,9 @@ type Report struct {
 	// DisruptionTerminating, DisruptionBlocked) handed to the publisher for NodeClaim mirrors, at most
 	// MaxClaimEvents a run (claimevents.go).
 	ClaimEvents int
+	// UnconsolidatableClaimEvents counts the Unconsolidatable Events handed to the publisher for
+	// NodeClaim mirrors, at most MaxClaimEvents a run (explain.go).
+	UnconsolidatableClaimEvents int
 	// Evaluation is the time the engine took, summed over the run's decisions.
 	Evaluation time.Duration
 	// ClaimMirrorsWritten counts the NodeClaim mirrors of claims the run changed that it wrote;
