@@ -428,7 +428,7 @@ func (s *Sandbox) finishConsolidation(ctx context.Context, rep ConsolidationRepo
 		"maxConcurrentDisruptions<=budgetAllowed": rep.BudgetAllowed >= 0 && rep.MaxConcurrentDisruptions <= rep.BudgetAllowed && rep.BudgetExceededSamples == 0,
 		"settled":                                 rep.SettledAfterSeconds >= 0,
 		"noRolledBack":                            rep.RolledBack == 0,
-		"mirrorLagP99<=10s":                       mirrorLagMet(rep.MirrorLagSeconds),
+		mirrorLagTarget:                           mirrorLagMet(rep.MirrorLagSeconds),
 	}
 	var missed, what []string
 	for k, ok := range rep.TargetsMet {

@@ -143,7 +143,7 @@ func (s *Sandbox) judgeDrift(w *rollWatch, rep *DriftReport, change time.Time) {
 		"noRolledBack":       rep.RolledBack == 0,
 		"newNodesOnNewImage": rep.NewNodesOnNewImage > 0 && rep.NewNodesOnOtherImage == 0,
 		"newNodesNotDrifted": len(rep.NewNodesDrifted) == 0,
-		"mirrorLagP99<=10s":  mirrorLagMet(rep.MirrorLagSeconds),
+		mirrorLagTarget:      mirrorLagMet(rep.MirrorLagSeconds),
 	}
 	s.Timeline.Printf("scenario", "done: %d of %d original nodes drifted, %d replaced in %.1fs; at most %d disrupting at once (budget %d); mirror lag p50 %.3fs p99 %.3fs over %d changes; pods lost %d; leaked %d; new nodes drifted: %s; targets missed: %s",
 		rep.DriftedNodes, rep.NodesBefore, rep.ReplacedNodes, rep.RollSeconds, rep.MaxConcurrentDisruptions, rep.BudgetAllowed,
