@@ -181,6 +181,11 @@ func runScenario(ctx context.Context, name string, replicas int, boot time.Durat
 	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	opts := sandbox.Options{Out: stdout, Log: logs, BootDelay: boot}
+	if name == "drift" || name == "consolidation" {
+		// Their mirrorLagSeconds is measured with the lifecycle sweep as deployed, so that only the
+		// disruption function's own mirror writes can make it short.
+		opts.LifecycleSweepEvery = sandbox.DeployedLifecycleSweepEvery
+	}
 	if name == "headroom" { // the buffer's room and the static pool are kept by backstop runs
 		opts.BackstopEvery = sandbox.HeadroomBackstopEvery
 	}

@@ -19,6 +19,9 @@ const (
 	ConditionReady = "Ready"
 )
 
+// ConsolidatableMessage is the message of a NodeClaim mirror's Consolidatable condition.
+const ConsolidatableMessage = "no pod has been bound to or removed from the node for its NodePool's consolidateAfter"
+
 // Claim is what the NodeClaim mirror of one claim is built from.
 type Claim struct {
 	// Record is the claim as read from the state table.
@@ -145,8 +148,9 @@ func setIf(m map[string]string, k, v string) {
 //     Drifted, Underutilized, Interrupted...).
 //   - Drained: while a disruption request waits for its replacement or the node drains, Unknown with why;
 //     True once the instance terminates (see drained, deletion.go).
-//
-// Consolidatable is left out: it needs the node's last pod event, which the claim record does not hold.
+//   - Consolidatable: True, dated when the disruption run found it, while the claim is initialized and
+//     its record carries the run's Consolidatable mark (consolidateAfter has passed since the node
+//     initialized or its pods last changed); absent otherwise, as in Karpenter.
 func conditions(in Claim) []metav1.Condition {
 	c, l := in.Record, in.Lifecycle
 	at := func(t *time.Time) metav1.Time {
@@ -217,6 +221,10 @@ func conditions(in Claim) []metav1.Condition {
 		}
 		out = append(out, metav1.Condition{Type: apis.ConditionTypeDisruptionReason, Status: metav1.ConditionTrue, Reason: reason,
 			Message: msg, LastTransitionTime: at(since)})
+	}
+	if m := c.Consolidatable; m != nil && l == state.Initialized {
+		out = append(out, metav1.Condition{Type: apis.ConditionTypeConsolidatable, Status: metav1.ConditionTrue,
+			Reason: apis.ConditionTypeConsolidatable, Message: ConsolidatableMessage, LastTransitionTime: at(&m.Since)})
 	}
 	if m := c.Disrupting; m != nil && l.InService() {
 		out = append(out, disruptingCondition(m, at))

@@ -116,3 +116,29 @@ func TestDriftAndDisruptionAreConditions(t *testing.T) {
 	assert.Equal(t, metav1.ConditionTrue, condition(t, o, "Ready").Status, "a draining node is still ready, as in Karpenter")
 	assert.False(t, hasCondition(o, "Consolidatable"), "the claim record does not hold the last pod event")
 }
+
+// Consolidatable shows the disruption run's mark while the claim is initialized, dated when the run set
+// it, and is absent without the mark and once the claim drains (its DisruptionReason says the rest).
+func TestConsolidatableShowsTheRunsMarkWhileTheClaimIsInitialized(t *testing.T) {
+	c := initializedClaim(3).Record
+	assert.False(t, hasCondition(NodeClaim(Claim{Record: c}), "Consolidatable"), "no mark, no condition")
+
+	since := t0.Add(20 * time.Minute)
+	c.Consolidatable = &state.ConsolidatableMark{Since: since}
+	cond := condition(t, NodeClaim(Claim{Record: c}), "Consolidatable")
+	assert.Equal(t, metav1.ConditionTrue, cond.Status)
+	assert.Equal(t, "Consolidatable", cond.Reason)
+	assert.Equal(t, ConsolidatableMessage, cond.Message)
+	assert.Equal(t, since, cond.LastTransitionTime.UTC())
+
+	h1, err := hashOf(NodeClaim(Claim{Record: c}))
+	require.NoError(t, err)
+	unmarked := c
+	unmarked.Consolidatable = nil
+	h0, err := hashOf(NodeClaim(Claim{Record: unmarked}))
+	require.NoError(t, err)
+	assert.NotEqual(t, h0.String(), h1.String(), "setting or clearing the mark is a change the writers write")
+
+	c.Lifecycle = state.Draining
+	assert.False(t, hasCondition(NodeClaim(Claim{Record: c}), "Consolidatable"), "a draining claim does not show it")
+}

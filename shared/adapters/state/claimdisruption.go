@@ -61,3 +61,14 @@ type DisruptingMark struct {
 	// Replacements are the claims launched to replace it (none for a delete).
 	Replacements []string `dynamodbav:"replacements,omitempty" json:"replacements,omitempty"`
 }
+
+// ConsolidatableMark says the claim's node has had no pod event for its NodePool's consolidateAfter
+// since it initialized (Karpenter's Consolidatable condition on the NodeClaim). The disruption run,
+// which dates the nodes' pod events, sets it when it first sees consolidateAfter passed and clears it
+// when a pod event, a consolidateAfter of Never or an uninitialized node takes it away; it writes on
+// change only. NodeClaim mirrors show it.
+type ConsolidatableMark struct {
+	// Since is when the run that set the mark found consolidateAfter passed (the condition's
+	// lastTransitionTime).
+	Since time.Time `dynamodbav:"since" json:"since"`
+}

@@ -100,6 +100,9 @@ type Claim struct {
 	DisruptionRequest *DisruptionRequest `dynamodbav:"disruptionRequest,omitempty"`
 	// Disrupting is set while a disruption command holds the claim as a candidate, before it drains.
 	Disrupting *DisruptingMark `dynamodbav:"disrupting,omitempty"`
+	// Consolidatable is set while the claim's node has had no pod event for its NodePool's
+	// consolidateAfter (the disruption run sets and clears it).
+	Consolidatable *ConsolidatableMark `dynamodbav:"consolidatable,omitempty"`
 	// DisruptionReason says why the claim is draining or terminating (Drifted, Expired, Interrupted, ...).
 	DisruptionReason string `dynamodbav:"disruptionReason,omitempty"`
 	// GoneBy is when the instance will be gone whatever budgets and do-not-disrupt say (the earliest

@@ -226,6 +226,16 @@ func settledSince(n *Node) time.Time {
 	return since
 }
 
+// ConsolidatableAt is when consolidateAfter has passed for n, counted as consolidation counts it
+// (settledSince): from then on Karpenter's NodeClaim shows Consolidatable True. ok is false when the
+// condition does not apply: n is not initialized, or its pool's consolidateAfter is Never.
+func ConsolidatableAt(n *Node, pool NodePool) (at time.Time, ok bool) {
+	if !n.Initialized || pool.ConsolidateAfter == nil {
+		return time.Time{}, false
+	}
+	return settledSince(n).Add(*pool.ConsolidateAfter), true
+}
+
 // settling reports whether n is an initialized node still inside its pool's consolidateAfter at
 // now (Karpenter's IsUnderConsolidateAfter): consolidation moves no candidate's pod onto it. A
 // consolidateAfter of Never or 0 has no window.

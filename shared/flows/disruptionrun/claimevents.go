@@ -22,6 +22,25 @@ func (r *Runner) publishOnNodeAndClaim(ctx context.Context, node, claim string, 
 	r.publishOnClaim(ctx, claim, e, rep)
 }
 
+// claimEvent is an Event for the NodeClaim mirror of claim.
+type claimEvent struct {
+	claim string
+	event kube.Event
+}
+
+// publishKeptOnClaim publishes an Unconsolidatable Event on the claim's NodeClaim mirror, at most
+// MaxClaimEvents a run, counted apart from the disruption progress Events (Report.ClaimEvents), so a
+// cold start that explains every kept node never takes a command's own Events' place.
+func (r *Runner) publishKeptOnClaim(ctx context.Context, ce claimEvent, rep *Report) {
+	if ce.claim == "" || r.deps.Events == nil || rep.UnconsolidatableClaimEvents >= MaxClaimEvents {
+		return
+	}
+	rep.UnconsolidatableClaimEvents++
+	e := ce.event
+	e.Object = mirror.NodeClaimObject(ce.claim, "")
+	r.publish(ctx, e, rep)
+}
+
 // publishOnClaim publishes e on the NodeClaim mirror of claim (mirror.NodeClaimObject; the function's
 // publisher, mirror.ClaimEvents, gives it the mirror's UID so `kubectl describe
 // nodeclaims.nodewright.sh` shows it), best effort and at most MaxClaimEvents a run; the Recorder drops

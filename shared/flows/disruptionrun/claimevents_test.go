@@ -27,6 +27,18 @@ func (f *fakeEvents) claimReasons(claim string) []kube.Reason {
 	return out
 }
 
+// progressReasons are claimReasons without Unconsolidatable (a candidate's node is kept, "already being
+// disrupted", by the runs that follow its command).
+func (f *fakeEvents) progressReasons(claim string) []kube.Reason {
+	var out []kube.Reason
+	for _, r := range f.claimReasons(claim) {
+		if r != kube.ReasonUnconsolidatable {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // As Karpenter publishes its disruption Events on the Node and on its NodeClaim, a replace command's
 // claims get DisruptionLaunching and DisruptionWaitingReadiness on their NodeClaim mirrors when the
 // replacement is launched, DisruptionWaitingReadiness while it initializes, and DisruptionTerminating when
@@ -40,7 +52,7 @@ func TestDisruptionProgressIsPublishedOnTheNodeClaimMirrors(t *testing.T) {
 	require.Len(t, rep.Commands, 1)
 	claims := []string{"claim-n1", "claim-n2", "claim-n3"}
 	for _, c := range claims {
-		assert.Equal(t, []kube.Reason{kube.ReasonDisruptionLaunching, kube.ReasonDisruptionWaitingReadiness}, f.events.claimReasons(c), c)
+		assert.Equal(t, []kube.Reason{kube.ReasonDisruptionLaunching, kube.ReasonDisruptionWaitingReadiness}, f.events.progressReasons(c), c)
 	}
 	assert.Equal(t, 6, rep.ClaimEvents)
 
@@ -51,7 +63,7 @@ func TestDisruptionProgressIsPublishedOnTheNodeClaimMirrors(t *testing.T) {
 	f.run()
 	for _, c := range claims {
 		assert.Equal(t, []kube.Reason{kube.ReasonDisruptionLaunching, kube.ReasonDisruptionWaitingReadiness,
-			kube.ReasonDisruptionWaitingReadiness, kube.ReasonDisruptionTerminating}, f.events.claimReasons(c), c)
+			kube.ReasonDisruptionWaitingReadiness, kube.ReasonDisruptionTerminating}, f.events.progressReasons(c), c)
 	}
 	for _, e := range f.events.events {
 		if e.Object.Kind == mirror.NodeClaims.Kind {
@@ -95,4 +107,42 @@ func TestNodeClaimEventsAreBoundedPerRun(t *testing.T) {
 	assert.Equal(t, MaxClaimEvents, claimEvents)
 	assert.Equal(t, MaxClaimEvents, rep.ClaimEvents)
 	assert.Equal(t, MaxClaimEvents+10, nodeEvents)
+}
+
+// As Karpenter publishes Unconsolidatable on the Node and on its NodeClaim, a kept node's claim gets it on
+// its NodeClaim mirror too, with the same message, once per reason (KeptEvery), at most MaxClaimEvents a
+// run apart from the disruption progress Events.
+func TestUnconsolidatableIsPublishedOnTheNodeClaimMirrorToo(t *testing.T) {
+	f := newFixture(t, "100%")
+	f.node("busy", "large", "3")
+	f.node("pinned", "medium")
+	p := f.pod("precious", "pinned", "100m")
+	p.Annotations = map[string]string{"karpenter.sh/do-not-disrupt": "true"}
+	rep := f.run()
+	assert.Equal(t, []kube.Reason{kube.ReasonUnconsolidatable}, f.events.claimReasons("claim-pinned"))
+	assert.Positive(t, rep.UnconsolidatableClaimEvents)
+	var onNode, onClaim string
+	for _, e := range f.events.events {
+		if e.Reason != kube.ReasonUnconsolidatable {
+			continue
+		}
+		switch e.Object.Name {
+		case "pinned":
+			onNode = e.Message
+		case "claim-pinned":
+			onClaim = e.Message
+		}
+	}
+	assert.NotEmpty(t, onClaim)
+	assert.Equal(t, onNode, onClaim, "the same message on both")
+
+	f.run()
+	assert.Len(t, f.events.claimReasons("claim-pinned"), 1, "the same reason again is not news")
+
+	g := newFixture(t, "0") // no command: every node is kept
+	for i := range MaxClaimEvents + 5 {
+		g.node(fmt.Sprintf("n%03d", i), "medium", "1")
+	}
+	rep = g.run()
+	assert.Equal(t, MaxClaimEvents, rep.UnconsolidatableClaimEvents, "bounded per run")
 }

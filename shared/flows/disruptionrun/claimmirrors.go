@@ -24,6 +24,9 @@ var _ ClaimMirrors = (*mirror.Follower)(nil)
 type followed struct {
 	claims       []state.Claim
 	replacements []string
+	// early is the follow of the changes the run recorded before its first decision, under way beside
+	// the run (followEarly); nil when none was started.
+	early chan mirror.FollowReport
 }
 
 func (f *followed) claim(c state.Claim)  { f.claims = append(f.claims, c) }
@@ -37,6 +40,9 @@ func (f *followed) replacement(n string) { f.replacements = append(f.replacement
 func (r *Runner) followMirrors(ctx context.Context, rep *Report) {
 	f := rep.followed
 	rep.followed = followed{}
+	if f.early != nil {
+		rep.addFollow(<-f.early)
+	}
 	if r.deps.ClaimMirrors == nil || len(f.claims)+len(f.replacements) == 0 {
 		return
 	}
@@ -55,12 +61,34 @@ func (r *Runner) followMirrors(ctx context.Context, rep *Report) {
 		}
 		claims = append(claims, c)
 	}
-	out := r.deps.ClaimMirrors.Follow(ctx, claims)
+	rep.addFollow(r.deps.ClaimMirrors.Follow(ctx, claims))
+}
+
+// addFollow counts a follow's outcome in the report.
+func (rep *Report) addFollow(out mirror.FollowReport) {
 	rep.ClaimMirrorsWritten += out.Written
 	rep.ClaimMirrorsLeft += out.Left
 	for _, e := range out.Errors {
 		rep.Errors = append(rep.Errors, "nodeclaim mirrors: "+e)
 	}
+}
+
+// followEarly starts following the claims the run changed before its first decision (Drifted set or
+// cleared, stale marks cleared, Consolidatable set or cleared), beside the run: a run that goes on to
+// validate and execute a command takes the validation delay and more, and these mirrors need not wait
+// for it. The follower's own bounds hold (50 claims, 3 s, never near the deadline); the decision is CPU
+// and the follow mostly waits on the API server, so the run loses no time to it. A mirror the run's
+// later changes rewrite is not flapped: a write from an older record of a claim is refused by its
+// claim-version check. followMirrors waits for it and counts its outcome.
+func (r *Runner) followEarly(ctx context.Context, rep *Report) {
+	claims := rep.followed.claims
+	if r.deps.ClaimMirrors == nil || len(claims) == 0 || rep.followed.early != nil {
+		return
+	}
+	rep.followed.claims = nil
+	done := make(chan mirror.FollowReport, 1)
+	rep.followed.early = done
+	go func() { done <- r.deps.ClaimMirrors.Follow(ctx, claims) }()
 }
 
 // markCandidates records on each candidate's claim that the command holds it (state.DisruptingMark):

@@ -66,7 +66,7 @@ func TestACommandsCandidatesAreMarkedAndTheirMirrorsFollowedAfterTheRun(t *testi
 	require.Len(t, rep.Commands, 1)
 	c := f.store.command()
 	require.Equal(t, state.CommandLaunching, c.Phase)
-	assert.Equal(t, 1, m.calls, "one follow, after the run")
+	assert.Equal(t, 2, m.calls, "the Consolidatable marks found before the decision, beside the run; the command's changes after it")
 	got := m.names()
 	for _, n := range []string{"claim-n1", "claim-n2", "claim-n3"} {
 		mark := f.store.claim(n).Disrupting
@@ -79,7 +79,7 @@ func TestACommandsCandidatesAreMarkedAndTheirMirrorsFollowedAfterTheRun(t *testi
 		assert.Equal(t, f.store.claim(n).Version, m.during[n].Version, "followed after the commit")
 	}
 	assert.Contains(t, got, c.Replacements[0], "the replacement's mirror is followed too")
-	assert.Equal(t, 4, rep.ClaimMirrorsWritten)
+	assert.Equal(t, 3+4, rep.ClaimMirrorsWritten, "three marked Consolidatable, then three candidates and a replacement")
 
 	// The command is rolled back (its replacement never initializes): the marks are cleared and the
 	// cleared records followed.

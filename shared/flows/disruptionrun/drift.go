@@ -97,7 +97,13 @@ func (r *Runner) recordDrift(ctx context.Context, w *world, rep *Report) {
 			}
 			switch {
 			case ch.set != nil:
-				c.Drifted = ch.set
+				d := *ch.set
+				if c.Drifted == nil || c.Drifted.Reason != d.Reason {
+					// A new condition is dated when recorded (the run's read may have taken a while), as
+					// Karpenter dates a condition when its controller writes it.
+					d.Since = r.deps.Now().UTC()
+				}
+				c.Drifted = &d
 			case ch.clear:
 				c.Drifted = nil
 			}

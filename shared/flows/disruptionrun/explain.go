@@ -37,9 +37,11 @@ type keptMemo struct {
 }
 
 // recordKept records the nodes the engine kept: a decision under node/NAME (so `nodewright explain
-// node/NAME` answers "why not this node?") and an Unconsolidatable event on the Node, only when the
-// reason changed or KeptEvery has passed since it was last recorded, so a steady cluster does not write
-// an item per node every minute. Nodes Nodewright does not manage are not recorded.
+// node/NAME` answers "why not this node?") and an Unconsolidatable event on the Node and on its claim's
+// NodeClaim mirror (as Karpenter publishes it on both; at most MaxClaimEvents a run on the mirrors, apart
+// from the disruption progress Events), only when the reason changed or KeptEvery has passed since it
+// was last recorded, so a steady cluster does not write an item per node every minute. Nodes Nodewright
+// does not manage are not recorded.
 func (r *Runner) recordKept(ctx context.Context, w *world, kept []disruption.Kept, rep *Report) {
 	now := r.deps.Now()
 	nodes := map[string]*corev1.Node{}
@@ -48,6 +50,7 @@ func (r *Runner) recordKept(ctx context.Context, w *world, kept []disruption.Kep
 	}
 	var ds []state.Decision
 	var events []kube.Event
+	var onClaims []claimEvent
 	r.mu.Lock()
 	present := map[string]bool{}
 	for _, k := range kept {
@@ -65,6 +68,9 @@ func (r *Runner) recordKept(ctx context.Context, w *world, kept []disruption.Kep
 		if n := nodes[k.Node]; n != nil {
 			events = append(events, kube.Event{Object: kube.NodeObject(n), Reason: kube.ReasonUnconsolidatable, Message: k.Reason})
 		}
+		if c := w.claimOf[k.Node].Name; c != "" && len(onClaims) < MaxClaimEvents-rep.UnconsolidatableClaimEvents {
+			onClaims = append(onClaims, claimEvent{claim: c, event: kube.Event{Reason: kube.ReasonUnconsolidatable, Message: k.Reason}})
+		}
 	}
 	for name := range r.kept {
 		if !present[name] {
@@ -79,6 +85,9 @@ func (r *Runner) recordKept(ctx context.Context, w *world, kept []disruption.Kep
 	}
 	for _, e := range events {
 		r.publish(ctx, e, rep)
+	}
+	for _, ce := range onClaims {
+		r.publishKeptOnClaim(ctx, ce, rep)
 	}
 }
 

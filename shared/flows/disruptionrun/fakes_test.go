@@ -57,6 +57,8 @@ type fakeStore struct {
 	// ledger: reservations per pool, with when they were taken.
 	ledger    map[string]map[string]time.Time
 	decisions []state.Decision
+	// updates counts the claim writes UpdateClaim committed.
+	updates int
 }
 
 func newFakeStore(now func() time.Time) *fakeStore {
@@ -114,7 +116,14 @@ func (s *fakeStore) UpdateClaim(_ context.Context, name string, mutate func(*sta
 	}
 	c.Version++
 	s.claims[name] = c
+	s.updates++
 	return c, nil
+}
+
+func (s *fakeStore) claimWrites() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.updates
 }
 func (s *fakeStore) ListDisruptionCommands(context.Context) ([]state.DisruptionCommand, error) {
 	s.mu.Lock()

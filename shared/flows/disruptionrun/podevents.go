@@ -29,6 +29,8 @@ type podEvents struct {
 type podMemo struct {
 	fingerprint uint64
 	changedAt   time.Time
+	// firstSight says changedAt is when this process first saw the node, not a change it saw.
+	firstSight bool
 }
 
 // lastEvent returns the node's last pod event and records its current pod set; the caller holds mu.
@@ -50,7 +52,7 @@ func (e *podEvents) lastEvent(n *corev1.Node, pods []*corev1.Pod, now time.Time)
 	m, known := e.seen[key]
 	switch {
 	case !known:
-		m = podMemo{fingerprint: fp, changedAt: now}
+		m = podMemo{fingerprint: fp, changedAt: now, firstSight: true}
 	case m.fingerprint != fp:
 		m = podMemo{fingerprint: fp, changedAt: now}
 	}
@@ -59,6 +61,14 @@ func (e *podEvents) lastEvent(n *corev1.Node, pods []*corev1.Pod, now time.Time)
 		last = m.changedAt
 	}
 	return last
+}
+
+// guessed reports whether last, the node's last pod event as lastEvent answered it, is only the first
+// sight of the node by this process (a cold start's stand-in for removals it cannot know), not a pod
+// event anyone saw; the caller holds mu.
+func (e *podEvents) guessed(n *corev1.Node, last time.Time) bool {
+	m, ok := e.seen[n.Name+"/"+string(n.UID)]
+	return ok && m.firstSight && m.changedAt.Equal(last)
 }
 
 // podFingerprint is the FNV-1a hash of a pod's identity (UID, namespace, name, each ended by a zero

@@ -396,6 +396,7 @@ func TestEndedReservationIsLookedUpOnce(t *testing.T) {
 	f.node("open", "medium", "1")
 	c := f.store.claim("claim-open")
 	c.Labels = map[string]string{scheduling.LabelCapacityType: scheduling.CapacityTypeOnDemand, scheduling.LabelCapacityReservationID: "cr-open"}
+	c.Consolidatable = &state.ConsolidatableMark{Since: start} // as a run before set it: nothing else to write
 	f.store.setClaim(c)
 	lookup := &fakeLookup{states: map[string]nodeclass.ReservationState{
 		"cr-open": {ID: "cr-open", Found: true, State: "expired", ReservationType: "default"}}}

@@ -310,11 +310,17 @@ type Report struct {
 	// DisruptionTerminating, DisruptionBlocked) handed to the publisher for NodeClaim mirrors, at most
 	// MaxClaimEvents a run (claimevents.go).
 	ClaimEvents int
+	// UnconsolidatableClaimEvents counts the Unconsolidatable Events handed to the publisher for
+	// NodeClaim mirrors, at most MaxClaimEvents a run (explain.go).
+	UnconsolidatableClaimEvents int
 	// Evaluation is the time the engine took, summed over the run's decisions.
 	Evaluation time.Duration
 	// ClaimMirrorsWritten counts the NodeClaim mirrors of claims the run changed that it wrote;
 	// ClaimMirrorsLeft those its bounds left to the lifecycle function's next sweep.
 	ClaimMirrorsWritten, ClaimMirrorsLeft int
+	// ConsolidatableMarks counts the claims whose Consolidatable mark the run set or cleared;
+	// ConsolidatableLeft the changes beyond MaxConsolidatableMarksPerRun, left to the next runs.
+	ConsolidatableMarks, ConsolidatableLeft int
 	// Errors are problems that did not stop the run.
 	Errors []string
 
@@ -406,6 +412,8 @@ func (r *Runner) run(ctx context.Context, runID string, rep *Report) error {
 			if w.input.Incomplete == "" {
 				r.recordDrift(ctx, w, rep)
 				r.clearStaleMarks(ctx, w, rep)
+				r.recordConsolidatable(ctx, w, rep)
+				r.followEarly(ctx, rep)
 				r.writeMirrors(ctx, w, rep)
 				r.requestedWithoutNode(ctx, w, rep)
 				r.doNotDisruptEvents(ctx, w, rep)

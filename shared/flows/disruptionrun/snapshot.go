@@ -38,6 +38,8 @@ type world struct {
 	driftChanges []driftChange
 	drifted      map[string]int
 	expired      map[string]int
+	// consolidatable are the claims' Consolidatable marks to set or clear (consolidatable.go).
+	consolidatable []consolidatableChange
 	// reused counts the nodes whose entry was carried over from the previous read of the run (see
 	// fill); the others were built afresh.
 	reused int
@@ -141,6 +143,10 @@ func (r *Runner) fill(w *world, pools []disruption.NodePool, prev *world) {
 		in.NodePools = append(in.NodePools, p)
 	}
 	repriced := overlaidPrices(sched)
+	poolOf := make(map[string]*disruption.NodePool, len(in.NodePools))
+	for i := range in.NodePools {
+		poolOf[in.NodePools[i].Name()] = &in.NodePools[i]
+	}
 	claims := provisioning.NewClaimIndex(w.claims) // the provisioner's rule for which Nodes are ours
 	commanded := map[string]bool{}                 // nodes held by an active command
 	for _, c := range w.commands {
@@ -211,6 +217,7 @@ func (r *Runner) fill(w *world, pools []disruption.NodePool, prev *world) {
 			// over, not yet draining): no command takes it and no pod moves onto it.
 			node.Disrupting = commanded[n.Name] || (ok && (c.Lifecycle == state.Draining || c.Lifecycle == state.Terminating || c.GoneBy != nil))
 			r.judge(w, &node, c)
+			judgeConsolidatable(w, &node, c, poolOf[pool], r.pods.guessed(n, lastPodEvent))
 		}
 		in.Nodes = append(in.Nodes, node)
 	}

@@ -122,7 +122,14 @@ type ConsolidationReport struct {
 	LeakedInstances int      `json:"leakedInstances"`
 	Leaks           []string `json:"leaks,omitempty"`
 	DurationSeconds float64  `json:"durationSeconds"`
-	Errors          []string `json:"errors,omitempty"`
+	// MirrorLagSeconds: for every disruption-state change a claim record holds from the disruption
+	// function's start (Consolidatable set, a command's disrupting mark, Drifted set), the time to its
+	// NodeClaim mirror showing it, read from the API server by a watch (as scale-up's
+	// mirrorLagSeconds); LifecycleSweepSeconds: the lifecycle sweep's period, which writes any mirror
+	// left behind.
+	MirrorLagSeconds      Percentiles `json:"mirrorLagSeconds"`
+	LifecycleSweepSeconds float64     `json:"lifecycleSweepSeconds"`
+	Errors                []string    `json:"errors,omitempty"`
 	// Targets: fewer nodes, lower cost, no pod lost or unbound, nothing leaked, the budget never
 	// exceeded, consolidation settled.
 	TargetsMet map[string]bool `json:"targetsMet"`
@@ -168,6 +175,12 @@ func (s *Sandbox) Consolidation(ctx context.Context, o ConsolidationOptions) (Co
 		return rep, err
 	}
 	rep.NodesBefore, rep.CostBeforePerHour, rep.InstanceTypesBefore = before.Nodes, before.TotalPricePerHour, before.InstanceTypes
+	watchedFrom := time.Now()
+	mirrors, err := s.watchMirrors(ctx)
+	if err != nil {
+		return rep, err
+	}
+	defer mirrors.close()
 	if err := s.StartDisruption(ctx); err != nil {
 		return rep, err
 	}
@@ -184,6 +197,10 @@ func (s *Sandbox) Consolidation(ctx context.Context, o ConsolidationOptions) (Co
 	}
 	rep.DurationSeconds = round3(time.Since(start).Seconds())
 	s.settle(ctx)
+	rep.LifecycleSweepSeconds = s.opts.LifecycleSweepEvery.Seconds()
+	if rep.MirrorLagSeconds, err = s.disruptionMirrorLag(ctx, mirrors, watchedFrom); err != nil {
+		return rep, err
+	}
 	return s.finishConsolidation(ctx, rep, o, scaleIn, errsBefore)
 }
 
@@ -411,6 +428,7 @@ func (s *Sandbox) finishConsolidation(ctx context.Context, rep ConsolidationRepo
 		"maxConcurrentDisruptions<=budgetAllowed": rep.BudgetAllowed >= 0 && rep.MaxConcurrentDisruptions <= rep.BudgetAllowed && rep.BudgetExceededSamples == 0,
 		"settled":                                 rep.SettledAfterSeconds >= 0,
 		"noRolledBack":                            rep.RolledBack == 0,
+		mirrorLagTarget:                           mirrorLagMet(rep.MirrorLagSeconds),
 	}
 	var missed, what []string
 	for k, ok := range rep.TargetsMet {

@@ -38,7 +38,11 @@ func TestConsolidationRemovesNodesWithinTheBudgetAfterAScaleIn(t *testing.T) {
 	assert.Zero(t, rep.LeakedInstances)
 	assert.Empty(t, rep.Leaks)
 	assert.Empty(t, rep.Errors)
+	assert.Positive(t, rep.MirrorLagSeconds.N, "the disruption-state changes' mirror lag was measured")
 	for target, met := range rep.TargetsMet {
+		if target == mirrorLagTarget {
+			continue // a timing: the report's, not the test's
+		}
 		assert.True(t, met, target)
 	}
 	if !rep.Worked() {

@@ -143,10 +143,11 @@ func (s *Sandbox) judgeDrift(w *rollWatch, rep *DriftReport, change time.Time) {
 		"noRolledBack":       rep.RolledBack == 0,
 		"newNodesOnNewImage": rep.NewNodesOnNewImage > 0 && rep.NewNodesOnOtherImage == 0,
 		"newNodesNotDrifted": len(rep.NewNodesDrifted) == 0,
+		mirrorLagTarget:      mirrorLagMet(rep.MirrorLagSeconds),
 	}
-	s.Timeline.Printf("scenario", "done: %d of %d original nodes drifted, %d replaced in %.1fs; at most %d disrupting at once (budget %d); pods lost %d; leaked %d; new nodes drifted: %s; targets missed: %s",
+	s.Timeline.Printf("scenario", "done: %d of %d original nodes drifted, %d replaced in %.1fs; at most %d disrupting at once (budget %d); mirror lag p50 %.3fs p99 %.3fs over %d changes; pods lost %d; leaked %d; new nodes drifted: %s; targets missed: %s",
 		rep.DriftedNodes, rep.NodesBefore, rep.ReplacedNodes, rep.RollSeconds, rep.MaxConcurrentDisruptions, rep.BudgetAllowed,
-		rep.PodsLost, rep.LeakedInstances, strings.Join(rep.NewNodesDrifted, "; "), strings.Join(missedTargets(rep.TargetsMet), ", "))
+		rep.MirrorLagSeconds.P50, rep.MirrorLagSeconds.P99, rep.MirrorLagSeconds.N, rep.PodsLost, rep.LeakedInstances, strings.Join(rep.NewNodesDrifted, "; "), strings.Join(missedTargets(rep.TargetsMet), ", "))
 }
 
 // newestSampleImage is the AMI the sample EC2NodeClass's selector resolves to: the newest image tagged

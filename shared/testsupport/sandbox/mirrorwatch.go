@@ -28,8 +28,11 @@ type mirrorWatch struct {
 	// unregistered is how each mirror's Ready condition read when it first showed its claim launched and
 	// not registered (Launched True, Registered not True).
 	unregistered map[string]string
-	tl           *Timeline
-	stop         chan struct{}
+	// shown is, for each mirror and disruption-state condition type (disruptionConditions), when the
+	// mirror first showed it True with each lastTransitionTime (the condition's time → first seen).
+	shown map[string]map[string]map[time.Time]time.Time
+	tl    *Timeline
+	stop  chan struct{}
 }
 
 // Steps of a claim and of its mirror: the claim's record stamps each step; the mirror shows it once it
@@ -45,7 +48,8 @@ func (s *Sandbox) watchMirrors(ctx context.Context) (*mirrorWatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &mirrorWatch{seen: map[string]map[string]time.Time{}, firstReady: map[string]string{}, unregistered: map[string]string{}, tl: s.Timeline, stop: make(chan struct{})}
+	w := &mirrorWatch{seen: map[string]map[string]time.Time{}, firstReady: map[string]string{}, unregistered: map[string]string{},
+		shown: map[string]map[string]map[time.Time]time.Time{}, tl: s.Timeline, stop: make(chan struct{})}
 	f := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	inf := f.ForResource(mirror.NodeClaims.Resource()).Informer()
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -97,6 +101,7 @@ func (w *mirrorWatch) observe(obj any) {
 			steps[typ] = now
 		}
 	}
+	w.noteDisruptionState(name, conds, now)
 	if _, done := steps[mirror.ConditionReady]; !done && conds[mirror.ConditionReady].status == metav1.ConditionTrue {
 		steps[mirror.ConditionReady] = now
 		w.tl.Printf("mirrors", "nodeclaims.nodewright.sh/%s: NODE %s, READY True", name, node)
@@ -136,6 +141,8 @@ func (w *mirrorWatch) close() { close(w.stop) }
 type condition struct {
 	status metav1.ConditionStatus
 	reason string
+	// since is its lastTransitionTime (zero when unreadable).
+	since time.Time
 }
 
 // mirrorConditions are the mirror's conditions by type.
@@ -150,7 +157,9 @@ func mirrorConditions(u *unstructured.Unstructured) map[string]condition {
 		typ, _ := m["type"].(string)
 		st, _ := m["status"].(string)
 		reason, _ := m["reason"].(string)
-		out[typ] = condition{status: metav1.ConditionStatus(st), reason: reason}
+		ltt, _ := m["lastTransitionTime"].(string)
+		since, _ := time.Parse(time.RFC3339, ltt)
+		out[typ] = condition{status: metav1.ConditionStatus(st), reason: reason, since: since}
 	}
 	return out
 }

@@ -41,14 +41,20 @@ type RollReport struct {
 	Rejected   []string               `json:"rejected,omitempty"`
 	RolledBack int                    `json:"rolledBack"`
 	// PodsRunning, PodsUnbound: inflate's pods at the end; PodsLost: replicas not running at the end.
-	PodsRunning     int             `json:"podsRunning"`
-	PodsUnbound     int             `json:"podsUnbound"`
-	PodsLost        int             `json:"podsLost"`
-	LeakedInstances int             `json:"leakedInstances"`
-	Leaks           []string        `json:"leaks,omitempty"`
-	DurationSeconds float64         `json:"durationSeconds"`
-	Errors          []string        `json:"errors,omitempty"`
-	TargetsMet      map[string]bool `json:"targetsMet"`
+	PodsRunning     int      `json:"podsRunning"`
+	PodsUnbound     int      `json:"podsUnbound"`
+	PodsLost        int      `json:"podsLost"`
+	LeakedInstances int      `json:"leakedInstances"`
+	Leaks           []string `json:"leaks,omitempty"`
+	DurationSeconds float64  `json:"durationSeconds"`
+	// MirrorLagSeconds: for every disruption-state change a claim record holds from the roll's start
+	// (Drifted set, a command's disrupting mark, Consolidatable set), the time to its NodeClaim mirror
+	// showing it, read from the API server by a watch (as scale-up's mirrorLagSeconds); the lifecycle
+	// sweep, which writes any mirror left behind, runs every LifecycleSweepSeconds.
+	MirrorLagSeconds      Percentiles     `json:"mirrorLagSeconds"`
+	LifecycleSweepSeconds float64         `json:"lifecycleSweepSeconds"`
+	Errors                []string        `json:"errors,omitempty"`
+	TargetsMet            map[string]bool `json:"targetsMet"`
 }
 
 // Worked reports whether every target was met and no component failed.
@@ -71,6 +77,10 @@ type rollWatch struct {
 	claims  map[string]state.Claim
 	drifted map[string]string
 	phases  map[string]state.CommandPhase
+	// mirrors watches the NodeClaim mirrors from before the disruption function starts (see
+	// disruptionMirrorLag); watchedFrom is when it started.
+	mirrors     *mirrorWatch
+	watchedFrom time.Time
 }
 
 // newRollWatch records the pool's Nodes now as the originals.
@@ -211,6 +221,14 @@ func (s *Sandbox) finishRoll(ctx context.Context, w *rollWatch, rep *RollReport,
 		return err
 	}
 	rep.PodsLost = max(w.replicas-rep.PodsRunning, 0)
+	if w.mirrors != nil {
+		rep.MirrorLagSeconds, err = s.disruptionMirrorLag(ctx, w.mirrors, w.watchedFrom)
+		w.mirrors.close()
+		if err != nil {
+			return err
+		}
+	}
+	rep.LifecycleSweepSeconds = s.opts.LifecycleSweepEvery.Seconds()
 	for _, e := range s.Errors()[errsBefore:] {
 		rep.Errors = append(rep.Errors, e.Error())
 	}
@@ -292,7 +310,12 @@ func (s *Sandbox) setUpRoll(ctx context.Context, config string, reason disruptio
 	}
 	rep.OriginalNodes = w.originalNames()
 	rep.NodesBefore = len(rep.OriginalNodes)
+	w.watchedFrom = time.Now()
+	if w.mirrors, err = s.watchMirrors(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.StartDisruption(ctx); err != nil {
+		w.mirrors.close()
 		return nil, err
 	}
 	return w, nil

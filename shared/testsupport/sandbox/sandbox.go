@@ -69,6 +69,10 @@ type Options struct {
 	Faults *faults.Injector
 }
 
+// DeployedLifecycleSweepEvery is the lifecycle function's sweep period as deployed
+// (lifecycle.DefaultSweepEvery), for a scenario that measures what does not wait for the sweep.
+const DeployedLifecycleSweepEvery = lifecycle.DefaultSweepEvery
+
 func (o *Options) defaults() {
 	if o.Out == nil {
 		o.Out = io.Discard

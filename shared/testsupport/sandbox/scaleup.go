@@ -261,7 +261,7 @@ func (s *Sandbox) finishScaleUp(ctx context.Context, rep ScaleUpReport, pods []p
 	}
 	rep.TargetsMet = map[string]bool{
 		"mirrorsMatchingClaims==claims": rep.Claims > 0 && rep.MirrorsMatchingClaims == rep.Claims,
-		"mirrorLagP99<=10s":             rep.MirrorLagSeconds.N > 0 && rep.MirrorLagSeconds.P99 <= 10,
+		mirrorLagTarget:                 mirrorLagMet(rep.MirrorLagSeconds),
 		"pendingToLaunchP50<=1.5s":      rep.PendingToLaunchSeconds.N > 0 && rep.PendingToLaunchSeconds.P50 <= 1.5,
 		"webhookP99<=50ms":              rep.WebhookHandlerSeconds.N > 0 && rep.WebhookHandlerSeconds.P99 <= 0.05,
 		"everyPodBound":                 rep.PodsBound == rep.PodsRequested,
