@@ -35,7 +35,7 @@ test: moto kube-bin $(CDK_STAMP) ## run unit, integration (moto, local control p
 	@bash .ci/gotest.sh $(TEST_FLAGS) $(PKGS)
 
 # The packages whose production code runs goroutines (workers, parallel reads, background refreshes).
-RACE_PKGS ?= ./shared/adapters/instance ./shared/adapters/kube ./shared/adapters/mirror ./shared/adapters/state \
+RACE_PKGS ?= ./shared/adapters/crash ./shared/adapters/nodeclass ./shared/adapters/instance ./shared/adapters/kube ./shared/adapters/mirror ./shared/adapters/state \
 	./shared/core/scheduling ./shared/flows/lifecycle ./shared/flows/podwebhook ./shared/flows/termination \
 	./shared/flows/disruptionrun ./functions/provisioner ./functions/lifecycle ./cmd/nodewright
 
