@@ -18,7 +18,7 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 # jsii (the CDK runtime) warns loudly on Node 20; it works, and the warning drowns test output.
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: help build test lint synth kube-bin moto demo bench-karpenter bench-karpenter-disrupt bench-scale clean
+.PHONY: help build test test-race lint synth kube-bin moto demo bench-karpenter bench-karpenter-disrupt bench-scale clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -33,6 +33,14 @@ build: ## cross-compile every function to dist/<fn>/bootstrap (linux/arm64, stat
 
 test: moto kube-bin $(CDK_STAMP) ## run unit, integration (moto, local control plane) and CDK tests (the real CDK CLI included); ends with "N passed, N failed, N skipped"
 	@bash .ci/gotest.sh $(TEST_FLAGS) $(PKGS)
+
+# The packages whose production code runs goroutines (workers, parallel reads, background refreshes).
+RACE_PKGS ?= ./shared/adapters/crash ./shared/adapters/nodeclass ./shared/adapters/instance ./shared/adapters/kube ./shared/adapters/mirror ./shared/adapters/state \
+	./shared/core/scheduling ./shared/flows/lifecycle ./shared/flows/podwebhook ./shared/flows/termination \
+	./shared/flows/disruptionrun ./functions/provisioner ./functions/lifecycle ./cmd/nodewright
+
+test-race: moto kube-bin ## the packages that run goroutines under the race detector (RACE_PKGS; slow, not in make test or CI)
+	$(GO) test -race -count=1 -timeout=60m $(RACE_PKGS)
 
 lint: ## gofmt, go vet and staticcheck (pinned as a tool in go.mod)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.tools/*')); \

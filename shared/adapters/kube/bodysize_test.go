@@ -17,7 +17,8 @@ import (
 // TestAPageIsReadIntoABufferOfItsSize: a list page read into a buffer that doubles as it goes allocated
 // about twice the page (a 42 MB page of pods: 64 MB of buffers, most of it garbage at once), whenever the
 // collector had emptied the buffer pool. The next page of a kind is read into a buffer of the size of its
-// last one: reading a 12 MB page again, with the pool emptied, allocates little more than the page.
+// last one: reading a 12 MB page again, with the pool emptied, allocates little more than the page
+// (twice that in a race build, where bytes.Buffer allocates a grown buffer twice: see bufferAllocs).
 func TestAPageIsReadIntoABufferOfItsSize(t *testing.T) {
 	const size = 12 << 20
 	body := []byte(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[],"pad":"` + strings.Repeat("x", size) + `"}`)
@@ -46,5 +47,5 @@ func TestAPageIsReadIntoABufferOfItsSize(t *testing.T) {
 	first := read()
 	second := read()
 	t.Logf("allocated reading a %d MB page: first %d MB, next %d MB", size>>20, first>>20, second>>20)
-	assert.Less(t, second, uint64(size)*3/2, "the next page is read into one buffer of about its size")
+	assert.Less(t, second, bufferAllocs*uint64(size)*3/2, "the next page is read into one buffer of about its size")
 }
