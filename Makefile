@@ -37,7 +37,7 @@ test: moto kube-bin $(CDK_STAMP) ## run unit, integration (moto, local control p
 # The packages whose production code runs goroutines (workers, parallel reads, background refreshes).
 RACE_PKGS ?= ./shared/adapters/crash ./shared/adapters/nodeclass ./shared/adapters/instance ./shared/adapters/kube ./shared/adapters/mirror ./shared/adapters/state \
 	./shared/core/scheduling ./shared/flows/lifecycle ./shared/flows/podwebhook ./shared/flows/termination \
-	./shared/flows/disruptionrun ./functions/provisioner ./functions/lifecycle ./cmd/nodewright
+	./shared/flows/disruptionrun ./shared/flows/provisioning ./shared/adapters/capacitybuffer ./functions/provisioner ./functions/lifecycle ./cmd/nodewright
 
 test-race: moto kube-bin ## the packages that run goroutines under the race detector (RACE_PKGS; slow, not in make test or CI)
 	$(GO) test -race -count=1 -timeout=60m $(RACE_PKGS)
