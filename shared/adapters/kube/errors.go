@@ -62,6 +62,10 @@ func IsUnauthorized(err error) bool { return errors.Is(err, ErrUnauthorized) }
 // IsUnavailable reports whether err is transient (throttled, server error, timeout, connection).
 func IsUnavailable(err error) bool { return errors.Is(err, ErrUnavailable) }
 
+// Transient reports whether err, an error client-go returned unwrapped (to a caller that uses client-go
+// directly), is what IsUnavailable means: throttling, a server error, a timeout, a connection failure.
+func Transient(err error) bool { return err != nil && classify(err) == ErrUnavailable }
+
 // IsPDBMisconfigured reports whether an eviction failed because of the pod's disruption budgets.
 func IsPDBMisconfigured(err error) bool { return errors.Is(err, ErrPDBMisconfigured) }
 

@@ -57,6 +57,18 @@ func TestMapErrorToDomainErrors(t *testing.T) {
 	assert.Error(t, IgnoreNotFound(mapError(apierrors.NewConflict(podsResource, "p", errors.New("x")))))
 }
 
+// Transient answers for a client-go error, unwrapped, what IsUnavailable answers for the mapped one.
+func TestTransientIsIsUnavailableForClientGoErrors(t *testing.T) {
+	for _, err := range []error{apierrors.NewTimeoutError("slow", 10), apierrors.NewTooManyRequests("slow down", 1),
+		apierrors.NewInternalError(errors.New("boom")), fmt.Errorf("dial tcp 127.0.0.1:1: connect: connection refused")} {
+		assert.True(t, Transient(err), "%v", err)
+	}
+	for _, err := range []error{nil, context.Canceled, apierrors.NewNotFound(podsResource, "p"),
+		apierrors.NewForbidden(podsResource, "p", errors.New("rbac")), apierrors.NewBadRequest("bad")} {
+		assert.False(t, Transient(err), "%v", err)
+	}
+}
+
 func TestDisruptionBudgetRefusalIsNotThrottling(t *testing.T) {
 	refusal := apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)
 	refusal.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: policyv1.DisruptionBudgetCause,

@@ -96,9 +96,6 @@ func (s *Service) process(ctx context.Context, msg messages.Message) ([]string, 
 		}
 		for _, step := range d.Steps {
 			if done[d.Claim][step] {
-				if step == LaunchReplacement {
-					flush()
-				}
 				continue
 			}
 			before := records[d.Instance]

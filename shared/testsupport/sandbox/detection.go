@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodewright/nodewright/shared/adapters/crash"
+	"github.com/nodewright/nodewright/shared/adapters/kube"
 	"github.com/nodewright/nodewright/shared/testsupport/testenv"
 )
 
@@ -417,8 +416,8 @@ func (s *Sandbox) awaitProvisioningQueueEmpty(ctx context.Context, timeout time.
 
 // deletePods deletes every pod of namespace and waits, at most timeout, until they are gone. On a busy
 // machine one DeleteCollection of a thousand pods can outlast the API server's request timeout (it
-// answers 504 and goes on deleting), so a request that timed out, was throttled or failed inside the
-// server is sent again until the pods are gone or timeout has passed.
+// answers 504 and goes on deleting), so a request that failed for a transient reason (kube.Transient) is
+// sent again until the pods are gone or timeout has passed.
 func (s *Sandbox) deletePods(ctx context.Context, namespace string, timeout time.Duration) error {
 	zero := int64(0)
 	deadline := time.Now().Add(timeout)
@@ -430,14 +429,14 @@ func (s *Sandbox) deletePods(ctx context.Context, namespace string, timeout time
 			switch {
 			case err == nil:
 				deleted = true
-			case !busyServer(err):
+			case !kube.Transient(err):
 				return fmt.Errorf("deleting the pods of %s: %w", namespace, err)
 			default:
 				s.Timeline.Printf("scenario", "deleting the pods of %s: %v; asking again", namespace, err)
 			}
 		}
 		list, err := s.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{Limit: 1})
-		if err != nil && !busyServer(err) {
+		if err != nil && !kube.Transient(err) {
 			return err
 		}
 		if err == nil && len(list.Items) == 0 {
@@ -446,14 +445,6 @@ func (s *Sandbox) deletePods(ctx context.Context, namespace string, timeout time
 		time.Sleep(250 * time.Millisecond)
 	}
 	return fmt.Errorf("the pods of %s were not gone within %s", namespace, timeout)
-}
-
-// busyServer reports whether err says the API server was too busy to finish a request in time (a
-// timeout, throttling, an internal error), not that the request was wrong.
-func busyServer(err error) bool {
-	var nerr net.Error
-	return apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
-		apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || (errors.As(err, &nerr) && nerr.Timeout())
 }
 
 func bound(pods []podTimes) int {
