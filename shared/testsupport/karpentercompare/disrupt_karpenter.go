@@ -277,6 +277,7 @@ func (k *karpenterSide) run(ctx context.Context, capacity time.Duration) error {
 				quietPasses++
 			}
 			k.clk.Step(pollStep)
+			k.reportPass(ctx, start, timedOut)
 			continue
 		}
 		quietPasses = 0
@@ -286,6 +287,7 @@ func (k *karpenterSide) run(ctx context.Context, capacity time.Duration) error {
 			}
 		}
 		k.clk.Step(commandStep)
+		k.reportPass(ctx, start, timedOut)
 	}
 	k.out.Total = time.Since(start)
 	nodes, err := k.listNodes(ctx)
@@ -303,4 +305,17 @@ func (k *karpenterSide) run(ctx context.Context, capacity time.Duration) error {
 	}
 	k.out.CostAfter = k.in.costOf(nodes)
 	return nil
+}
+
+// reportPass writes a pass's outcome to the progress stream: how long the run has gone, whether a search
+// was cut short, and the NodePool nodes' cost now, so that a run stopped by the cap still shows the way
+// its cost went.
+func (k *karpenterSide) reportPass(ctx context.Context, start time.Time, timedOut bool) {
+	nodes, err := k.listNodes(ctx)
+	if err != nil {
+		fmt.Fprintf(k.progress, "  karpenter pass %d: %v\n", k.out.Passes, err)
+		return
+	}
+	fmt.Fprintf(k.progress, "  karpenter pass %d after %s: %d commands so far, cut by a timeout: %t, $%.4f/h\n",
+		k.out.Passes, time.Since(start).Round(time.Second), k.out.Commands, timedOut, k.in.costOf(nodes))
 }
