@@ -2,7 +2,6 @@ package kube
 
 import (
 	"context"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -23,14 +22,16 @@ type kind[T any, PT object[T]] struct {
 
 // read brings the kind up to date in v and returns its objects in namespace/name order (shared with the
 // view and with earlier snapshots: callers must not modify them). watchAfter is the view's
-// SnapshotOptions.WatchAfter (negative: catch up with a watch however fast the kind lists).
-func (k kind[T, PT]) read(ctx context.Context, v *view[T, PT], pageSize int64, watchAfter time.Duration) ([]PT, ReadMode, error) {
+// catchUp says when it is caught up with a watch rather than listed whole.
+func (k kind[T, PT]) read(ctx context.Context, catchUp catchUpRule, v *view[T, PT], pageSize int64) ([]PT, ReadMode, error) {
 	if rc := restClient(k.rest); rc != nil {
 		probe := func(ctx context.Context, opts metav1.ListOptions) (string, error) {
 			_, meta, err := k.list(ctx, opts)
 			return meta.ResourceVersion, err
 		}
-		mode, err := v.refresh(ctx, restSource(rc, k.resource, k.namespace, pageSize, watchAfter, metav1.ListOptions{}, probe, k.watch, k.trim))
+		src := restSource(rc, k.resource, k.namespace, pageSize, catchUp.watchAfter, metav1.ListOptions{}, probe, k.watch, k.trim)
+		src.relistBelow = catchUp.relistBelow
+		mode, err := v.refresh(ctx, src)
 		if err != nil {
 			return nil, "", err
 		}

@@ -146,7 +146,7 @@ func (k *seededKinds) change(t *testing.T, c kubernetes.Interface, ns string) {
 }
 
 // TestTheOtherKindsAreWatchedWhenThePodsAre: the kinds read beside the pods are caught up with a watch
-// whenever the pods are, however fast they list (their bookmarks are awaited while the pods' is), and
+// whenever the pods are, however fast they list, unless their whole list is tiny (RelistBelowBytes), and
 // listed again when the pods are.
 func TestTheOtherKindsAreWatchedWhenThePodsAre(t *testing.T) {
 	_, c, ns := realCluster(t, kubetest.Options{})
@@ -165,6 +165,7 @@ func TestTheOtherKindsAreWatchedWhenThePodsAre(t *testing.T) {
 	}
 
 	s.pods.listBytes = WatchAfterBytes // as if the pods' list were that large
+	s.kindListBytes(RelistBelowBytes)  // and each other kind's too large to list on every run
 	warm, err = s.Snapshot(ctx)
 	require.NoError(t, err)
 	assert.NotEqual(t, ReadListed, warm.PodsRead, "large pods are caught up with a watch")
@@ -172,4 +173,43 @@ func TestTheOtherKindsAreWatchedWhenThePodsAre(t *testing.T) {
 	for k, mode := range warm.KindsRead {
 		assert.NotEqual(t, ReadListed, mode, "and so is %s", k)
 	}
+}
+
+// TestTinyKindsAreListedAgainWhileThePodsAreWatched: a kind beside the pods whose whole list is tiny is
+// listed again even while the pods are caught up with a watch. Caught up instead, an unchanged kind waits
+// for the API server's bookmark (one to two seconds into its watch), which made every warm provisioner
+// run in a burst of pending pods that much slower than its pods' own catch-up.
+func TestTinyKindsAreListedAgainWhileThePodsAreWatched(t *testing.T) {
+	_, c, ns := realCluster(t, kubetest.Options{})
+	ctx := context.Background()
+	seedKinds(t, c, ns, 3)
+	createPod(t, c, ns, testPod("pending", "", map[string]string{"app": "web"}), "")
+	s := NewSnapshotter(c, SnapshotOptions{Namespace: ns, NodeSelector: "kindview-test=" + ns})
+
+	_, err := s.Snapshot(ctx)
+	require.NoError(t, err)
+	s.pods.listBytes = WatchAfterBytes // as if the pods' list were large: they are caught up with a watch
+	createPod(t, c, ns, testPod("pending-2", "", map[string]string{"app": "web"}), "")
+	warm, err := s.Snapshot(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, ReadWatched, warm.PodsRead, "the pods are caught up with a watch")
+	require.Len(t, warm.KindsRead, 7)
+	for k, mode := range warm.KindsRead {
+		assert.Equal(t, ReadListed, mode, "%s lists in a few kilobytes: listed again, not caught up", k)
+	}
+	assert.Len(t, warm.PVCs, 3, "what was listed is all there")
+
+	s.kindListBytes(RelistBelowBytes - 1)
+	warm, err = s.Snapshot(ctx)
+	require.NoError(t, err)
+	for k, mode := range warm.KindsRead {
+		assert.Equal(t, ReadListed, mode, "%s is still under RelistBelowBytes", k)
+	}
+}
+
+// kindListBytes sets the size of the last whole list of every kind read beside the pods, as if each had
+// listed that large.
+func (s *Snapshotter) kindListBytes(n int64) {
+	s.daemonSets.listBytes, s.pdbs.listBytes, s.pvcs.listBytes, s.pvs.listBytes = n, n, n, n
+	s.storageClasses.listBytes, s.csiNodes.listBytes, s.namespaces.listBytes = n, n, n
 }

@@ -38,6 +38,20 @@ var (
 // change, so a small kind that lists faster than that is simply listed again (see also WatchAfterBytes).
 const DefaultWatchAfter = time.Second
 
+// RelistBelowBytes: a kind read beside the pods whose whole list is smaller than this is listed again on
+// every snapshot even while the pods are caught up with a watch (see Snapshotter.read). Seven such kinds
+// cost at most about 900 KB a run, against the hundreds of megabytes of a cold read at 1,000 nodes, and
+// each list is answered from the API server's watch cache in milliseconds.
+const RelistBelowBytes = 128 << 10
+
+// catchUpRule says when a warm view of a kind is caught up with a watch rather than listed whole.
+type catchUpRule struct {
+	// watchAfter: see SnapshotOptions.WatchAfter (negative: however fast the kind lists).
+	watchAfter time.Duration
+	// relistBelow, when positive, lists the kind whole all the same when its last whole list was smaller.
+	relistBelow int64
+}
+
 // defaultWatchAfter is SnapshotOptions.WatchAfter with 0 meaning DefaultWatchAfter.
 func defaultWatchAfter(d time.Duration) time.Duration {
 	if d == 0 {
@@ -56,10 +70,12 @@ const WatchAfterBytes = 8 << 20
 type source[T any, PT object[T]] struct {
 	// watchAfter: see DefaultWatchAfter; negative catches up with a watch however fast the list was.
 	watchAfter time.Duration
-	req        listRequest
-	probe      func(ctx context.Context, opts metav1.ListOptions) (string, error)
-	watch      func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
-	trim       func(PT)
+	// relistBelow: see catchUpRule.
+	relistBelow int64
+	req         listRequest
+	probe       func(ctx context.Context, opts metav1.ListOptions) (string, error)
+	watch       func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+	trim        func(PT)
 	// relisting, when set, is called before a whole list (what trim keeps across objects starts afresh).
 	relisting func()
 }
@@ -71,11 +87,12 @@ type source[T any, PT object[T]] struct {
 // watch cache once the cache has caught up with etcd, on Kubernetes 1.31+). If it equals the view's
 // revision, nothing changed. Otherwise a watch from the view's revision delivers every change since, in
 // revision order, and the view is current once it has applied an event or a bookmark at or past the probed
-// revision. A revision the server no longer has (410 Gone: the view is older than the watch cache's
+// revision. A kind whose whole list was smaller than the source's relistBelow is listed whole instead,
+// however the watchAfter rule would read it. A revision the server no longer has (410 Gone: the view is older than the watch cache's
 // history), a watch that ends short of it, or a revision that is not a number lists the kind whole again,
 // as a cold process does.
 func (v *view[T, PT]) refresh(ctx context.Context, src source[T, PT]) (ReadMode, error) {
-	if v.watches(src.watchAfter) {
+	if v.watches(src.watchAfter) && (src.relistBelow <= 0 || v.listBytes >= src.relistBelow) {
 		target, err := src.probe(ctx, probeOptions(src.req.base))
 		if err != nil {
 			return "", fmt.Errorf("reading the revision of %s: %w", src.req.what, mapError(err))
