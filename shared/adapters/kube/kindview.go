@@ -29,9 +29,7 @@ func (k kind[T, PT]) read(ctx context.Context, catchUp catchUpRule, v *view[T, P
 			_, meta, err := k.list(ctx, opts)
 			return meta.ResourceVersion, err
 		}
-		src := restSource(rc, k.resource, k.namespace, pageSize, catchUp.watchAfter, metav1.ListOptions{}, probe, k.watch, k.trim)
-		src.relistBelow = catchUp.relistBelow
-		mode, err := v.refresh(ctx, src)
+		mode, err := v.refresh(ctx, restSource(rc, k.resource, k.namespace, pageSize, catchUp, metav1.ListOptions{}, probe, k.watch, k.trim))
 		if err != nil {
 			return nil, "", err
 		}

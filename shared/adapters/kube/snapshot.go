@@ -74,6 +74,16 @@ type SnapshotOptions struct {
 	Untrimmed bool
 }
 
+// catchUp is the rule a warm view of each kind is read by: WatchAfter, and any kind whose whole list is
+// tiny (RelistBelowBytes) is listed again unless WatchAfter is negative.
+func (o SnapshotOptions) catchUp() catchUpRule {
+	r := catchUpRule{watchAfter: o.WatchAfter}
+	if o.WatchAfter >= 0 {
+		r.relistBelow = RelistBelowBytes
+	}
+	return r
+}
+
 // Snapshotter reads Snapshots. The clientset should be built with NewClientset (protobuf); it works with
 // any kubernetes.Interface. Over a real REST client it keeps the Nodes and pods it read as a view, so a
 // warm function reads only what changed since its previous snapshot (see view.refresh); over a fake
@@ -146,16 +156,10 @@ func (s *Snapshotter) read(ctx context.Context) (*Snapshot, error) {
 	// The other kinds are read while the pods are. When the pods are caught up with a watch, so is each of
 	// them however fast it lists, unless its whole list is tiny (RelistBelowBytes): a warm snapshot then
 	// reads none of the sizeable ones whole (at 1,000 nodes the PVCs and PVs of StatefulSet pods alone are
-	// megabytes). A tiny kind is listed again instead, since a kind that did not change is caught up only
-	// by the API server's bookmark, one to two seconds into its watch, while in a burst of pending pods the
-	// pods' own catch-up ends within milliseconds on their changes: seven tiny kinds waiting for their
-	// bookmarks made every warm run of the provisioner take one to two seconds longer than its pods.
-	catchUp := catchUpRule{watchAfter: o.WatchAfter}
-	if s.pods.watches(defaultWatchAfter(o.WatchAfter)) {
+	// megabytes).
+	catchUp := o.catchUp()
+	if s.pods.watches(defaultWatchAfter(o.WatchAfter), catchUp.relistBelow) {
 		catchUp.watchAfter = -1
-		if o.WatchAfter >= 0 {
-			catchUp.relistBelow = RelistBelowBytes
-		}
 	}
 	snap.KindsRead = make(map[string]ReadMode, 7)
 	var modes sync.Mutex
@@ -242,7 +246,7 @@ func readNodes(ctx context.Context, client kubernetes.Interface, v *view[corev1.
 	core := client.CoreV1()
 	base := metav1.ListOptions{LabelSelector: o.NodeSelector}
 	if rc := restClient(core.RESTClient()); rc != nil {
-		mode, err := v.refresh(ctx, restSource(rc, "nodes", "", o.PageSize, o.WatchAfter, base,
+		mode, err := v.refresh(ctx, restSource(rc, "nodes", "", o.PageSize, o.catchUp(), base,
 			func(ctx context.Context, opts metav1.ListOptions) (string, error) {
 				l, err := core.Nodes().List(ctx, opts)
 				if err != nil {
@@ -283,7 +287,7 @@ func (s *Snapshotter) readPods(ctx context.Context, snap *Snapshot) error {
 	base := metav1.ListOptions{FieldSelector: nonTerminalPods, LabelSelector: o.PodSelector}
 	if rc := restClient(core.RESTClient()); rc != nil {
 		pods := core.Pods(o.Namespace)
-		src := restSource(rc, "pods", o.Namespace, o.PageSize, o.WatchAfter, base,
+		src := restSource(rc, "pods", o.Namespace, o.PageSize, o.catchUp(), base,
 			func(ctx context.Context, opts metav1.ListOptions) (string, error) {
 				l, err := pods.List(ctx, opts)
 				if err != nil {

@@ -340,6 +340,41 @@ func TestAKindThatListsFastIsListedAgain(t *testing.T) {
 	assert.Equal(t, ReadUnchanged, mode, "a kind that took WatchAfter to list is caught up instead")
 }
 
+// TestATinyKindIsListedAgainHoweverSlowlyItListed: one slow list (a busy API server) must not make a tiny
+// kind wait for bookmarks on every later read: under relistBelow it is listed again.
+func TestATinyKindIsListedAgainHoweverSlowlyItListed(t *testing.T) {
+	var lists atomic.Int64
+	src := source[corev1.Pod, *corev1.Pod]{
+		watchAfter: DefaultWatchAfter, relistBelow: RelistBelowBytes,
+		req: listRequest{client: podListServer(t, &lists), resource: "pods", what: "pods", pageSize: 10},
+		probe: func(context.Context, metav1.ListOptions) (string, error) {
+			t.Error("no probe")
+			return "", nil
+		},
+		watch: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			t.Error("no watch")
+			return nil, nil
+		},
+		trim: TrimPod,
+	}
+	var v view[corev1.Pod, *corev1.Pod]
+	mode, err := v.refresh(context.Background(), src)
+	require.NoError(t, err)
+	assert.Equal(t, ReadListed, mode)
+	require.Less(t, v.listBytes, int64(RelistBelowBytes), "the fixture's list is tiny")
+	v.listTook = 10 * DefaultWatchAfter // as if that list had been slow
+	mode, err = v.refresh(context.Background(), src)
+	require.NoError(t, err)
+	assert.Equal(t, ReadListed, mode, "listed again, not caught up")
+	assert.Equal(t, int64(2), lists.Load())
+
+	v.listTook, v.listBytes = 10*DefaultWatchAfter, RelistBelowBytes
+	src.probe = func(context.Context, metav1.ListOptions) (string, error) { return v.rv, nil }
+	mode, err = v.refresh(context.Background(), src)
+	require.NoError(t, err)
+	assert.Equal(t, ReadUnchanged, mode, "a kind of RelistBelowBytes is caught up")
+}
+
 // TestALargeKindIsWatchedHoweverFastItLists: a kind whose list is large (5,000 Nodes) is caught up with
 // a watch even when listing it was quick, so a five-second pass does not read it whole every time.
 func TestALargeKindIsWatchedHoweverFastItLists(t *testing.T) {
