@@ -313,19 +313,7 @@ func TestAViewIsCaughtUpByEventsInOrder(t *testing.T) {
 // a kind whose whole list took less than WatchAfter is listed again rather than watched.
 func TestAKindThatListsFastIsListedAgain(t *testing.T) {
 	var lists atomic.Int64
-	src := source[corev1.Pod, *corev1.Pod]{
-		watchAfter: DefaultWatchAfter,
-		req:        listRequest{client: podListServer(t, &lists), resource: "pods", what: "pods", pageSize: 10},
-		probe: func(context.Context, metav1.ListOptions) (string, error) {
-			t.Error("no probe")
-			return "", nil
-		},
-		watch: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
-			t.Error("no watch")
-			return nil, nil
-		},
-		trim: TrimPod,
-	}
+	src := listOnlySource(t, &lists)
 	var v view[corev1.Pod, *corev1.Pod]
 	for range 2 {
 		mode, err := v.refresh(context.Background(), src)
@@ -344,19 +332,8 @@ func TestAKindThatListsFastIsListedAgain(t *testing.T) {
 // kind wait for bookmarks on every later read: under relistBelow it is listed again.
 func TestATinyKindIsListedAgainHoweverSlowlyItListed(t *testing.T) {
 	var lists atomic.Int64
-	src := source[corev1.Pod, *corev1.Pod]{
-		watchAfter: DefaultWatchAfter, relistBelow: RelistBelowBytes,
-		req: listRequest{client: podListServer(t, &lists), resource: "pods", what: "pods", pageSize: 10},
-		probe: func(context.Context, metav1.ListOptions) (string, error) {
-			t.Error("no probe")
-			return "", nil
-		},
-		watch: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
-			t.Error("no watch")
-			return nil, nil
-		},
-		trim: TrimPod,
-	}
+	src := listOnlySource(t, &lists)
+	src.relistBelow = RelistBelowBytes
 	var v view[corev1.Pod, *corev1.Pod]
 	mode, err := v.refresh(context.Background(), src)
 	require.NoError(t, err)
@@ -400,4 +377,22 @@ func TestALargeKindIsWatchedHoweverFastItLists(t *testing.T) {
 	assert.Equal(t, ReadUnchanged, mode)
 	assert.Equal(t, 1, probes)
 	assert.Equal(t, int64(1), lists.Load(), "listed once")
+}
+
+// listOnlySource is a pods source over podListServer (counting its lists in lists) whose probe and watch
+// fail the test: the reads it serves must list the kind whole.
+func listOnlySource(t *testing.T, lists *atomic.Int64) source[corev1.Pod, *corev1.Pod] {
+	return source[corev1.Pod, *corev1.Pod]{
+		watchAfter: DefaultWatchAfter,
+		req:        listRequest{client: podListServer(t, lists), resource: "pods", what: "pods", pageSize: 10},
+		probe: func(context.Context, metav1.ListOptions) (string, error) {
+			t.Error("no probe")
+			return "", nil
+		},
+		watch: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			t.Error("no watch")
+			return nil, nil
+		},
+		trim: TrimPod,
+	}
 }
