@@ -21,8 +21,8 @@ type kind[T any, PT object[T]] struct {
 }
 
 // read brings the kind up to date in v and returns its objects in namespace/name order (shared with the
-// view and with earlier snapshots: callers must not modify them). watchAfter is the view's
-// catchUp says when it is caught up with a watch rather than listed whole.
+// view and with earlier snapshots: callers must not modify them). catchUp says when it is caught up with
+// a watch rather than listed whole.
 func (k kind[T, PT]) read(ctx context.Context, catchUp catchUpRule, v *view[T, PT], pageSize int64) ([]PT, ReadMode, error) {
 	if rc := restClient(k.rest); rc != nil {
 		probe := func(ctx context.Context, opts metav1.ListOptions) (string, error) {
