@@ -31,6 +31,9 @@ type ConfigItem struct {
 	StaticPool bool      `dynamodbav:"staticPool,omitempty"` // StaticPoolAttr
 	Version    int64     `dynamodbav:"version"`
 	UpdatedAt  time.Time `dynamodbav:"updatedAt"`
+	// WriteID identifies the write that stored this version (see newWriteID): a PutConfig whose answer
+	// was lost and retried finds its own write, not someone else's.
+	WriteID string `dynamodbav:"writeId,omitempty"`
 }
 
 // StaticPoolAttr is the attribute of ConfigItem.StaticPool.
@@ -56,6 +59,7 @@ func (s *Store) PutConfig(ctx context.Context, item ConfigItem) (ConfigItem, err
 	expected := item.Version
 	item.Version++
 	item.UpdatedAt = s.now().UTC()
+	item.WriteID = newWriteID()
 	av, err := marshalItem(configPartition, item.Kind+"#"+item.Name, item)
 	if err != nil {
 		return ConfigItem{}, err
@@ -70,7 +74,7 @@ func (s *Store) PutConfig(ctx context.Context, item ConfigItem) (ConfigItem, err
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{":v": num(expected)}
 	}
 	_, err = s.db.PutItem(ctx, in)
-	if err := mapCondition(err, ErrConflict, "writing %s %s", item.Kind, item.Name); err != nil {
+	if err := s.ownWrite(ctx, err, configPartition, item.Kind+"#"+item.Name, item.WriteID, ErrConflict, "writing %s %s", item.Kind, item.Name); err != nil {
 		return ConfigItem{}, err
 	}
 	return item, nil

@@ -40,3 +40,31 @@ func TestConfigItemsOptimisticLocking(t *testing.T) {
 	assert.True(t, IsNotFound(err))
 	require.NoError(t, s.DeleteConfig(ctx, "NodePool", "default", 2), "deleting what is gone is fine")
 }
+
+// A config write whose answer was lost and retried by the SDK finds its own write, not a conflict: an
+// apply under a busy DynamoDB (or moto) must not fail on the item it just wrote.
+func TestARetriedConfigWriteIsRecognisedAsItsOwn(t *testing.T) {
+	ctx := context.Background()
+	direct, _ := newStore(t)
+	s := New(lostAnswers{direct.db}, direct.table, WithClock(direct.now))
+
+	res, err := s.ApplyConfig(ctx, []ConfigItem{
+		{Kind: "NodePool", Name: "default", SpecHash: "a", Spec: `{"a":1}`},
+		{Kind: "EC2NodeClass", Name: "default", SpecHash: "n", Spec: `{}`},
+	}, false)
+	require.NoError(t, err, "each create's retry found the item its own first attempt wrote")
+	assert.Len(t, res.Created, 2)
+
+	res, err = s.ApplyConfig(ctx, []ConfigItem{{Kind: "NodePool", Name: "default", SpecHash: "b", Spec: `{"a":2}`}}, false)
+	require.NoError(t, err, "the update's retry found the version its own first attempt wrote")
+	assert.Equal(t, []string{"NodePool/default"}, res.Updated)
+	stored, err := direct.GetConfig(ctx, "NodePool", "default")
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, stored.Version, "updated once")
+	assert.Equal(t, `{"a":2}`, stored.Spec)
+
+	other := stored
+	other.Version = 1 // a stale writer, with its own write id, still conflicts
+	_, err = s.PutConfig(ctx, other)
+	assert.True(t, IsConflict(err), "%v", err)
+}
