@@ -52,8 +52,9 @@ func handler(p runner, observe func(provisioning.Outcome), log *slog.Logger) fun
 		attrs := []any{"trigger", kind, "messages", trigger.Messages, "coalesced", out.Coalesced, "lease", rep.Lease,
 			"pendingPods", rep.PendingPods, "inFlight", rep.InFlight, "launched", len(out.Launched),
 			"unschedulable", len(rep.Unschedulable), "skipped", len(rep.Skipped),
-			"readMillis", rep.ReadDuration.Milliseconds(), "solveMillis", rep.SolveDuration.Milliseconds(),
-			"launchMillis", rep.LaunchDuration.Milliseconds()}
+			"readMillis", rep.ReadDuration.Milliseconds(), "prepareMillis", rep.PrepareDuration.Milliseconds(),
+			"solveMillis", rep.SolveDuration.Milliseconds(), "launchMillis", rep.LaunchDuration.Milliseconds(),
+			"finishMillis", rep.FinishDuration.Milliseconds(), "runs", out.Runs, "runMillis", runMillis(out.Timings)}
 		if rep.LeaseNotReleased != "" {
 			attrs = append(attrs, "leaseNotReleased", rep.LeaseNotReleased)
 		}
@@ -90,4 +91,14 @@ func handler(p runner, observe func(provisioning.Outcome), log *slog.Logger) fun
 		}
 		return resp, nil
 	}
+}
+
+// runMillis is each run's duration from its read to its end, in milliseconds (0 for a run that found the
+// lease held), so a log line shows how an invocation's chain of runs spent its time.
+func runMillis(ts []provisioning.RunTiming) []int64 {
+	out := make([]int64, len(ts))
+	for i, t := range ts {
+		out[i] = t.Total().Milliseconds()
+	}
+	return out
 }

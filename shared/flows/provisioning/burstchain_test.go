@@ -46,6 +46,19 @@ func TestARunThatLaunchedRunsAgain(t *testing.T) {
 	require.Len(t, out.Launched, 2, "a claim for a, then one for b, which no message named: %+v", out)
 	assert.Equal(t, 3, out.Runs, "the third run found both pods served by claims in flight and ended the chain")
 	assert.Empty(t, out.Report.Claims)
+
+	// Each run's timing is kept, in order, so the invocation's log line shows where the chain spent its time.
+	require.Len(t, out.Timings, 3)
+	for i, rt := range out.Timings {
+		assert.True(t, rt.Lease, "run %d", i+1)
+		assert.False(t, rt.Started.IsZero(), "run %d", i+1)
+		assert.Equal(t, rt.Read+rt.Prepare+rt.Solve+rt.Launch+rt.Finish, rt.Total())
+		if i > 0 {
+			assert.False(t, rt.Started.Before(out.Timings[i-1].Started.Add(out.Timings[i-1].Total())), "run %d began after run %d ended", i+1, i)
+		}
+	}
+	assert.Equal(t, []int{1, 1, 0}, []int{out.Timings[0].Launched, out.Timings[1].Launched, out.Timings[2].Launched})
+	assert.Equal(t, []int{1, 2, 2}, []int{out.Timings[0].PendingPods, out.Timings[1].PendingPods, out.Timings[2].PendingPods})
 }
 
 // countingPods is podsNow that counts its reads.

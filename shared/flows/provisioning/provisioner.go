@@ -194,8 +194,10 @@ func (p *Provisioner) runAfter(ctx context.Context, runID string, quiet time.Dur
 
 func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err error) {
 	snapshotAt := p.deps.Now()
+	rep.Started = snapshotAt
 	in, err := p.read(ctx)
-	rep.ReadDuration = p.deps.Now().Sub(snapshotAt)
+	prepareStart := p.deps.Now()
+	rep.ReadDuration = prepareStart.Sub(snapshotAt)
 	if err != nil {
 		return err
 	}
@@ -251,6 +253,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 	}
 
 	start := p.deps.Now()
+	rep.PrepareDuration = start.Sub(prepareStart)
 	input := scheduling.Input{Pods: pods, Nodes: withoutDisrupted(existingNodes(snap, index), disrupted), InFlight: inFlight,
 		NodePools: pools, DaemonSets: snap.DaemonSets, Unavailable: unavailable,
 		PersistentVolumeClaims: snap.PVCs, PersistentVolumes: snap.PVs,
@@ -275,7 +278,12 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 	}
 	byNode := claimsByNode(claims)
 	launchStart := p.deps.Now()
-	defer func() { rep.LaunchDuration = p.deps.Now().Sub(launchStart) }()
+	var finishStart time.Time
+	defer func() {
+		if !finishStart.IsZero() { // zero: a launch panicked
+			rep.FinishDuration = p.deps.Now().Sub(finishStart)
+		}
+	}()
 	p.runLaunches(ctx, plan.NewClaims, func(cp scheduling.ClaimPlan) claimLaunch {
 		pool := byPool[cp.NodePool]
 		return claimLaunch{store: p.deps.Store, templates: p.deps.Templates, launcher: p.deps.Launcher,
@@ -284,6 +292,8 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 			newName: func() string { return p.claimName(cp.NodePool) }, stamp: cfg.stamp(pool),
 			replaces: replacedClaims(cp, disrupted, byNode)}
 	}, rep)
+	finishStart = p.deps.Now()
+	rep.LaunchDuration = finishStart.Sub(launchStart)
 	p.forgetStaleClasses(rep.LaunchFailures, byPool)
 	p.publishAll(ctx, append(events, capacityEvents(rep.LaunchFailures)...), rep)
 	p.recordUnschedulable(ctx, runID, withoutBufferPods(plan.Unschedulable), rep)

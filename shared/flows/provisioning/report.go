@@ -41,9 +41,14 @@ type Report struct {
 	// Errors are problems that did not stop the run: invalid configuration items, node classes that are
 	// not ready, launches that failed.
 	Errors []string
-	// ReadDuration, SolveDuration and LaunchDuration are the run's three phases: reading the cluster,
-	// the claims and the configuration; solving; launching (claims written, CreateFleet, claims updated).
-	ReadDuration, SolveDuration, LaunchDuration time.Duration
+	// Started is when the run began reading the cluster (after any quiet wait).
+	Started time.Time
+	// The run's phases, one after another: ReadDuration reads the cluster, the claims and the
+	// configuration; PrepareDuration the catalog, prices, node classes and CapacityBuffers; SolveDuration
+	// solves; LaunchDuration launches (claims written, CreateFleet, claims updated, nominations);
+	// FinishDuration records the rest (events, unschedulable pods, buffer status, the snapshot mark, the
+	// NodeClaim mirrors). A run with nothing pending ends after its read.
+	ReadDuration, PrepareDuration, SolveDuration, LaunchDuration, FinishDuration time.Duration
 	// Capacity is the capacity of Nodewright's Nodes, summed at most every CapacityEvery (nil otherwise).
 	Capacity *Capacity
 }
@@ -64,3 +69,21 @@ type UnschedulablePod struct {
 	Pod    string // namespace/name
 	Reason string
 }
+
+// RunTiming is when one run of an invocation started and how long its phases took (see Report).
+type RunTiming struct {
+	Started                                 time.Time
+	Lease                                   bool
+	Read, Prepare, Solve, Launch, Finish    time.Duration
+	PendingPods, InFlight, Launched, Errors int
+}
+
+// timing is the run's RunTiming.
+func (r Report) timing() RunTiming {
+	return RunTiming{Started: r.Started, Lease: r.Lease, Read: r.ReadDuration, Prepare: r.PrepareDuration,
+		Solve: r.SolveDuration, Launch: r.LaunchDuration, Finish: r.FinishDuration,
+		PendingPods: r.PendingPods, InFlight: r.InFlight, Launched: len(r.Claims), Errors: len(r.Errors)}
+}
+
+// Total is the run's duration from its read to its end.
+func (t RunTiming) Total() time.Duration { return t.Read + t.Prepare + t.Solve + t.Launch + t.Finish }

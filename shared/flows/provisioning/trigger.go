@@ -111,6 +111,9 @@ type Outcome struct {
 	Runs   int
 	// Waited is how long the first run waited, holding the lease, for the burst to settle (quietWait).
 	Waited time.Duration
+	// Timings are the invocation's runs, in order (one that found the lease held included): when each
+	// started and how long its phases took.
+	Timings []RunTiming
 	// Launched are the claims every run of the invocation launched (Report has the last run's).
 	Launched []LaunchedClaim
 	// Capacity is the last capacity a run of the invocation summed (nil: none did; see CapacityEvery).

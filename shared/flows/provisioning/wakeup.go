@@ -76,6 +76,7 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outco
 		out.Runs++
 		out.Report, out.Err = p.runAfter(ctx, fmt.Sprintf("%s#%d", runID, out.Runs), quiet)
 		out.Launched = append(out.Launched, out.Report.Claims...)
+		out.Timings = append(out.Timings, out.Report.timing())
 		if out.Report.Capacity != nil {
 			out.Capacity = out.Report.Capacity
 		}

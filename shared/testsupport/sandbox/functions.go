@@ -97,6 +97,7 @@ func (s *Sandbox) provision(ctx context.Context, t provisioning.Trigger) provisi
 			s.fail(fmt.Errorf("provisioner: %s", e))
 		}
 	}
+	s.logRuns(what, out)
 	if out.Runs > 1 || out.Unsatisfied {
 		s.Timeline.Printf("provisioner", "%s: %d runs until a snapshot showed its pods as they are (satisfied: %t)", what, out.Runs, !out.Unsatisfied)
 	}
@@ -166,4 +167,26 @@ func (s *Sandbox) launchedClaimsByInstance() map[string]provisioning.LaunchedCla
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return maps.Clone(s.launchedClaims)
+}
+
+// logRuns puts each run of an invocation that had pods to solve on the timeline: how long after the
+// previous run (or the quiet wait) it began and how long its phases took, so a burst's chain of runs
+// shows where pending pods waited.
+func (s *Sandbox) logRuns(what string, out provisioning.Outcome) {
+	var prevEnd time.Time
+	for i, t := range out.Timings {
+		gap := out.Waited
+		if !prevEnd.IsZero() && !t.Started.IsZero() {
+			gap = t.Started.Sub(prevEnd)
+		}
+		if !t.Started.IsZero() {
+			prevEnd = t.Started.Add(t.Total())
+		}
+		if !t.Lease || (t.PendingPods == 0 && t.Launched == 0) {
+			continue
+		}
+		s.Timeline.Printf("provisioner", "%s, run %d/%d: began %.0f ms after the last; read %.0f ms, prepared %.0f, solved %.0f, launched %.0f, finished %.0f; %d pending, %d in flight, launched %d",
+			what, i+1, len(out.Timings), ms(gap), ms(t.Read), ms(t.Prepare), ms(t.Solve), ms(t.Launch), ms(t.Finish),
+			t.PendingPods, t.InFlight, t.Launched)
+	}
 }
