@@ -38,10 +38,6 @@ type BatchRequest struct {
 	Batch string
 	// Claims are the claims to launch, one instance each, in the order instances are handed out.
 	Claims []string
-	// Fresh says this token was never sent before (a batch the caller just recorded, on an attempt not
-	// made yet): nothing can carry it, so the look-up for instances to adopt is skipped. A tag-filtered
-	// DescribeInstances is the slowest call of a burst.
-	Fresh bool
 }
 
 // Assignment is one claim and the instance it got.

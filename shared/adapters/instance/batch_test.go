@@ -170,16 +170,19 @@ func TestInBatch(t *testing.T) {
 	assert.False(t, InBatch("b-abc", ""))
 }
 
-// countingEC2 counts the tag-filtered look-ups for a batch's instances.
+// countingEC2 counts the tag-filtered look-ups for a batch's instances and for a claim's.
 type countingEC2 struct {
 	*fakeEC2
-	batchLookups int
+	batchLookups, claimLookups int
 }
 
 func (c *countingEC2) DescribeInstances(ctx context.Context, in *ec2.DescribeInstancesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error) {
 	for _, f := range in.Filters {
-		if aws.ToString(f.Name) == "tag:"+TagBatch {
+		switch aws.ToString(f.Name) {
+		case "tag:" + TagBatch:
 			c.batchLookups++
+		case "tag:" + TagNodeClaim:
+			c.claimLookups++
 		}
 	}
 	return c.fakeEC2.DescribeInstances(ctx, in, opts...)
@@ -190,12 +193,26 @@ func (c *countingEC2) DescribeInstances(ctx context.Context, in *ec2.DescribeIns
 func TestAFreshBatchSkipsTheAdoptionLookup(t *testing.T) {
 	f := &countingEC2{fakeEC2: &fakeEC2{out: &ec2.CreateFleetOutput{Errors: []ec2types.CreateFleetError{
 		fleetError("InsufficientInstanceCapacity", "m5.large", "subnet-a")}}}}
-	req := BatchRequest{Request: request(), Batch: "batch-fresh000000001", Claims: batchClaims(3), Fresh: true}
+	req := BatchRequest{Request: request(), Batch: "batch-fresh000000001", Claims: batchClaims(3)}
+	req.Fresh = true
 	_, _ = New(f, "demo").LaunchBatch(context.Background(), req)
 	assert.Zero(t, f.batchLookups)
 	req.Fresh = false
 	_, _ = New(f, "demo").LaunchBatch(context.Background(), req)
 	assert.Equal(t, 1, f.batchLookups)
+}
+
+// TestAFreshClaimSkipsTheAdoptionLookup: a claim just recorded has a token no call carried, so its
+// launch goes straight to CreateFleet; a claim launched again (Fresh unset) still looks for its instance
+// first.
+func TestAFreshClaimSkipsTheAdoptionLookup(t *testing.T) {
+	f := &countingEC2{fakeEC2: &fakeEC2{out: &ec2.CreateFleetOutput{Errors: []ec2types.CreateFleetError{
+		fleetError("InsufficientInstanceCapacity", "m5.large", "subnet-a")}}}}
+	_, _ = New(f, "demo").Launch(context.Background(), fresh(request()))
+	assert.Zero(t, f.claimLookups)
+	require.NotNil(t, f.last, "the fleet was asked for")
+	_, _ = New(f, "demo").Launch(context.Background(), request())
+	assert.Equal(t, 1, f.claimLookups)
 }
 
 // slowTags is fakeEC2 whose CreateTags takes a while and counts the calls in flight.

@@ -55,7 +55,7 @@ func fleetInputs(t *testing.T, req Request) map[string]*ec2.CreateFleetInput {
 	f := &fakeEC2{out: &ec2.CreateFleetOutput{Errors: []ec2types.CreateFleetError{fleetError("InsufficientInstanceCapacity", "c5.large", "subnet-a")}}}
 	_, _ = New(f, "demo").Launch(context.Background(), req)
 	single := f.last
-	_, _ = New(f, "demo").LaunchBatch(context.Background(), BatchRequest{Request: req, Batch: "batch-abc", Claims: []string{"a", "b"}, Fresh: true})
+	_, _ = New(f, "demo").LaunchBatch(context.Background(), BatchRequest{Request: fresh(req), Batch: "batch-abc", Claims: []string{"a", "b"}})
 	require.NotNil(t, single)
 	require.NotSame(t, single, f.last)
 	return map[string]*ec2.CreateFleetInput{"single": single, "batch": f.last}

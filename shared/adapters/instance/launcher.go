@@ -98,6 +98,11 @@ type Request struct {
 	// ClientToken makes the CreateFleet call idempotent; empty means the claim name. A fallback attempt
 	// with other overrides needs a token of its own (EC2 refuses a token reused with other parameters).
 	ClientToken string
+	// Fresh says the request's token was never sent before (a claim or batch the caller has just recorded,
+	// on an attempt not made yet): no instance can carry it, so the look-up for one to adopt before the
+	// call is skipped. A tag-filtered DescribeInstances is the slowest call of a burst, and it stood between
+	// a pending pod and its CreateFleet. A call whose outcome is unknown still looks afterwards.
+	Fresh bool
 }
 
 // token is the request's idempotency token.
@@ -145,7 +150,7 @@ func New(api EC2API, cluster string) *Launcher {
 }
 
 // Launch starts the claim's instance, or returns the one already launched for it (found by its claim tag,
-// before the call and after a call whose outcome is unknown; see createFleet). When EC2 answered, the
+// before the call unless req.Fresh, and after a call whose outcome is unknown; see createFleet). When EC2 answered, the
 // error is an InsufficientCapacityError (every offering it named lacked capacity), an OfferingsError
 // (it refused some offerings for other reasons) or a LaunchError (it refused the request); Answered
 // tells those from errors that leave open whether an instance started.
@@ -153,13 +158,15 @@ func (l *Launcher) Launch(ctx context.Context, req Request) (Instance, error) {
 	if err := validate(req); err != nil {
 		return Instance{}, err
 	}
-	existing, ok, err := l.FindByClaim(ctx, req.Claim)
-	if err != nil {
-		// No fleet was asked for: nothing was launched, whatever the error.
-		return Instance{}, &notAskedError{fromAPIError("looking up the instance of claim "+req.Claim, err)}
-	}
-	if ok {
-		return req.adopted(existing), nil
+	if !req.Fresh {
+		existing, ok, err := l.FindByClaim(ctx, req.Claim)
+		if err != nil {
+			// No fleet was asked for: nothing was launched, whatever the error.
+			return Instance{}, &notAskedError{fromAPIError("looking up the instance of claim "+req.Claim, err)}
+		}
+		if ok {
+			return req.adopted(existing), nil
+		}
 	}
 	out, found, err := l.createFleet(ctx, l.fleetInput(req), "creating fleet for claim "+req.Claim, func(ctx context.Context) ([]Instance, error) {
 		inst, ok, err := l.FindByClaim(ctx, req.Claim)

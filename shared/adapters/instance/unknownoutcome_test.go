@@ -84,7 +84,7 @@ func TestABatchWhoseAnswerWasLostAdoptsItsInstances(t *testing.T) {
 	client, lost := lossyClient(n, 1)
 	const cluster = "lost-batch"
 	l := New(client, cluster)
-	req := BatchRequest{Request: n.request(""), Batch: "batch-lost00000001", Claims: batchClaims(4), Fresh: true}
+	req := BatchRequest{Request: fresh(n.request("")), Batch: "batch-lost00000001", Claims: batchClaims(4)}
 	req.Cluster = cluster
 
 	res, err := l.LaunchBatch(ctx, req)

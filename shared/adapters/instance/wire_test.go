@@ -231,7 +231,7 @@ func TestWireBatchServerErrorAdoptsWhatTheFleetStarted(t *testing.T) {
 		"CreateTags":        {{200, createTagsOK}},
 	})
 	res, err := New(client, "demo").LaunchBatch(context.Background(),
-		BatchRequest{Request: request(), Batch: "batch-b1", Claims: []string{"c1", "c2", "c3"}, Fresh: true})
+		BatchRequest{Request: fresh(request()), Batch: "batch-b1", Claims: []string{"c1", "c2", "c3"}})
 	require.NoError(t, err)
 	assert.True(t, res.Adopted)
 	require.Len(t, res.Assigned, 2)
@@ -251,7 +251,7 @@ func TestWireBatchServerErrorLeavesTheOutcomeOpen(t *testing.T) {
 		"CreateFleet":       {{503, errorXML("Unavailable", "The service is unavailable.")}},
 	})
 	_, err := New(client, "demo").LaunchBatch(context.Background(),
-		BatchRequest{Request: request(), Batch: "batch-b1", Claims: []string{"c1", "c2"}, Fresh: true})
+		BatchRequest{Request: fresh(request()), Batch: "batch-b1", Claims: []string{"c1", "c2"}})
 	assert.False(t, Answered(err), "%v", err)
 	assert.Equal(t, slices.Repeat([]string{"batch-b1"}, 6), w.tokens)
 }
@@ -285,4 +285,10 @@ func batchInstances(batch string, ids ...string) string {
 		items += instanceXML(id, map[string]string{TagBatch: batch})
 	}
 	return describeXML(items)
+}
+
+// fresh is r on its first attempt, its token never sent (Request.Fresh).
+func fresh(r Request) Request {
+	r.Fresh = true
+	return r
 }

@@ -52,7 +52,8 @@ func LaunchBatchPlan(ctx context.Context, l BatchLauncher, rec UnavailableRecord
 			}
 			// Every token here is new: the batch id was drawn by this run, and an attempt whose outcome is
 			// unknown ends the launch (the lifecycle adopts by the batch tag), so no look-up is needed.
-			req := instance.BatchRequest{Request: plan.Request, Batch: batch, Claims: out.Rest, Fresh: true}
+			req := instance.BatchRequest{Request: plan.Request, Batch: batch, Claims: out.Rest}
+			req.Fresh = true
 			req.CapacityType, req.Overrides = step.capacityType, truncate(remaining)
 			if out.Attempts > 0 {
 				req.ClientToken = attemptToken(batch, out.Attempts)

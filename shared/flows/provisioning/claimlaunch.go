@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodewright/nodewright/shared/adapters/crash"
 	"github.com/nodewright/nodewright/shared/adapters/instance"
 	"github.com/nodewright/nodewright/shared/adapters/launchtemplate"
 	"github.com/nodewright/nodewright/shared/adapters/state"
@@ -25,8 +26,10 @@ type claimLaunch struct {
 	target    claimTarget
 	// newName draws a claim name; run draws another when the name is taken (see maxClaimNameDraws).
 	newName func() string
-	// name is the name the claim was written under.
-	name string
+	// name is the name the claim was written under; written is the record as record wrote it (pending),
+	// nil until then.
+	name    string
+	written *state.Claim
 	// stamp is what the claim records of the configuration it is launched from (drift hashes, lifetime).
 	stamp claimStamp
 	// replaces names the claims this one is launched to replace (state.Claim.Replaces): a consolidation's
@@ -64,17 +67,23 @@ func (l *claimLaunch) record(ctx context.Context) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("labelling a claim for nodepool %s: %w", cp.NodePool, err)
 	}
-	if l.name, err = l.create(ctx, labels); err != nil {
+	written, err := l.create(ctx, labels)
+	if err != nil {
 		return nil, err
 	}
+	l.name, l.written = written.Name, &written
 	return labels, nil
 }
 
 // launch launches the recorded claim l.name and records the outcome (see run).
 func (l claimLaunch) launch(ctx context.Context, labels map[string]string) (*LaunchedClaim, error) {
 	cp, nc := l.target.claim, l.target.class.nc
+	// record created the claim under this name moments ago (a create refuses a name that is taken), so
+	// no call has carried its token, nor the later attempts' tokens derived from it: the launcher skips
+	// its look-up for an instance to adopt. An attempt whose outcome is unknown ends the launch, and the
+	// launcher then looks by the claim tag itself.
 	req := instance.Request{Cluster: l.target.cluster.Name, Claim: l.name, NodePool: cp.NodePool, NodeClass: nc.Name,
-		Tags: nc.Spec.Tags, Context: fleetContext(cp, nc), PriceOverlay: cp.PriceOverlayApplied}
+		Tags: nc.Spec.Tags, Context: fleetContext(cp, nc), PriceOverlay: cp.PriceOverlayApplied, Fresh: l.written != nil}
 	plan, err := l.plan(ctx, req)
 	if err != nil {
 		return nil, err
@@ -105,20 +114,38 @@ func (l claimLaunch) plan(ctx context.Context, req instance.Request) (LaunchPlan
 }
 
 // launched records that the claim's instance inst was launched, after attempts CreateFleet calls, and
-// the Launch decision.
+// the Launch decision. The two are independent writes (the instance is running either way, and a claim
+// record left unwritten is the reconciler's to adopt) and are made at once: one after the other they kept
+// a burst's next run, which the run's lease holds back, waiting for two table round trips more.
 func (l claimLaunch) launched(ctx context.Context, plan LaunchPlan, labels map[string]string, inst instance.Instance,
 	attempts int, full []instance.ExhaustedSubnet) (*LaunchedClaim, error) {
 	rec := l.launchRecord(plan, labels, inst, attempts)
 	noteFullSubnets(rec.details, full)
-	if err := l.recordLaunch(ctx, rec); err != nil {
+	decided := make(chan error, 1)
+	go func() {
+		var err error
+		defer func() { decided <- err }()
+		defer crash.Capture(&err)
+		err = l.decide(ctx, "Launch", "Provisioned", l.target.claim.Why, rec.details)
+	}()
+	recorded := l.recordLaunch(ctx, rec)
+	if err := <-decided; recorded == nil {
 		return rec.claim, err
 	}
-	return rec.claim, l.decide(ctx, "Launch", "Provisioned", l.target.claim.Why, rec.details)
+	return rec.claim, recorded
 }
 
-// recordLaunch writes rec onto the claim's record on its own (read, apply, conditional put); a claim
-// the reconciler already adopted the instance for is left as it is.
+// recordLaunch writes rec onto the claim's record on its own: a conditional put over the record as
+// written before the launch, or, when that changed since (or is not known), read, apply and a
+// conditional put; a claim the reconciler already adopted the instance for is left as it is.
 func (l claimLaunch) recordLaunch(ctx context.Context, rec launchRecord) error {
+	if l.written != nil {
+		next := *l.written
+		rec.apply(&next)
+		if _, err := l.store.PutClaims(ctx, []state.Claim{*l.written}, []state.Claim{next}); err == nil {
+			return nil
+		}
+	}
 	_, err := l.store.UpdateClaim(ctx, l.name, rec.update)
 	if err != nil && !errors.Is(err, errAdoptedFirst) {
 		return fmt.Errorf("recording launch of claim %s (instance %s; the reconciler adopts it): %w", l.name, rec.inst.ID, err)
@@ -224,20 +251,20 @@ const maxClaimNameDraws = 3
 
 // create writes the pending claim under a fresh name, drawing another name when one is already taken (a
 // claim of another run, or a record left behind), so a collision costs a retry, not the launch.
-func (l claimLaunch) create(ctx context.Context, labels map[string]string) (string, error) {
+func (l claimLaunch) create(ctx context.Context, labels map[string]string) (state.Claim, error) {
 	var taken []string
 	for len(taken) < maxClaimNameDraws {
 		name := l.newName()
-		_, err := l.store.CreateClaim(ctx, l.pendingClaim(name, labels))
+		written, err := l.store.CreateClaim(ctx, l.pendingClaim(name, labels))
 		switch {
 		case err == nil:
-			return name, nil
+			return written, nil
 		case !errors.Is(err, state.ErrAlreadyExists):
-			return "", &notRecorded{pods: len(l.target.claim.Pods), err: fmt.Errorf("writing claim %s: %w", name, err)}
+			return state.Claim{}, &notRecorded{pods: len(l.target.claim.Pods), err: fmt.Errorf("writing claim %s: %w", name, err)}
 		}
 		taken = append(taken, name)
 	}
-	return "", &notRecorded{pods: len(l.target.claim.Pods), err: fmt.Errorf("writing a claim for nodepool %s: every name drawn was taken (%s): %w",
+	return state.Claim{}, &notRecorded{pods: len(l.target.claim.Pods), err: fmt.Errorf("writing a claim for nodepool %s: every name drawn was taken (%s): %w",
 		l.target.claim.NodePool, strings.Join(taken, ", "), state.ErrAlreadyExists)}
 }
 
