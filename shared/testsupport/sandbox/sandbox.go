@@ -468,9 +468,16 @@ func (s *Sandbox) Close() {
 	}
 }
 
+// sandboxNodeClassCacheAge is how long the sandbox's functions keep an EC2NodeClass's resolution: long
+// enough that a burst's chain of runs resolves once, as a warm function does (without the cache every
+// run asked moto again, 55-90 ms of each run in the detection scenario), and short enough that an AMI a
+// scenario publishes (drift) is used within seconds, not the deployed functions' five minutes.
+const sandboxNodeClassCacheAge = 5 * time.Second
+
 // newProvisioner wires a provisioner to the sandbox the way provisioning.NewOnAWS wires the deployed
-// functions' — moto's EC2, SSM and IAM, the local control plane's join data, the functions' identity —
-// except that launches go through the fleet watch, so the timeline shows them.
+// functions' — moto's EC2, SSM and IAM, the local control plane's join data, the functions' identity, the
+// EC2NodeClass resolution cache — except that launches go through the fleet watch, so the timeline shows
+// them, and the cache keeps a resolution for sandboxNodeClassCacheAge, not five minutes.
 // Each function that launches (the provisioner, the disruption function) gets its own, as in Lambda;
 // seed tells their claim-name draws apart. mirrors writes the NodeClaim mirrors of its launches (the
 // provisioner's, as its main wires it; nil for the disruption function's, as deployed).
@@ -482,6 +489,7 @@ func (s *Sandbox) newProvisioner(f footprint.Function, prices *pricing.Provider,
 	if f == footprint.Provisioner {
 		buffers = kube.NewBuffers(s.FunctionClient(f), "")
 	}
+	resolver := nodeclass.New(s.EC2, ssm.NewFromConfig(s.AWS), iam.NewFromConfig(s.AWS), Cluster, "us-east-1", time.Now)
 	var memo mirror.UIDSource
 	if mirrors != nil {
 		memo, _ = mirrors.Writer.(mirror.UIDSource)
@@ -495,7 +503,7 @@ func (s *Sandbox) newProvisioner(f footprint.Function, prices *pricing.Provider,
 		Cluster:     snapshots,
 		Pods:        snapshots,
 		Visibility:  s.SQS,
-		NodeClasses: nodeclass.New(s.EC2, ssm.NewFromConfig(s.AWS), iam.NewFromConfig(s.AWS), Cluster, "us-east-1", time.Now),
+		NodeClasses: nodeclass.NewCache(resolver, sandboxNodeClassCacheAge, time.Now),
 		Catalog:     s.EC2,
 		Prices:      prices,
 		Templates:   launchtemplate.New(s.EC2, Cluster, time.Now),
