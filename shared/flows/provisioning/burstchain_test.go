@@ -2,6 +2,7 @@ package provisioning
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/adapters/state"
 )
 
 // growingCluster is a burst in progress: each snapshot shows the pods of the next step (the last step
@@ -59,6 +61,94 @@ func TestARunThatLaunchedRunsAgain(t *testing.T) {
 	}
 	assert.Equal(t, []int{1, 1, 0}, []int{out.Timings[0].Launched, out.Timings[1].Launched, out.Timings[2].Launched})
 	assert.Equal(t, []int{1, 2, 2}, []int{out.Timings[0].PendingPods, out.Timings[1].PendingPods, out.Timings[2].PendingPods})
+}
+
+// TestALongBurstKeepsItsChain: kube-scheduler marks a thousand pods over ten to fifteen seconds, so a
+// burst's chain runs more than MaxRunsPerBatch times. A run that launched does not count against that
+// bound; before, the chain ended after the fifth run and the pods marked since waited seconds for the next
+// queue batch and its quiet period (a 3.7 s gap in the detection scenario).
+func TestALongBurstKeepsItsChain(t *testing.T) {
+	const steps = MaxRunsPerBatch + 3
+	var pods []corev1.Pod
+	var snaps []*kube.Snapshot
+	for i := range steps {
+		p := pod(fmt.Sprintf("p%d", i), nil)
+		p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("3") // one per node
+		pods = append(pods, p)
+		snaps = append(snaps, pendingSnapshot(pods...))
+	}
+	w := newTestProvisioner(t, &growingCluster{steps: snaps})
+	out := w.p.Handle(context.Background(), "run-1", TriggerOf(batch(t, time.Now().Add(-time.Second))))
+	require.NoError(t, out.Err)
+	assert.False(t, out.Unsatisfied)
+	assert.Len(t, out.Launched, steps, "a claim for each pod, as it came")
+	assert.Equal(t, steps+1, out.Runs, "every run that launched was followed by another; the one that launched nothing ended the chain")
+}
+
+// TestAChainGoesOnWhileNewPodsArePlaced: pods marked since the last snapshot that fit on capacity in
+// flight launch nothing, but the burst is still arriving; the chain goes on, and ends at the run that
+// finds nothing new. Before, the run that launched nothing ended it, and the pods marked after it waited
+// for their own messages behind the burst's backlog in the queue.
+func TestAChainGoesOnWhileNewPodsArePlaced(t *testing.T) {
+	a, b, c := pod("a", nil), pod("b", nil), pod("c", nil)
+	cluster := &growingCluster{steps: []*kube.Snapshot{pendingSnapshot(a), pendingSnapshot(a, b), pendingSnapshot(a, b, c), pendingSnapshot(a, b, c)}}
+	w := newTestProvisioner(t, cluster)
+	out := w.p.Handle(context.Background(), "run-1", TriggerOf(batch(t, time.Now().Add(-time.Second))))
+	require.NoError(t, out.Err)
+	require.Len(t, out.Launched, 1, "one claim for a, with room for b and c")
+	require.Len(t, out.Timings, 4, "b and c were placed on the claim in flight by runs of their own; the fourth found nothing new")
+	assert.Equal(t, []int{1, 1, 1, 0}, []int{out.Timings[0].NewlyPlaced, out.Timings[1].NewlyPlaced, out.Timings[2].NewlyPlaced, out.Timings[3].NewlyPlaced})
+}
+
+// leaseCounting is a Store that counts the lease's acquisitions and releases.
+type leaseCounting struct {
+	Store
+	mu                 sync.Mutex
+	acquired, released int
+}
+
+func (l *leaseCounting) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (state.Lease, error) {
+	l.mu.Lock()
+	l.acquired++
+	l.mu.Unlock()
+	return l.Store.AcquireLease(ctx, name, holder, ttl)
+}
+
+func (l *leaseCounting) ReleaseLease(ctx context.Context, lease state.Lease) error {
+	l.mu.Lock()
+	l.released++
+	l.mu.Unlock()
+	return l.Store.ReleaseLease(ctx, lease)
+}
+
+// TestAChainHoldsTheLeaseOnce: the runs of a burst's chain follow one another under one hold of the
+// lease. Before, each run took the lease and gave it back, two table writes between one run's end and
+// the next run's snapshot, which the pods marked meanwhile wait for. The lease is free at the end.
+func TestAChainHoldsTheLeaseOnce(t *testing.T) {
+	a, b := pod("a", nil), pod("b", nil)
+	b.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("3")
+	w := newTestProvisioner(t, &growingCluster{steps: []*kube.Snapshot{pendingSnapshot(a), pendingSnapshot(a, b)}})
+	counting := &leaseCounting{Store: w.p.deps.Store}
+	w.p.deps.Store = counting
+	out := w.p.Handle(context.Background(), "run-1", TriggerOf(batch(t, time.Now().Add(-time.Second))))
+	require.NoError(t, out.Err)
+	assert.Equal(t, 3, out.Runs)
+	assert.Equal(t, 1, counting.acquired, "three runs, one hold")
+	assert.Equal(t, 1, counting.released)
+	assert.True(t, leaseFree(t, w.store))
+
+	// A hold ends at half the lease's time to live, so a chain never outlives its lease: with a lease of
+	// a few milliseconds, each run takes it again.
+	w2 := newTestProvisioner(t, &growingCluster{steps: []*kube.Snapshot{pendingSnapshot(a), pendingSnapshot(a, b)}})
+	counting2 := &leaseCounting{Store: w2.p.deps.Store}
+	w2.p.deps.Store = counting2
+	w2.p.cfg.LeaseTTL = 2 * time.Millisecond
+	out = w2.p.Handle(context.Background(), "run-2", TriggerOf(batch(t, time.Now().Add(-time.Second))))
+	require.NoError(t, out.Err)
+	assert.Equal(t, 3, out.Runs)
+	assert.Len(t, out.Launched, 2)
+	assert.Equal(t, 3, counting2.acquired, "one hold a run")
+	assert.Equal(t, 3, counting2.released)
 }
 
 // countingPods is podsNow that counts its reads.

@@ -2,7 +2,6 @@ package provisioning
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -133,6 +132,8 @@ type Provisioner struct {
 	runs runbudget.Meter
 	// settings are those the last configuration read found (batchSettings).
 	settings atomic.Pointer[settings.Settings]
+	// pending are the pending pods the last run saw (Report.NewlyPlaced).
+	pending pendingSeen
 	// lastCapacity is when this process last summed the capacity (UnixNano; see noteCapacity).
 	lastCapacity atomic.Int64
 }
@@ -161,35 +162,18 @@ func New(cfg Config, deps Dependencies) *Provisioner {
 // are in Report.Errors. State is left consistent whatever happens: a claim is written before its launch,
 // and one whose outcome is unknown stays pending for the reconciler to adopt or time out.
 func (p *Provisioner) Run(ctx context.Context, runID string) (Report, error) {
-	return p.runAfter(ctx, runID, 0)
-}
-
-// runAfter is Run that, once it holds the lease, waits quiet before reading the cluster (see Handle).
-func (p *Provisioner) runAfter(ctx context.Context, runID string, quiet time.Duration) (Report, error) {
-	if runID == "" {
-		return Report{}, errors.New("provisioning run: a run id is required to hold the lease")
-	}
 	var rep Report
-	run, err := state.RunLeased(ctx, p.deps.Store, LeaseName, runID, "the provisioner lease",
-		state.LeaseTTLFor(ctx, p.deps.Now(), p.cfg.LeaseTTL), func() error {
-			rep.Lease = true
-			if quiet > 0 {
-				timer := time.NewTimer(quiet)
-				select {
-				case <-ctx.Done():
-				case <-timer.C:
-				}
-				timer.Stop()
-			}
-			start := p.deps.Now()
-			defer func() { p.runs.Observe(p.deps.Now().Sub(start)) }()
-			return p.run(ctx, runID, &rep)
-		})
-	if !run.Held {
+	var runErr error
+	held, notReleased, err := p.leasedRuns(ctx, runID, 0, func(r Report, err error) bool {
+		rep, runErr = r, err
+		return false
+	})
+	if !held {
 		return Report{}, err
 	}
-	rep.LeaseNotReleased = run.ReleaseWarning()
-	return rep, err
+	rep.LeaseNotReleased = notReleased
+	p.writeLaunchMirrors(ctx, &rep)
+	return rep, runErr
 }
 
 func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err error) {
@@ -225,6 +209,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 	rep.BufferPods = len(virtual)
 	pods = append(pods, virtual...)
 	if len(pods) == 0 && len(needs) == 0 {
+		p.pending.placedNew(nil, nil)
 		p.writeBufferStatus(ctx, buffers, nil, rep)
 		p.markSnapshot(ctx, snapshotAt, snap.PodsResourceVersion, rep)
 		return nil
@@ -269,6 +254,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 	staticPlans, staticPools := planStatic(needs, staticPrepared, backoffs, input, rep)
 	plan.NewClaims = append(plan.NewClaims, staticPlans...)
 	rep.SolveDuration = p.deps.Now().Sub(start)
+	rep.NewlyPlaced = p.pending.placedNew(pods[:len(pods)-len(virtual)], plan.Unschedulable)
 	plan.Unschedulable = explainBackedOff(plan.Unschedulable, held, backoffs, input)
 	events = append(events, incompatibleEvents(plan.NoCompatibleInstanceTypes)...)
 
@@ -304,9 +290,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 	if len(rep.Skipped) == 0 && len(rep.LaunchFailures) == 0 {
 		p.markSnapshot(ctx, snapshotAt, snap.PodsResourceVersion, rep)
 	}
-	// Last, within its own budget: the mirrors are the lifecycle function's to keep, so they never take
-	// the time the run's marks, events and lease release need.
-	p.writeLaunchMirrors(ctx, rep)
+	// The launch mirrors are written once the lease is given back (Run, mirrorJob): they need no lease.
 	return nil
 }
 

@@ -19,6 +19,9 @@ type Report struct {
 	// Buffers counts the CapacityBuffers the run read (gate CapacityBuffer), BufferPods the virtual pods
 	// it planned for with the pending pods, and BufferStatusWrites the buffers whose status it wrote.
 	Buffers, BufferPods, BufferStatusWrites int
+	// NewlyPlaced counts the pending pods that the process's previous run did not see and this run placed,
+	// on claims it launched or on capacity in flight: kube-scheduler is still marking a burst's pods.
+	NewlyPlaced int
 	// InFlight counts the claims launched earlier whose nodes have not registered yet.
 	InFlight int
 	// Claims are the claims this run launched.
@@ -72,17 +75,17 @@ type UnschedulablePod struct {
 
 // RunTiming is when one run of an invocation started and how long its phases took (see Report).
 type RunTiming struct {
-	Started                                 time.Time
-	Lease                                   bool
-	Read, Prepare, Solve, Launch, Finish    time.Duration
-	PendingPods, InFlight, Launched, Errors int
+	Started                                              time.Time
+	Lease                                                bool
+	Read, Prepare, Solve, Launch, Finish                 time.Duration
+	PendingPods, NewlyPlaced, InFlight, Launched, Errors int
 }
 
 // timing is the run's RunTiming.
 func (r Report) timing() RunTiming {
 	return RunTiming{Started: r.Started, Lease: r.Lease, Read: r.ReadDuration, Prepare: r.PrepareDuration,
 		Solve: r.SolveDuration, Launch: r.LaunchDuration, Finish: r.FinishDuration,
-		PendingPods: r.PendingPods, InFlight: r.InFlight, Launched: len(r.Claims), Errors: len(r.Errors)}
+		PendingPods: r.PendingPods, NewlyPlaced: r.NewlyPlaced, InFlight: r.InFlight, Launched: len(r.Claims), Errors: len(r.Errors)}
 }
 
 // Total is the run's duration from its read to its end.

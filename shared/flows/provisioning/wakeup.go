@@ -31,8 +31,12 @@ const (
 	leaseWait = 500 * time.Millisecond
 	// rerunPause separates two runs of one invocation, so a pod status being written settles.
 	rerunPause = 200 * time.Millisecond
-	// MaxRunsPerBatch bounds the runs one queue batch gets in one invocation, deadline or not.
+	// MaxRunsPerBatch bounds the runs that launched nothing (unsatisfied, failed, or finding the lease
+	// held) one queue batch gets in one invocation, deadline or not.
 	MaxRunsPerBatch = 5
+	// MaxRunsPerInvocation bounds every run of one invocation, those of a burst's chain included,
+	// deadline or not (the deadline bounds them first in a Lambda: timeForAnotherRun).
+	MaxRunsPerInvocation = 100
 	// MaxUnsatisfiedReceives bounds how often a batch that could not be satisfied is handed back to SQS:
 	// below the provisioning queue's maxReceiveCount (5), so a pod that changes all the time never sends
 	// its wake-up to the dead-letter queue; the backstop schedule covers it then.
@@ -49,9 +53,10 @@ const (
 // snapshot begun after the message may still show the pod without it.
 // Messages that name no pod (replacement requests) are satisfied by a complete snapshot begun after they
 // were sent. Handle runs again until the batch is satisfied (waiting while another run holds the lease)
-// and after a run that launched (launchedInBurst; the batch is checked only once such a chain ends), up
-// to MaxRunsPerBatch times and as long as the time left covers another run (timeForAnotherRun); an
-// unsatisfied batch then gives up with Unsatisfied set.
+// and after a run that launched or placed new pods (burstGoesOn; the batch is checked only once such a
+// chain ends, and the chain's runs follow one another under one hold of the lease: leasedRuns), up to
+// MaxRunsPerBatch runs that launched nothing (MaxRunsPerInvocation in all) and as long as the time left
+// covers another run (timeForAnotherRun); an unsatisfied batch then gives up with Unsatisfied set.
 // A failed run, or a lease, mark or pod that cannot be read, never satisfies: a spare run costs a solve,
 // a missed one costs a pod.
 //
@@ -61,8 +66,10 @@ const (
 // settings' batchIdleDuration has passed since the newest message was sent (never longer than that, and
 // never past batchMaxDuration after the oldest: see quietWait and batchSettings); the schedule, later
 // runs and replacement requests (an interruption's clock is running) never wait.
-func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outcome {
-	out := Outcome{Trigger: t}
+func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) (out Outcome) {
+	out = Outcome{Trigger: t}
+	var mirrors *mirrorJob // the launch mirrors of the last run, written beside the next one
+	defer func() { mirrors.finish(&out.Report) }()
 	if t.Queue() {
 		ok, mark := p.satisfied(ctx, t)
 		if ok {
@@ -72,25 +79,50 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outco
 	}
 	quiet := quietWait(t, p.deps.Now(), windowOf(p.batchSettings(ctx, t)))
 	out.Waited = quiet
+	spare := 0       // runs that launched nothing
+	chained := false // the last run launched, and another fits: the next follows at once
 	for {
-		out.Runs++
-		out.Report, out.Err = p.runAfter(ctx, fmt.Sprintf("%s#%d", runID, out.Runs), quiet)
-		out.Launched = append(out.Launched, out.Report.Claims...)
-		out.Timings = append(out.Timings, out.Report.timing())
-		if out.Report.Capacity != nil {
-			out.Capacity = out.Report.Capacity
-		}
-		if pe := (*crash.PanicError)(nil); errors.As(out.Err, &pe) {
-			out.Panics = append(out.Panics, out.Err)
+		held, notReleased, err := p.leasedRuns(ctx, fmt.Sprintf("%s#%d", runID, out.Runs+1), quiet, func(rep Report, err error) bool {
+			out.Runs++
+			out.Report, out.Err = rep, err
+			mirrors.finish(&out.Report)
+			mirrors = p.startMirrors(ctx, rep.Claims)
+			out.Launched = append(out.Launched, rep.Claims...)
+			out.Timings = append(out.Timings, rep.timing())
+			if rep.Capacity != nil {
+				out.Capacity = rep.Capacity
+			}
+			if pe := (*crash.PanicError)(nil); errors.As(err, &pe) {
+				out.Panics = append(out.Panics, err)
+			}
+			// A run that launched does not count against MaxRunsPerBatch: a burst whose pods kube-scheduler
+			// marks over fifteen seconds would otherwise end its chain after five runs, and its pods wait
+			// for the next batch's quiet period, seconds later.
+			if !launchedInBurst(rep) {
+				spare++
+			}
+			// A run that launched is followed by another whatever the batch's check would say, so the
+			// check (the mark, the revision and up to ten pod reads) is left to the run that ends the
+			// chain: made here it only delayed the next run's snapshot, which the pods marked since are
+			// waiting for. The next run follows under the same hold of the lease, with no pause:
+			// kube-scheduler is marking the burst's pods now.
+			chained = t.Queue() && burstGoesOn(rep) && p.moreRuns(ctx, spare, out.Runs)
+			return chained
+		})
+		if held {
+			out.Report.LeaseNotReleased = notReleased
+		} else {
+			out.Runs++
+			out.Report, out.Err = Report{}, err
+			out.Timings = append(out.Timings, out.Report.timing())
+			spare++
+			chained = false
 		}
 		if !t.Queue() {
 			return out // a failed scheduled run is the next schedule's to retry
 		}
-		moreRuns := out.Runs < MaxRunsPerBatch && p.timeForAnotherRun(ctx)
-		// A run that launched is followed by another whatever the batch's check would say, so the check
-		// (the mark, the revision and up to ten pod reads) is left to the run that ends the chain: made
-		// here it only delayed the next run's snapshot, which the pods marked since are waiting for.
-		chained := moreRuns && launchedInBurst(out.Report)
+		moreRuns := p.moreRuns(ctx, spare, out.Runs)
+		chained = chained && moreRuns // the hold ended at its time limit mid-chain: take the lease again
 		// A failed run (an API server or AWS error past the clients' retries) satisfies nothing: it is
 		// run again like an unsatisfied one, and the batch handed back if none succeeds, rather than
 		// leaving its pods to the backstop a minute later.
@@ -108,8 +140,11 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outco
 		}
 		quiet = 0
 		pause := rerunPause
-		if !out.Report.Lease {
+		switch {
+		case !out.Report.Lease:
 			pause = leaseWait
+		case chained:
+			pause = 0
 		}
 		if sqsbatchSleep(ctx, pause) != nil {
 			out.Unsatisfied = true
@@ -118,12 +153,24 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) Outco
 	}
 }
 
-// launchedInBurst reports whether a run launched capacity: pods are arriving, and kube-scheduler marks a
-// burst's pods over seconds (a thousand take ten to twenty). Handle then runs again at once, even when its
-// own batch is satisfied: the pods marked since the run's snapshot would otherwise wait until their own
-// messages came through the queue, behind every message of the burst that earlier runs already served.
-// The run that launches nothing ends the chain.
+// moreRuns reports whether Handle may make another run after runs, spare of which launched nothing: up to
+// MaxRunsPerBatch spare ones, MaxRunsPerInvocation in all, and while the time left covers one.
+func (p *Provisioner) moreRuns(ctx context.Context, spare, runs int) bool {
+	return spare < MaxRunsPerBatch && runs < MaxRunsPerInvocation && p.timeForAnotherRun(ctx)
+}
+
+// launchedInBurst reports whether a run launched capacity.
 func launchedInBurst(rep Report) bool { return rep.Lease && len(rep.Claims) > 0 }
+
+// burstGoesOn reports whether a run shows a burst still arriving: it launched capacity, or it placed
+// pods the previous run had not seen on capacity in flight (Report.NewlyPlaced). kube-scheduler marks a
+// burst's pods over seconds (a thousand take ten to twenty), so Handle then runs again at once, even when
+// its own batch is satisfied: the pods marked since the run's snapshot would otherwise wait until their
+// own messages came through the queue, behind every message of the burst that earlier runs already
+// served (each such batch costs a check; in the detection scenario, draining them kept pods marked after
+// a chain ended waiting 3-5 s). The run that neither launches nor places a new pod ends the chain; one
+// that places new pods without launching still counts against MaxRunsPerBatch.
+func burstGoesOn(rep Report) bool { return launchedInBurst(rep) || (rep.Lease && rep.NewlyPlaced > 0) }
 
 // satisfied reports whether completed runs already saw what t is about (see Handle), and the snapshot
 // mark it read.
