@@ -100,6 +100,27 @@ func TestAChainGoesOnWhileNewPodsArePlaced(t *testing.T) {
 	assert.Equal(t, []int{1, 1, 1, 0}, []int{out.Timings[0].NewlyPlaced, out.Timings[1].NewlyPlaced, out.Timings[2].NewlyPlaced, out.Timings[3].NewlyPlaced})
 }
 
+// TestPlacingRunsDoNotEndTheChain: a burst whose new pods keep fitting on the claim in flight runs more
+// than MaxRunsPerBatch runs that launch nothing; they show the burst going on, so they do not count
+// against that bound. Before, the sixth run's pods waited for their own messages.
+func TestPlacingRunsDoNotEndTheChain(t *testing.T) {
+	const steps = MaxRunsPerBatch + 3
+	var pods []corev1.Pod
+	var snaps []*kube.Snapshot
+	for i := range steps {
+		p := pod(fmt.Sprintf("p%d", i), nil)
+		p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("50m")
+		pods = append(pods, p)
+		snaps = append(snaps, pendingSnapshot(pods...))
+	}
+	w := newTestProvisioner(t, &growingCluster{steps: snaps})
+	out := w.p.Handle(context.Background(), "run-1", TriggerOf(batch(t, time.Now().Add(-time.Second))))
+	require.NoError(t, out.Err)
+	assert.False(t, out.Unsatisfied)
+	require.Len(t, out.Launched, 1, "one claim, with room for every pod that came after")
+	assert.Equal(t, steps+1, out.Runs, "a run for each new pod, and one that found nothing new")
+}
+
 // leaseCounting is a Store that counts the lease's acquisitions and releases.
 type leaseCounting struct {
 	Store

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/nodewright/nodewright/shared/adapters/crash"
 	"github.com/nodewright/nodewright/shared/adapters/mirror"
 	"github.com/nodewright/nodewright/shared/adapters/state"
 )
@@ -48,8 +47,8 @@ var (
 const MaxLaunchMirrors = 50
 
 // writeLaunchMirrors writes the mirrors of the claims rep says the run launched. It runs after the run
-// gave its lease back (Run; in Handle beside the next run, mirrorJob), so it adds nothing to a pod's
-// wait nor to a batch's; it is skipped when the run is within LaunchMargin of its deadline, and it stops
+// (Run: once the lease is given back; Handle: beside the next run, afterRunJob), so it adds nothing to a
+// pod's wait nor to a batch's; it is skipped when the run is within LaunchMargin of its deadline, and it stops
 // at Config.LaunchMirrorBudget: what is not written by then is left (rep.MirrorsLeft), not failed, since
 // the lifecycle function writes it on its next pass anyway. Other failures go into rep.Errors.
 func (p *Provisioner) writeLaunchMirrors(ctx context.Context, rep *Report) {
@@ -101,44 +100,4 @@ func (p *Provisioner) writeLaunchMirrors(ctx context.Context, rep *Report) {
 	if err != nil {
 		rep.Errors = append(rep.Errors, "nodeclaim mirrors: "+err.Error())
 	}
-}
-
-// mirrorJob writes one run's launch mirrors (writeLaunchMirrors) on its own goroutine, once the run gave
-// the lease back: Handle starts the next run of a burst beside it. Written under the lease, they held
-// the next run's snapshot back by 0.06-0.4 s in the detection scenario's traces, and a pod marked in a
-// burst waits for that snapshot.
-type mirrorJob struct {
-	done chan struct{}
-	rep  Report // the launched claims in, what was written, left and failed out
-}
-
-// startMirrors starts the mirrors of claims; nil when there is nothing to write.
-func (p *Provisioner) startMirrors(ctx context.Context, claims []LaunchedClaim) *mirrorJob {
-	if p.deps.Mirrors == nil || len(claims) == 0 {
-		return nil
-	}
-	j := &mirrorJob{done: make(chan struct{}), rep: Report{Claims: claims}}
-	go func() {
-		defer close(j.done)
-		var err error
-		defer func() {
-			if err != nil {
-				j.rep.Errors = append(j.rep.Errors, "nodeclaim mirrors: "+err.Error())
-			}
-		}()
-		defer crash.Capture(&err)
-		p.writeLaunchMirrors(ctx, &j.rep)
-	}()
-	return j
-}
-
-// finish waits for j and adds to rep what it wrote, left and failed; a nil j adds nothing.
-func (j *mirrorJob) finish(rep *Report) {
-	if j == nil {
-		return
-	}
-	<-j.done
-	rep.MirrorsWritten += j.rep.MirrorsWritten
-	rep.MirrorsLeft += j.rep.MirrorsLeft
-	rep.Errors = append(rep.Errors, j.rep.Errors...)
 }

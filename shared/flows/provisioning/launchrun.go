@@ -100,7 +100,8 @@ func (p *Provisioner) runLaunches(ctx context.Context, claims []scheduling.Claim
 		// by the next run, which need not wait for the lease to expire.
 		panic(crashed)
 	}
-	p.publishAll(ctx, nominations(nominated), rep)
+	// The Nominated Events are published after the run (afterRunJob).
+	rep.nominations = append(rep.nominations, nominations(nominated)...)
 }
 
 // batchSize is the most claims one CreateFleet launches: instance.MaxBatchSize, and no more than the

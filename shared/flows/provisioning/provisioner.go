@@ -172,7 +172,7 @@ func (p *Provisioner) Run(ctx context.Context, runID string) (Report, error) {
 		return Report{}, err
 	}
 	rep.LeaseNotReleased = notReleased
-	p.writeLaunchMirrors(ctx, &rep)
+	p.startAfterRun(ctx, rep).finish(&rep)
 	return rep, runErr
 }
 

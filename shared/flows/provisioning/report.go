@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodewright/nodewright/shared/adapters/kube"
 )
 
 // Report is what one provisioning run did, for the handler's log line and the tests.
@@ -48,10 +50,12 @@ type Report struct {
 	Started time.Time
 	// The run's phases, one after another: ReadDuration reads the cluster, the claims and the
 	// configuration; PrepareDuration the catalog, prices, node classes and CapacityBuffers; SolveDuration
-	// solves; LaunchDuration launches (claims written, CreateFleet, claims updated, nominations);
+	// solves; LaunchDuration launches (claims written, CreateFleet, claims updated);
 	// FinishDuration records the rest (events, unschedulable pods, buffer status, the snapshot mark, the
 	// NodeClaim mirrors). A run with nothing pending ends after its read.
 	ReadDuration, PrepareDuration, SolveDuration, LaunchDuration, FinishDuration time.Duration
+	// nominations are the Nominated Events of the run's launches, published after it (afterRunJob).
+	nominations []kube.Event
 	// Capacity is the capacity of Nodewright's Nodes, summed at most every CapacityEvery (nil otherwise).
 	Capacity *Capacity
 }

@@ -31,8 +31,8 @@ const (
 	leaseWait = 500 * time.Millisecond
 	// rerunPause separates two runs of one invocation, so a pod status being written settles.
 	rerunPause = 200 * time.Millisecond
-	// MaxRunsPerBatch bounds the runs that launched nothing (unsatisfied, failed, or finding the lease
-	// held) one queue batch gets in one invocation, deadline or not.
+	// MaxRunsPerBatch bounds the runs that neither launched nor placed new pods (unsatisfied, failed, or
+	// finding the lease held: see burstGoesOn) one queue batch gets in one invocation, deadline or not.
 	MaxRunsPerBatch = 5
 	// MaxRunsPerInvocation bounds every run of one invocation, those of a burst's chain included,
 	// deadline or not (the deadline bounds them first in a Lambda: timeForAnotherRun).
@@ -55,8 +55,9 @@ const (
 // were sent. Handle runs again until the batch is satisfied (waiting while another run holds the lease)
 // and after a run that launched or placed new pods (burstGoesOn; the batch is checked only once such a
 // chain ends, and the chain's runs follow one another under one hold of the lease: leasedRuns), up to
-// MaxRunsPerBatch runs that launched nothing (MaxRunsPerInvocation in all) and as long as the time left
-// covers another run (timeForAnotherRun); an unsatisfied batch then gives up with Unsatisfied set.
+// MaxRunsPerBatch runs that neither launched nor placed new pods (MaxRunsPerInvocation in all) and as
+// long as the time left covers another run (timeForAnotherRun); an unsatisfied batch then gives up with
+// Unsatisfied set.
 // A failed run, or a lease, mark or pod that cannot be read, never satisfies: a spare run costs a solve,
 // a missed one costs a pod.
 //
@@ -68,8 +69,8 @@ const (
 // runs and replacement requests (an interruption's clock is running) never wait.
 func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) (out Outcome) {
 	out = Outcome{Trigger: t}
-	var mirrors *mirrorJob // the launch mirrors of the last run, written beside the next one
-	defer func() { mirrors.finish(&out.Report) }()
+	var after *afterRunJob // what the last run left for after it, done beside the next one
+	defer func() { after.finish(&out.Report) }()
 	if t.Queue() {
 		ok, mark := p.satisfied(ctx, t)
 		if ok {
@@ -79,14 +80,14 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) (out 
 	}
 	quiet := quietWait(t, p.deps.Now(), windowOf(p.batchSettings(ctx, t)))
 	out.Waited = quiet
-	spare := 0       // runs that launched nothing
+	spare := 0       // runs that neither launched nor placed new pods
 	chained := false // the last run launched, and another fits: the next follows at once
 	for {
 		held, notReleased, err := p.leasedRuns(ctx, fmt.Sprintf("%s#%d", runID, out.Runs+1), quiet, func(rep Report, err error) bool {
 			out.Runs++
 			out.Report, out.Err = rep, err
-			mirrors.finish(&out.Report)
-			mirrors = p.startMirrors(ctx, rep.Claims)
+			after.finish(&out.Report)
+			after = p.startAfterRun(ctx, rep)
 			out.Launched = append(out.Launched, rep.Claims...)
 			out.Timings = append(out.Timings, rep.timing())
 			if rep.Capacity != nil {
@@ -95,10 +96,11 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) (out 
 			if pe := (*crash.PanicError)(nil); errors.As(err, &pe) {
 				out.Panics = append(out.Panics, err)
 			}
-			// A run that launched does not count against MaxRunsPerBatch: a burst whose pods kube-scheduler
-			// marks over fifteen seconds would otherwise end its chain after five runs, and its pods wait
-			// for the next batch's quiet period, seconds later.
-			if !launchedInBurst(rep) {
+			// A run that shows the burst going on (it launched, or placed new pods on capacity in flight)
+			// does not count against MaxRunsPerBatch: a burst whose pods kube-scheduler marks over fifteen
+			// seconds would otherwise end its chain after five runs, and the pods marked after it wait
+			// while the queue's backlog of batches already served is checked, seconds.
+			if !burstGoesOn(rep) {
 				spare++
 			}
 			// A run that launched is followed by another whatever the batch's check would say, so the
@@ -153,7 +155,7 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) (out 
 	}
 }
 
-// moreRuns reports whether Handle may make another run after runs, spare of which launched nothing: up to
+// moreRuns reports whether Handle may make another run after runs, spare of which showed no burst: up to
 // MaxRunsPerBatch spare ones, MaxRunsPerInvocation in all, and while the time left covers one.
 func (p *Provisioner) moreRuns(ctx context.Context, spare, runs int) bool {
 	return spare < MaxRunsPerBatch && runs < MaxRunsPerInvocation && p.timeForAnotherRun(ctx)
@@ -169,7 +171,7 @@ func launchedInBurst(rep Report) bool { return rep.Lease && len(rep.Claims) > 0 
 // own messages came through the queue, behind every message of the burst that earlier runs already
 // served (each such batch costs a check; in the detection scenario, draining them kept pods marked after
 // a chain ended waiting 3-5 s). The run that neither launches nor places a new pod ends the chain; one
-// that places new pods without launching still counts against MaxRunsPerBatch.
+// that places new pods without launching does not count against MaxRunsPerBatch either.
 func burstGoesOn(rep Report) bool { return launchedInBurst(rep) || (rep.Lease && rep.NewlyPlaced > 0) }
 
 // satisfied reports whether completed runs already saw what t is about (see Handle), and the snapshot
