@@ -63,22 +63,29 @@ func TestARunThatLaunchedRunsAgain(t *testing.T) {
 	assert.Equal(t, []int{1, 2, 2}, []int{out.Timings[0].PendingPods, out.Timings[1].PendingPods, out.Timings[2].PendingPods})
 }
 
+// handleBurst handles one batch while a burst arrives: each snapshot shows one pod more than the last,
+// steps pods in all, each requesting cpu.
+func handleBurst(t *testing.T, steps int, cpu string) Outcome {
+	t.Helper()
+	var pods []corev1.Pod
+	var snaps []*kube.Snapshot
+	for i := range steps {
+		p := pod(fmt.Sprintf("p%d", i), nil)
+		p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse(cpu)
+		pods = append(pods, p)
+		snaps = append(snaps, pendingSnapshot(pods...))
+	}
+	w := newTestProvisioner(t, &growingCluster{steps: snaps})
+	return w.p.Handle(context.Background(), "run-1", TriggerOf(batch(t, time.Now().Add(-time.Second))))
+}
+
 // TestALongBurstKeepsItsChain: kube-scheduler marks a thousand pods over ten to fifteen seconds, so a
 // burst's chain runs more than MaxRunsPerBatch times. A run that launched does not count against that
 // bound; before, the chain ended after the fifth run and the pods marked since waited seconds for the next
 // queue batch and its quiet period (a 3.7 s gap in the detection scenario).
 func TestALongBurstKeepsItsChain(t *testing.T) {
 	const steps = MaxRunsPerBatch + 3
-	var pods []corev1.Pod
-	var snaps []*kube.Snapshot
-	for i := range steps {
-		p := pod(fmt.Sprintf("p%d", i), nil)
-		p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("3") // one per node
-		pods = append(pods, p)
-		snaps = append(snaps, pendingSnapshot(pods...))
-	}
-	w := newTestProvisioner(t, &growingCluster{steps: snaps})
-	out := w.p.Handle(context.Background(), "run-1", TriggerOf(batch(t, time.Now().Add(-time.Second))))
+	out := handleBurst(t, steps, "3") // one pod per node
 	require.NoError(t, out.Err)
 	assert.False(t, out.Unsatisfied)
 	assert.Len(t, out.Launched, steps, "a claim for each pod, as it came")
@@ -105,16 +112,7 @@ func TestAChainGoesOnWhileNewPodsArePlaced(t *testing.T) {
 // against that bound. Before, the sixth run's pods waited for their own messages.
 func TestPlacingRunsDoNotEndTheChain(t *testing.T) {
 	const steps = MaxRunsPerBatch + 3
-	var pods []corev1.Pod
-	var snaps []*kube.Snapshot
-	for i := range steps {
-		p := pod(fmt.Sprintf("p%d", i), nil)
-		p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("50m")
-		pods = append(pods, p)
-		snaps = append(snaps, pendingSnapshot(pods...))
-	}
-	w := newTestProvisioner(t, &growingCluster{steps: snaps})
-	out := w.p.Handle(context.Background(), "run-1", TriggerOf(batch(t, time.Now().Add(-time.Second))))
+	out := handleBurst(t, steps, "50m")
 	require.NoError(t, out.Err)
 	assert.False(t, out.Unsatisfied)
 	require.Len(t, out.Launched, 1, "one claim, with room for every pod that came after")
