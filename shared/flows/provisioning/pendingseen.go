@@ -32,16 +32,15 @@ func (s *pendingSeen) placedNew(pods []*corev1.Pod, failed []scheduling.PodFailu
 	for _, p := range pods {
 		next = append(next, uidHash(p))
 	}
-	slices.Sort(next)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
-	for _, p := range pods {
-		h := uidHash(p)
+	for _, h := range next {
 		if _, seen := slices.BinarySearch(s.hashes, h); !seen && !unplaced[h] {
 			n++
 		}
 	}
+	slices.Sort(next)
 	s.hashes = next
 	return n
 }

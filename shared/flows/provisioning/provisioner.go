@@ -290,7 +290,8 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 	if len(rep.Skipped) == 0 && len(rep.LaunchFailures) == 0 {
 		p.markSnapshot(ctx, snapshotAt, snap.PodsResourceVersion, rep)
 	}
-	// The launch mirrors are written once the lease is given back (Run, mirrorJob): they need no lease.
+	// The Nominated Events and the launch mirrors are left for after the run (afterRunJob): they need no
+	// lease and the next run does not read them.
 	return nil
 }
 

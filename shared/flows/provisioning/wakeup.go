@@ -81,7 +81,7 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) (out 
 	quiet := quietWait(t, p.deps.Now(), windowOf(p.batchSettings(ctx, t)))
 	out.Waited = quiet
 	spare := 0       // runs that neither launched nor placed new pods
-	chained := false // the last run launched, and another fits: the next follows at once
+	chained := false // the last run showed the burst going on, and another fits: the next follows at once
 	for {
 		held, notReleased, err := p.leasedRuns(ctx, fmt.Sprintf("%s#%d", runID, out.Runs+1), quiet, func(rep Report, err error) bool {
 			out.Runs++
@@ -103,11 +103,11 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) (out 
 			if !burstGoesOn(rep) {
 				spare++
 			}
-			// A run that launched is followed by another whatever the batch's check would say, so the
-			// check (the mark, the revision and up to ten pod reads) is left to the run that ends the
-			// chain: made here it only delayed the next run's snapshot, which the pods marked since are
-			// waiting for. The next run follows under the same hold of the lease, with no pause:
-			// kube-scheduler is marking the burst's pods now.
+			// Such a run is followed by another whatever the batch's check would say, so the check (the
+			// mark, the revision and up to ten pod reads) is left to the run that ends the chain: made
+			// here it only delayed the next run's snapshot, which the pods marked since are waiting for.
+			// The next run follows under the same hold of the lease, with no pause: kube-scheduler is
+			// marking the burst's pods now.
 			chained = t.Queue() && burstGoesOn(rep) && p.moreRuns(ctx, spare, out.Runs)
 			return chained
 		})
@@ -161,9 +161,6 @@ func (p *Provisioner) moreRuns(ctx context.Context, spare, runs int) bool {
 	return spare < MaxRunsPerBatch && runs < MaxRunsPerInvocation && p.timeForAnotherRun(ctx)
 }
 
-// launchedInBurst reports whether a run launched capacity.
-func launchedInBurst(rep Report) bool { return rep.Lease && len(rep.Claims) > 0 }
-
 // burstGoesOn reports whether a run shows a burst still arriving: it launched capacity, or it placed
 // pods the previous run had not seen on capacity in flight (Report.NewlyPlaced). kube-scheduler marks a
 // burst's pods over seconds (a thousand take ten to twenty), so Handle then runs again at once, even when
@@ -172,7 +169,7 @@ func launchedInBurst(rep Report) bool { return rep.Lease && len(rep.Claims) > 0 
 // served (each such batch costs a check; in the detection scenario, draining them kept pods marked after
 // a chain ended waiting 3-5 s). The run that neither launches nor places a new pod ends the chain; one
 // that places new pods without launching does not count against MaxRunsPerBatch either.
-func burstGoesOn(rep Report) bool { return launchedInBurst(rep) || (rep.Lease && rep.NewlyPlaced > 0) }
+func burstGoesOn(rep Report) bool { return rep.Lease && (len(rep.Claims) > 0 || rep.NewlyPlaced > 0) }
 
 // satisfied reports whether completed runs already saw what t is about (see Handle), and the snapshot
 // mark it read.
