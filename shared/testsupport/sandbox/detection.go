@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,13 +63,16 @@ type SchedulerRates struct {
 	Without       float64 `json:"without"`
 }
 
-// PassCPU is the CPU time, in seconds, the control plane's processes used during one scheduler pass
-// (utime + stime from /proc, to 10 ms), and in the pass with detection the webhook's requests and the
-// connections the API server opened for them.
+// PassCPU is the CPU time, in seconds, the control plane's processes, moto and this process used during
+// one scheduler pass (utime + stime from /proc, to 10 ms), and in the pass with detection the webhook's
+// requests and the connections the API server opened for them.
 type PassCPU struct {
-	APIServer          float64 `json:"kubeAPIServer"`
-	Scheduler          float64 `json:"kubeScheduler"`
-	Etcd               float64 `json:"etcd"`
+	APIServer float64 `json:"kubeAPIServer"`
+	Scheduler float64 `json:"kubeScheduler"`
+	Etcd      float64 `json:"etcd"`
+	// Functions is this process's (the functions', the webhook's, the scenario's own), Moto moto's.
+	Functions          float64 `json:"functions"`
+	Moto               float64 `json:"moto"`
 	WebhookCalls       int     `json:"webhookCalls,omitempty"`
 	WebhookConnections int     `json:"webhookConnections,omitempty"`
 }
@@ -107,13 +111,19 @@ type DetectionReport struct {
 	// for the webhook's delayed answer inside its loop (1 / WebhookDelay), as a webhook on pods/status
 	// made it: the measured rate with detection is compared with it.
 	SchedulerAttemptsPerSecondIfOnTheLoop float64 `json:"schedulerAttemptsPerSecondIfOnTheLoop"`
+	// SchedulerStatusWriteMillis is the mean latency, in milliseconds, of kube-scheduler's PATCH requests
+	// in each pass (its client's rest_client_request_duration_seconds; medians over the pairs): the pods'
+	// status writes, which its loop waits for. Detection on the loop, as a webhook on pods/status was,
+	// would add the webhook's delay to each; detection on Events adds only what a busier API server takes.
+	SchedulerStatusWriteMillis SchedulerRates `json:"schedulerStatusWriteMillis"`
 	// PendingToWakeUpSeconds: in the launch pass, from a pod's Unschedulable mark to the webhook's answer
 	// for its Event, which has sent the pod's wake-up to the provisioning queue (zero when the answer came
 	// first: kube-scheduler writes the Event before it stores the status). It is detection's own share of
 	// pending → launch; the rest is the provisioner's runs.
 	PendingToWakeUpSeconds Percentiles `json:"pendingToWakeUpSeconds"`
 	// PendingToLaunchSeconds: in the launch pass, from a pod's Unschedulable mark to the CreateFleet call
-	// of the claim a provisioner run launched for it (see pendingToLaunch).
+	// of the first claim that covered it: launched for it, or in flight when the first run that saw it
+	// placed it there (see pendingToLaunch).
 	PendingToLaunchSeconds Percentiles `json:"pendingToLaunchSeconds"`
 	// PendingToBoundNodeLaunchSeconds is the same to the CreateFleet of the node kube-scheduler bound the
 	// pod to: later than its own claim's when the scheduler put it on a node launched for other pods.
@@ -172,9 +182,9 @@ func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionR
 		return rep, err
 	}
 	rep.ControlPlaneSeparated = separated
-	var without, with, ratios []float64
+	var without, with, ratios, writesWithout, writesWith []float64
 	for i := range o.Pairs {
-		rates, cpu, err := s.schedulerPair(ctx, o, i)
+		rates, writes, cpu, err := s.schedulerPair(ctx, o, i)
 		if err != nil {
 			restore()
 			return rep, err
@@ -182,6 +192,7 @@ func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionR
 		rep.SchedulerAttemptsPerSecondByPair = append(rep.SchedulerAttemptsPerSecondByPair, rates)
 		rep.ControlPlaneCPUSecondsByPair = append(rep.ControlPlaneCPUSecondsByPair, cpu)
 		without, with = append(without, rates.Without), append(with, rates.WithDetection)
+		writesWithout, writesWith = append(writesWithout, writes.Without), append(writesWith, writes.WithDetection)
 		if rates.Without > 0 {
 			ratios = append(ratios, rates.WithDetection/rates.Without)
 		}
@@ -189,6 +200,7 @@ func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionR
 	restore()
 	rep.SchedulerAttemptsPerSecond = SchedulerRates{Without: round3(median(without)), WithDetection: round3(median(with))}
 	rep.SchedulerAttemptsRatio = round3(median(ratios))
+	rep.SchedulerStatusWriteMillis = SchedulerRates{Without: round3(median(writesWithout)), WithDetection: round3(median(writesWith))}
 	rep.LaunchesWithout = len(s.Launches()) - launches
 
 	s.hook.delay.Store(int64(o.WebhookDelay)) // the last pair left the webhook registered
@@ -234,8 +246,9 @@ func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionR
 		"everyPodBound":                rep.PodsBound == rep.Pods,
 		"noLeakedInstances":            rep.LeakedInstances == 0 && len(rep.Leaks) == 0,
 	}
-	s.Timeline.Printf("scenario", "done: scheduler %.1f attempts/s with detection, %.1f without (median ratio %.3f over %d pairs); pending→wake-up p50 %.3fs p99 %.3fs; pending→launch p50 %.3fs p99 %.3fs; %.2f webhook calls per pending pod; %d/%d bound; leaked %d",
+	s.Timeline.Printf("scenario", "done: scheduler %.1f attempts/s with detection, %.1f without (median ratio %.3f over %d pairs), status writes %.1f ms with detection, %.1f without; pending→wake-up p50 %.3fs p99 %.3fs; pending→launch p50 %.3fs p99 %.3fs; %.2f webhook calls per pending pod; %d/%d bound; leaked %d",
 		rep.SchedulerAttemptsPerSecond.WithDetection, rep.SchedulerAttemptsPerSecond.Without, rep.SchedulerAttemptsRatio, o.Pairs,
+		rep.SchedulerStatusWriteMillis.WithDetection, rep.SchedulerStatusWriteMillis.Without,
 		rep.PendingToWakeUpSeconds.P50, rep.PendingToWakeUpSeconds.P99,
 		rep.PendingToLaunchSeconds.P50, rep.PendingToLaunchSeconds.P99, rep.WebhookCallsPerPendingPod, rep.PodsBound, rep.Pods, rep.LeakedInstances)
 	return rep, nil
@@ -244,50 +257,49 @@ func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionR
 // schedulerPair runs pair i of the scheduler passes, without detection and then with it, on pods no
 // NodePool serves, and then waits until the wake-ups of the second
 // pass are worked through, so the next pass (or the launch pass) starts from a quiet system.
-func (s *Sandbox) schedulerPair(ctx context.Context, o DetectionOptions, i int) (SchedulerRates, PairCPU, error) {
-	var rates SchedulerRates
-	var cpu PairCPU
-	if err := s.hook.unregister(ctx, s.Client); err != nil {
-		return rates, cpu, err
+func (s *Sandbox) schedulerPair(ctx context.Context, o DetectionOptions, i int) (rates, writes SchedulerRates, cpu PairCPU, err error) {
+	if err = s.hook.unregister(ctx, s.Client); err != nil {
+		return rates, writes, cpu, err
 	}
 	s.hook.delay.Store(0)
 	s.Timeline.Printf("scenario", "pair %d, without: no detection registered; %d pods no NodePool can serve", i+1, o.Pods)
 	ns := fmt.Sprintf("detection-without-%d", i+1)
 	without, err := s.schedulerPass(ctx, ns, o, unserved)
 	if err != nil {
-		return rates, cpu, err
+		return rates, writes, cpu, err
 	}
 	without.watch.close()
-	rates.Without, cpu.Without = without.rate, without.cpu
+	rates.Without, writes.Without, cpu.Without = without.rate, without.statusWrite, without.cpu
 	if err := s.deletePods(ctx, ns, o.Timeout); err != nil {
-		return rates, cpu, err
+		return rates, writes, cpu, err
 	}
 
 	s.hook.delay.Store(int64(o.WebhookDelay))
 	if err := s.hook.register(ctx, s.Client); err != nil {
-		return rates, cpu, err
+		return rates, writes, cpu, err
 	}
 	s.Timeline.Printf("scenario", "pair %d, with: detection registered, each answer delayed %s; the same %d pods", i+1, o.WebhookDelay, o.Pods)
 	ns = fmt.Sprintf("detection-with-%d", i+1)
 	with, err := s.schedulerPass(ctx, ns, o, unserved)
 	if err != nil {
-		return rates, cpu, err
+		return rates, writes, cpu, err
 	}
 	with.watch.close()
-	rates.WithDetection, cpu.WithDetection = with.rate, with.cpu
+	rates.WithDetection, writes.WithDetection, cpu.WithDetection = with.rate, with.statusWrite, with.cpu
 	if err := s.deletePods(ctx, ns, o.Timeout); err != nil {
-		return rates, cpu, err
+		return rates, writes, cpu, err
 	}
 	s.awaitProvisioningQueueEmpty(ctx, 2*time.Minute)
-	return rates, cpu, nil
+	return rates, writes, cpu, nil
 }
 
 // pass is one pass of the detection scenario: its pods' watch, the scheduler's attempt rate and the
 // control plane's CPU over the same time.
 type pass struct {
-	watch *podWatch
-	rate  float64
-	cpu   PassCPU
+	watch       *podWatch
+	rate        float64
+	statusWrite float64 // kube-scheduler's mean PATCH latency, ms
+	cpu         PassCPU
 }
 
 // schedulerPass creates o.Pods pods in namespace (16 writers) and waits until kube-scheduler has tried
@@ -302,7 +314,7 @@ func (s *Sandbox) schedulerPass(ctx context.Context, namespace string, o Detecti
 	if err != nil {
 		return pass{}, err
 	}
-	attemptsBefore, err := s.schedulerAttempts(ctx, false)
+	before, err := s.schedulerCounters(ctx, false)
 	if err != nil {
 		watch.close()
 		return pass{}, err
@@ -354,19 +366,24 @@ func (s *Sandbox) schedulerPass(ctx context.Context, namespace string, o Detecti
 		watch.close()
 		return pass{}, err
 	}
-	attemptsAfter, err := s.schedulerAttempts(ctx, true)
+	after, err := s.schedulerCounters(ctx, true)
 	if err != nil {
 		watch.close()
 		return pass{}, err
 	}
-	attempts := attemptsAfter - attemptsBefore
+	attempts := after.attempts - before.attempts
 	rate := round3(attempts / elapsed.Seconds())
+	statusWrite := 0.0
+	if n := after.patches - before.patches; n > 0 {
+		statusWrite = round3((after.patchSeconds - before.patchSeconds) / n * 1000)
+	}
 	cpu := PassCPU{APIServer: round3(cpuAfter.APIServer - cpuBefore.APIServer), Scheduler: round3(cpuAfter.Scheduler - cpuBefore.Scheduler),
-		Etcd: round3(cpuAfter.Etcd - cpuBefore.Etcd), WebhookCalls: cpuAfter.WebhookCalls - cpuBefore.WebhookCalls,
+		Etcd: round3(cpuAfter.Etcd - cpuBefore.Etcd), Functions: round3(cpuAfter.Functions - cpuBefore.Functions),
+		Moto: round3(cpuAfter.Moto - cpuBefore.Moto), WebhookCalls: cpuAfter.WebhookCalls - cpuBefore.WebhookCalls,
 		WebhookConnections: cpuAfter.WebhookConnections - cpuBefore.WebhookConnections}
-	s.Timeline.Printf("scenario", "%s: kube-scheduler made %.0f attempts in %.2fs (%.1f/s); CPU: kube-apiserver %.2fs, kube-scheduler %.2fs, etcd %.2fs; %d webhook calls over %d new connections",
-		namespace, attempts, elapsed.Seconds(), rate, cpu.APIServer, cpu.Scheduler, cpu.Etcd, cpu.WebhookCalls, cpu.WebhookConnections)
-	return pass{watch: watch, rate: rate, cpu: cpu}, nil
+	s.Timeline.Printf("scenario", "%s: kube-scheduler made %.0f attempts in %.2fs (%.1f/s), its status writes took %.1f ms on average; CPU: kube-apiserver %.2fs, kube-scheduler %.2fs, etcd %.2fs, functions %.2fs, moto %.2fs; %d webhook calls over %d new connections",
+		namespace, attempts, elapsed.Seconds(), rate, statusWrite, cpu.APIServer, cpu.Scheduler, cpu.Etcd, cpu.Functions, cpu.Moto, cpu.WebhookCalls, cpu.WebhookConnections)
+	return pass{watch: watch, rate: rate, statusWrite: statusWrite, cpu: cpu}, nil
 }
 
 // controlPlaneCPU reads the CPU time kube-apiserver, kube-scheduler and etcd have used so far, and the
@@ -377,9 +394,17 @@ func (s *Sandbox) controlPlaneCPU() (PassCPU, error) {
 	if s.hook != nil {
 		out.WebhookCalls, out.WebhookConnections = s.hook.count(), s.hook.connections()
 	}
-	for name, into := range map[string]*float64{"kube-apiserver": &out.APIServer, "kube-scheduler": &out.Scheduler, "etcd": &out.Etcd} {
+	pids["functions"] = os.Getpid()
+	if s.Moto != nil {
+		pids["moto"] = s.Moto.PID()
+	}
+	for name, into := range map[string]*float64{"kube-apiserver": &out.APIServer, "kube-scheduler": &out.Scheduler, "etcd": &out.Etcd,
+		"functions": &out.Functions, "moto": &out.Moto} {
 		pid, ok := pids[name]
 		if !ok {
+			if name == "moto" {
+				continue
+			}
 			return out, fmt.Errorf("%s is not running", name)
 		}
 		d, err := testenv.CPUTime(pid)
@@ -391,19 +416,31 @@ func (s *Sandbox) controlPlaneCPU() (PassCPU, error) {
 	return out, nil
 }
 
-// schedulerAttempts reads kube-scheduler's scheduler_schedule_attempts_total, summed over its results.
-// The counter has no samples until the scheduler's first attempt: that is zero unless made is set (the
-// caller knows attempts were made).
-func (s *Sandbox) schedulerAttempts(ctx context.Context, made bool) (float64, error) {
+// schedulerCounts are kube-scheduler's counters that a pass reads before and after it.
+type schedulerCounts struct {
+	// attempts is scheduler_schedule_attempts_total, summed over its results.
+	attempts float64
+	// patches and patchSeconds are the count and total latency of its client's PATCH requests
+	// (rest_client_request_duration_seconds): the pods' status writes, which its loop waits for.
+	patches, patchSeconds float64
+}
+
+// schedulerCounters reads kube-scheduler's counters. The attempts counter has no samples until the
+// scheduler's first attempt: that is zero unless made is set (the caller knows attempts were made).
+func (s *Sandbox) schedulerCounters(ctx context.Context, made bool) (schedulerCounts, error) {
+	var out schedulerCounts
 	text, err := s.CP.ComponentMetrics(ctx, "kube-scheduler")
 	if err != nil {
-		return 0, err
+		return out, err
 	}
-	n, found := sumCounter(text, "scheduler_schedule_attempts_total")
+	var found bool
+	out.attempts, found = sumCounter(text, "scheduler_schedule_attempts_total")
 	if !found && made {
-		return 0, errors.New("kube-scheduler's metrics have no scheduler_schedule_attempts_total")
+		return out, errors.New("kube-scheduler's metrics have no scheduler_schedule_attempts_total")
 	}
-	return n, nil
+	out.patches, _ = sumSamples(text, "rest_client_request_duration_seconds_count", `verb="PATCH"`)
+	out.patchSeconds, _ = sumSamples(text, "rest_client_request_duration_seconds_sum", `verb="PATCH"`)
+	return out, nil
 }
 
 // awaitProvisioningQueueEmpty waits, at most timeout, until the provisioning queue holds no message.

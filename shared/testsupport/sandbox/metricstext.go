@@ -9,6 +9,12 @@ import (
 // sumCounter adds up every sample of the metric name in Prometheus text exposition (one per label set),
 // and says whether there was any.
 func sumCounter(text, name string) (float64, bool) {
+	return sumSamples(text, name, "")
+}
+
+// sumSamples is sumCounter over the samples whose labels hold label (`verb="PATCH"`); every sample when
+// label is empty.
+func sumSamples(text, name, label string) (float64, bool) {
 	var sum float64
 	found := false
 	sc := bufio.NewScanner(strings.NewReader(text))
@@ -18,6 +24,9 @@ func sumCounter(text, name string) (float64, bool) {
 		rest, ok := strings.CutPrefix(line, name)
 		if !ok || (rest != "" && rest[0] != '{' && rest[0] != ' ') {
 			continue // another metric whose name starts with this one
+		}
+		if label != "" && !strings.Contains(rest[:max(strings.LastIndex(rest, "}"), 0)], label) {
+			continue
 		}
 		fields := strings.Fields(rest[strings.LastIndex(rest, "}")+1:])
 		if len(fields) == 0 {

@@ -23,3 +23,16 @@ scheduler_schedule_attempts 7
 	_, found = sumCounter(text, "absent_total")
 	assert.False(t, found)
 }
+
+func TestSumSamplesKeepsOnlyTheLabelAskedFor(t *testing.T) {
+	text := `rest_client_request_duration_seconds_sum{host="127.0.0.1:6443",verb="PATCH"} 1.5
+rest_client_request_duration_seconds_sum{host="127.0.0.1:6443",verb="POST"} 9
+rest_client_request_duration_seconds_sum{host="10.0.0.1:443",verb="PATCH"} 0.5
+rest_client_request_duration_seconds_count{host="127.0.0.1:6443",verb="PATCH"} 40
+`
+	n, found := sumSamples(text, "rest_client_request_duration_seconds_sum", `verb="PATCH"`)
+	assert.True(t, found)
+	assert.Equal(t, 2.0, n, "both hosts' PATCHes, not the POSTs")
+	_, found = sumSamples(text, "rest_client_request_duration_seconds_sum", `verb="DELETE"`)
+	assert.False(t, found)
+}
