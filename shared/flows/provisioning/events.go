@@ -35,6 +35,17 @@ func nominations(launched []launchedPlan) []kube.Event {
 	return out
 }
 
+// inFlightNominations are the Nominated Events of the pods the plan placed on claims in flight that isNew
+// says went pending since the previous run (see Report.PlacedInFlight).
+func inFlightNominations(plan *scheduling.Plan, inFlight []scheduling.InFlightClaim, isNew func(*corev1.Pod) bool) []kube.Event {
+	var out []kube.Event
+	forEachNewInFlight(plan, inFlight, isNew, func(claim string, pod *corev1.Pod) {
+		out = append(out, kube.Event{Object: kube.PodObject(pod), Reason: kube.ReasonNominated,
+			Message: fmt.Sprintf("Pod should schedule on: nodeclaim/%s", claim)})
+	})
+	return out
+}
+
 // explanation tells a pod no NodePool can take it why, with the solver's precise reason; ok is false for
 // a failure that names no pod.
 func explanation(f scheduling.PodFailure) (kube.Event, bool) {

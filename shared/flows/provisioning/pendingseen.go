@@ -19,9 +19,10 @@ type pendingSeen struct {
 
 // placedNew counts the pods of pods that the last run did not see and the solve placed (they are not
 // in failed): on claims the run launches or on capacity in flight. It then remembers pods as the last
-// run's. A hash collision only makes a new pod look seen: the chain it would have continued ends, and the
-// pod's own wake-up still comes through the queue.
-func (s *pendingSeen) placedNew(pods []*corev1.Pod, failed []scheduling.PodFailure) int {
+// run's. isNew tells whether a pod of pods is one the last run did not see. A hash collision only makes a
+// new pod look seen: the chain it would have continued ends, and the pod's own wake-up still comes
+// through the queue.
+func (s *pendingSeen) placedNew(pods []*corev1.Pod, failed []scheduling.PodFailure) (n int, isNew func(*corev1.Pod) bool) {
 	unplaced := make(map[uint64]bool, len(failed))
 	for _, f := range failed {
 		if f.Pod != nil {
@@ -32,17 +33,20 @@ func (s *pendingSeen) placedNew(pods []*corev1.Pod, failed []scheduling.PodFailu
 	for _, p := range pods {
 		next = append(next, uidHash(p))
 	}
+	fresh := map[uint64]bool{}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
 	for _, h := range next {
-		if _, seen := slices.BinarySearch(s.hashes, h); !seen && !unplaced[h] {
-			n++
+		if _, seen := slices.BinarySearch(s.hashes, h); !seen {
+			fresh[h] = true
+			if !unplaced[h] {
+				n++
+			}
 		}
 	}
 	slices.Sort(next)
 	s.hashes = next
-	return n
+	return n, func(p *corev1.Pod) bool { return fresh[uidHash(p)] }
 }
 
 // uidHash is the FNV-1a hash of the pod's namespace, name and UID (a pod deleted and created again under

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/nodewright/nodewright/shared/adapters/capacitybuffer"
 	"github.com/nodewright/nodewright/shared/adapters/instancetypes"
 	"github.com/nodewright/nodewright/shared/adapters/launchtemplate"
@@ -136,6 +138,10 @@ type Provisioner struct {
 	pending pendingSeen
 	// lastCapacity is when this process last summed the capacity (UnixNano; see noteCapacity).
 	lastCapacity atomic.Int64
+	// shared are the inputs the last complete read found that chained runs may plan with again, and marks
+	// counts the offerings and subnets this provisioner marked unavailable (SharedInputsMaxAge).
+	shared sharedInputs
+	marks  atomic.Uint64
 }
 
 // New returns a provisioner. Zero durations in cfg take their defaults.
@@ -152,7 +158,12 @@ func New(cfg Config, deps Dependencies) *Provisioner {
 	if cfg.LaunchMirrorBudget <= 0 {
 		cfg.LaunchMirrorBudget = DefaultLaunchMirrorBudget
 	}
-	return &Provisioner{cfg: cfg, deps: deps}
+	p := &Provisioner{cfg: cfg}
+	if deps.Store != nil {
+		deps.Store = markCounter{Store: deps.Store, marks: &p.marks}
+	}
+	p.deps = deps
+	return p
 }
 
 // Run is one provisioning run, holding the lease as runID. When another run holds the lease it returns
@@ -209,7 +220,7 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 	rep.BufferPods = len(virtual)
 	pods = append(pods, virtual...)
 	if len(pods) == 0 && len(needs) == 0 {
-		p.pending.placedNew(nil, nil)
+		_, _ = p.pending.placedNew(nil, nil)
 		p.writeBufferStatus(ctx, buffers, nil, rep)
 		p.markSnapshot(ctx, snapshotAt, snap.PodsResourceVersion, rep)
 		return nil
@@ -254,7 +265,10 @@ func (p *Provisioner) run(ctx context.Context, runID string, rep *Report) (err e
 	staticPlans, staticPools := planStatic(needs, staticPrepared, backoffs, input, rep)
 	plan.NewClaims = append(plan.NewClaims, staticPlans...)
 	rep.SolveDuration = p.deps.Now().Sub(start)
-	rep.NewlyPlaced = p.pending.placedNew(pods[:len(pods)-len(virtual)], plan.Unschedulable)
+	var isNew func(*corev1.Pod) bool
+	rep.NewlyPlaced, isNew = p.pending.placedNew(pods[:len(pods)-len(virtual)], plan.Unschedulable)
+	rep.PlacedInFlight = placedInFlight(plan, inFlight, isNew)
+	rep.nominations = append(rep.nominations, inFlightNominations(plan, inFlight, isNew)...)
 	plan.Unschedulable = explainBackedOff(plan.Unschedulable, held, backoffs, input)
 	events = append(events, incompatibleEvents(plan.NoCompatibleInstanceTypes)...)
 

@@ -26,6 +26,11 @@ type Report struct {
 	NewlyPlaced int
 	// InFlight counts the claims launched earlier whose nodes have not registered yet.
 	InFlight int
+	// PlacedInFlight are the claims in flight on which the run placed pods that went pending since the
+	// process's previous run, with those pods (each also told so by a Nominated Event, as Karpenter
+	// nominates pods to NodeClaims in flight). Pods seen before are not repeated, so a burst's chained
+	// runs list each pod once.
+	PlacedInFlight []InFlightPlacement
 	// Claims are the claims this run launched.
 	Claims []LaunchedClaim
 	// Unschedulable are the pods no NodePool can take.
@@ -68,6 +73,13 @@ type LaunchedClaim struct {
 	// keeps room for besides.
 	Pods, BufferPods int
 	// PodUIDs are the pods the claim was launched for (kube-scheduler may still bind them elsewhere).
+	PodUIDs []types.UID
+}
+
+// InFlightPlacement is a claim in flight and the pending pods a run placed on it that the process's
+// previous run had not seen: capacity was already on its way when they went pending.
+type InFlightPlacement struct {
+	Claim   string
 	PodUIDs []types.UID
 }
 

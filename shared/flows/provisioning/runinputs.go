@@ -30,7 +30,8 @@ type runInputs struct {
 }
 
 // read reads the configuration, the cluster, the claims, the offerings without capacity, the launch
-// failures per EC2NodeClass and the observed memory at once:
+// failures per EC2NodeClass and the observed memory at once (all but the cluster and the claims are taken
+// from an earlier run of this process when it read them within SharedInputsMaxAge):
 // the API server and DynamoDB answer in parallel, and in a burst the claim list alone takes a second
 // through moto. The order of the answers does not matter for the claims in flight: a claim counts as in
 // flight only until its Node shows in the snapshot with allocatable (matched by provider id, which the
@@ -70,13 +71,10 @@ func (p *Provisioner) read(ctx context.Context) (runInputs, error) {
 const ReadReserve = 5 * time.Second
 
 func (p *Provisioner) readWithin(ctx context.Context) (runInputs, error) {
-	var in runInputs
+	marks := p.marks.Load()
+	readAt := p.deps.Now()
+	in, kept := p.shared.get(readAt, marks)
 	g, gctx := crash.WithContext(ctx) // a panic on one of these goroutines comes back as the read's error
-	g.Go(func() (err error) {
-		in.cfg, in.problems, err = readConfig(gctx, p.deps.Store)
-		in.cfg.region = p.cfg.Region
-		return err
-	})
 	g.Go(func() (err error) {
 		in.snap, err = p.deps.Cluster.Snapshot(gctx)
 		return err
@@ -85,24 +83,34 @@ func (p *Provisioner) readWithin(ctx context.Context) (runInputs, error) {
 		in.claims, err = p.deps.Store.ListClaims(gctx)
 		return err
 	})
-	g.Go(func() (err error) {
-		in.unavailable, err = p.unavailable(gctx)
-		return err
-	})
-	g.Go(func() (err error) {
-		in.subnetMarks, err = p.deps.Store.UnavailableSubnets(gctx)
-		return err
-	})
-	g.Go(func() (err error) {
-		in.classFailures, in.badFailures, err = p.deps.Store.ClassFailures(gctx)
-		return err
-	})
-	g.Go(func() (err error) {
-		in.memory, err = readObservedMemory(gctx, p.deps.Store)
-		return err
-	})
+	if !kept {
+		g.Go(func() (err error) {
+			in.cfg, in.problems, err = readConfig(gctx, p.deps.Store)
+			in.cfg.region = p.cfg.Region
+			return err
+		})
+		g.Go(func() (err error) {
+			in.unavailable, err = p.unavailable(gctx)
+			return err
+		})
+		g.Go(func() (err error) {
+			in.subnetMarks, err = p.deps.Store.UnavailableSubnets(gctx)
+			return err
+		})
+		g.Go(func() (err error) {
+			in.classFailures, in.badFailures, err = p.deps.Store.ClassFailures(gctx)
+			return err
+		})
+		g.Go(func() (err error) {
+			in.memory, err = readObservedMemory(gctx, p.deps.Store)
+			return err
+		})
+	}
 	if err := g.Wait(); err != nil {
 		return in, err
+	}
+	if !kept {
+		p.shared.put(in, readAt, marks)
 	}
 	if anyDisruptedTaint(in.snap) {
 		claims, err := p.deps.Store.ListClaims(ctx)

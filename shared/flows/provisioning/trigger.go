@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/nodewright/nodewright/shared/adapters/crash"
 	"github.com/nodewright/nodewright/shared/adapters/state"
 	"github.com/nodewright/nodewright/shared/core/settings"
 )
@@ -114,8 +116,10 @@ type Outcome struct {
 	// Timings are the invocation's runs, in order (one that found the lease held included): when each
 	// started and how long its phases took.
 	Timings []RunTiming
-	// Launched are the claims every run of the invocation launched (Report has the last run's).
-	Launched []LaunchedClaim
+	// Launched are the claims every run of the invocation launched (Report has the last run's), and
+	// PlacedInFlight every run's Report.PlacedInFlight, in the runs' order.
+	Launched       []LaunchedClaim
+	PlacedInFlight []InFlightPlacement
 	// Capacity is the last capacity a run of the invocation summed (nil: none did; see CapacityEvery).
 	Capacity *Capacity
 	Err      error
@@ -153,11 +157,21 @@ func quietWait(t Trigger, now time.Time, w batchWindow) time.Duration {
 }
 
 // markSnapshot records that a run over a snapshot taken at start, whose pods were listed at revision
-// podsRV, completed.
+// podsRV, completed. The mark and the revision are written at once: a batch's check reads both, and
+// each is true once the run is done, so a check that sees one without the other is not misled.
 func (p *Provisioner) markSnapshot(ctx context.Context, start time.Time, podsRV string, rep *Report) {
-	if err := p.deps.Store.AdvanceMark(ctx, SnapshotMark, start); err != nil {
-		rep.Errors = append(rep.Errors, fmt.Sprintf("recording the snapshot mark: %v", err))
-	}
+	var markErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer crash.Capture(&markErr)
+		markErr = p.deps.Store.AdvanceMark(ctx, SnapshotMark, start)
+	})
+	defer func() {
+		wg.Wait()
+		if markErr != nil {
+			rep.Errors = append(rep.Errors, fmt.Sprintf("recording the snapshot mark: %v", markErr))
+		}
+	}()
 	rv, err := strconv.ParseUint(podsRV, 10, 64)
 	if err != nil {
 		return // revisions that are not numbers: batches are judged by when their messages were sent

@@ -89,6 +89,7 @@ func (p *Provisioner) Handle(ctx context.Context, runID string, t Trigger) (out 
 			after.finish(&out.Report)
 			after = p.startAfterRun(ctx, rep)
 			out.Launched = append(out.Launched, rep.Claims...)
+			out.PlacedInFlight = append(out.PlacedInFlight, rep.PlacedInFlight...)
 			out.Timings = append(out.Timings, rep.timing())
 			if rep.Capacity != nil {
 				out.Capacity = rep.Capacity

@@ -47,7 +47,7 @@ func (s *Sandbox) provision(ctx context.Context, t provisioning.Trigger) provisi
 		what = fmt.Sprintf("batch of %d", t.Messages)
 	}
 	rep := out.Report
-	s.noteLaunchedFor(out.Launched)
+	s.noteLaunchedFor(out.Launched, out.PlacedInFlight)
 	s.leaseNotReleased("provisioner", rep.LeaseNotReleased)
 	for _, p := range out.Panics {
 		if p != out.Err { // the last run's error is reported below
@@ -134,23 +134,41 @@ func (s *Sandbox) lifecyclePass(ctx context.Context) {
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// noteLaunchedFor records each launched claim by its instance and, for each pod of the claim, the
-// claim's instance.
-func (s *Sandbox) noteLaunchedFor(claims []provisioning.LaunchedClaim) {
+// noteLaunchedFor records each claim an invocation's runs launched by its instance and, for each pod of
+// the claim, the instance launched for it; and for each pod, the instance of the first claim that covered
+// it (coveringInstanceFor): the claims the runs placed it on while in flight (placed) come first, since a
+// pod is listed there only by the run that first saw it pending, and a later run may pack it into a new
+// claim after other pods took its room on the claim in flight.
+func (s *Sandbox) noteLaunchedFor(claims []provisioning.LaunchedClaim, placed []provisioning.InFlightPlacement) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.launchedFor == nil {
-		s.launchedFor = map[types.UID]string{}
-	}
-	if s.launchedClaims == nil {
-		s.launchedClaims = map[string]provisioning.LaunchedClaim{}
+		s.launchedFor, s.coveredBy = map[types.UID]string{}, map[types.UID]string{}
+		s.launchedClaims, s.claimInstance = map[string]provisioning.LaunchedClaim{}, map[string]string{}
 	}
 	for _, c := range claims {
 		if c.InstanceID != "" {
 			s.launchedClaims[c.InstanceID] = c
+			s.claimInstance[c.Name] = c.InstanceID
 		}
 		for _, uid := range c.PodUIDs {
 			s.launchedFor[uid] = c.InstanceID
+		}
+	}
+	for _, pl := range placed {
+		if id := s.claimInstance[pl.Claim]; id != "" {
+			for _, uid := range pl.PodUIDs {
+				if _, ok := s.coveredBy[uid]; !ok {
+					s.coveredBy[uid] = id
+				}
+			}
+		}
+	}
+	for _, c := range claims {
+		for _, uid := range c.PodUIDs {
+			if _, ok := s.coveredBy[uid]; !ok && c.InstanceID != "" {
+				s.coveredBy[uid] = c.InstanceID
+			}
 		}
 	}
 }
@@ -160,6 +178,14 @@ func (s *Sandbox) launchedInstanceFor(uid types.UID) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.launchedFor[uid]
+}
+
+// coveringInstanceFor is the instance of the first claim a provisioner run launched for the pod or placed
+// it on while in flight ("" for none).
+func (s *Sandbox) coveringInstanceFor(uid types.UID) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.coveredBy[uid]
 }
 
 // launchedClaimsByInstance returns every claim a provisioner run launched so far, by instance.

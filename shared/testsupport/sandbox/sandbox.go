@@ -164,9 +164,13 @@ type Sandbox struct {
 	brokenClassReports int
 	disruptionRuns     []DisruptionRun
 	// launchedFor is, for each pod a provisioner run launched a claim for, that claim's instance;
-	// launchedClaims every claim a provisioner run launched, by instance.
+	// launchedClaims every claim a provisioner run launched, by instance. coveredBy is, for each pod, the
+	// instance of the first claim a run launched for it or placed it on while that claim was in flight,
+	// and claimInstance the instance of each claim a run launched, by claim name.
 	launchedFor    map[types.UID]string
 	launchedClaims map[string]provisioning.LaunchedClaim
+	coveredBy      map[types.UID]string
+	claimInstance  map[string]string
 }
 
 // Stats count what the functions did.

@@ -287,9 +287,11 @@ func (s *Sandbox) finishScaleUp(ctx context.Context, rep ScaleUpReport, pods []p
 const mirrorSettle = 10 * time.Second
 
 // pendingToLaunch is, for each pod marked Unschedulable and then bound, the time from its mark to the
-// CreateFleet call that launched the claim a provisioner run launched for it. A pod no run launched a
-// claim for (it fit on capacity already launched) counts the CreateFleet of the node it was bound to,
-// which is zero when that node was launched before the mark.
+// CreateFleet call of the first claim that covered it: the claim a provisioner run launched for it, or
+// the claim in flight the run that first saw it pending placed it on (zero when that claim was launched
+// before the mark). A later run may pack a pending pod into a newer claim once other pods took its room,
+// and kube-scheduler may bind it to yet another node (pendingToBoundNodeLaunchSeconds counts that one).
+// A pod no run covered counts the CreateFleet of the node it was bound to.
 func (s *Sandbox) pendingToLaunch(ctx context.Context, pods []podTimes) (Percentiles, error) {
 	planned, _, err := s.launchLatencies(ctx, pods)
 	return planned, err
@@ -323,7 +325,7 @@ func (s *Sandbox) launchLatencies(ctx context.Context, pods []podTimes) (planned
 		if bound {
 			toBound = append(toBound, max(at.Sub(p.Unschedulable), 0))
 		}
-		if planned, ok := launchAt[s.launchedInstanceFor(p.UID)]; ok {
+		if planned, ok := launchAt[s.coveringInstanceFor(p.UID)]; ok {
 			at, bound = planned, true
 		}
 		if bound {
