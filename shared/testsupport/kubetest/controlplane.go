@@ -77,12 +77,12 @@ func (cp *ControlPlane) start(ctx context.Context, bins binaries, opts Options) 
 	if err != nil {
 		return err
 	}
-	etcdURL, err := cp.startEtcd(ctx, bins.etcd)
-	if err != nil {
+	if err := cp.startEtcdOnFreePorts(ctx, bins.etcd); err != nil {
 		return err
 	}
-	cp.EtcdURL = etcdURL
-	if err := cp.startAPIServer(ctx, bins.apiserver, etcdURL, token, opts.APIServerEnv); err != nil {
+	if err := cp.startOnFreePorts("kube-apiserver", func() error {
+		return cp.startAPIServer(ctx, bins.apiserver, cp.EtcdURL, token, opts.APIServerEnv)
+	}); err != nil {
 		return err
 	}
 	return cp.Ensure(ctx, opts)
@@ -95,7 +95,9 @@ func (cp *ControlPlane) Ensure(ctx context.Context, opts Options) error {
 		return err
 	}
 	if opts.Scheduler && cp.procs["kube-scheduler"] == nil {
-		if err := cp.startComponent(ctx, "kube-scheduler", bins.scheduler, nil); err != nil {
+		if err := cp.startOnFreePorts("kube-scheduler", func() error {
+			return cp.startComponent(ctx, "kube-scheduler", bins.scheduler, nil)
+		}); err != nil {
 			return err
 		}
 	}
@@ -107,7 +109,9 @@ func (cp *ControlPlane) Ensure(ctx context.Context, opts Options) error {
 			"--use-service-account-credentials=false",
 			"--concurrent-gc-syncs=5",
 		}
-		if err := cp.startComponent(ctx, "kube-controller-manager", bins.controllerManager, extra); err != nil {
+		if err := cp.startOnFreePorts("kube-controller-manager", func() error {
+			return cp.startComponent(ctx, "kube-controller-manager", bins.controllerManager, extra)
+		}); err != nil {
 			return err
 		}
 	}
@@ -115,11 +119,11 @@ func (cp *ControlPlane) Ensure(ctx context.Context, opts Options) error {
 }
 
 func (cp *ControlPlane) startEtcd(ctx context.Context, bin string) (string, error) {
-	clientPort, err := testenv.FreePort()
+	clientPort, err := cp.port()
 	if err != nil {
 		return "", err
 	}
-	peerPort, err := testenv.FreePort()
+	peerPort, err := cp.port()
 	if err != nil {
 		return "", err
 	}
@@ -142,7 +146,7 @@ func (cp *ControlPlane) startEtcd(ctx context.Context, bin string) (string, erro
 }
 
 func (cp *ControlPlane) startAPIServer(ctx context.Context, bin, etcdURL, token string, env []string) error {
-	port, err := testenv.FreePort()
+	port, err := cp.port()
 	if err != nil {
 		return err
 	}
@@ -204,7 +208,7 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, bin, etcdURL, token 
 
 // startComponent starts kube-scheduler or kube-controller-manager with the admin kubeconfig.
 func (cp *ControlPlane) startComponent(ctx context.Context, name, bin string, extra []string) error {
-	port, err := testenv.FreePort()
+	port, err := cp.port()
 	if err != nil {
 		return err
 	}
