@@ -119,11 +119,11 @@ func (cp *ControlPlane) Ensure(ctx context.Context, opts Options) error {
 }
 
 func (cp *ControlPlane) startEtcd(ctx context.Context, bin string) (string, error) {
-	clientPort, err := cp.port()
+	clientPort, err := testenv.FreePort()
 	if err != nil {
 		return "", err
 	}
-	peerPort, err := cp.port()
+	peerPort, err := testenv.FreePort()
 	if err != nil {
 		return "", err
 	}
@@ -146,7 +146,7 @@ func (cp *ControlPlane) startEtcd(ctx context.Context, bin string) (string, erro
 }
 
 func (cp *ControlPlane) startAPIServer(ctx context.Context, bin, etcdURL, token string, env []string) error {
-	port, err := cp.port()
+	port, err := testenv.FreePort()
 	if err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, bin, etcdURL, token 
 
 // startComponent starts kube-scheduler or kube-controller-manager with the admin kubeconfig.
 func (cp *ControlPlane) startComponent(ctx context.Context, name, bin string, extra []string) error {
-	port, err := cp.port()
+	port, err := testenv.FreePort()
 	if err != nil {
 		return err
 	}

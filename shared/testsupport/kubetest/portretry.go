@@ -15,9 +15,6 @@ import (
 // moment it was chosen and the moment the component bound it.
 const portAttempts = 3
 
-// port chooses a free loopback port.
-func (cp *ControlPlane) port() (int, error) { return testenv.FreePort() }
-
 // startOnFreePorts calls start, which chooses its ports afresh each time, again when component name
 // exited because a port it was given was taken meanwhile. A free port is found by binding it and letting
 // it go, so on a busy machine (CI runs test packages side by side, each starting servers on loopback
