@@ -63,6 +63,24 @@ func (c *Client) ApplyStatus(ctx context.Context, obj *unstructured.Unstructured
 }
 
 func (c *Client) Replace(ctx context.Context, object, status *unstructured.Unstructured) (string, error) {
+	var err error
+	for attempt := 0; attempt < replaceAttempts; attempt++ {
+		var rv string
+		rv, err = c.replaceOnce(ctx, object, status)
+		if !apierrors.IsConflict(err) {
+			return rv, err
+		}
+	}
+	return "", err
+}
+
+// replaceAttempts bounds the GETs of a Replace: each update is made over the revision just read, and
+// another function's write between the two (the Follower's, or its server-side applies) makes it
+// conflict; the Replace then reads the mirror again and writes over the new revision.
+const replaceAttempts = 3
+
+// replaceOnce is one GET and the updates of the object and of its status over what it read.
+func (c *Client) replaceOnce(ctx context.Context, object, status *unstructured.Unstructured) (string, error) {
 	cur, err := c.objects.Get(ctx, object.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		if _, err := c.Apply(ctx, object); err != nil {
@@ -76,11 +94,13 @@ func (c *Client) Replace(ctx context.Context, object, status *unstructured.Unstr
 	if newer(cur, object) {
 		return "", ErrSuperseded
 	}
+	object = object.DeepCopy()
 	object.SetResourceVersion(cur.GetResourceVersion())
 	out, err := c.objects.Update(ctx, object, metav1.UpdateOptions{FieldManager: c.manager})
 	if err != nil {
 		return "", err
 	}
+	status = status.DeepCopy()
 	status.SetResourceVersion(out.GetResourceVersion())
 	out, err = c.objects.UpdateStatus(ctx, status, metav1.UpdateOptions{FieldManager: c.manager})
 	if err != nil {

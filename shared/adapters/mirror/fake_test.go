@@ -171,6 +171,9 @@ func (f *fakeAPI) Replace(_ context.Context, object, status *unstructured.Unstru
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.replaces++
+	if err := f.fail("replace"); err != nil {
+		return "", err
+	}
 	o, ok := f.objects[object.GetName()]
 	typ := watch.Modified
 	if !ok {

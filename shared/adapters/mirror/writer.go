@@ -27,7 +27,8 @@ type API interface {
 	Apply(ctx context.Context, obj *unstructured.Unstructured) (string, error)
 	ApplyStatus(ctx context.Context, obj *unstructured.Unstructured) (string, error)
 	// Replace writes object and status whole over what the cluster has (a GET, then an update of each
-	// with the revision read), so that fields someone else added go too; it creates a missing object.
+	// with the revision read), so that fields someone else added go too; it creates a missing object. A
+	// conflict is returned only when other writes kept coming between its reads and its updates.
 	Replace(ctx context.Context, object, status *unstructured.Unstructured) (string, error)
 	Delete(ctx context.Context, name string) error
 }
@@ -85,7 +86,8 @@ type Report struct {
 	Written, Deleted int
 	// Unchanged counts the objects whose mirror already held them.
 	Unchanged int
-	// Left counts the writes and deletes left for the next run (MaxWrites).
+	// Left counts the writes and deletes left for the next run: those over MaxWrites, and the replaces
+	// that other functions' writes of the same mirror kept conflicting with.
 	Left int
 	// Learned is true when the run listed the mirrors (a cold start, or a watch the server could no
 	// longer serve).
@@ -179,6 +181,8 @@ func (w *Writer) run(ctx context.Context, todo []write, rep *Report) {
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
+			case apierrors.IsConflict(err):
+				rep.Left++ // the memo still does not know the content: the next run replaces it again
 			case err != nil:
 				rep.Errors = append(rep.Errors, fmt.Sprintf("%s/%s: %v", w.kind.Singular, t.obj.Name, err))
 			case t.delete:

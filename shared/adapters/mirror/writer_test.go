@@ -9,8 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/nodewright/nodewright/shared/adapters/state"
 )
@@ -192,6 +194,29 @@ func TestAHalfWrittenMirrorIsWrittenAgain(t *testing.T) {
 	rep, err = w.Sync(ctx, claims(1), true)
 	require.NoError(t, err)
 	assert.Equal(t, 0, rep.Written, "then settled")
+}
+
+// TestAReplaceOthersKeptConflictingWithIsLeftNotFailed: a mirror whose status write lost its answer is
+// replaced whole next run; when other functions' writes of it conflict with every attempt (the API's
+// Replace returns the conflict only then), the write is left for the next run, which replaces it.
+func TestAReplaceOthersKeptConflictingWithIsLeftNotFailed(t *testing.T) {
+	ctx := context.Background()
+	api := newFakeAPI()
+	w := NewWriter(NodeClaims, api, Options{})
+	api.failNext["status"] = fmt.Errorf("connection reset")
+	_, err := w.Sync(ctx, claims(1), true)
+	require.NoError(t, err)
+
+	api.failNext["replace"] = apierrors.NewConflict(schema.GroupResource{Group: Group, Resource: NodeClaims.Plural}, "default-00000",
+		fmt.Errorf("the object has been modified"))
+	rep, err := w.Sync(ctx, claims(1), true)
+	require.NoError(t, err)
+	assert.Empty(t, rep.Errors, "another function's write is not this writer's failure")
+	assert.Equal(t, 1, rep.Left)
+	rep, err = w.Sync(ctx, claims(1), true)
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.Written, "replaced on the next run")
+	assert.Equal(t, 2, api.replaces)
 }
 
 func TestAWatchTheServerCannotServeListsAgain(t *testing.T) {
