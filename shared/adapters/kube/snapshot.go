@@ -72,12 +72,22 @@ type SnapshotOptions struct {
 	WatchAfter time.Duration
 	// Untrimmed keeps Nodes and pods as the API server sends them (TrimNode and TrimPod are not applied).
 	Untrimmed bool
+	// FromCache: a warm view asks for its kind's own latest revision in the API server's watch cache (a
+	// one-item list not older than the view) rather than for the cluster's current revision (a consistent
+	// one). The view is then as current as the watch cache, which follows etcd within milliseconds, and a
+	// kind whose watch cache has not moved since the view's revision is known unchanged at once. With the
+	// cluster's revision, a busy cluster (Leases, Events) always has moved on, and a kind that did not change
+	// was known current only by its watch's bookmark, 1 to 2.25 s in: at 1,000 Nodes and 30,000 pods a
+	// provisioner run with nothing changed read for 3.2 s, waiting for the Nodes' bookmark and then the
+	// pods'. A watch cache moved on by a progress notification alone (someone's consistent list) still
+	// ends its catch-up at the bookmark.
+	FromCache bool
 }
 
 // catchUp is the rule a warm view of each kind is read by: WatchAfter, and any kind whose whole list is
 // tiny (RelistBelowBytes) is listed again unless WatchAfter is negative.
 func (o SnapshotOptions) catchUp() catchUpRule {
-	r := catchUpRule{watchAfter: o.WatchAfter}
+	r := catchUpRule{watchAfter: o.WatchAfter, fromCache: o.FromCache}
 	if o.WatchAfter >= 0 {
 		r.relistBelow = RelistBelowBytes
 	}

@@ -56,6 +56,8 @@ type catchUpRule struct {
 	watchAfter time.Duration
 	// relistBelow, when positive, lists the kind whole all the same when its last whole list was smaller.
 	relistBelow int64
+	// fromCache: see SnapshotOptions.FromCache.
+	fromCache bool
 }
 
 // defaultWatchAfter is SnapshotOptions.WatchAfter with 0 meaning DefaultWatchAfter.
@@ -76,8 +78,9 @@ const WatchAfterBytes = 8 << 20
 type source[T any, PT object[T]] struct {
 	// watchAfter: see DefaultWatchAfter; negative catches up with a watch however fast the list was.
 	watchAfter time.Duration
-	// relistBelow: see catchUpRule.
+	// relistBelow and fromCache: see catchUpRule.
 	relistBelow int64
+	fromCache   bool
 	req         listRequest
 	probe       func(ctx context.Context, opts metav1.ListOptions) (string, error)
 	watch       func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
@@ -89,9 +92,10 @@ type source[T any, PT object[T]] struct {
 // refresh brings v up to date with the API server and says how.
 //
 // How it knows the view is current. A warm view remembers the revision it was read at. The read first
-// asks for the kind's current revision with a consistent one-item list (served from the API server's
-// watch cache once the cache has caught up with etcd, on Kubernetes 1.31+). If it equals the view's
-// revision, nothing changed. Otherwise a watch from the view's revision delivers every change since, in
+// asks for the kind's current revision with a one-item list: consistent (the cluster's revision, served
+// from the API server's watch cache once the cache has caught up with etcd, on Kubernetes 1.31+), or the
+// kind's latest in the watch cache (SnapshotOptions.FromCache). If it equals the view's revision, nothing
+// changed. Otherwise a watch from the view's revision delivers every change since, in
 // revision order, and the view is current once it has applied an event or a bookmark at or past the probed
 // revision. A kind whose whole list was smaller than the source's relistBelow is listed whole instead,
 // however the watchAfter rule would read it. A revision the server no longer has (410 Gone: the view is
@@ -99,7 +103,7 @@ type source[T any, PT object[T]] struct {
 // as a cold process does.
 func (v *view[T, PT]) refresh(ctx context.Context, src source[T, PT]) (ReadMode, error) {
 	if v.watches(src.watchAfter, src.relistBelow) {
-		target, err := src.probe(ctx, probeOptions(src.req.base))
+		target, err := src.probe(ctx, probeOptions(src.req.base, v.rv, src.fromCache))
 		if err != nil {
 			return "", fmt.Errorf("reading the revision of %s: %w", src.req.what, mapError(err))
 		}
@@ -126,9 +130,15 @@ func (v *view[T, PT]) watches(watchAfter time.Duration, relistBelow int64) bool 
 	return v.listTook >= watchAfter || v.listBytes >= WatchAfterBytes
 }
 
-func probeOptions(base metav1.ListOptions) metav1.ListOptions {
+// probeOptions are the options of the one-item list whose revision a warm view at revision rv is caught
+// up to: consistent (the cluster's current revision), or, fromCache, the kind's latest in the watch
+// cache, not older than rv (served from the cache, one item: the limit holds for any revision but "0").
+func probeOptions(base metav1.ListOptions, rv string, fromCache bool) metav1.ListOptions {
 	opts := base
 	opts.Limit, opts.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = 1, "", "", ""
+	if fromCache {
+		opts.ResourceVersion, opts.ResourceVersionMatch = rv, metav1.ResourceVersionMatchNotOlderThan
+	}
 	return opts
 }
 
@@ -233,7 +243,7 @@ func restSource[T any, PT object[T]](rc *rest.RESTClient, resource, namespace st
 	probe func(ctx context.Context, opts metav1.ListOptions) (string, error),
 	watchFn func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error), trim func(PT)) source[T, PT] {
 	return source[T, PT]{
-		watchAfter: defaultWatchAfter(rule.watchAfter), relistBelow: rule.relistBelow,
+		watchAfter: defaultWatchAfter(rule.watchAfter), relistBelow: rule.relistBelow, fromCache: rule.fromCache,
 		req:   listRequest{client: rc, resource: resource, namespace: namespace, what: resource, pageSize: pageSize, base: base},
 		probe: probe, watch: watchFn, trim: trim,
 	}

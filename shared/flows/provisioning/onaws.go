@@ -49,6 +49,12 @@ type AWSParts struct {
 	Isolated bool
 }
 
+// SnapshotOptions are how a provisioner reads the cluster: whole, and, once warm, as current as the API
+// server's watch cache (kube.SnapshotOptions.FromCache), so that a run with no pod or Node changed since
+// the last reads no more than the revisions. A run that misses a change the cache has not yet applied
+// (it trails etcd by milliseconds) leaves its batch unsatisfied, and the next run sees it.
+var SnapshotOptions = kube.SnapshotOptions{FromCache: true}
+
 // NewOnAWS wires a Provisioner as the deployed functions run it — functions/provisioner for pending pods,
 // functions/disruption for replacements — so both launch through one path: EC2 for the catalog, fleets
 // and launch templates, SSM and IAM for node classes, the cluster's join data in its IP family (NodeJoin)
@@ -69,7 +75,7 @@ func NewOnAWS(p AWSParts) (*Provisioner, error) {
 		o.Retryer = retry.NewAdaptiveMode()
 	})
 	name := p.Cluster.Name
-	snapshots := kube.NewSnapshotter(p.Client, kube.SnapshotOptions{})
+	snapshots := kube.NewSnapshotter(p.Client, SnapshotOptions)
 	resolver := nodeclass.New(ec2Client, ssm.NewFromConfig(p.Config), iam.NewFromConfig(p.Config), name, p.Config.Region, time.Now)
 	if p.Isolated {
 		resolver.WithoutIAM()

@@ -486,7 +486,7 @@ const sandboxNodeClassCacheAge = 5 * time.Second
 // seed tells their claim-name draws apart. mirrors writes the NodeClaim mirrors of its launches (the
 // provisioner's, as its main wires it; nil for the disruption function's, as deployed).
 func (s *Sandbox) newProvisioner(f footprint.Function, prices *pricing.Provider, seed uint64, mirrors *provisioning.LaunchMirrors) *provisioning.Provisioner {
-	snapshots := kube.NewSnapshotter(s.FunctionClient(f), kube.SnapshotOptions{})
+	snapshots := kube.NewSnapshotter(s.FunctionClient(f), provisioning.SnapshotOptions)
 	// The provisioner function reads CapacityBuffers (when the CapacityBuffer gate is on), as
 	// functions/provisioner wires it; the disruption function's launch path does not.
 	var buffers capacitybuffer.Cluster

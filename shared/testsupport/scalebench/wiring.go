@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -106,13 +107,28 @@ func wireProvisioner(ctx context.Context, p parts) (invocation, error) {
 	return func(ctx context.Context, runID string) (string, error) {
 		out := prov.Handle(ctx, runID, provisioning.Trigger{}) // the backstop schedule
 		rep := out.Report
-		detail := fmt.Sprintf("lease %t, %d pending, %d in flight, %d claims launched, %d unschedulable, %d errors%s",
-			rep.Lease, rep.PendingPods, rep.InFlight, len(rep.Claims), len(rep.Unschedulable), len(rep.Errors), firstError(rep.Errors))
+		detail := fmt.Sprintf("lease %t, %d pending, %d in flight, %d claims launched, %d unschedulable, %d errors%s; %s",
+			rep.Lease, rep.PendingPods, rep.InFlight, len(rep.Claims), len(rep.Unschedulable), len(rep.Errors), firstError(rep.Errors),
+			runPhases(out.Timings))
 		if out.Err == nil && !rep.Lease {
 			return detail, fmt.Errorf("the provisioner lease was held elsewhere")
 		}
 		return detail, out.Err
 	}, nil
+}
+
+// runPhases says how long each run of an invocation took, phase by phase (provisioning.RunTiming), in
+// milliseconds: where a run's time goes at the tier's size.
+func runPhases(runs []provisioning.RunTiming) string {
+	var b strings.Builder
+	for i, t := range runs {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "run %d/%d: read %d ms, prepared %d, solved %d, launched %d, finished %d", i+1, len(runs),
+			t.Read.Milliseconds(), t.Prepare.Milliseconds(), t.Solve.Milliseconds(), t.Launch.Milliseconds(), t.Finish.Milliseconds())
+	}
+	return b.String()
 }
 
 func wireLifecycle(p parts) (invocation, error) {
