@@ -50,7 +50,8 @@ type Snapshot struct {
 	// are what pod (anti-)affinity namespaceSelectors match.
 	Namespaces []*corev1.Namespace
 	// NodesResourceVersion and PodsResourceVersion are the revisions the two lists were read at; the
-	// pods' is never older than the nodes'.
+	// pods' is never older than the nodes' (with FromCache, each is its own kind's latest revision in the
+	// watch cache, the pods' read after the Nodes', and the two are not ordered).
 	NodesResourceVersion, PodsResourceVersion string
 	// NodesRead and PodsRead say how the Nodes and the pods were brought up to date: listed whole, caught
 	// up with a watch, or unchanged since the previous snapshot.
