@@ -74,9 +74,9 @@ type SnapshotOptions struct {
 	// Untrimmed keeps Nodes and pods as the API server sends them (TrimNode and TrimPod are not applied).
 	Untrimmed bool
 	// FromCache: a warm view asks for its kind's own latest revision in the API server's watch cache (a
-	// one-item list not older than the view) rather than for the cluster's current revision (a consistent
+	// one-item list served from the cache) rather than for the cluster's current revision (a consistent
 	// one). The view is then as current as the watch cache, which follows etcd within milliseconds, and a
-	// kind whose watch cache has not moved since the view's revision is known unchanged at once. With the
+	// kind whose watch cache has not moved past the view's revision is known unchanged at once. With the
 	// cluster's revision, a busy cluster (Leases, Events) always has moved on, and a kind that did not change
 	// was known current only by its watch's bookmark, 1 to 2.25 s in: at 1,000 Nodes and 30,000 pods a
 	// provisioner run with nothing changed read for 3.2 s, waiting for the Nodes' bookmark and then the

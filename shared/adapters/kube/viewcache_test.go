@@ -2,12 +2,14 @@ package kube
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nodewright/nodewright/shared/testsupport/kubetest"
@@ -89,4 +91,32 @@ func TestAWarmReadFromTheWatchCacheKnowsAnUnchangedKindAtOnce(t *testing.T) {
 	_, mode, err = k.read(ctx, cachedRule, &cached, 100)
 	require.NoError(t, err)
 	assert.Equal(t, ReadUnchanged, mode, "and known unchanged at once again")
+}
+
+// TestACacheProbeBehindTheViewIsUnchanged: a view listed whole at the cluster's revision (by an API server
+// that serves consistent lists from etcd) can stand past its kind's watch cache. The cache then holds no
+// change the view lacks: the read is unchanged, and no watch is opened. The probe asks for a list not
+// older than revision 1, never for the view's own revision (which would wait for the cache and fail).
+func TestACacheProbeBehindTheViewIsUnchanged(t *testing.T) {
+	var lists atomic.Int64
+	src := source[corev1.Pod, *corev1.Pod]{
+		watchAfter: -1, fromCache: true,
+		req: listRequest{client: podListServer(t, &lists), resource: "pods", what: "pods", pageSize: 10},
+		probe: func(_ context.Context, opts metav1.ListOptions) (string, error) {
+			assert.Equal(t, metav1.ListOptions{Limit: 1, ResourceVersion: "1", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}, opts)
+			return "85", nil
+		},
+		watch: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			t.Error("no watch: the cache has nothing the view lacks")
+			return watch.NewEmptyWatch(), nil
+		},
+		trim: TrimPod,
+	}
+	var v view[corev1.Pod, *corev1.Pod]
+	v.reset([]*corev1.Pod{podAt("a", "40")}, "90")
+	mode, err := v.refresh(context.Background(), src)
+	require.NoError(t, err)
+	assert.Equal(t, ReadUnchanged, mode)
+	assert.Zero(t, lists.Load())
+	assert.Equal(t, "90", v.rv)
 }

@@ -103,11 +103,11 @@ type source[T any, PT object[T]] struct {
 // as a cold process does.
 func (v *view[T, PT]) refresh(ctx context.Context, src source[T, PT]) (ReadMode, error) {
 	if v.watches(src.watchAfter, src.relistBelow) {
-		target, err := src.probe(ctx, probeOptions(src.req.base, v.rv, src.fromCache))
+		target, err := src.probe(ctx, probeOptions(src.req.base, src.fromCache))
 		if err != nil {
 			return "", fmt.Errorf("reading the revision of %s: %w", src.req.what, mapError(err))
 		}
-		if target == v.rv {
+		if target == v.rv || (src.fromCache && notAfter(target, v.rv)) {
 			return ReadUnchanged, nil
 		}
 		caught, err := v.catchUp(ctx, src, target)
@@ -130,16 +130,32 @@ func (v *view[T, PT]) watches(watchAfter time.Duration, relistBelow int64) bool 
 	return v.listTook >= watchAfter || v.listBytes >= WatchAfterBytes
 }
 
-// probeOptions are the options of the one-item list whose revision a warm view at revision rv is caught
-// up to: consistent (the cluster's current revision), or, fromCache, the kind's latest in the watch
-// cache, not older than rv (served from the cache, one item: the limit holds for any revision but "0").
-func probeOptions(base metav1.ListOptions, rv string, fromCache bool) metav1.ListOptions {
+// probeOptions are the options of the one-item list whose revision a warm view is caught up to:
+// consistent (the cluster's current revision), or, fromCache, the kind's latest in the watch cache. The
+// latter asks for a list not older than revision 1 (cacheProbeRevision), which the watch cache serves at
+// once, whatever it holds, with the limit kept ("0" would list every object).
+func probeOptions(base metav1.ListOptions, fromCache bool) metav1.ListOptions {
 	opts := base
 	opts.Limit, opts.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = 1, "", "", ""
 	if fromCache {
-		opts.ResourceVersion, opts.ResourceVersionMatch = rv, metav1.ResourceVersionMatchNotOlderThan
+		opts.ResourceVersion, opts.ResourceVersionMatch = cacheProbeRevision, metav1.ResourceVersionMatchNotOlderThan
 	}
 	return opts
+}
+
+// cacheProbeRevision is the revision a watch-cache probe asks to be not older than. Not the view's own:
+// a view listed whole by an API server that serves consistent lists from etcd (Kubernetes 1.30) stands at
+// the cluster's revision, which the kind's watch cache may not reach for minutes, and a list not older
+// than that would wait three seconds and fail.
+const cacheProbeRevision = "1"
+
+// notAfter reports whether revision a is at or before revision b (false when either is not a number).
+// A watch cache behind a view holds nothing the view lacks: the view was listed whole at a later
+// revision of the cluster.
+func notAfter(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	return errA == nil && errB == nil && x <= y
 }
 
 // relist reads the kind whole, each object decoded into its own allocation (so a later change frees the
