@@ -209,11 +209,7 @@ func (w *Writer) one(ctx context.Context, t write) error {
 	prev, _ := w.memo.get(t.obj.Name)
 	w.memo.put(t.obj.Name, entry{finalized: prev.finalized})
 	if t.replace {
-		obj, err := w.object(t.obj, "")
-		if err != nil {
-			return err
-		}
-		st, err := w.status(t.obj)
+		obj, st, err := w.replacement(t.obj)
 		if err != nil {
 			return err
 		}
@@ -252,6 +248,16 @@ func (w *Writer) one(ctx context.Context, t write) error {
 	}
 	w.memo.put(t.obj.Name, entry{hashes: t.hashes, rv: parseRV(rv), finalized: slices.Contains(t.obj.Finalizers, Finalizer)})
 	return nil
+}
+
+// replacement is what a whole replace of o's mirror writes (API.Replace): the object without its hash,
+// and the status.
+func (w *Writer) replacement(o Object) (obj, status *unstructured.Unstructured, err error) {
+	if obj, err = w.object(o, ""); err != nil {
+		return nil, nil, err
+	}
+	status, err = w.status(o)
+	return obj, status, err
 }
 
 // object is the apply configuration of o's labels and spec (and hash, when given).

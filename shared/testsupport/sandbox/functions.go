@@ -211,8 +211,7 @@ func (s *Sandbox) logRuns(what string, out provisioning.Outcome) {
 		if !t.Lease || (t.PendingPods == 0 && t.Launched == 0) {
 			continue
 		}
-		s.Timeline.Printf("provisioner", "%s, run %d/%d: began %.0f ms after the last; read %.0f ms, prepared %.0f, solved %.0f, launched %.0f, finished %.0f; %d pending, %d in flight, launched %d",
-			what, i+1, len(out.Timings), ms(gap), ms(t.Read), ms(t.Prepare), ms(t.Solve), ms(t.Launch), ms(t.Finish),
-			t.PendingPods, t.InFlight, t.Launched)
+		s.Timeline.Printf("provisioner", "%s, run %d/%d: began %.0f ms after the last; %s; %d pending, %d in flight, launched %d",
+			what, i+1, len(out.Timings), ms(gap), t.Phases(), t.PendingPods, t.InFlight, t.Launched)
 	}
 }

@@ -125,8 +125,7 @@ func runPhases(runs []provisioning.RunTiming) string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "run %d/%d: read %d ms, prepared %d, solved %d, launched %d, finished %d", i+1, len(runs),
-			t.Read.Milliseconds(), t.Prepare.Milliseconds(), t.Solve.Milliseconds(), t.Launch.Milliseconds(), t.Finish.Milliseconds())
+		fmt.Fprintf(&b, "run %d/%d: %s", i+1, len(runs), t.Phases())
 	}
 	return b.String()
 }
