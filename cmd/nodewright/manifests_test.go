@@ -58,7 +58,8 @@ func TestManifestsPrintsTheFootprint(t *testing.T) {
 	assert.Equal(t, []string{"events"}, w.Rules[0].Resources)
 	assert.Equal(t, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, w.Rules[0].Operations)
 	assert.EqualValues(t, 1, *w.TimeoutSeconds)
-	assert.Len(t, w.MatchConditions, 3)
+	require.Len(t, w.MatchConditions, 1)
+	assert.Contains(t, w.MatchConditions[0].Expression, `object.reason == "FailedScheduling"`)
 
 	assert.Equal(t, 1, dispatch([]string{"manifests", "--webhook-url", "http://insecure/webhook/tok"}, strings.NewReader(""), &out, &errOut))
 	assert.Contains(t, errOut.String(), "must be an https URL")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nodewright/nodewright/shared/adapters/kube"
@@ -186,20 +188,31 @@ func TestAPIServerCallsTheWebhookOnlyForFailedSchedulingEvents(t *testing.T) {
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "fits", UID: fits.UID}, Reason: "Scheduled",
 		Message: "assigned", Type: corev1.EventTypeNormal}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	// Autoscalers' own FailedScheduling Events about the pod: Nodewright's (as its Recorder writes them)
-	// and Karpenter's.
+	// Autoscalers' own FailedScheduling Events: Nodewright's (as its Recorder writes them) and Karpenter's,
+	// each naming its component in both places a core Event can, and in only one of them. Each is about a
+	// pod of its own, so a call for any of them would show below.
 	for _, component := range []string{"nodewright", "nodewright-provisioner", "karpenter"} {
-		_, err = c.CoreV1().Events(ns).Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: "too-big-"},
-			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "too-big", UID: tooBig.UID}, Reason: "FailedScheduling",
-			Message: "Failed to schedule pod, no NodePool offers it", Type: corev1.EventTypeWarning,
-			Source: corev1.EventSource{Component: component}, ReportingController: component, ReportingInstance: component + "-1",
-		}, metav1.CreateOptions{})
-		require.NoError(t, err)
+		for k, named := range []struct {
+			source    corev1.EventSource
+			reporting string
+		}{{corev1.EventSource{Component: component}, component}, {corev1.EventSource{Component: component}, ""}, {corev1.EventSource{}, component}} {
+			judged := fmt.Sprintf("judged-by-%s-%d", component, k)
+			ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: judged + "-"},
+				InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: judged, UID: types.UID(judged)}, Reason: "FailedScheduling",
+				Message: "Failed to schedule pod, no NodePool offers it", Type: corev1.EventTypeWarning, Source: named.source,
+				ReportingController: named.reporting}
+			if named.reporting != "" {
+				ev.ReportingInstance = component + "-1"
+			}
+			_, err = c.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
 	}
-	_, err = c.EventsV1().Events(ns).Create(ctx, &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: "too-big-"},
+	_, err = c.EventsV1().Events(ns).Create(ctx, &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: "judged-by-karpenter-"},
 		EventTime: metav1.NowMicro(), ReportingController: "karpenter", ReportingInstance: "karpenter-1",
 		Action: "Scheduling", Reason: "FailedScheduling", Type: corev1.EventTypeWarning, Note: "no NodePool offers it",
-		Regarding: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: "too-big", UID: tooBig.UID}}, metav1.CreateOptions{})
+		Regarding: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: "judged-by-karpenter", UID: "judged-by-karpenter"}},
+		metav1.CreateOptions{})
 	require.NoError(t, err)
 	// A core v1 FailedScheduling Event about a pod (another scheduler's) is let through: after it, the
 	// webhook has been called for it, so the calls above that were filtered out have all been decided.

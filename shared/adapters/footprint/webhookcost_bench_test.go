@@ -80,33 +80,16 @@ func (h *costHook) register(ctx context.Context, tb testing.TB, c kubernetes.Int
 // createFailedSchedulingEvents creates n FailedScheduling Events about distinct pods, as kube-scheduler
 // writes them (events.k8s.io/v1), from writers goroutines at once.
 func createFailedSchedulingEvents(ctx context.Context, tb testing.TB, c kubernetes.Interface, ns, prefix string, n, writers int) {
-	next := atomic.Int64{}
-	errs := make(chan error, writers)
-	for range writers {
-		go func() {
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(n) {
-					errs <- nil
-					return
-				}
-				pod := fmt.Sprintf("%s-%05d", prefix, i)
-				_, err := c.EventsV1().Events(ns).Create(ctx, &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: pod + ".1"},
-					EventTime: metav1.NowMicro(), ReportingController: "default-scheduler", ReportingInstance: "default-scheduler-bench",
-					Action: "Scheduling", Reason: "FailedScheduling", Type: corev1.EventTypeWarning,
-					Note: "0/0 nodes are available: no nodes available to schedule pods.",
-					Regarding: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: pod,
-						UID: types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i)), ResourceVersion: "1"}}, metav1.CreateOptions{})
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	for range writers {
-		require.NoError(tb, <-errs)
-	}
+	inParallel(tb, n, writers, func(i int64) error {
+		pod := fmt.Sprintf("%s-%05d", prefix, i)
+		_, err := c.EventsV1().Events(ns).Create(ctx, &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: pod + ".1"},
+			EventTime: metav1.NowMicro(), ReportingController: "default-scheduler", ReportingInstance: "default-scheduler-bench",
+			Action: "Scheduling", Reason: "FailedScheduling", Type: corev1.EventTypeWarning,
+			Note: "0/0 nodes are available: no nodes available to schedule pods.",
+			Regarding: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: ns, Name: pod,
+				UID: types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i)), ResourceVersion: "1"}}, metav1.CreateOptions{})
+		return err
+	})
 }
 
 // BenchmarkAPIServerCPUPerWebhookCall measures what a webhook call costs kube-apiserver: its CPU time

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodewright/nodewright/shared/adapters/crash"
 	"github.com/nodewright/nodewright/shared/adapters/kube"
+	"github.com/nodewright/nodewright/shared/testsupport/kubetest"
 	"github.com/nodewright/nodewright/shared/testsupport/testenv"
 )
 
@@ -434,12 +435,12 @@ func (s *Sandbox) schedulerCounters(ctx context.Context, made bool) (schedulerCo
 		return out, err
 	}
 	var found bool
-	out.attempts, found = sumCounter(text, "scheduler_schedule_attempts_total")
+	out.attempts, found = kubetest.SumCounter(text, "scheduler_schedule_attempts_total")
 	if !found && made {
 		return out, errors.New("kube-scheduler's metrics have no scheduler_schedule_attempts_total")
 	}
-	out.patches, _ = sumSamples(text, "rest_client_request_duration_seconds_count", `verb="PATCH"`)
-	out.patchSeconds, _ = sumSamples(text, "rest_client_request_duration_seconds_sum", `verb="PATCH"`)
+	out.patches, _ = kubetest.SumSamples(text, "rest_client_request_duration_seconds_count", `verb="PATCH"`)
+	out.patchSeconds, _ = kubetest.SumSamples(text, "rest_client_request_duration_seconds_sum", `verb="PATCH"`)
 	return out, nil
 }
 

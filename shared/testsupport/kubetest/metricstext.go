@@ -1,4 +1,4 @@
-package sandbox
+package kubetest
 
 import (
 	"bufio"
@@ -6,15 +6,15 @@ import (
 	"strings"
 )
 
-// sumCounter adds up every sample of the metric name in Prometheus text exposition (one per label set),
+// SumCounter adds up every sample of the metric name in Prometheus text exposition (one per label set),
 // and says whether there was any.
-func sumCounter(text, name string) (float64, bool) {
-	return sumSamples(text, name, "")
+func SumCounter(text, name string) (float64, bool) {
+	return SumSamples(text, name, "")
 }
 
-// sumSamples is sumCounter over the samples whose labels hold label (`verb="PATCH"`); every sample when
+// SumSamples is SumCounter over the samples whose labels hold label (`verb="PATCH"`); every sample when
 // label is empty.
-func sumSamples(text, name, label string) (float64, bool) {
+func SumSamples(text, name, label string) (float64, bool) {
 	var sum float64
 	found := false
 	sc := bufio.NewScanner(strings.NewReader(text))

@@ -1,4 +1,4 @@
-package sandbox
+package kubetest
 
 import (
 	"testing"
@@ -14,13 +14,13 @@ scheduler_schedule_attempts_total{profile="default-scheduler",result="unschedula
 scheduler_schedule_attempts_total_other{result="x"} 99
 scheduler_schedule_attempts 7
 `
-	n, found := sumCounter(text, "scheduler_schedule_attempts_total")
+	n, found := SumCounter(text, "scheduler_schedule_attempts_total")
 	assert.True(t, found)
 	assert.Equal(t, 1015.0, n)
-	n, found = sumCounter(text, "scheduler_schedule_attempts")
+	n, found = SumCounter(text, "scheduler_schedule_attempts")
 	assert.True(t, found)
 	assert.Equal(t, 7.0, n, "a metric without labels, and not those whose names only start with it")
-	_, found = sumCounter(text, "absent_total")
+	_, found = SumCounter(text, "absent_total")
 	assert.False(t, found)
 }
 
@@ -30,9 +30,9 @@ rest_client_request_duration_seconds_sum{host="127.0.0.1:6443",verb="POST"} 9
 rest_client_request_duration_seconds_sum{host="10.0.0.1:443",verb="PATCH"} 0.5
 rest_client_request_duration_seconds_count{host="127.0.0.1:6443",verb="PATCH"} 40
 `
-	n, found := sumSamples(text, "rest_client_request_duration_seconds_sum", `verb="PATCH"`)
+	n, found := SumSamples(text, "rest_client_request_duration_seconds_sum", `verb="PATCH"`)
 	assert.True(t, found)
 	assert.Equal(t, 2.0, n, "both hosts' PATCHes, not the POSTs")
-	_, found = sumSamples(text, "rest_client_request_duration_seconds_sum", `verb="DELETE"`)
+	_, found = SumSamples(text, "rest_client_request_duration_seconds_sum", `verb="DELETE"`)
 	assert.False(t, found)
 }
