@@ -2,19 +2,12 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/nodewright/nodewright/shared/adapters/crash"
 	"github.com/nodewright/nodewright/shared/adapters/kube"
-	"github.com/nodewright/nodewright/shared/testsupport/kubetest"
-	"github.com/nodewright/nodewright/shared/testsupport/testenv"
 )
 
 // DetectionOptions shape the detection scenario.
@@ -32,7 +25,15 @@ type DetectionOptions struct {
 	// (default 3): the rates are medians over the pairs, since everything else the sandbox runs shares the
 	// machine's two cores with kube-scheduler.
 	Pairs int
+	// PacedPodsPerSecond is how fast the paced pairs create their pods (default DefaultPacedPodsPerSecond).
+	PacedPodsPerSecond float64
 }
+
+// DefaultPacedPodsPerSecond: pods no NodePool serves, created this fast, keep kube-scheduler busy (about
+// three attempts a pod, 150-170 a second) while the control plane's one CPU here still has some to spare,
+// as a cluster's control plane does. At 100 a second that CPU is saturated again (measured 2026-12-03:
+// ratios 0.85-0.94 against 0.99-1.03 at 50).
+const DefaultPacedPodsPerSecond = 50
 
 // DefaultDetectionPods is the detection scenario's default pod count.
 const DefaultDetectionPods = 1000
@@ -55,6 +56,9 @@ func (o *DetectionOptions) defaults() {
 	}
 	if o.Pairs <= 0 {
 		o.Pairs = 3
+	}
+	if o.PacedPodsPerSecond <= 0 {
+		o.PacedPodsPerSecond = DefaultPacedPodsPerSecond
 	}
 }
 
@@ -117,6 +121,16 @@ type DetectionReport struct {
 	// status writes, which its loop waits for. Detection on the loop, as a webhook on pods/status was,
 	// would add the webhook's delay to each; detection on Events adds only what a busier API server takes.
 	SchedulerStatusWriteMillis SchedulerRates `json:"schedulerStatusWriteMillis"`
+	// CreationToFirstAttemptP99Seconds: in each pass, the 99th percentile of the time from a pod's
+	// creation to kube-scheduler's first verdict on it (medians over the pairs).
+	CreationToFirstAttemptP99Seconds SchedulerRates `json:"creationToFirstAttemptP99Seconds"`
+	// Paced is the same comparison over pairs whose pods are created PacedPodsPerSecond, after the
+	// pairs above. Those keep the control plane's one CPU saturated from the first pod to the last, so
+	// they measure what detection costs kube-apiserver (its CPU per webhook call) as much as what it costs
+	// kube-scheduler; a cluster's control plane has CPU to spare, and these pairs give it some. Detection
+	// on the scheduler's loop would fail them as well: each pod waiting WebhookDelay inside the loop
+	// caps the attempts at SchedulerAttemptsPerSecondIfOnTheLoop, below what the arrivals need.
+	Paced SchedulerComparison `json:"paced"`
 	// PendingToWakeUpSeconds: in the launch pass, from a pod's Unschedulable mark to the webhook's answer
 	// for its Event, which has sent the pod's wake-up to the provisioning queue (zero when the answer came
 	// first: kube-scheduler writes the Event before it stores the status). It is detection's own share of
@@ -156,8 +170,8 @@ func (r DetectionReport) Worked() bool {
 // nothing launches for them and kube-scheduler's work is the same in both.
 var unserved = map[string]string{"nodewright.sh/detection-scenario": "unserved"}
 
-// Detection runs the detection scenario: Pairs pairs of scheduler passes, then a launch pass, o.Pods pods
-// each.
+// Detection runs the detection scenario: Pairs pairs of scheduler passes with the pods created as fast as
+// they can be, Pairs pairs with them created PacedPodsPerSecond, then a launch pass, o.Pods pods each.
 //
 //   - Without: no webhook registered; pods no NodePool can serve (nothing launches, so no node joins and
 //     the scheduler's work is only to fail each pod).
@@ -183,31 +197,23 @@ func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionR
 		return rep, err
 	}
 	rep.ControlPlaneSeparated = separated
-	var without, with, ratios, writesWithout, writesWith []float64
-	for i := range o.Pairs {
-		rates, writes, cpu, err := s.schedulerPair(ctx, o, i)
-		if err != nil {
-			restore()
-			return rep, err
-		}
-		rep.SchedulerAttemptsPerSecondByPair = append(rep.SchedulerAttemptsPerSecondByPair, rates)
-		rep.ControlPlaneCPUSecondsByPair = append(rep.ControlPlaneCPUSecondsByPair, cpu)
-		without, with = append(without, rates.Without), append(with, rates.WithDetection)
-		writesWithout, writesWith = append(writesWithout, writes.Without), append(writesWith, writes.WithDetection)
-		if rates.Without > 0 {
-			ratios = append(ratios, rates.WithDetection/rates.Without)
-		}
+	saturated, err := s.compareScheduler(ctx, o, 0)
+	if err == nil {
+		rep.Paced, err = s.compareScheduler(ctx, o, o.PacedPodsPerSecond)
 	}
 	restore()
-	rep.SchedulerAttemptsPerSecond = SchedulerRates{Without: round3(median(without)), WithDetection: round3(median(with))}
-	rep.SchedulerAttemptsRatio = round3(median(ratios))
-	rep.SchedulerStatusWriteMillis = SchedulerRates{Without: round3(median(writesWithout)), WithDetection: round3(median(writesWith))}
+	if err != nil {
+		return rep, err
+	}
+	rep.SchedulerAttemptsPerSecond, rep.SchedulerAttemptsRatio = saturated.SchedulerAttemptsPerSecond, saturated.SchedulerAttemptsRatio
+	rep.SchedulerStatusWriteMillis, rep.CreationToFirstAttemptP99Seconds = saturated.SchedulerStatusWriteMillis, saturated.CreationToFirstAttemptP99Seconds
+	rep.SchedulerAttemptsPerSecondByPair, rep.ControlPlaneCPUSecondsByPair = saturated.ByPair, saturated.CPUByPair
 	rep.LaunchesWithout = len(s.Launches()) - launches
 
 	s.hook.delay.Store(int64(o.WebhookDelay)) // the last pair left the webhook registered
 	s.Timeline.Printf("scenario", "launch pass: detection registered, each answer delayed %s; %d pods Nodewright launches for", o.WebhookDelay, o.Pods)
 	hooksBefore := s.hook.count()
-	launch, err := s.schedulerPass(ctx, "detection-launch", o, nil)
+	launch, err := s.schedulerPass(ctx, "detection-launch", o, nil, 0)
 	if err != nil {
 		return rep, err
 	}
@@ -247,209 +253,14 @@ func (s *Sandbox) Detection(ctx context.Context, o DetectionOptions) (DetectionR
 		"everyPodBound":                rep.PodsBound == rep.Pods,
 		"noLeakedInstances":            rep.LeakedInstances == 0 && len(rep.Leaks) == 0,
 	}
-	s.Timeline.Printf("scenario", "done: scheduler %.1f attempts/s with detection, %.1f without (median ratio %.3f over %d pairs), status writes %.1f ms with detection, %.1f without; pending→wake-up p50 %.3fs p99 %.3fs; pending→launch p50 %.3fs p99 %.3fs; %.2f webhook calls per pending pod; %d/%d bound; leaked %d",
+	s.Timeline.Printf("scenario", "done: scheduler %.1f attempts/s with detection, %.1f without (median ratio %.3f over %d pairs), status writes %.1f ms with detection, %.1f without; pods created %g a second: %.1f attempts/s with detection, %.1f without (median ratio %.3f), first verdict p99 %.3fs with, %.3fs without; pending→wake-up p50 %.3fs p99 %.3fs; pending→launch p50 %.3fs p99 %.3fs; %.2f webhook calls per pending pod; %d/%d bound; leaked %d",
 		rep.SchedulerAttemptsPerSecond.WithDetection, rep.SchedulerAttemptsPerSecond.Without, rep.SchedulerAttemptsRatio, o.Pairs,
-		rep.SchedulerStatusWriteMillis.WithDetection, rep.SchedulerStatusWriteMillis.Without,
+		rep.SchedulerStatusWriteMillis.WithDetection, rep.SchedulerStatusWriteMillis.Without, rep.Paced.PodsPerSecond,
+		rep.Paced.SchedulerAttemptsPerSecond.WithDetection, rep.Paced.SchedulerAttemptsPerSecond.Without, rep.Paced.SchedulerAttemptsRatio,
+		rep.Paced.CreationToFirstAttemptP99Seconds.WithDetection, rep.Paced.CreationToFirstAttemptP99Seconds.Without,
 		rep.PendingToWakeUpSeconds.P50, rep.PendingToWakeUpSeconds.P99,
 		rep.PendingToLaunchSeconds.P50, rep.PendingToLaunchSeconds.P99, rep.WebhookCallsPerPendingPod, rep.PodsBound, rep.Pods, rep.LeakedInstances)
 	return rep, nil
-}
-
-// schedulerPair runs pair i of the scheduler passes, without detection and then with it, on pods no
-// NodePool serves, and then waits until the wake-ups of the second
-// pass are worked through, so the next pass (or the launch pass) starts from a quiet system.
-func (s *Sandbox) schedulerPair(ctx context.Context, o DetectionOptions, i int) (rates, writes SchedulerRates, cpu PairCPU, err error) {
-	if err = s.hook.unregister(ctx, s.Client); err != nil {
-		return rates, writes, cpu, err
-	}
-	s.hook.delay.Store(0)
-	s.Timeline.Printf("scenario", "pair %d, without: no detection registered; %d pods no NodePool can serve", i+1, o.Pods)
-	ns := fmt.Sprintf("detection-without-%d", i+1)
-	without, err := s.schedulerPass(ctx, ns, o, unserved)
-	if err != nil {
-		return rates, writes, cpu, err
-	}
-	without.watch.close()
-	rates.Without, writes.Without, cpu.Without = without.rate, without.statusWrite, without.cpu
-	if err := s.deletePods(ctx, ns, o.Timeout); err != nil {
-		return rates, writes, cpu, err
-	}
-
-	s.hook.delay.Store(int64(o.WebhookDelay))
-	if err := s.hook.register(ctx, s.Client); err != nil {
-		return rates, writes, cpu, err
-	}
-	s.Timeline.Printf("scenario", "pair %d, with: detection registered, each answer delayed %s; the same %d pods", i+1, o.WebhookDelay, o.Pods)
-	ns = fmt.Sprintf("detection-with-%d", i+1)
-	with, err := s.schedulerPass(ctx, ns, o, unserved)
-	if err != nil {
-		return rates, writes, cpu, err
-	}
-	with.watch.close()
-	rates.WithDetection, writes.WithDetection, cpu.WithDetection = with.rate, with.statusWrite, with.cpu
-	if err := s.deletePods(ctx, ns, o.Timeout); err != nil {
-		return rates, writes, cpu, err
-	}
-	s.awaitProvisioningQueueEmpty(ctx, 2*time.Minute)
-	return rates, writes, cpu, nil
-}
-
-// pass is one pass of the detection scenario: its pods' watch, the scheduler's attempt rate and the
-// control plane's CPU over the same time.
-type pass struct {
-	watch       *podWatch
-	rate        float64
-	statusWrite float64 // kube-scheduler's mean PATCH latency, ms
-	cpu         PassCPU
-}
-
-// schedulerPass creates o.Pods pods in namespace (16 writers) and waits until kube-scheduler has tried
-// every one (each marked Unschedulable or bound). The rate is the scheduler's attempts counted from
-// before the first creation to the moment every pod had been tried, over that time.
-func (s *Sandbox) schedulerPass(ctx context.Context, namespace string, o DetectionOptions, nodeSelector map[string]string) (pass, error) {
-	if _, err := s.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
-		metav1.CreateOptions{}); err != nil {
-		return pass{}, fmt.Errorf("creating namespace %s: %w", namespace, err)
-	}
-	watch, err := watchPods(ctx, s.Client, namespace, "app=detection")
-	if err != nil {
-		return pass{}, err
-	}
-	before, err := s.schedulerCounters(ctx, false)
-	if err != nil {
-		watch.close()
-		return pass{}, err
-	}
-	cpuBefore, err := s.controlPlaneCPU()
-	if err != nil {
-		watch.close()
-		return pass{}, err
-	}
-	start := time.Now()
-	g, gctx := crash.WithContext(ctx)
-	g.SetLimit(16)
-	grace := int64(0)
-	for i := range o.Pods {
-		g.Go(func() error {
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("detection-%04d", i), Labels: map[string]string{"app": "detection"}},
-				Spec: corev1.PodSpec{TerminationGracePeriodSeconds: &grace, NodeSelector: nodeSelector,
-					Containers: []corev1.Container{{Name: "pause", Image: "public.ecr.aws/eks-distro/kubernetes/pause:3.7",
-						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-							corev1.ResourceCPU: resource.MustParse(o.CPU), corev1.ResourceMemory: resource.MustParse(o.Memory)}}}}}}
-			_, err := s.Client.CoreV1().Pods(namespace).Create(gctx, pod, metav1.CreateOptions{})
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		watch.close()
-		return pass{}, fmt.Errorf("creating the pods in %s: %w", namespace, err)
-	}
-	deadline := time.Now().Add(o.Timeout)
-	for {
-		tried := 0
-		for _, p := range watch.snapshot() {
-			if !p.Unschedulable.IsZero() || !p.Bound.IsZero() {
-				tried++
-			}
-		}
-		if tried >= o.Pods {
-			break
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			watch.close()
-			return pass{}, fmt.Errorf("kube-scheduler tried %d of %d pods in %s within %s", tried, o.Pods, namespace, o.Timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	elapsed := time.Since(start)
-	cpuAfter, err := s.controlPlaneCPU()
-	if err != nil {
-		watch.close()
-		return pass{}, err
-	}
-	after, err := s.schedulerCounters(ctx, true)
-	if err != nil {
-		watch.close()
-		return pass{}, err
-	}
-	attempts := after.attempts - before.attempts
-	rate := round3(attempts / elapsed.Seconds())
-	statusWrite := 0.0
-	if n := after.patches - before.patches; n > 0 {
-		statusWrite = round3((after.patchSeconds - before.patchSeconds) / n * 1000)
-	}
-	cpu := PassCPU{APIServer: round3(cpuAfter.APIServer - cpuBefore.APIServer), Scheduler: round3(cpuAfter.Scheduler - cpuBefore.Scheduler),
-		Etcd: round3(cpuAfter.Etcd - cpuBefore.Etcd), Functions: round3(cpuAfter.Functions - cpuBefore.Functions),
-		Moto: round3(cpuAfter.Moto - cpuBefore.Moto), WebhookCalls: cpuAfter.WebhookCalls - cpuBefore.WebhookCalls,
-		WebhookConnections: cpuAfter.WebhookConnections - cpuBefore.WebhookConnections}
-	s.Timeline.Printf("scenario", "%s: kube-scheduler made %.0f attempts in %.2fs (%.1f/s), its status writes took %.1f ms on average; CPU: kube-apiserver %.2fs, kube-scheduler %.2fs, etcd %.2fs, functions %.2fs, moto %.2fs; %d webhook calls over %d new connections",
-		namespace, attempts, elapsed.Seconds(), rate, statusWrite, cpu.APIServer, cpu.Scheduler, cpu.Etcd, cpu.Functions, cpu.Moto, cpu.WebhookCalls, cpu.WebhookConnections)
-	return pass{watch: watch, rate: rate, statusWrite: statusWrite, cpu: cpu}, nil
-}
-
-// controlPlaneCPU reads the CPU time kube-apiserver, kube-scheduler and etcd have used so far, and the
-// webhook's requests and connections so far.
-func (s *Sandbox) controlPlaneCPU() (PassCPU, error) {
-	pids := s.CP.PIDs()
-	var out PassCPU
-	if s.hook != nil {
-		out.WebhookCalls, out.WebhookConnections = s.hook.count(), s.hook.connections()
-	}
-	pids["functions"] = os.Getpid()
-	if s.Moto != nil {
-		pids["moto"] = s.Moto.PID()
-	}
-	for name, into := range map[string]*float64{"kube-apiserver": &out.APIServer, "kube-scheduler": &out.Scheduler, "etcd": &out.Etcd,
-		"functions": &out.Functions, "moto": &out.Moto} {
-		pid, ok := pids[name]
-		if !ok {
-			if name == "moto" {
-				continue
-			}
-			return out, fmt.Errorf("%s is not running", name)
-		}
-		d, err := testenv.CPUTime(pid)
-		if err != nil {
-			return out, err
-		}
-		*into = d.Seconds()
-	}
-	return out, nil
-}
-
-// schedulerCounts are kube-scheduler's counters that a pass reads before and after it.
-type schedulerCounts struct {
-	// attempts is scheduler_schedule_attempts_total, summed over its results.
-	attempts float64
-	// patches and patchSeconds are the count and total latency of its client's PATCH requests
-	// (rest_client_request_duration_seconds): the pods' status writes, which its loop waits for.
-	patches, patchSeconds float64
-}
-
-// schedulerCounters reads kube-scheduler's counters. The attempts counter has no samples until the
-// scheduler's first attempt: that is zero unless made is set (the caller knows attempts were made).
-func (s *Sandbox) schedulerCounters(ctx context.Context, made bool) (schedulerCounts, error) {
-	var out schedulerCounts
-	text, err := s.CP.ComponentMetrics(ctx, "kube-scheduler")
-	if err != nil {
-		return out, err
-	}
-	var found bool
-	out.attempts, found = kubetest.SumCounter(text, "scheduler_schedule_attempts_total")
-	if !found && made {
-		return out, errors.New("kube-scheduler's metrics have no scheduler_schedule_attempts_total")
-	}
-	out.patches, _ = kubetest.SumSamples(text, "rest_client_request_duration_seconds_count", `verb="PATCH"`)
-	out.patchSeconds, _ = kubetest.SumSamples(text, "rest_client_request_duration_seconds_sum", `verb="PATCH"`)
-	return out, nil
-}
-
-// awaitProvisioningQueueEmpty waits, at most timeout, until the provisioning queue holds no message.
-func (s *Sandbox) awaitProvisioningQueueEmpty(ctx context.Context, timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) && ctx.Err() == nil && !s.provisioningQueueEmpty(ctx) {
-		time.Sleep(250 * time.Millisecond)
-	}
 }
 
 // deletePods deletes every pod of namespace and waits, at most timeout, until they are gone. On a busy

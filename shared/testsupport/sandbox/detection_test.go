@@ -35,4 +35,10 @@ func TestDetectionFindsPendingPodsThroughTheirEvents(t *testing.T) {
 		"the control plane's CPU is read from /proc")
 	assert.Positive(t, rep.SchedulerAttemptsPerSecond.Without)
 	assert.Positive(t, rep.SchedulerAttemptsPerSecond.WithDetection)
+	assert.Equal(t, float64(DefaultPacedPodsPerSecond), rep.Paced.PodsPerSecond)
+	require.Len(t, rep.Paced.ByPair, 1, "the paced pair ran too")
+	assert.Positive(t, rep.Paced.SchedulerAttemptsPerSecond.Without)
+	assert.Positive(t, rep.Paced.SchedulerAttemptsPerSecond.WithDetection)
+	require.Len(t, rep.Paced.CPUByPair, 1)
+	assert.Positive(t, rep.Paced.CPUByPair[0].WithDetection.WebhookCalls, "the paced pass with detection called the webhook")
 }
