@@ -30,10 +30,11 @@ type DetectionOptions struct {
 }
 
 // DefaultPacedPodsPerSecond: pods no NodePool serves, created this fast, keep kube-scheduler busy (about
-// three attempts a pod, 150-170 a second) while the control plane's one CPU here still has some to spare,
-// as a cluster's control plane does. At 100 a second that CPU is saturated again (measured 2026-12-03:
-// ratios 0.85-0.94 against 0.99-1.03 at 50).
-const DefaultPacedPodsPerSecond = 50
+// four attempts a pod, 120 a second) while the control plane's one CPU here has some to spare even when
+// the machine is slow, as a cluster's control plane does. Measured 2026-12-03: at 30 a second the pairs'
+// ratios were 0.97-1.00; at 50 they were 0.96-1.03 while the machine was fast and 0.85 when it slowed
+// (the same pass took 2.3 times the API server's CPU); at 100 the CPU was saturated (0.85-0.94).
+const DefaultPacedPodsPerSecond = 30
 
 // DefaultDetectionPods is the detection scenario's default pod count.
 const DefaultDetectionPods = 1000

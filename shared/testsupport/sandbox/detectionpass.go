@@ -34,7 +34,7 @@ type SchedulerComparison struct {
 	// CreationToFirstAttemptP99Seconds is, in each pass, the 99th percentile of the time from a pod's
 	// creation to kube-scheduler's first verdict on it (its Unschedulable mark): how long pods waited in
 	// the scheduler's queue (medians over the pairs).
-	CreationToFirstAttemptP99Seconds SchedulerRates `json:"creationToFirstAttemptP99Seconds"`
+	CreationToFirstAttemptP99Seconds SchedulerRates   `json:"creationToFirstAttemptP99Seconds"`
 	ByPair                           []SchedulerRates `json:"schedulerAttemptsPerSecondByPair"`
 	CPUByPair                        []PairCPU        `json:"controlPlaneCPUSecondsByPair"`
 }
@@ -307,4 +307,3 @@ func (s *Sandbox) awaitProvisioningQueueEmpty(ctx context.Context, timeout time.
 		time.Sleep(250 * time.Millisecond)
 	}
 }
-
