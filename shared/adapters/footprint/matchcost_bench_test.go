@@ -3,7 +3,6 @@ package footprint
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/nodewright/nodewright/shared/adapters/crash"
 	"github.com/nodewright/nodewright/shared/testsupport/kubetest"
 )
 
@@ -87,27 +87,13 @@ func matchEvaluations(ctx context.Context, tb testing.TB, c kubernetes.Interface
 	return sum, count
 }
 
-// inParallel calls create(i) for every i in [0, n) from writers goroutines at once, and fails tb with the
-// first error.
+// inParallel calls create(i) for every i in [0, n), at most writers at once, and fails tb with the first
+// error.
 func inParallel(tb testing.TB, n, writers int, create func(i int64) error) {
-	next := atomic.Int64{}
-	errs := make(chan error, writers)
-	for range writers {
-		go func() {
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(n) {
-					errs <- nil
-					return
-				}
-				if err := create(i); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
+	g, _ := crash.WithContext(context.Background())
+	g.SetLimit(writers)
+	for i := range int64(n) {
+		g.Go(func() error { return create(i) })
 	}
-	for range writers {
-		require.NoError(tb, <-errs)
-	}
+	require.NoError(tb, g.Wait())
 }

@@ -213,9 +213,7 @@ func (s *Sandbox) schedulerPass(ctx context.Context, namespace string, o Detecti
 		Etcd: round3(cpuAfter.Etcd - cpuBefore.Etcd), Functions: round3(cpuAfter.Functions - cpuBefore.Functions),
 		Moto: round3(cpuAfter.Moto - cpuBefore.Moto), WebhookCalls: cpuAfter.WebhookCalls - cpuBefore.WebhookCalls,
 		WebhookConnections: cpuAfter.WebhookConnections - cpuBefore.WebhookConnections}
-	createdMu.Lock()
-	queueWait := firstVerdictWait(watch.snapshot(), created)
-	createdMu.Unlock()
+	queueWait := firstVerdictWait(watch.snapshot(), created) // every create has returned (g.Wait)
 	s.Timeline.Printf("scenario", "%s: kube-scheduler made %.0f attempts in %.2fs (%.1f/s), its status writes took %.1f ms on average, a pod waited for its first verdict %.3fs (p50) to %.3fs (p99); CPU: kube-apiserver %.2fs, kube-scheduler %.2fs, etcd %.2fs, functions %.2fs, moto %.2fs; %d webhook calls over %d new connections",
 		namespace, attempts, elapsed.Seconds(), rate, statusWrite, queueWait.P50, queueWait.P99, cpu.APIServer, cpu.Scheduler, cpu.Etcd, cpu.Functions, cpu.Moto,
 		cpu.WebhookCalls, cpu.WebhookConnections)
